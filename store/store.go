@@ -1,0 +1,174 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// ErrNotFound is returned (wrapped) by Store.Open for a job id the store
+// does not hold.
+var ErrNotFound = errors.New("store: job not found")
+
+// Store holds jobs: their manifests and their records. The JSONL job
+// directory (store/jsonl) and PostgreSQL (store/postgres) implement it,
+// and both pass the conformance suite in store/storetest.
+type Store interface {
+	// Create records a new job. When m.ID is empty the store assigns
+	// "job_YYYYMMDD_HHMMSS" from m.Created, adding a suffix on collision.
+	Create(ctx context.Context, m Manifest) (Job, error)
+	// Open returns an existing job; ErrNotFound (wrapped) if there is none.
+	Open(ctx context.Context, id string) (Job, error)
+	// List returns the manifests of every job, oldest first.
+	List(ctx context.Context) ([]Manifest, error)
+}
+
+// Job is one job's checkpoint: an append-only log of records, of which the
+// latest per idx is the item's outcome. Its methods are safe for concurrent
+// use.
+type Job interface {
+	// Manifest returns the job's manifest as last saved.
+	Manifest() Manifest
+	// SetState saves the job's state in its manifest.
+	SetState(ctx context.Context, s State) error
+	// Append adds records. They are durable once Flush returns, and the
+	// store flushes by itself every FlushEvery records or second.
+	Append(ctx context.Context, recs ...Record) error
+	// Flush makes every appended record durable (fsync for files).
+	Flush(ctx context.Context) error
+	// Outcomes returns the latest outcome of every idx, compactly: what
+	// resume needs, never the records themselves.
+	Outcomes(ctx context.Context) (Outcomes, error)
+	// Scan calls fn with the latest record of every idx that has one, in
+	// idx order, holding no more than one record in memory at a time.
+	Scan(ctx context.Context, fn func(Record) error) error
+	// Finish is called at the end of a run, or when it is aborted or
+	// interrupted: the JSONL store writes failures.jsonl beside the log.
+	Finish(ctx context.Context) error
+	// Close flushes and releases the job's resources.
+	Close() error
+}
+
+// State is a job's lifecycle state, saved in its manifest.
+type State string
+
+// Job states.
+const (
+	StateRunning     State = "running"
+	StateCompleted   State = "completed"   // every item succeeded
+	StateFailed      State = "failed"      // finished, some items failed
+	StateAborted     State = "aborted"     // stopped by the breaker, a budget or the operator
+	StateInterrupted State = "interrupted" // stopped by a signal
+)
+
+// Manifest describes a job: what ran, over which input.
+type Manifest struct {
+	ID      string    `json:"id"`
+	Name    string    `json:"name,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated,omitempty"`
+	// Version is the tenax version that created the job.
+	Version string `json:"tenax_version"`
+	// SpecPath is the spec file the job was started from.
+	SpecPath string `json:"spec_path,omitempty"`
+	// Spec is the resolved spec with secrets redacted.
+	Spec json.RawMessage `json:"spec,omitempty"`
+	// InputPath and InputSHA256 identify the input; resume refuses a
+	// changed input unless forced.
+	InputPath   string `json:"input_path"`
+	InputSHA256 string `json:"input_sha256"`
+	// Items is the number of items in the input.
+	Items int   `json:"items"`
+	State State `json:"state"`
+	// StopReason says why the job last stopped short (breaker, budget,
+	// operator, signal), empty when it ran to its end.
+	StopReason string `json:"stop_reason,omitempty"`
+}
+
+// Record is one finished item, as a line of results.jsonl. DESIGN.md fixes
+// its fields; Error and Class are set only on failure.
+type Record struct {
+	Idx                int             `json:"_idx"`
+	ID                 string          `json:"id,omitempty"`
+	Input              json.RawMessage `json:"input"`
+	Output             json.RawMessage `json:"output"`
+	Error              string          `json:"error,omitempty"`
+	Class              classify.Class  `json:"class,omitempty"`
+	Retryable          bool            `json:"retryable"`
+	Attempts           int             `json:"attempts"`
+	HealAttempts       int             `json:"heal_attempts"`
+	GenerationAttempts int             `json:"generation_attempts"`
+	CacheHit           bool            `json:"cache_hit"`
+	Fingerprint        string          `json:"fingerprint,omitempty"`
+	TrackedErrors      json.RawMessage `json:"tracked_errors,omitempty"`
+	Usage              task.Usage      `json:"usage"`
+	CostUSD            *float64        `json:"cost_usd,omitempty"`
+	DurationMS         int64           `json:"duration_ms"`
+	FinishedAt         time.Time       `json:"finished_at"`
+}
+
+// Failed reports whether the record is a failure.
+func (r *Record) Failed() bool { return r.Class != classify.Unknown || r.Error != "" }
+
+// Outcome is the latest outcome of one idx.
+type Outcome uint8
+
+// Outcomes of an item. Pending is the zero value: no record.
+const (
+	Pending Outcome = iota
+	Succeeded
+	Failed
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Succeeded:
+		return "succeeded"
+	case Failed:
+		return "failed"
+	default:
+		return "pending"
+	}
+}
+
+// Outcomes holds the latest outcome of every idx, one byte each, so resume
+// over ten million items costs ten megabytes whatever the outputs weigh.
+type Outcomes []Outcome
+
+// Get returns the outcome of idx, Pending beyond the slice.
+func (o Outcomes) Get(idx int) Outcome {
+	if idx < 0 || idx >= len(o) {
+		return Pending
+	}
+	return o[idx]
+}
+
+// Set records the outcome of idx, growing the slice as needed.
+func (o *Outcomes) Set(idx int, out Outcome) {
+	if idx >= len(*o) {
+		n := max(2*len(*o), idx+1)
+		grown := make(Outcomes, idx+1, n)
+		copy(grown, *o)
+		*o = grown
+	}
+	(*o)[idx] = out
+}
+
+// Count returns how many idx have each outcome among the first n items.
+func (o Outcomes) Count(n int) (succeeded, failed, pending int) {
+	for i := 0; i < n; i++ {
+		switch o.Get(i) {
+		case Succeeded:
+			succeeded++
+		case Failed:
+			failed++
+		default:
+			pending++
+		}
+	}
+	return succeeded, failed, pending
+}

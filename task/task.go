@@ -1,0 +1,82 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Task performs one attempt of the work for one item. It is called once per
+// attempt; retries, healing and classification are the engine's business,
+// so a Task should not retry on its own.
+//
+// A Task must be safe for concurrent use: the engine calls Run from many
+// goroutines at once. It must return promptly when ctx is done.
+//
+// Errors should carry what the classifier reads (see package classify): an
+// HTTP status, a provider error code, an exit code, a retry hint. A task
+// that knows the class for certain wraps its error with classify.As.
+type Task interface {
+	Run(ctx context.Context, item Item) (Result, error)
+}
+
+// Func adapts an ordinary function to the Task interface.
+type Func func(ctx context.Context, item Item) (Result, error)
+
+// Run calls f(ctx, item).
+func (f Func) Run(ctx context.Context, item Item) (Result, error) { return f(ctx, item) }
+
+// Item is one unit of input as a task sees it.
+type Item struct {
+	// Idx is the item's 0-based position in the input.
+	Idx int
+	// ID is the item's "id" field when it has one, for reports.
+	ID string
+	// Fields are the item's fields: a JSONL object, a CSV row keyed by
+	// header, or {"text": line} for .txt input. Templates render from them.
+	Fields map[string]any
+	// Raw is the item as it was read, for the record's "input".
+	Raw json.RawMessage
+	// Feedback is set when the heal loop re-asks the item after an invalid
+	// output; nil on the first generation.
+	Feedback *Feedback
+}
+
+// Feedback is what the heal loop tells a task when it asks again after an
+// invalid output.
+type Feedback struct {
+	// PreviousOutput is the output that failed validation.
+	PreviousOutput string
+	// Message is the formatted feedback: the error, its cause chain, the
+	// first lines of stderr and every matching hint.
+	Message string
+	// Attempt counts the heal re-asks of this item so far, from 1.
+	Attempt int
+}
+
+// Result is what one successful attempt produced.
+type Result struct {
+	// Output is the item's output as JSON: a JSON string for text output,
+	// the value itself for JSON output.
+	Output json.RawMessage
+	// Usage is the tokens the attempt consumed, zero for non-LLM tasks.
+	Usage Usage
+	// CostUSD is the attempt's cost, when the task knows a price.
+	CostUSD float64
+	// CacheHit reports that the output came from the response cache and no
+	// call was made.
+	CacheHit bool
+}
+
+// Usage counts the tokens of LLM calls.
+type Usage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
+}
+
+// Total returns input plus output tokens.
+func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
