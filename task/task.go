@@ -65,7 +65,27 @@ type Result struct {
 	// CacheHit reports that the output came from the response cache and no
 	// call was made.
 	CacheHit bool
+	// CacheKey is the response cache's key for this output, "" when the
+	// task has no cache. The engine rejects the entry when the output
+	// proves invalid, so the next run regenerates it.
+	CacheKey string
 }
+
+// OutputError reports an attempt whose call worked but whose output is
+// unusable: JSON that does not parse, an empty answer. Its class is
+// invalid, so the heal loop re-asks with Output and Err as feedback, and a
+// successful call still resets the retry streak.
+type OutputError struct {
+	// Output is the unusable output as the task received it.
+	Output string
+	// Err says what is wrong with it.
+	Err error
+}
+
+func (e *OutputError) Error() string { return "invalid output: " + e.Err.Error() }
+
+// Unwrap returns the reason the output is unusable.
+func (e *OutputError) Unwrap() error { return e.Err }
 
 // Usage counts the tokens of LLM calls.
 type Usage struct {
