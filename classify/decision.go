@@ -24,7 +24,8 @@ func (d Decision) String() string {
 
 // Error is an error whose class is already decided, by the code that
 // produced it. The classifier honours it before anything else but the
-// user's rules. Build one with WithClass.
+// user's rules. Build one with WithClass; a Decision it yields has the
+// reason "marked: <Reason>".
 type Error struct {
 	Class  Class
 	Reason string
@@ -46,11 +47,16 @@ func (e *Error) Error() string { return e.Err.Error() }
 // Unwrap returns the marked error.
 func (e *Error) Unwrap() error { return e.Err }
 
-// classOf returns the class marked on err's chain by WithClass.
+// classOf returns the class marked on err's chain by WithClass, with the
+// reason "marked: <reason>". The outermost mark wins; a mark of class
+// Unknown decides nothing.
 func classOf(err error) (Decision, bool) {
-	var e *Error
-	if errors.As(err, &e) {
-		return Decision{Class: e.Class, Reason: e.Reason}, true
+	e, ok := errors.AsType[*Error](err)
+	if !ok || e.Class == Unknown {
+		return Decision{}, false
 	}
-	return Decision{}, false
+	if e.Reason == "" {
+		return Decision{Class: e.Class, Reason: "marked"}, true
+	}
+	return Decision{Class: e.Class, Reason: "marked: " + e.Reason}, true
 }
