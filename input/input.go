@@ -1,0 +1,471 @@
+package input
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tenaxhq/tenax/task"
+)
+
+// Format is the syntax of an input file.
+type Format string
+
+// The input formats.
+const (
+	// JSONL is one JSON object per line (.jsonl, .ndjson).
+	JSONL Format = "jsonl"
+	// CSV is comma-separated values with a header row (.csv).
+	CSV Format = "csv"
+	// TXT is one item per line, read as {"text": line} (.txt).
+	TXT Format = "txt"
+)
+
+// MaxLineBytes is the longest line (or CSV record) that can be an item:
+// 64 MiB. A longer line is a bad line; for JSONL and TXT input the excess is
+// read and discarded without being held in memory.
+const MaxLineBytes = 64 << 20
+
+// readBufferSize is the bufio buffer: lines shorter than this are decoded
+// straight from it without a copy.
+const readBufferSize = 64 << 10
+
+// rawPrefixBytes is how much of an over-long line a bad item's Raw keeps.
+const rawPrefixBytes = 256
+
+// Errors a LineError may wrap, for errors.Is.
+var (
+	// ErrNotObject is a JSONL line that holds valid JSON other than an object.
+	ErrNotObject = errors.New("not a JSON object")
+	// ErrInvalidUTF8 is a line that is not valid UTF-8.
+	ErrInvalidUTF8 = errors.New("invalid UTF-8")
+	// ErrLineTooLong is a line longer than MaxLineBytes.
+	ErrLineTooLong = errors.New("line too long")
+)
+
+// FormatOf returns the format of path from its extension: .jsonl and
+// .ndjson are JSONL, .csv is CSV, .txt is TXT (case-insensitive). Any other
+// extension is an error that lists the known ones; a spec can name the
+// format explicitly instead.
+func FormatOf(path string) (Format, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl", ".ndjson":
+		return JSONL, nil
+	case ".csv":
+		return CSV, nil
+	case ".txt":
+		return TXT, nil
+	}
+	return "", fmt.Errorf("input %s: cannot tell the format from the extension %q (want .jsonl, .ndjson, .csv or .txt, or set input.format)", path, filepath.Ext(path))
+}
+
+// ParseFormat checks that s names a format ("jsonl", "csv" or "txt").
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(s); f {
+	case JSONL, CSV, TXT:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown input format %q (want jsonl, csv or txt)", s)
+}
+
+// LineError reports a bad line: the file, the 1-based physical line where
+// the item starts, the idx the item was given, and what is wrong with it.
+// A bad CSV header has Idx -1.
+type LineError struct {
+	Path string
+	Line int
+	Idx  int
+	Err  error
+}
+
+// Error formats the error as "path:line: problem".
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err) }
+
+// Unwrap returns the problem with the line.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Reader reads the items of one input file in order. It is not safe for
+// concurrent use: the engine's single feeding goroutine owns it.
+type Reader struct {
+	path   string
+	format Format
+	closer io.Closer
+	br     *bufio.Reader
+
+	maxLine int    // MaxLineBytes; lowered by tests
+	line    int    // physical lines consumed so far
+	idx     int    // idx of the next item
+	buf     []byte // accumulates lines longer than the bufio buffer
+	started bool   // the BOM check and the CSV header are done
+
+	csv     *csv.Reader
+	header  []string
+	keyJSON [][]byte // header names, JSON-encoded once
+}
+
+// Open opens path for reading items of format f. The caller must Close it.
+func Open(path string, f Format) (*Reader, error) {
+	if _, err := ParseFormat(string(f)); err != nil {
+		return nil, fmt.Errorf("input %s: %w", path, err)
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	r := NewReader(file, path, f)
+	r.closer = file
+	return r, nil
+}
+
+// NewReader reads items of format f from src; name is the file name used
+// in errors. Close does not close src. An unknown format makes every Next
+// fail.
+func NewReader(src io.Reader, name string, f Format) *Reader {
+	return &Reader{
+		path:    name,
+		format:  f,
+		br:      bufio.NewReaderSize(src, readBufferSize),
+		maxLine: MaxLineBytes,
+	}
+}
+
+// Close releases the file opened by Open.
+func (r *Reader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	err := r.closer.Close()
+	r.closer = nil
+	return err
+}
+
+// Next returns the next item, with Idx one more than the previous item's,
+// or io.EOF after the last. A bad line returns its Item (Fields nil, Raw
+// the line's text as a JSON string) together with a *LineError; reading
+// can go on after it. Any other error is an I/O error (or, for CSV, a bad
+// header, as a *LineError with Idx -1) after which reading cannot go on.
+func (r *Reader) Next() (task.Item, error) {
+	if !r.started {
+		if err := r.start(); err != nil {
+			return task.Item{}, err
+		}
+	}
+	switch r.format {
+	case JSONL, TXT:
+		return r.nextLine()
+	case CSV:
+		return r.nextRecord()
+	}
+	return task.Item{}, fmt.Errorf("input %s: unknown format %q (want jsonl, csv or txt)", r.path, r.format)
+}
+
+// start strips a byte order mark and reads the CSV header.
+func (r *Reader) start() error {
+	r.started = true
+	if b, err := r.br.Peek(3); err == nil && string(b) == "\uFEFF" {
+		_, _ = r.br.Discard(3)
+	}
+	if r.format != CSV {
+		return nil
+	}
+	r.csv = csv.NewReader(r.br)
+	r.csv.ReuseRecord = true
+	header, err := r.csv.Read()
+	if err == io.EOF {
+		return nil
+	}
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return &LineError{Path: r.path, Line: pe.StartLine, Idx: -1, Err: fmt.Errorf("bad header: %w", pe.Err)}
+		}
+		return fmt.Errorf("input %s: %w", r.path, err)
+	}
+	seen := make(map[string]bool, len(header))
+	for _, h := range header {
+		if !utf8.ValidString(h) {
+			return &LineError{Path: r.path, Line: 1, Idx: -1, Err: fmt.Errorf("bad header: %w", ErrInvalidUTF8)}
+		}
+		if seen[h] {
+			return &LineError{Path: r.path, Line: 1, Idx: -1, Err: fmt.Errorf("bad header: duplicate column %q", h)}
+		}
+		seen[h] = true
+	}
+	r.header = append([]string(nil), header...)
+	r.keyJSON = make([][]byte, len(header))
+	for i, h := range r.header {
+		r.keyJSON[i] = appendJSONString(nil, h)
+	}
+	return nil
+}
+
+// nextLine reads the next non-blank line of JSONL or TXT input.
+func (r *Reader) nextLine() (task.Item, error) {
+	for {
+		line, tooLong, err := r.readLine()
+		if err != nil {
+			return task.Item{}, err
+		}
+		if tooLong {
+			return r.bad(truncate(line), r.line, fmt.Errorf("%w: over the %d MiB limit", ErrLineTooLong, r.maxLine>>20))
+		}
+		if isBlank(line) {
+			continue
+		}
+		if !utf8.Valid(line) {
+			return r.bad(line, r.line, ErrInvalidUTF8)
+		}
+		if r.format == TXT {
+			item := task.Item{Idx: r.idx, Fields: map[string]any{"text": string(line)}}
+			raw := append([]byte(`{"text":`), appendJSONString(nil, string(line))...)
+			item.Raw = append(raw, '}')
+			r.idx++
+			return item, nil
+		}
+		return r.decodeJSONL(line)
+	}
+}
+
+// decodeJSONL turns one line into an item, or a bad line.
+func (r *Reader) decodeJSONL(line []byte) (task.Item, error) {
+	if !json.Valid(line) {
+		var v any
+		err := json.Unmarshal(line, &v)
+		if err == nil { // cannot happen: Valid and Unmarshal agree
+			err = errors.New("malformed")
+		}
+		return r.bad(line, r.line, fmt.Errorf("invalid JSON: %w", err))
+	}
+	trimmed := bytes.TrimSpace(line)
+	if trimmed[0] != '{' {
+		return r.bad(line, r.line, fmt.Errorf("%w (got %s)", ErrNotObject, jsonKind(trimmed[0])))
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	var fields map[string]any
+	if err := dec.Decode(&fields); err != nil {
+		return r.bad(line, r.line, fmt.Errorf("invalid JSON: %w", err))
+	}
+	item := task.Item{
+		Idx:    r.idx,
+		ID:     idOf(fields["id"]),
+		Fields: fields,
+		Raw:    bytes.Clone(trimmed),
+	}
+	r.idx++
+	return item, nil
+}
+
+// nextRecord reads the next non-blank CSV record.
+func (r *Reader) nextRecord() (task.Item, error) {
+	if r.header == nil {
+		return task.Item{}, io.EOF
+	}
+	for {
+		rec, err := r.csv.Read()
+		if err == io.EOF {
+			return task.Item{}, io.EOF
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if !errors.As(err, &pe) {
+				return task.Item{}, fmt.Errorf("input %s: %w", r.path, err)
+			}
+			if errors.Is(pe.Err, csv.ErrFieldCount) {
+				if len(rec) == 1 && isBlank([]byte(rec[0])) {
+					continue
+				}
+				return r.bad(csvText(rec), pe.StartLine, fmt.Errorf("wrong number of fields: got %d, want %d", len(rec), len(r.header)))
+			}
+			// The record is cut short where the parser stopped: no Raw.
+			return r.bad(nil, pe.StartLine, pe.Err)
+		}
+		line, _ := r.csv.FieldPos(0)
+		size := 0
+		for _, f := range rec {
+			size += len(f)
+		}
+		if size > r.maxLine {
+			return r.bad(truncate(csvText(rec)), line, fmt.Errorf("%w: record over the %d MiB limit", ErrLineTooLong, r.maxLine>>20))
+		}
+		if len(rec) == 1 && isBlank([]byte(rec[0])) {
+			continue
+		}
+		for _, f := range rec {
+			if !utf8.ValidString(f) {
+				return r.bad(csvText(rec), line, ErrInvalidUTF8)
+			}
+		}
+		fields := make(map[string]any, len(rec))
+		raw := make([]byte, 0, size+len(rec)*8+2)
+		raw = append(raw, '{')
+		for i, f := range rec {
+			fields[r.header[i]] = f
+			if i > 0 {
+				raw = append(raw, ',')
+			}
+			raw = append(raw, r.keyJSON[i]...)
+			raw = append(raw, ':')
+			raw = appendJSONString(raw, f)
+		}
+		raw = append(raw, '}')
+		item := task.Item{Idx: r.idx, ID: idOf(fields["id"]), Fields: fields, Raw: raw}
+		r.idx++
+		return item, nil
+	}
+}
+
+// bad returns a bad line's item, taking an idx, with its LineError.
+func (r *Reader) bad(text []byte, line int, err error) (task.Item, error) {
+	item := task.Item{Idx: r.idx, Raw: appendJSONString(nil, string(text))}
+	r.idx++
+	return item, &LineError{Path: r.path, Line: line, Idx: item.Idx, Err: err}
+}
+
+// readLine returns the next physical line without its line end. The slice
+// is valid until the next call. A line longer than maxLine is reported as
+// tooLong with only its beginning; the rest is read and dropped.
+func (r *Reader) readLine() (line []byte, tooLong bool, err error) {
+	frag, err := r.br.ReadSlice('\n')
+	if err == nil {
+		r.line++
+		line = trimEOL(frag)
+		if len(line) > r.maxLine {
+			return line[:r.maxLine], true, nil
+		}
+		return line, false, nil
+	}
+	r.buf = r.buf[:0]
+	total := 0
+	for {
+		total += len(frag)
+		if len(r.buf) <= r.maxLine {
+			r.buf = append(r.buf, frag...)
+		}
+		if err == bufio.ErrBufferFull {
+			frag, err = r.br.ReadSlice('\n')
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return nil, false, fmt.Errorf("input %s: %w", r.path, err)
+		}
+		if err == io.EOF && total == 0 {
+			return nil, false, io.EOF
+		}
+		r.line++
+		content := total - (len(r.buf) - len(trimEOL(r.buf)))
+		if content > r.maxLine {
+			return r.buf, true, nil
+		}
+		return trimEOL(r.buf), false, nil
+	}
+}
+
+// truncate keeps the beginning of an over-long line for its Raw.
+func truncate(b []byte) []byte { return b[:min(len(b), rawPrefixBytes)] }
+
+// trimEOL drops a trailing "\n" or "\r\n".
+func trimEOL(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	return bytes.TrimSuffix(b, []byte{'\r'})
+}
+
+// isBlank reports whether b holds only ASCII whitespace.
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n', '\v', '\f':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// idOf returns an "id" field that is a string or a number, as text.
+func idOf(v any) string {
+	switch id := v.(type) {
+	case string:
+		return id
+	case json.Number:
+		return id.String()
+	}
+	return ""
+}
+
+// jsonKind names the JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// csvText writes a CSV record back as one line of CSV, for a bad record's
+// Raw.
+func csvText(rec []string) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	_ = w.Write(rec) // writes to a bytes.Buffer cannot fail
+	w.Flush()
+	return trimEOL(b.Bytes())
+}
+
+// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
+// U+FFFD, so the result is always valid JSON.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		rn, size := utf8.DecodeRuneInString(s[i:])
+		if rn == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
