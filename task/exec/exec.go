@@ -1,0 +1,416 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/template"
+	"time"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// DefaultMaxStderr is how much stderr an ExitError keeps when
+// Config.MaxStderr is zero: 64 KiB, half from the start, half from the end.
+const DefaultMaxStderr = 64 << 10
+
+// killGrace is how long a canceled or timed-out command has between
+// SIGTERM and SIGKILL to its process group, and how long Run waits for
+// leftover processes to close its pipes after the command has exited.
+const killGrace = 500 * time.Millisecond
+
+// The environment variables Run sets for the command.
+const (
+	// EnvIdx holds the item's index.
+	EnvIdx = "TENAX_IDX"
+	// EnvAttempt holds the heal attempt: 0 for the first generation, n
+	// for the n-th re-ask with feedback.
+	EnvAttempt = "TENAX_ATTEMPT"
+	// EnvFeedback holds the path of a file with the heal loop's feedback
+	// message; set only when the item is re-asked.
+	EnvFeedback = "TENAX_FEEDBACK"
+	// EnvPreviousOutput holds the path of a file with the output that
+	// failed validation; set only when the item is re-asked.
+	EnvPreviousOutput = "TENAX_PREVIOUS_OUTPUT"
+)
+
+// Output formats of Config.Output.
+const (
+	// OutputText makes stdout, less one trailing newline, the item's
+	// output as a JSON string.
+	OutputText = "text"
+	// OutputJSON requires stdout to be one JSON value, which becomes the
+	// item's output.
+	OutputJSON = "json"
+)
+
+// Config describes the command a Task runs for each item.
+type Config struct {
+	// Argv is the command and its arguments, each a text/template
+	// rendered over the item. Argv[0] is looked up in PATH when it has no
+	// slash. Each rendered value is exactly one argument: no shell ever
+	// sees it.
+	Argv []string
+	// Stdin is a template for the command's standard input; "" gives it
+	// an empty stdin.
+	Stdin string
+	// Env adds variables to the command's environment, which otherwise is
+	// tenax's own. Values are templates. The TENAX_ variables Run sets
+	// win over these.
+	Env map[string]string
+	// Dir is the command's working directory; "" is tenax's. A relative
+	// Argv[0] with a slash ("./review.sh") is relative to it.
+	Dir string
+	// Timeout limits each attempt; 0 means none. When it expires the
+	// command's whole process group is terminated.
+	Timeout time.Duration
+	// ExitCodes classifies exit codes explicitly, ahead of the defaults
+	// (75 retryable, 126 and 127 fatal, others item).
+	ExitCodes ExitCodes
+	// Output is OutputText (the default, "") or OutputJSON.
+	Output string
+	// MaxStderr caps the stderr an ExitError keeps, head and tail; 0 means
+	// DefaultMaxStderr.
+	MaxStderr int
+}
+
+// ExitCodes lists exit codes whose class the user knows, such as
+// {Retryable: [75], Fatal: [126, 127]}. A code may appear in one list only.
+type ExitCodes struct {
+	Retryable []int
+	Fatal     []int
+	Item      []int
+}
+
+// Task runs a command per item, from argv templates, never through a
+// shell. It implements task.Task and is safe for concurrent use.
+type Task struct {
+	argv      []*template.Template
+	stdin     *template.Template
+	env       []envTemplate
+	dir       string
+	timeout   time.Duration
+	exitClass map[int]classify.Class
+	json      bool
+	maxStderr int
+}
+
+type envTemplate struct {
+	name string
+	tmpl *template.Template
+}
+
+// New checks cfg and parses its templates, so that a typo fails before
+// any item runs. Errors name the template at fault ("argv[1]", "stdin",
+// "env[TOKEN]").
+func New(cfg Config) (*Task, error) {
+	if len(cfg.Argv) == 0 {
+		return nil, errors.New("exec: argv is empty")
+	}
+	t := &Task{dir: cfg.Dir, timeout: cfg.Timeout, maxStderr: cfg.MaxStderr}
+	switch cfg.Output {
+	case "", OutputText:
+	case OutputJSON:
+		t.json = true
+	default:
+		return nil, fmt.Errorf("exec: output %q: want %q or %q", cfg.Output, OutputText, OutputJSON)
+	}
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("exec: negative timeout %v", cfg.Timeout)
+	}
+	if t.maxStderr <= 0 {
+		t.maxStderr = DefaultMaxStderr
+	}
+	for i, src := range cfg.Argv {
+		tmpl, err := parse("argv["+strconv.Itoa(i)+"]", src)
+		if err != nil {
+			return nil, err
+		}
+		t.argv = append(t.argv, tmpl)
+	}
+	if cfg.Stdin != "" {
+		tmpl, err := parse("stdin", cfg.Stdin)
+		if err != nil {
+			return nil, err
+		}
+		t.stdin = tmpl
+	}
+	names := make([]string, 0, len(cfg.Env))
+	for name := range cfg.Env {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			return nil, fmt.Errorf("exec: env: invalid variable name %q", name)
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names) // deterministic errors and environment order
+	for _, name := range names {
+		tmpl, err := parse("env["+name+"]", cfg.Env[name])
+		if err != nil {
+			return nil, err
+		}
+		t.env = append(t.env, envTemplate{name, tmpl})
+	}
+	t.exitClass = make(map[int]classify.Class)
+	for _, l := range []struct {
+		class classify.Class
+		codes []int
+	}{{classify.Retryable, cfg.ExitCodes.Retryable}, {classify.Fatal, cfg.ExitCodes.Fatal}, {classify.Item, cfg.ExitCodes.Item}} {
+		for _, code := range l.codes {
+			if prev, ok := t.exitClass[code]; ok && prev != l.class {
+				return nil, fmt.Errorf("exec: exit_codes: %d is listed as both %s and %s", code, prev, l.class)
+			}
+			t.exitClass[code] = l.class
+		}
+	}
+	return t, nil
+}
+
+// Run makes one attempt: it renders the templates over item, starts the
+// command in a process group of its own, and waits for it or for ctx.
+//
+// A non-zero exit, a signal, a timeout or a command that cannot start is
+// an *ExitError (find it with errors.As), marked with its class when
+// Config.ExitCodes lists its code. A timeout also matches
+// context.DeadlineExceeded and a canceled ctx context.Canceled with
+// errors.Is. Stdout that is not JSON under OutputJSON is a
+// *task.OutputError. A template that cannot render is marked
+// classify.Item.
+func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
+	d := data(item)
+	var sb strings.Builder
+	argv := make([]string, len(t.argv))
+	for i, tmpl := range t.argv {
+		s, err := render(tmpl, d, &sb)
+		if err != nil {
+			return task.Result{}, err
+		}
+		argv[i] = s
+	}
+	var stdin string
+	if t.stdin != nil {
+		s, err := render(t.stdin, d, &sb)
+		if err != nil {
+			return task.Result{}, err
+		}
+		stdin = s
+	}
+	env, cleanup, err := t.environ(d, item)
+	defer cleanup()
+	if err != nil {
+		return task.Result{}, err
+	}
+
+	path, err := t.lookPath(argv[0])
+	if err != nil {
+		return task.Result{}, t.mark(&ExitError{Argv0: argv[0], Code: startFailureCode(err), Err: err})
+	}
+
+	attemptCtx := ctx
+	if t.timeout > 0 {
+		var cancel context.CancelFunc
+		attemptCtx, cancel = context.WithTimeout(ctx, t.timeout)
+		defer cancel()
+	}
+	cmd := osexec.CommandContext(attemptCtx, path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Dir = t.dir
+	cmd.Env = env
+	if t.stdin != nil {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var stdout bytes.Buffer
+	stderr := newCapBuffer(t.maxStderr)
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// On cancel, ask the whole group to stop; WaitDelay later kills the
+	// leader and closes pipes a stubborn grandchild still holds, and
+	// killGroup below finishes off the rest.
+	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = killGrace
+
+	if err := cmd.Start(); err != nil {
+		if ctx.Err() != nil {
+			return task.Result{}, &ExitError{Argv0: argv[0], Code: -1, Err: ctx.Err()}
+		}
+		if attemptCtx.Err() != nil {
+			return task.Result{}, t.mark(&ExitError{Argv0: argv[0], Code: 124, TimedOut: true, Timeout: t.timeout, Err: context.DeadlineExceeded})
+		}
+		return task.Result{}, t.mark(&ExitError{Argv0: argv[0], Code: startFailureCode(err), Err: err})
+	}
+	waitErr := cmd.Wait()
+	if waitErr != nil && (attemptCtx.Err() != nil || errors.Is(waitErr, osexec.ErrWaitDelay)) {
+		// The attempt is over; nothing of its process group may outlive it.
+		_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+	}
+
+	switch {
+	case waitErr == nil, errors.Is(waitErr, osexec.ErrWaitDelay):
+		// ErrWaitDelay: the command succeeded but left a process holding
+		// its stdout; the output is what arrived until then.
+		return t.result(stdout.Bytes())
+	case ctx.Err() != nil:
+		// Not marked: the run's interruption decides, whatever the code.
+		return task.Result{}, &ExitError{Argv0: argv[0], Code: cmd.ProcessState.ExitCode(), Sig: signalName(cmd.ProcessState), StderrText: stderr.String(), Err: ctx.Err()}
+	case attemptCtx.Err() != nil:
+		return task.Result{}, t.mark(&ExitError{Argv0: argv[0], Code: 124, StderrText: stderr.String(), TimedOut: true, Timeout: t.timeout, Err: context.DeadlineExceeded})
+	}
+	var exitErr *osexec.ExitError
+	if !errors.As(waitErr, &exitErr) {
+		return task.Result{}, fmt.Errorf("exec: %s: %w", argv[0], waitErr)
+	}
+	e := &ExitError{Argv0: argv[0], Code: exitErr.ExitCode(), StderrText: stderr.String(), Err: exitErr}
+	if sig := signalName(exitErr.ProcessState); sig != "" {
+		e.Code, e.Sig = -1, sig
+	}
+	return task.Result{}, t.mark(e)
+}
+
+// mark applies the exit_codes rules to e.
+func (t *Task) mark(e *ExitError) error {
+	if class, ok := t.exitClass[e.Code]; ok && e.Sig == "" {
+		return classify.WithClass(e, class, "exit_codes rule")
+	}
+	return e
+}
+
+// result turns stdout into the item's output.
+func (t *Task) result(stdout []byte) (task.Result, error) {
+	if t.json {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, stdout); err != nil {
+			return task.Result{}, &task.OutputError{Output: string(stdout), Err: fmt.Errorf("stdout is not JSON: %w", err)}
+		}
+		return task.Result{Output: buf.Bytes()}, nil
+	}
+	stdout = bytes.TrimSuffix(stdout, []byte("\n"))
+	stdout = bytes.TrimSuffix(stdout, []byte("\r"))
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep <, > and & as the command wrote them
+	if err := enc.Encode(string(stdout)); err != nil {
+		return task.Result{}, err // unreachable: a string always encodes
+	}
+	return task.Result{Output: bytes.TrimSuffix(buf.Bytes(), []byte("\n"))}, nil
+}
+
+// environ returns the command's environment and a function removing the
+// feedback files it wrote, which the caller must call.
+func (t *Task) environ(d map[string]any, item task.Item) (env []string, cleanup func(), err error) {
+	var files []string
+	cleanup = func() {
+		for _, f := range files {
+			_ = os.Remove(f)
+		}
+	}
+	base := os.Environ()
+	env = make([]string, 0, len(base)+len(t.env)+4)
+	for _, kv := range base {
+		// A tenax run inside an exec task must not pass its own feedback on.
+		if !strings.HasPrefix(kv, EnvFeedback+"=") && !strings.HasPrefix(kv, EnvPreviousOutput+"=") {
+			env = append(env, kv)
+		}
+	}
+	var sb strings.Builder
+	for _, e := range t.env {
+		v, err := render(e.tmpl, d, &sb)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		env = append(env, e.name+"="+v)
+	}
+	attempt := 0
+	if fb := item.Feedback; fb != nil {
+		attempt = fb.Attempt
+		for _, f := range []struct{ name, text string }{{EnvFeedback, fb.Message}, {EnvPreviousOutput, fb.PreviousOutput}} {
+			path, err := writeTemp(f.text)
+			if path != "" {
+				files = append(files, path)
+			}
+			if err != nil {
+				return nil, cleanup, fmt.Errorf("exec: write %s file: %w", f.name, err)
+			}
+			env = append(env, f.name+"="+path)
+		}
+	}
+	env = append(env, EnvIdx+"="+strconv.Itoa(item.Idx), EnvAttempt+"="+strconv.Itoa(attempt))
+	return env, cleanup, nil
+}
+
+func writeTemp(text string) (string, error) {
+	f, err := os.CreateTemp("", "tenax-feedback-*.txt")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.WriteString(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return f.Name(), err
+}
+
+// lookPath finds the program to run: a bare name in PATH, a path with a
+// slash relative to the task's directory. Its errors are *os/exec.Error,
+// wrapping os/exec.ErrNotFound or fs.ErrPermission.
+func (t *Task) lookPath(name string) (string, error) {
+	if !strings.Contains(name, "/") {
+		return osexec.LookPath(name)
+	}
+	p := name
+	if t.dir != "" && !filepath.IsAbs(p) {
+		p = filepath.Join(t.dir, p)
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", &osexec.Error{Name: name, Err: osexec.ErrNotFound}
+	case err != nil:
+		return "", &osexec.Error{Name: name, Err: err}
+	case fi.IsDir() || fi.Mode()&0o111 == 0:
+		return "", &osexec.Error{Name: name, Err: fs.ErrPermission}
+	}
+	// Run the name as given: the kernel resolves it against Dir.
+	return name, nil
+}
+
+// startFailureCode returns the shell's exit code for a command that could
+// not be started: 127 not found, 126 found but not executable.
+func startFailureCode(err error) int {
+	switch {
+	case errors.Is(err, osexec.ErrNotFound), errors.Is(err, osexec.ErrDot), errors.Is(err, syscall.ENOENT):
+		return 127
+	default:
+		return 126
+	}
+}
+
+// signalGroup sends sig to the process group led by pid.
+func signalGroup(pid int, sig syscall.Signal) error {
+	err := syscall.Kill(-pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// signalName returns the name of the signal that killed the process, ""
+// when it exited by itself.
+func signalName(ps *os.ProcessState) string {
+	if ps == nil {
+		return ""
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ws.Signal().String()
+	}
+	return ""
+}
