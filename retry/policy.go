@@ -95,7 +95,10 @@ func DoValue[T any](ctx context.Context, p Policy, op func(context.Context) (T, 
 	if err := ctx.Err(); err != nil {
 		return zero, &Error{Cause: canceled(ctx)}
 	}
-	r := Retrier{policy: p, start: time.Now()}
+	r := Retrier{policy: p}
+	if p.MaxElapsed > 0 { // time.Now costs a third of a successful Do
+		r.start = time.Now()
+	}
 	for {
 		v, err := op(ctx)
 		if err == nil {
