@@ -1,0 +1,176 @@
+package validate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tenaxhq/tenax/classify"
+)
+
+// Caps on what a command validator keeps of its output. The heal feedback
+// shows the first lines; a runaway script must not fill memory.
+const (
+	maxCapture     = 64 << 10 // bytes read from each stream
+	maxStderrLines = 50       // lines kept in Error.StderrText
+	maxStderrBytes = 8 << 10  // bytes kept in Error.StderrText
+)
+
+// waitDelay bounds how long Validate waits for the output pipes after the
+// command exits or is killed, should a background grandchild keep them open.
+const waitDelay = 2 * time.Second
+
+// CommandValidator runs a command with the output on its stdin; a non-zero
+// exit means invalid, and what the command wrote to stderr is the error.
+// It is immutable and safe for concurrent use: each Validate starts its
+// own process.
+type CommandValidator struct {
+	argv    []string
+	timeout time.Duration
+	dir     string
+}
+
+// Command returns a validator that runs argv directly, never through a
+// shell, in dir ("" for the current directory), and kills it, with every
+// process it started, after timeout (0 for none).
+//
+// argv[0] is not looked up here: a command that cannot start fails each
+// Validate with an error marked classify.Fatal, since no output can fix it.
+// Check it earlier with exec.LookPath to refuse a run before any call.
+func Command(argv []string, timeout time.Duration, dir string) (*CommandValidator, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("validate: command: empty argv")
+	}
+	if timeout < 0 {
+		return nil, fmt.Errorf("validate: command %s: negative timeout %v", argv[0], timeout)
+	}
+	return &CommandValidator{argv: slices.Clone(argv), timeout: timeout, dir: dir}, nil
+}
+
+// Validate runs the command with the output's text on its stdin (the
+// decoded string of a JSON string output, so ["python3", "-"] runs a
+// generated script; the JSON text as it is otherwise). A non-zero exit, a killing
+// signal or the timeout yield an *Error. A command that cannot start
+// yields an error marked classify.Fatal, and a canceled ctx its error.
+func (c *CommandValidator) Validate(ctx context.Context, output json.RawMessage) error {
+	runCtx := ctx
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	stdin, _, _ := decodeString(output)
+	var stdout, stderr capped
+	cmd := exec.CommandContext(runCtx, c.argv[0], c.argv[1:]...)
+	cmd.Dir = c.dir
+	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	// Its own process group, so a timeout kills what it started too (the
+	// interpreter a shell script runs, a test runner's workers).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = waitDelay
+
+	if err := cmd.Start(); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("validate: command %s: %w", c.argv[0], ctx.Err())
+		}
+		return classify.WithClass(
+			fmt.Errorf("validate: validator command %s cannot start: %w", c.argv[0], err),
+			classify.Fatal, "validator command")
+	}
+	err := cmd.Wait()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// It exited 0 and a background child kept the output pipes
+		// open: the check itself passed.
+		err = nil
+	}
+	// Background processes left in the group must not outlive the check.
+	// The group outlives its leader only while a member lives, and a
+	// reaped pid is not handed out again until the pid space wraps.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("validate: command %s: %w", c.argv[0], ctx.Err())
+	}
+	text := stderr.buf.String()
+	if strings.TrimSpace(text) == "" {
+		text = stdout.buf.String()
+	}
+	var msg string
+	var exitErr *exec.ExitError
+	switch {
+	case runCtx.Err() != nil:
+		msg = fmt.Sprintf("command %s timed out after %v", c.argv[0], c.timeout)
+	case errors.As(err, &exitErr):
+		ws, _ := exitErr.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			msg = fmt.Sprintf("command %s was killed by signal %v", c.argv[0], ws.Signal())
+		} else {
+			msg = fmt.Sprintf("command %s exited with status %d", c.argv[0], exitErr.ExitCode())
+		}
+	default:
+		// Copying its output failed: the check did not complete.
+		msg = fmt.Sprintf("command %s did not complete: %v", c.argv[0], err)
+	}
+	// The last line is where most tools and interpreters print their
+	// conclusion (a Python traceback ends with the exception), and it
+	// makes the message, and so the error's fingerprint, tell one
+	// failure from another.
+	if last := lastLine(text); last != "" {
+		msg += ": " + last
+	}
+	return &Error{Validator: KindCommand, Message: msg, StderrText: firstLines(text)}
+}
+
+// capped is a writer that keeps the first maxCapture bytes and discards
+// the rest, so that a chatty command never blocks or fills memory.
+type capped struct {
+	buf bytes.Buffer
+}
+
+func (w *capped) Write(p []byte) (int, error) {
+	if room := maxCapture - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// firstLines returns the first maxStderrLines lines of s, at most
+// maxStderrBytes, without trailing blank space.
+func firstLines(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	cut := false
+	if len(s) > maxStderrBytes {
+		n := maxStderrBytes
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s, cut = s[:n], true
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			n++
+			if n == maxStderrLines {
+				s, cut = s[:i], true
+				break
+			}
+		}
+	}
+	if cut {
+		s += "\n…"
+	}
+	return s
+}
