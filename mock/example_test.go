@@ -1,0 +1,47 @@
+package mock_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/tenaxhq/tenax/mock"
+)
+
+// A mock provider served in-process: the client's requests never touch a
+// socket. With Seed 7, half the requests meeting a 500 means the first
+// and the third.
+func Example() {
+	srv := mock.New(mock.Config{Seed: 7, Faults: mock.Faults{Server: 0.5}})
+	client := srv.Client()
+	for range 3 {
+		req, _ := http.NewRequest("POST", "http://mock.invalid/v1/chat/completions", strings.NewReader(
+			`{"model": "mock-json", "messages": [{"role": "user", "content": "hola"}]}`))
+		req.Header.Set("Authorization", "Bearer mock-key")
+		resp, err := client.Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var out struct {
+			Choices []struct{ Message struct{ Content string } }
+			Error   struct{ Type string }
+		}
+		_ = json.Unmarshal(body, &out)
+		if resp.StatusCode != http.StatusOK {
+			fmt.Println(resp.StatusCode, out.Error.Type)
+			continue
+		}
+		fmt.Println(resp.StatusCode, out.Choices[0].Message.Content)
+	}
+	fmt.Printf("%+v\n", srv.Stats())
+	// Output:
+	// 500 server_error
+	// 200 {"text":"hola","length":4}
+	// 500 server_error
+	// {Requests:3 Succeeded:1 RateLimited:0 ServerErrors:2 Overloaded:0 Timeouts:0 Resets:0 Malformed:0 InvalidOutputs:0 AuthErrors:0}
+}
