@@ -188,7 +188,7 @@ func byGoError(err error) (Decision, bool) {
 		switch {
 		case errors.Is(pe.Err, syscall.ENOENT):
 			return Decision{Class: Fatal, Reason: "command not found"}, true
-		case errors.Is(pe.Err, syscall.EACCES):
+		case errors.Is(pe.Err, syscall.EACCES), errors.Is(pe.Err, syscall.ENOEXEC):
 			return Decision{Class: Fatal, Reason: "command not executable"}, true
 		}
 	}

@@ -64,9 +64,9 @@ func (timeoutErr) Error() string   { return "read deadline passed" }
 func (timeoutErr) Timeout() bool   { return true }
 func (timeoutErr) Temporary() bool { return true }
 
-func status(n int) *httpErr              { return &httpErr{status: n} }
+func status(n int) *httpErr               { return &httpErr{status: n} }
 func statusCode(n int, c string) *httpErr { return &httpErr{status: n, code: c} }
-func advice(b bool) *bool                { return &b }
+func advice(b bool) *bool                 { return &b }
 
 // wrapThreeDeep buries err the way layered Go code does.
 func wrapThreeDeep(err error) error {
@@ -186,6 +186,7 @@ func TestClassifyDefaults(t *testing.T) {
 		{"exec dot", &exec.Error{Name: "reviewer", Err: exec.ErrDot}, Decision{Fatal, "command not runnable"}},
 		{"fork/exec ENOENT", &os.PathError{Op: "fork/exec", Path: "./review.sh", Err: syscall.ENOENT}, Decision{Fatal, "command not found"}},
 		{"fork/exec EACCES", &os.PathError{Op: "fork/exec", Path: "./review.sh", Err: syscall.EACCES}, Decision{Fatal, "command not executable"}},
+		{"fork/exec ENOEXEC", &os.PathError{Op: "fork/exec", Path: "./data.bin", Err: syscall.ENOEXEC}, Decision{Fatal, "command not executable"}},
 		{"ENOENT outside exec is not fatal", &os.PathError{Op: "open", Path: "in.txt", Err: syscall.ENOENT}, Decision{Item, "no signal"}},
 
 		// Keywords.

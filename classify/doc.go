@@ -34,8 +34,8 @@
 //     the ProviderCoder's code (`status 429`, `status 429 code
 //     insufficient_quota`), then the ExitCoder's exit code or signal
 //     (`exit 127`, `signal killed`).
-//  5. Go's own errors: *exec.Error and a fork/exec ENOENT or EACCES are
-//     Fatal (`command not found`); *net.DNSError not-found is Fatal,
+//  5. Go's own errors: *exec.Error and a fork/exec ENOENT, EACCES or ENOEXEC
+//     are Fatal (`command not found`, `command not executable`); *net.DNSError not-found is Fatal,
 //     temporary or timeout Retryable; ECONNRESET, ECONNREFUSED,
 //     ECONNABORTED, EPIPE, EHOSTUNREACH, ENETUNREACH are Retryable under
 //     their names; a net.Error whose Timeout() is true is Retryable

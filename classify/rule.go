@@ -94,11 +94,8 @@ func NewRule(name, messageRegex string, status []int, codes []string, exitCodes 
 		return Rule{}, &RuleError{Rule: name, Field: "class", Err: errors.New("missing (want retryable, fatal, item, invalid or canceled)")}
 	}
 	c, err := ParseClass(class)
-	if err != nil {
-		return Rule{}, &RuleError{Rule: name, Field: "class", Err: err}
-	}
-	if c == Unknown {
-		return Rule{}, &RuleError{Rule: name, Field: "class", Err: errors.New(`"unknown" decides nothing (want retryable, fatal, item, invalid or canceled)`)}
+	if err != nil || c == Unknown {
+		return Rule{}, &RuleError{Rule: name, Field: "class", Err: fmt.Errorf("unknown class %q (want retryable, fatal, item, invalid or canceled)", class)}
 	}
 	r.Class = c
 	if !r.hasCondition() {
