@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -157,6 +158,9 @@ func TestNewRuleRejects(t *testing.T) {
 			}
 			if re.Rule != "r1" || re.Field != tt.field {
 				t.Errorf("RuleError names rule %q field %q, want rule %q field %q (error: %v)", re.Rule, re.Field, "r1", tt.field, err)
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, `classify: rule "r1": `+tt.field) {
+				t.Errorf("error %q does not start by naming the rule and the field %q", msg, tt.field)
 			}
 		})
 	}

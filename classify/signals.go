@@ -46,5 +46,6 @@ type StderrCarrier interface {
 // RequestIDer is implemented by errors of provider responses that carry a
 // request id, for reports and Inspect.
 type RequestIDer interface {
+	// RequestID returns the provider's id for the request, "" if none.
 	RequestID() string
 }
