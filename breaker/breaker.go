@@ -34,8 +34,8 @@ type Settings struct {
 	Threshold int
 	// FailureRate, when above zero, also opens the breaker when the
 	// share of failures among the last Window outcomes reaches it (0.5
-	// means half). The rate is judged only once Window outcomes have
-	// been seen since the breaker last closed.
+	// means half). The rate is judged at each failure, and only once
+	// Window outcomes have been seen since the breaker last closed.
 	FailureRate float64
 	// Window is how many recent outcomes FailureRate looks at. Zero
 	// means 20.
