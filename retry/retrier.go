@@ -43,9 +43,10 @@ func (r *Retrier) Success() {
 	r.prev = 0
 }
 
-// Failure records a failed call and decides what comes next. It returns
-// the delay to wait before the next call, the classification of err,
-// and, when no retry is to be made, stop: an *Error whose Cause is
+// Failure records a failed call (err is its non-nil error) and decides
+// what comes next. It returns the delay to wait before the next call, the
+// classification of err, and, when no retry is to be made, stop: an
+// *Error whose Cause is
 // ErrCanceled (err was classified canceled), ErrNotRetryable (any class
 // but retryable), ErrExhausted (MaxAttempts consecutive failures) or
 // ErrMaxElapsed (the wait would end past MaxElapsed). The delay is the
