@@ -6,9 +6,10 @@
 // program: no shell ever parses it, so a field holding `$(rm -rf ~)` or
 // `; reboot` reaches the program as those literal characters. Templates
 // see the item's fields and the reserved names .idx, .id, .feedback and
-// .previous_output (the last two are "" on the first attempt), with the
-// functions json, lower, upper, trim and default; a missing field is an
-// error of class item, never an empty string.
+// .previous_output (the last two are "" on the first attempt; all four win
+// over fields of the same names), with the functions json, lower, upper,
+// trim and default; a missing field is an error of class item, never an
+// empty string.
 //
 // Each attempt runs in a process group of its own. When Config.Timeout
 // expires or the run is canceled, the group gets SIGTERM and, after a short

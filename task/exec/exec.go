@@ -88,9 +88,12 @@ type Config struct {
 // ExitCodes lists exit codes whose class the user knows, such as
 // {Retryable: [75], Fatal: [126, 127]}. A code may appear in one list only.
 type ExitCodes struct {
+	// Retryable codes are transient failures, retried with backoff.
 	Retryable []int
-	Fatal     []int
-	Item      []int
+	// Fatal codes mean the setup is wrong: the run stops.
+	Fatal []int
+	// Item codes mean only this item is bad: it is recorded as failed.
+	Item []int
 }
 
 // Task runs a command per item, from argv templates, never through a

@@ -1,10 +1,11 @@
 // Package http is the task that makes one HTTP request per item, built
 // from templates: Config.URL, the values of Config.Headers and Config.Body
-// are text/templates rendered over the item's fields, with the reserved
+// are text/templates rendered over the item's fields and the reserved
 // names .idx, .id, .feedback and .previous_output (the last two "" until
-// the heal loop re-asks) and the functions json, lower, upper, trim,
-// default and text/template's own urlquery. A missing field is an error of
-// class item, never an empty string.
+// the heal loop re-asks; all four win over fields of the same names), with
+// the functions json, lower, upper, trim, default and text/template's own
+// urlquery. A missing field is an error of class item, never an empty
+// string.
 //
 // A 2xx response's body is the item's output: as a JSON string (Output
 // "text") or as the JSON value it must be (Output "json"; otherwise a

@@ -16,7 +16,17 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/task"
+)
+
+// StatusError speaks every signal interface that applies to it.
+var (
+	_ classify.StatusCoder   = (*StatusError)(nil)
+	_ classify.StderrCarrier = (*StatusError)(nil)
+	_ classify.ShouldRetrier = (*StatusError)(nil)
+	_ classify.RequestIDer   = (*StatusError)(nil)
+	_ retry.Hinter           = (*StatusError)(nil)
 )
 
 func mustNew(t *testing.T, cfg Config) *Task {
