@@ -10,9 +10,24 @@ import (
 	"github.com/tenaxhq/tenax/task"
 )
 
-// ErrNotFound is returned (wrapped) by Store.Open for a job id the store
-// does not hold.
-var ErrNotFound = errors.New("store: job not found")
+// Errors a caller may need to tell apart, reachable with errors.Is through
+// whatever context a store wraps them in.
+var (
+	// ErrNotFound is returned by Store.Open and Store.OpenReadOnly for a
+	// job id the store does not hold.
+	ErrNotFound = errors.New("store: job not found")
+	// ErrExists is returned by Store.Create for an explicit Manifest.ID
+	// that is already taken.
+	ErrExists = errors.New("store: job already exists")
+	// ErrInUse is returned by Store.Open when another process holds the
+	// job open for writing (a second `tenax resume` of a running job).
+	ErrInUse = errors.New("store: job is in use")
+	// ErrReadOnly is returned by the writing methods of a job opened with
+	// Store.OpenReadOnly.
+	ErrReadOnly = errors.New("store: job is open read-only")
+	// ErrClosed is returned by the methods of a job after Close.
+	ErrClosed = errors.New("store: job is closed")
+)
 
 // Store holds jobs: their manifests and their records. The JSONL job
 // directory (store/jsonl) and PostgreSQL (store/postgres) implement it,
@@ -21,8 +36,14 @@ type Store interface {
 	// Create records a new job. When m.ID is empty the store assigns
 	// "job_YYYYMMDD_HHMMSS" from m.Created, adding a suffix on collision.
 	Create(ctx context.Context, m Manifest) (Job, error)
-	// Open returns an existing job; ErrNotFound (wrapped) if there is none.
+	// Open returns an existing job for writing (resume); ErrNotFound
+	// (wrapped) if there is none, ErrInUse if another process has it open
+	// for writing.
 	Open(ctx context.Context, id string) (Job, error)
+	// OpenReadOnly returns an existing job for reading (status, export),
+	// even while another process writes to it. Its writing methods return
+	// ErrReadOnly.
+	OpenReadOnly(ctx context.Context, id string) (Job, error)
 	// List returns the manifests of every job, oldest first.
 	List(ctx context.Context) ([]Manifest, error)
 }
@@ -35,8 +56,14 @@ type Job interface {
 	Manifest() Manifest
 	// SetState saves the job's state in its manifest.
 	SetState(ctx context.Context, s State) error
+	// UpdateManifest applies fn to the manifest and saves the result (a
+	// stop reason with the state, a new input hash on a forced resume).
+	// The job's id and creation time cannot change.
+	UpdateManifest(ctx context.Context, fn func(*Manifest)) error
 	// Append adds records. They are durable once Flush returns, and the
-	// store flushes by itself every FlushEvery records or second.
+	// store flushes by itself every FlushEvery records or second. A record
+	// whose fields cannot be encoded (invalid raw JSON, a NaN cost) is
+	// refused with an error and nothing of it is written.
 	Append(ctx context.Context, recs ...Record) error
 	// Flush makes every appended record durable (fsync for files).
 	Flush(ctx context.Context) error
@@ -46,8 +73,12 @@ type Job interface {
 	// Scan calls fn with the latest record of every idx that has one, in
 	// idx order, holding no more than one record in memory at a time.
 	Scan(ctx context.Context, fn func(Record) error) error
+	// Failures calls fn with the latest record of every idx whose latest
+	// record failed, in idx order: the failed items with their last error.
+	Failures(ctx context.Context, fn func(Record) error) error
 	// Finish is called at the end of a run, or when it is aborted or
-	// interrupted: the JSONL store writes failures.jsonl beside the log.
+	// interrupted: it flushes, and the JSONL store writes failures.jsonl
+	// beside the log.
 	Finish(ctx context.Context) error
 	// Close flushes and releases the job's resources.
 	Close() error

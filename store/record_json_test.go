@@ -1,0 +1,130 @@
+package store_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/storetest"
+)
+
+// plain has Record's fields and tags but not its MarshalJSON, so
+// json.Marshal of a plain is encoding/json's own encoding of a Record.
+type plain store.Record
+
+func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
+	full := storetest.FullRecord(7)
+	weird := store.Record{
+		Idx:        1 << 30,
+		ID:         "bad utf-8 \xff\xfe, control \x01\x1f, quote \" backslash \\ and \u2029",
+		Input:      json.RawMessage("\n\t{ \"pretty\" :\n  [ 1 ,\n 2 ] }\n"),
+		Output:     json.RawMessage(`"a string with \" and \\n inside"`),
+		Error:      "<html> & stuff",
+		Class:      classify.Retryable,
+		DurationMS: -1,
+		FinishedAt: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+	}
+	tiny, huge := 1e-300, 1.7976931348623157e308
+	withTiny, withHuge := store.Record{CostUSD: &tiny}, store.Record{CostUSD: &huge}
+	cases := map[string]store.Record{
+		"every field":                  full,
+		"zero record":                  {},
+		"escapes and odd values":       weird,
+		"tiny cost":                    withTiny,
+		"huge cost":                    withHuge,
+		"empty tracked errors omitted": {TrackedErrors: json.RawMessage{}},
+	}
+	for name, rec := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := rec.AppendJSON(nil)
+			if err != nil {
+				t.Fatalf("AppendJSON: %v", err)
+			}
+			if bytes.ContainsAny(got, "\n\r") {
+				t.Errorf("AppendJSON output spans lines: %s", got)
+			}
+			want, err := json.Marshal(plain(rec))
+			if err != nil {
+				t.Fatalf("json.Marshal: %v", err)
+			}
+			var g, w map[string]any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("AppendJSON wrote invalid JSON %s: %v", got, err)
+			}
+			if err := json.Unmarshal(want, &w); err != nil {
+				t.Fatalf("json.Unmarshal of encoding/json's output: %v", err)
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("AppendJSON and encoding/json disagree:\n got %s\nwant %s", got, want)
+			}
+			var back store.Record
+			if err := json.Unmarshal(got, &back); err != nil {
+				t.Fatalf("decoding AppendJSON's output into a Record: %v", err)
+			}
+			var wantBack store.Record
+			if err := json.Unmarshal(want, &wantBack); err != nil {
+				t.Fatalf("decoding encoding/json's output into a Record: %v", err)
+			}
+			if msg := storetest.DiffRecord(back, wantBack); msg != "" {
+				t.Errorf("the record decoded from AppendJSON differs from encoding/json's: %s", msg)
+			}
+		})
+	}
+}
+
+func TestAppendJSONRefusesWhatWouldCorruptALog(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(-1)
+	cases := map[string]store.Record{
+		"invalid input":          {Input: json.RawMessage(`{"a":`)},
+		"invalid output":         {Output: json.RawMessage(`not json`)},
+		"invalid tracked errors": {TrackedErrors: json.RawMessage(`[1,`)},
+		"NaN cost":               {CostUSD: &nan},
+		"infinite cost":          {CostUSD: &inf},
+		"year 10000":             {FinishedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"unnamed class":          {Class: classify.Class(200)},
+	}
+	for name, rec := range cases {
+		t.Run(name, func(t *testing.T) {
+			dst := []byte("kept")
+			got, err := rec.AppendJSON(dst)
+			if err == nil {
+				t.Fatalf("AppendJSON succeeded with %s", got)
+			}
+			if string(got) != "kept" {
+				t.Errorf("AppendJSON failed but changed dst to %q, want it unchanged", got)
+			}
+		})
+	}
+}
+
+func TestAppendJSONDoesNotAllocate(t *testing.T) {
+	rec := storetest.FullRecord(3)
+	buf := make([]byte, 0, 4096)
+	allocs := testing.AllocsPerRun(100, func() {
+		var err error
+		if buf, err = rec.AppendJSON(buf[:0]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("AppendJSON into a buffer with room allocates %.1f times per record, want 0", allocs)
+	}
+}
+
+func BenchmarkAppendJSON(b *testing.B) {
+	rec := storetest.FullRecord(3)
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = rec.AppendJSON(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(buf)))
+}
