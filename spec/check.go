@@ -1,0 +1,450 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tenaxhq/tenax/classify"
+)
+
+// The allowed values of the spec's enumerations.
+var (
+	taskTypes  = []string{"llm", "exec", "http"}
+	providers  = []string{"openai", "anthropic", "mock"}
+	outputs    = []string{"text", "json"}
+	formats    = []string{"jsonl", "csv", "txt"}
+	onBadLines = []string{"fail", "record"}
+	jitters    = []string{"proportional", "full", "equal", "decorrelated", "none"}
+	onTrips    = []string{"prompt", "abort", "wait"}
+	methods    = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
+)
+
+// taskKeys says which task keys belong to which task type; the others
+// (type, output, timeout) apply to all.
+var taskKeys = map[string][]string{
+	"llm":  {"provider", "base_url", "api_key", "model", "system", "prompt", "max_tokens", "temperature"},
+	"exec": {"argv", "stdin", "env", "exit_codes", "dir"},
+	"http": {"method", "url", "headers", "body"},
+}
+
+// finish applies the defaults, validates every value and resolves
+// relative paths, recording every problem.
+func (d *decoder) finish(s *Spec) {
+	d.defaults(s)
+	d.checkInput(s)
+	d.checkTask(s)
+	d.checkValidate(s)
+	d.checkPolicies(s)
+	d.checkClassify(s)
+	d.checkMock(s)
+	d.resolvePaths(s)
+}
+
+// isSet reports whether the spec wrote path with a non-null value.
+func (d *decoder) isSet(path string) bool {
+	_, ok := d.set[path]
+	return ok
+}
+
+// at returns the position of the first of paths the spec wrote (its
+// value, else its key), else the start of the file.
+func (d *decoder) at(paths ...string) pos {
+	for _, p := range paths {
+		if v, ok := d.set[p]; ok {
+			return v
+		}
+		if k, ok := d.keyPos[p]; ok {
+			return k
+		}
+	}
+	return pos{1, 1}
+}
+
+// problem records a problem with the value at path or, when the spec did
+// not write it, at the key of the first of parents it did write.
+func (d *decoder) problem(path string, parents []string, format string, args ...any) {
+	p, ok := d.set[path]
+	if !ok {
+		p = d.at(path)
+		for _, parent := range parents {
+			if k, found := d.keyPos[parent]; found {
+				p = k
+				break
+			}
+		}
+	}
+	d.errorf(p, "", "%s: %s", path, fmt.Sprintf(format, args...))
+}
+
+// oneOf checks an enumerated value; "" passes (it means unset).
+func (d *decoder) oneOf(path, value string, allowed []string) {
+	if value == "" || slices.Contains(allowed, value) {
+		return
+	}
+	d.errorf(d.at(path), suggest(value, allowed), "%s: unknown value %q (want %s)", path, value, orList(allowed))
+}
+
+// orList writes "a, b or c".
+func orList(words []string) string {
+	if len(words) == 1 {
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// defaults fills in every value the spec did not write.
+func (d *decoder) defaults(s *Spec) {
+	// The first default for a path wins: the task-specific ones come
+	// before the general ones.
+	defaulted := map[string]bool{}
+	def := func(path string, apply func()) {
+		if !d.isSet(path) && !defaulted[path] {
+			defaulted[path] = true
+			apply()
+		}
+	}
+	def("name", func() { s.Name = defaultName(s.path) })
+	if s.Input.Path != "" {
+		def("input.format", func() {
+			ext := strings.ToLower(filepath.Ext(s.Input.Path))
+			switch ext {
+			case ".jsonl", ".ndjson":
+				s.Input.Format = "jsonl"
+			case ".csv":
+				s.Input.Format = "csv"
+			case ".txt":
+				s.Input.Format = "txt"
+			}
+		})
+	}
+	def("input.on_bad_line", func() { s.Input.OnBadLine = "fail" })
+
+	t := &s.Task
+	switch t.Type {
+	case "llm":
+		def("task.max_tokens", func() { t.MaxTokens = 1024 })
+		def("task.timeout", func() { t.Timeout = 60 * time.Second })
+		def("task.output", func() {
+			t.Output = "text"
+			if s.Validate.JSONSchema.IsSet() {
+				t.Output = "json"
+			}
+		})
+		def("concurrency.max", func() { s.Concurrency.Max = 32 })
+		def("cache.enabled", func() { s.Cache.Enabled = true })
+	case "http":
+		def("task.timeout", func() { t.Timeout = 30 * time.Second })
+		def("task.method", func() {
+			t.Method = "GET"
+			if t.Body != "" {
+				t.Method = "POST"
+			}
+		})
+	}
+	if t.Method != "" {
+		t.Method = strings.ToUpper(t.Method)
+	}
+	if t.Output == "" {
+		t.Output = "text"
+	}
+
+	def("validate.timeout", func() { s.Validate.Timeout = 30 * time.Second })
+	def("heal.max_attempts", func() { s.Heal.MaxAttempts = 8 })
+	def("heal.max_error_attempts", func() { s.Heal.MaxErrorAttempts = 5 })
+
+	r := &s.Retry
+	def("retry.max_attempts", func() { r.MaxAttempts = 5 })
+	def("retry.max_hint", func() { r.MaxHint = 2 * time.Minute })
+	def("retry.backoff.base", func() { r.Backoff.Base = time.Second })
+	def("retry.backoff.multiplier", func() { r.Backoff.Multiplier = 2 })
+	def("retry.backoff.max", func() { r.Backoff.Max = 60 * time.Second })
+	def("retry.backoff.jitter", func() { r.Backoff.Jitter = "proportional" })
+
+	b := &s.Breaker
+	def("breaker.threshold", func() { b.Threshold = 5 })
+	if b.FailureRate > 0 {
+		def("breaker.window", func() { b.Window = 20 })
+	}
+	def("breaker.reset_timeout", func() { b.ResetTimeout = 60 * time.Second })
+	def("breaker.probes", func() { b.Probes = 1 })
+
+	def("concurrency.max", func() { s.Concurrency.Max = 8 })
+	def("checkpoint.flush_every", func() { s.Checkpoint.FlushEvery = 100 })
+	def("checkpoint.flush_interval", func() { s.Checkpoint.FlushInterval = time.Second })
+
+	// The simulated provider's defaults matter only when it is used (or
+	// configured), and would only clutter the manifest otherwise.
+	if t.Provider != "mock" && !d.isSet("mock") {
+		return
+	}
+	m := &s.Mock
+	switch {
+	case !d.isSet("mock.latency"):
+		m.Latency = Latency{Min: 20 * time.Millisecond, Max: 20 * time.Millisecond}
+	case !d.isSet("mock.latency.max") && d.isSet("mock.latency.min"):
+		m.Latency.Max = m.Latency.Min
+	}
+	def("mock.seed", func() { m.Seed = 42 })
+}
+
+func (d *decoder) checkInput(s *Spec) {
+	d.oneOf("input.format", s.Input.Format, formats)
+	d.oneOf("input.on_bad_line", s.Input.OnBadLine, onBadLines)
+	if s.Input.Path != "" && s.Input.Format == "" {
+		d.problem("input", nil, "cannot tell the format of %q from its extension (want .jsonl, .ndjson, .csv or .txt, or set input.format)", s.Input.Path)
+	}
+}
+
+func (d *decoder) checkTask(s *Spec) {
+	t := &s.Task
+	task := []string{"task"}
+	switch {
+	case t.Type == "":
+		d.problem("task.type", task, "missing (want %s)", orList(taskTypes))
+		return
+	case !slices.Contains(taskTypes, t.Type):
+		d.oneOf("task.type", t.Type, taskTypes)
+		return
+	}
+	// A key of another task type is a mistake the decoder cannot see.
+	for typ, keys := range taskKeys {
+		if typ == t.Type {
+			continue
+		}
+		for _, k := range keys {
+			if p := "task." + k; d.isSet(p) {
+				d.errorf(d.at(p), "", "%s: does not apply to %s tasks (it is for %s tasks)", p, t.Type, typ)
+			}
+		}
+	}
+	d.oneOf("task.output", t.Output, outputs)
+	switch t.Type {
+	case "llm":
+		if t.Provider == "" {
+			d.problem("task.provider", task, "missing for an llm task (want %s)", orList(providers))
+		}
+		d.oneOf("task.provider", t.Provider, providers)
+		if t.Model == "" && t.Provider != "mock" {
+			d.problem("task.model", task, "missing for an llm task")
+		}
+		if t.Prompt == "" {
+			d.problem("task.prompt", task, "missing for an llm task")
+		}
+		if t.MaxTokens < 1 {
+			d.problem("task.max_tokens", nil, "must be at least 1, got %d", t.MaxTokens)
+		}
+		if t.Temperature != nil && (*t.Temperature < 0 || *t.Temperature > 2) {
+			d.problem("task.temperature", nil, "must be between 0 and 2, got %g", *t.Temperature)
+		}
+	case "exec":
+		if len(t.Argv) == 0 {
+			d.problem("task.argv", task, "missing or empty for an exec task (a list: program, then arguments)")
+		} else if t.Argv[0] == "" {
+			d.problem("task.argv[0]", []string{"task.argv"}, "the program name is empty")
+		}
+		for _, class := range []struct {
+			name  string
+			codes []int
+		}{{"retryable", t.ExitCodes.Retryable}, {"fatal", t.ExitCodes.Fatal}, {"item", t.ExitCodes.Item}} {
+			for i, c := range class.codes {
+				if c < 0 || c > 255 {
+					d.problem(fmt.Sprintf("task.exit_codes.%s[%d]", class.name, i), nil, "%d is not an exit code (want 0-255)", c)
+				}
+			}
+		}
+	case "http":
+		if t.URL == "" {
+			d.problem("task.url", task, "missing for an http task")
+		}
+		d.oneOf("task.method", t.Method, methods)
+	}
+}
+
+func (d *decoder) checkValidate(s *Spec) {
+	v := &s.Validate
+	if v.Regex != "" {
+		re, err := regexp.Compile(v.Regex)
+		if err != nil {
+			d.problem("validate.regex", nil, "%s", regexpMessage(err))
+		}
+		v.Regexp = re
+	}
+	if d.isSet("validate.command") && (len(v.Command) == 0 || v.Command[0] == "") {
+		d.problem("validate.command", nil, "the program name is empty")
+	}
+	for i := range s.Heal.Hints {
+		h := &s.Heal.Hints[i]
+		p := fmt.Sprintf("heal.hints[%d]", i)
+		if h.Match == "" {
+			d.problem(p+".match", []string{p}, "missing (a regex matched against the error)")
+			continue
+		}
+		re, err := regexp.Compile(h.Match)
+		if err != nil {
+			d.problem(p+".match", nil, "%s", regexpMessage(err))
+			continue
+		}
+		h.Regexp = re
+		if h.Hint == "" {
+			d.problem(p+".hint", []string{p}, "missing (the advice to give when match matches)")
+		}
+	}
+}
+
+// regexpMessage shortens a regexp error to what is wrong.
+func regexpMessage(err error) string {
+	return "invalid regex: " + strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+}
+
+func (d *decoder) checkPolicies(s *Spec) {
+	atLeast := func(path string, v, least int) {
+		if v < least {
+			d.problem(path, nil, "must be at least %d, got %d", least, v)
+		}
+	}
+	atLeast("heal.max_attempts", s.Heal.MaxAttempts, 0)
+	atLeast("heal.max_error_attempts", s.Heal.MaxErrorAttempts, 1)
+
+	r := s.Retry
+	atLeast("retry.max_attempts", r.MaxAttempts, 1)
+	if r.Backoff.Multiplier < 1 {
+		d.problem("retry.backoff.multiplier", nil, "must be at least 1, got %g", r.Backoff.Multiplier)
+	}
+	d.oneOf("retry.backoff.jitter", r.Backoff.Jitter, jitters)
+	if r.Backoff.Max > 0 && r.Backoff.Min > r.Backoff.Max {
+		d.problem("retry.backoff.min", nil, "%s is more than retry.backoff.max (%s)", r.Backoff.Min, r.Backoff.Max)
+	}
+
+	b := s.Breaker
+	atLeast("breaker.threshold", b.Threshold, 1)
+	if b.FailureRate < 0 || b.FailureRate > 1 {
+		d.problem("breaker.failure_rate", nil, "must be between 0 and 1, got %g", b.FailureRate)
+	}
+	atLeast("breaker.window", b.Window, 0)
+	d.oneOf("breaker.on_trip", b.OnTrip, onTrips)
+	atLeast("breaker.probes", b.Probes, 1)
+
+	c := s.Concurrency
+	atLeast("concurrency.max", c.Max, 1)
+	atLeast("concurrency.initial", c.Initial, 0)
+	if c.Initial > c.Max && c.Max >= 1 {
+		d.problem("concurrency.initial", nil, "%d is more than concurrency.max (%d)", c.Initial, c.Max)
+	}
+	atLeast("rate_limit.requests_per_minute", s.RateLimit.RequestsPerMinute, 0)
+	atLeast("rate_limit.tokens_per_minute", s.RateLimit.TokensPerMinute, 0)
+	atLeast("pacing.batch_size", s.Pacing.BatchSize, 0)
+	atLeast("checkpoint.flush_every", s.Checkpoint.FlushEvery, 1)
+	if s.Budget.MaxCostUSD < 0 {
+		d.problem("budget.max_cost_usd", nil, "must not be negative, got %g", s.Budget.MaxCostUSD)
+	}
+	if s.Budget.MaxTokens < 0 {
+		d.problem("budget.max_tokens", nil, "must not be negative, got %d", s.Budget.MaxTokens)
+	}
+	atLeast("checkin_every", s.CheckinEvery, 0)
+	for model, p := range s.Prices {
+		for key, v := range map[string]float64{"input_per_mtok": p.InputPerMTok, "output_per_mtok": p.OutputPerMTok} {
+			if v < 0 {
+				d.problem(join(join("prices", model), key), nil, "must not be negative, got %g", v)
+			}
+		}
+	}
+}
+
+// checkClassify compiles the classification rules, pointing each problem
+// at the key it is about.
+func (d *decoder) checkClassify(s *Spec) {
+	fieldKeys := map[string]string{"message": "match", "status": "status", "code": "code", "exit_code": "exit_code", "class": "class"}
+	for i := range s.Classify {
+		c := &s.Classify[i]
+		p := fmt.Sprintf("classify[%d]", i)
+		rule, err := classify.NewRule(c.Name, c.Match, c.Status, c.Code, c.ExitCode, c.Class)
+		if err != nil {
+			var re *classify.RuleError
+			if !errors.As(err, &re) {
+				d.problem(p, nil, "%v", err)
+				continue
+			}
+			msg := strings.TrimPrefix(re.Err.Error(), "classify: ")
+			if re.Field == "message" {
+				msg = regexpMessage(re.Err)
+			}
+			key := p
+			if k, ok := fieldKeys[re.Field]; ok {
+				key = p + "." + k
+			}
+			sugg := ""
+			if re.Field == "class" && c.Class != "" {
+				sugg = suggest(c.Class, []string{"retryable", "fatal", "item", "invalid", "canceled"})
+			}
+			d.errorf(d.at(key, p), sugg, "%s: %s", key, msg)
+			continue
+		}
+		c.Rule = rule
+	}
+}
+
+func (d *decoder) checkMock(s *Spec) {
+	m := s.Mock
+	if m.Latency.Min > m.Latency.Max {
+		d.problem("mock.latency.min", []string{"mock.latency"}, "%s is more than mock.latency.max (%s)", m.Latency.Min, m.Latency.Max)
+	}
+	if m.RPM < 0 {
+		d.problem("mock.rpm", nil, "must not be negative, got %d", m.RPM)
+	}
+	if m.TPM < 0 {
+		d.problem("mock.tpm", nil, "must not be negative, got %d", m.TPM)
+	}
+	e := m.Errors
+	sum := 0.0
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{
+		{"rate_limit", e.RateLimit}, {"server", e.Server}, {"overloaded", e.Overloaded}, {"timeout", e.Timeout},
+		{"reset", e.Reset}, {"malformed", e.Malformed}, {"invalid_output", e.InvalidOutput}, {"auth", e.Auth},
+	} {
+		if f.v < 0 || f.v > 1 {
+			d.problem("mock.errors."+f.key, nil, "must be a fraction between 0 and 1, got %g", f.v)
+		}
+		sum += f.v
+	}
+	if sum > 1+1e-9 {
+		d.problem("mock.errors", nil, "the fractions add up to %g, more than 1", sum)
+	}
+}
+
+// resolvePaths makes the spec's relative paths absolute against its
+// directory: the input, the schema file, the cache and working
+// directories, and a command's program when it starts with ./ or ../ (a
+// bare name is looked up on PATH, as a shell would).
+func (d *decoder) resolvePaths(s *Spec) {
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) || s.dir == "" {
+			return p
+		}
+		return filepath.Join(s.dir, p)
+	}
+	program := func(argv []string) {
+		if len(argv) > 0 && isRelativeProgram(argv[0]) {
+			argv[0] = abs(argv[0])
+		}
+	}
+	s.Input.Path = abs(s.Input.Path)
+	s.Validate.JSONSchema.Path = abs(s.Validate.JSONSchema.Path)
+	s.Cache.Dir = abs(s.Cache.Dir)
+	s.Task.Dir = abs(s.Task.Dir)
+	program(s.Task.Argv)
+	program(s.Validate.Command)
+}
+
+// isRelativeProgram reports whether argv[0] names a file relative to the
+// current directory.
+func isRelativeProgram(p string) bool {
+	return strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") ||
+		filepath.Separator != '/' && (strings.HasPrefix(p, `.\`) || strings.HasPrefix(p, `..\`))
+}

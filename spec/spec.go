@@ -1,0 +1,385 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/tenaxhq/tenax/classify"
+)
+
+// Spec is a resolved job spec: every ${VAR} expanded, every default
+// applied, every relative path made absolute against the spec file's
+// directory, every regex compiled. Its fields are plain values that the
+// job package turns into tasks, policies and the engine's configuration.
+type Spec struct {
+	// Name names the job; by default the spec file's base name without
+	// its extension.
+	Name string `yaml:"name"`
+	// Input is the file of work items (the CLI's --input may replace it).
+	Input Input `yaml:"input"`
+	// Task is what runs for each item.
+	Task Task `yaml:"task"`
+	// Validate checks each output; a failed check starts the heal loop.
+	Validate Validate `yaml:"validate"`
+	// Heal bounds the re-asks after invalid output.
+	Heal Heal `yaml:"heal"`
+	// Retry is the retry policy for retryable failures.
+	Retry Retry `yaml:"retry"`
+	// Breaker is the circuit breaker's configuration.
+	Breaker Breaker `yaml:"breaker"`
+	// Concurrency bounds the attempts in flight.
+	Concurrency Concurrency `yaml:"concurrency"`
+	// RateLimit paces calls to the provider's limits.
+	RateLimit RateLimit `yaml:"rate_limit"`
+	// Pacing adds batches and pauses, for those who need them.
+	Pacing Pacing `yaml:"pacing"`
+	// Checkpoint says how often results are made durable.
+	Checkpoint Checkpoint `yaml:"checkpoint"`
+	// Budget stops dispatch when the job has spent this much.
+	Budget Budget `yaml:"budget"`
+	// Cache is the LLM response cache.
+	Cache Cache `yaml:"cache"`
+	// CheckinEvery pauses every N finished items on a terminal to show
+	// the latest outputs; 0 never pauses.
+	CheckinEvery int `yaml:"checkin_every"`
+	// Classify holds the user's classification rules, evaluated before
+	// the defaults.
+	Classify []ClassifyRule `yaml:"classify"`
+	// Prices gives the cost of models the task does not know, by model
+	// name.
+	Prices map[string]Price `yaml:"prices"`
+	// Mock configures the simulated provider (task.provider: mock).
+	Mock Mock `yaml:"mock"`
+
+	path    string
+	dir     string
+	secrets []string
+}
+
+// Input names the input file. In YAML it is a path string or a mapping.
+type Input struct {
+	// Path is the input file, absolute once resolved; "" when the spec
+	// leaves the input to the command line.
+	Path string `yaml:"path"`
+	// Format is "jsonl", "csv" or "txt"; by default from Path's extension.
+	Format string `yaml:"format"`
+	// OnBadLine is "fail" (default: refuse to start) or "record" (record a
+	// bad line's item as failed and go on).
+	OnBadLine string `yaml:"on_bad_line"`
+}
+
+// Task is the task to run for each item. Type selects which of the other
+// fields apply: the llm, exec or http ones (see the field comments).
+type Task struct {
+	// Type is "llm", "exec" or "http".
+	Type string `yaml:"type"`
+
+	// Provider (llm) is "openai" (any OpenAI-compatible base_url),
+	// "anthropic" or "mock".
+	Provider string `yaml:"provider"`
+	// BaseURL (llm) replaces the provider's default endpoint.
+	BaseURL string `yaml:"base_url"`
+	// APIKey (llm) authenticates the calls; usually ${SOME_API_KEY}. It is
+	// always treated as a secret.
+	APIKey string `yaml:"api_key"`
+	// Model (llm) is the model name.
+	Model string `yaml:"model"`
+	// System (llm) is the system prompt template.
+	System string `yaml:"system"`
+	// Prompt (llm) is the user prompt template, rendered from the item's
+	// fields.
+	Prompt string `yaml:"prompt"`
+	// MaxTokens (llm) bounds the answer; default 1024.
+	MaxTokens int `yaml:"max_tokens"`
+	// Temperature (llm) is the sampling temperature; nil leaves the
+	// provider's default.
+	Temperature *float64 `yaml:"temperature"`
+
+	// Argv (exec) is the command as an argv template, never run through a
+	// shell.
+	Argv []string `yaml:"argv"`
+	// Stdin (exec) is a template written to the command's stdin.
+	Stdin string `yaml:"stdin"`
+	// Env (exec) adds variables to the command's environment.
+	Env map[string]string `yaml:"env"`
+	// ExitCodes (exec) overrides the class of exit codes.
+	ExitCodes ExitCodes `yaml:"exit_codes"`
+	// Dir (exec) is the command's working directory, absolute once
+	// resolved; "" is tenax's own.
+	Dir string `yaml:"dir"`
+
+	// Method (http) is the request method; default GET, or POST when a
+	// body is set.
+	Method string `yaml:"method"`
+	// URL (http) is the request URL template.
+	URL string `yaml:"url"`
+	// Headers (http) are header templates.
+	Headers map[string]string `yaml:"headers"`
+	// Body (http) is the request body template.
+	Body string `yaml:"body"`
+
+	// Output is "text" or "json": how the task's answer becomes the
+	// record's output. Default json for an llm task validated by a JSON
+	// Schema, text otherwise.
+	Output string `yaml:"output"`
+	// Timeout bounds one attempt; default 60s for llm, 30s for http, none
+	// (0) for exec.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// ExitCodes lists exit codes of an exec task by the class they mean,
+// overriding the defaults (75 retryable, 126 and 127 fatal).
+type ExitCodes struct {
+	Retryable []int `yaml:"retryable"`
+	Fatal     []int `yaml:"fatal"`
+	Item      []int `yaml:"item"`
+}
+
+// Validate configures the output checks; any that is set must pass.
+type Validate struct {
+	// JSONSchema is a schema file or an inline schema.
+	JSONSchema Schema `yaml:"json_schema"`
+	// Regex must match the output text; Regexp is its compiled form.
+	Regex  string         `yaml:"regex"`
+	Regexp *regexp.Regexp `yaml:"-"`
+	// Command gets the output on stdin; a non-zero exit means invalid,
+	// with its stderr as the error. In YAML a list, or one string naming
+	// the program alone.
+	Command Command `yaml:"command"`
+	// Timeout bounds the command; default 30s.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// Schema is a JSON Schema given by file or inline. In YAML it is a path
+// string or a mapping (the schema itself, written in YAML).
+type Schema struct {
+	// Path is the schema file, absolute once resolved.
+	Path string
+	// Inline is an inline schema as JSON.
+	Inline json.RawMessage
+
+	inline any // the inline schema with its key order, for Redacted
+}
+
+// IsSet reports whether a schema was given.
+func (s Schema) IsSet() bool { return s.Path != "" || len(s.Inline) > 0 }
+
+// Command is an argv. In YAML it may be a list or a single string, which
+// is the program alone (never split, never run through a shell).
+type Command []string
+
+// Heal bounds the heal loop (see package heal).
+type Heal struct {
+	// MaxAttempts is the re-ask budget per item in all; default 8.
+	MaxAttempts int `yaml:"max_attempts"`
+	// MaxErrorAttempts is the re-ask budget per error fingerprint;
+	// default 5.
+	MaxErrorAttempts int `yaml:"max_error_attempts"`
+	// Hints are added to the feedback when their regex matches the error.
+	Hints []Hint `yaml:"hints"`
+}
+
+// Hint is a piece of advice given to the model when an error matches.
+type Hint struct {
+	// Match is the regex; Regexp its compiled form.
+	Match  string         `yaml:"match"`
+	Regexp *regexp.Regexp `yaml:"-"`
+	// Hint is the advice.
+	Hint string `yaml:"hint"`
+}
+
+// Retry is the retry policy.
+type Retry struct {
+	// MaxAttempts is the most consecutive retryable failures of an item;
+	// default 5.
+	MaxAttempts int `yaml:"max_attempts"`
+	// MaxElapsed bounds an item's wall time; 0 (default) is no bound.
+	MaxElapsed time.Duration `yaml:"max_elapsed"`
+	// MaxHint caps server retry hints; default 2m.
+	MaxHint time.Duration `yaml:"max_hint"`
+	// Backoff is the delay schedule between retries.
+	Backoff Backoff `yaml:"backoff"`
+}
+
+// Backoff is the delay before retry n: min(max, base*multiplier^(n-1)),
+// jittered, then bounded by Min and Max.
+type Backoff struct {
+	Base       time.Duration `yaml:"base"`       // default 1s
+	Multiplier float64       `yaml:"multiplier"` // default 2
+	Min        time.Duration `yaml:"min"`        // default 0
+	Max        time.Duration `yaml:"max"`        // default 60s
+	// Jitter is "proportional" (default), "full", "equal", "decorrelated"
+	// or "none".
+	Jitter string `yaml:"jitter"`
+}
+
+// Breaker configures the circuit breaker.
+type Breaker struct {
+	// Threshold is the consecutive counted failures that open it;
+	// default 5.
+	Threshold int `yaml:"threshold"`
+	// FailureRate (0..1) also opens it when the window's failure rate
+	// reaches it; 0 (default) disables the rate rule.
+	FailureRate float64 `yaml:"failure_rate"`
+	// Window is the number of outcomes the rate is computed over; default
+	// 20 when FailureRate is set.
+	Window int `yaml:"window"`
+	// OnTrip is "prompt", "abort" or "wait"; "" (default) prompts on a
+	// terminal and aborts otherwise.
+	OnTrip string `yaml:"on_trip"`
+	// ResetTimeout is how long "wait" waits before half-open; default 60s.
+	ResetTimeout time.Duration `yaml:"reset_timeout"`
+	// Probes is the attempts let through when half-open; default 1.
+	Probes int `yaml:"probes"`
+}
+
+// Concurrency bounds the attempts in flight.
+type Concurrency struct {
+	// Max is the most attempts in flight; default 32 for llm tasks, 8
+	// otherwise.
+	Max int `yaml:"max"`
+	// Adaptive starts low and finds the provider's real limit.
+	Adaptive bool `yaml:"adaptive"`
+	// Initial is the adaptive start; 0 (default) lets the engine choose.
+	Initial int `yaml:"initial"`
+}
+
+// RateLimit caps the call rate; 0 is no limit.
+type RateLimit struct {
+	RequestsPerMinute int `yaml:"requests_per_minute"`
+	TokensPerMinute   int `yaml:"tokens_per_minute"`
+}
+
+// Pacing runs items in batches with pauses; all zero (default) is one
+// continuous pipeline.
+type Pacing struct {
+	BatchSize  int           `yaml:"batch_size"`
+	BatchDelay time.Duration `yaml:"batch_delay"`
+	ItemDelay  time.Duration `yaml:"item_delay"`
+}
+
+// Checkpoint says how often results are flushed and fsynced.
+type Checkpoint struct {
+	FlushEvery    int           `yaml:"flush_every"`    // default 100 records
+	FlushInterval time.Duration `yaml:"flush_interval"` // default 1s
+}
+
+// Budget stops dispatch when reached; 0 is no budget.
+type Budget struct {
+	MaxCostUSD float64 `yaml:"max_cost_usd"`
+	MaxTokens  int64   `yaml:"max_tokens"`
+}
+
+// Cache is the LLM response cache.
+type Cache struct {
+	// Enabled defaults to true for llm tasks, false otherwise.
+	Enabled bool `yaml:"enabled"`
+	// Dir is the cache directory, absolute once resolved; "" is the job
+	// home's cache directory.
+	Dir string `yaml:"dir"`
+}
+
+// ClassifyRule is a user classification rule as written in the spec; Rule
+// is its compiled form (see classify.NewRule).
+type ClassifyRule struct {
+	Name     string        `yaml:"name"`
+	Match    string        `yaml:"match"`
+	Status   []int         `yaml:"status"`
+	Code     []string      `yaml:"code"`
+	ExitCode []int         `yaml:"exit_code"`
+	Class    string        `yaml:"class"`
+	Rule     classify.Rule `yaml:"-"`
+}
+
+// Price is a model's price in USD per million tokens.
+type Price struct {
+	InputPerMTok  float64 `yaml:"input_per_mtok"`
+	OutputPerMTok float64 `yaml:"output_per_mtok"`
+}
+
+// Mock configures the simulated provider.
+type Mock struct {
+	// Latency of each answer; default 20ms.
+	Latency Latency `yaml:"latency"`
+	// Seed makes the simulation repeatable; default 42.
+	Seed int64 `yaml:"seed"`
+	// RPM and TPM are the hidden rate limits; 0 is none.
+	RPM int `yaml:"rpm"`
+	TPM int `yaml:"tpm"`
+	// Errors are the fractions of calls that fail, by kind.
+	Errors MockErrors `yaml:"errors"`
+}
+
+// Latency is a uniform range; in YAML one duration (Min = Max) or a
+// mapping {min, max}.
+type Latency struct {
+	Min time.Duration `yaml:"min"`
+	Max time.Duration `yaml:"max"`
+}
+
+// MockErrors are fractions (0..1, summing to at most 1) of calls that fail
+// with each kind of error.
+type MockErrors struct {
+	RateLimit     float64 `yaml:"rate_limit"`
+	Server        float64 `yaml:"server"`
+	Overloaded    float64 `yaml:"overloaded"`
+	Timeout       float64 `yaml:"timeout"`
+	Reset         float64 `yaml:"reset"`
+	Malformed     float64 `yaml:"malformed"`
+	InvalidOutput float64 `yaml:"invalid_output"`
+	Auth          float64 `yaml:"auth"`
+}
+
+// Path returns the spec file's path as given to Load (the name given to
+// Parse).
+func (s *Spec) Path() string { return s.path }
+
+// Dir returns the directory relative paths in the spec were resolved
+// against.
+func (s *Spec) Dir() string { return s.dir }
+
+// Load reads, expands, decodes, defaults and validates the spec file at
+// path. env looks up ${VAR}s (os.LookupEnv in production). Every problem
+// found is reported at once as Errors, each with file:line:col; an
+// unreadable file is a plain error.
+func Load(path string, env func(string) (string, bool)) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	return Parse(path, data, dir, env)
+}
+
+// Parse is Load without the file: name is used in errors and for the
+// default job name, dir is what relative paths are resolved against.
+func Parse(name string, data []byte, dir string, env func(string) (string, bool)) (*Spec, error) {
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	d := newDecoder(name, env)
+	s := &Spec{path: name, dir: dir}
+	d.decodeFile(data, s)
+	if len(d.errs) == 0 {
+		d.finish(s)
+	}
+	if len(d.errs) > 0 {
+		return nil, d.errs.sorted()
+	}
+	s.secrets = d.secretValues(s.Task.APIKey)
+	return s, nil
+}
+
+// defaultName is the spec file's base name without its extension.
+func defaultName(path string) string {
+	base := filepath.Base(path)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
