@@ -128,3 +128,28 @@ func BenchmarkAppendJSON(b *testing.B) {
 	}
 	b.SetBytes(int64(len(buf)))
 }
+
+func TestOutcomesSetGrowsGeometrically(t *testing.T) {
+	const n = 100_000
+	allocs := testing.AllocsPerRun(1, func() {
+		var o store.Outcomes
+		for i := range n {
+			o.Set(i, store.Succeeded)
+		}
+	})
+	if allocs > 40 {
+		t.Errorf("setting %d idx in order allocated %.0f times, want about log2(%d)", n, allocs, n)
+	}
+	var o store.Outcomes
+	o.Set(5, store.Failed)
+	o.Set(2, store.Succeeded)
+	o.Set(3, store.Succeeded)
+	o = o[:4] // a shorter view must not expose stale bytes when grown again
+	o.Set(7, store.Succeeded)
+	want := []store.Outcome{store.Pending, store.Pending, store.Succeeded, store.Succeeded, store.Pending, store.Pending, store.Pending, store.Succeeded}
+	for i, w := range want {
+		if got := o.Get(i); got != w {
+			t.Errorf("Get(%d) = %v, want %v", i, got, w)
+		}
+	}
+}

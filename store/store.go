@@ -181,10 +181,16 @@ func (o Outcomes) Get(idx int) Outcome {
 // Set records the outcome of idx, growing the slice as needed.
 func (o *Outcomes) Set(idx int, out Outcome) {
 	if idx >= len(*o) {
-		n := max(2*len(*o), idx+1)
-		grown := make(Outcomes, idx+1, n)
-		copy(grown, *o)
-		*o = grown
+		if idx < cap(*o) {
+			n := len(*o)
+			*o = (*o)[:idx+1]
+			clear((*o)[n:idx]) // a caller may have shortened the slice
+
+		} else {
+			grown := make(Outcomes, idx+1, max(2*cap(*o), idx+1))
+			copy(grown, *o)
+			*o = grown
+		}
 	}
 	(*o)[idx] = out
 }

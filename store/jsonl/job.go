@@ -1,0 +1,512 @@
+package jsonl
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/tenaxhq/tenax/store"
+)
+
+// flushBytes bounds the encoded records a job holds before writing them,
+// whatever FlushEvery says, so huge outputs do not pile up in memory.
+const flushBytes = 4 << 20
+
+// Job is one job directory. Open for writing, it holds the directory's
+// lock and appends to results.jsonl through an in-memory buffer that is
+// written and fsynced every FlushEvery records, every FlushInterval, on
+// Flush and on Close. Its methods are safe for concurrent use.
+type Job struct {
+	dir      string
+	readOnly bool
+	lock     *os.File
+
+	// mu guards the fields below it; Append holds it only to encode.
+	mu         sync.Mutex
+	manifest   store.Manifest
+	pending    []byte // encoded records not yet written
+	spare      []byte // the buffer the last write emptied, for reuse
+	unsynced   int    // records appended since the last fsync
+	flushEvery int
+	closed     bool
+
+	// writeMu serializes writes to results.jsonl, keeping them in append
+	// order, and guards results and size. Taken before mu, never after.
+	writeMu sync.Mutex
+	results *os.File
+	size    int64 // bytes of results.jsonl known to hold whole records
+
+	manifestMu sync.Mutex // serializes manifest writes
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+var _ store.Job = (*Job)(nil)
+
+// Dir returns the job's directory: manifest.json, results.jsonl,
+// failures.jsonl and the lock file.
+func (j *Job) Dir() string { return j.dir }
+
+func (j *Job) resultsPath() string { return filepath.Join(j.dir, resultsFile) }
+
+// openResults opens results.jsonl for appending and repairs its tail.
+func (j *Job) openResults() error {
+	f, err := os.OpenFile(j.resultsPath(), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("jsonl: %w", err)
+	}
+	size, err := repairTail(f, j.resultsPath())
+	if err != nil {
+		f.Close()
+		return err
+	}
+	j.results, j.size = f, size
+	return nil
+}
+
+// repairTail makes the file end with a newline, so the next record starts
+// a line of its own, without losing a complete record: a last line that
+// is a whole record missing only its newline gets one; a torn line (a
+// crash mid-write) is cut off. It returns the file's new size.
+func repairTail(f *os.File, path string) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("jsonl: %w", err)
+	}
+	size := fi.Size()
+	tail := size
+	buf := make([]byte, 64<<10)
+	for tail > 0 {
+		n := min(int64(len(buf)), tail)
+		chunk := buf[:n]
+		if _, err := f.ReadAt(chunk, tail-n); err != nil {
+			return 0, fmt.Errorf("jsonl: reading %s: %w", path, err)
+		}
+		if k := lastNewline(chunk); k >= 0 {
+			tail = tail - n + int64(k) + 1
+			break
+		}
+		tail -= n
+	}
+	if tail == size {
+		return size, nil
+	}
+	lr := newLogReader(io.NewSectionReader(f, tail, size-tail), path, tail)
+	line, err := lr.next()
+	switch {
+	case err == nil && line.noNewline:
+		if _, err := f.Write([]byte{'\n'}); err != nil {
+			return 0, fmt.Errorf("jsonl: repairing %s: %w", path, err)
+		}
+		size++
+	case errors.Is(err, io.EOF) && lr.tornAt >= 0:
+		if err := f.Truncate(lr.tornAt); err != nil {
+			return 0, fmt.Errorf("jsonl: cutting the torn last line of %s: %w", path, err)
+		}
+		size = lr.tornAt
+	case errors.Is(err, io.EOF):
+		// Blank space after the last newline: harmless.
+		return size, nil
+	default:
+		return 0, err
+	}
+	if err := f.Sync(); err != nil {
+		return 0, fmt.Errorf("jsonl: %w", err)
+	}
+	return size, nil
+}
+
+func lastNewline(b []byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// startFlusher starts the goroutine that flushes every interval; Close
+// stops it.
+func (j *Job) startFlusher(interval time.Duration) {
+	j.stop, j.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(j.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-j.stop:
+				return
+			case <-t.C:
+				// A failed write keeps its records pending; the next
+				// flush retries them and Flush reports the error.
+				_ = j.flush(false)
+			}
+		}
+	}()
+}
+
+// Manifest returns the job's manifest as last saved.
+func (j *Job) Manifest() store.Manifest {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.manifest
+}
+
+// SetState saves s as the job's state.
+func (j *Job) SetState(ctx context.Context, s store.State) error {
+	return j.UpdateManifest(ctx, func(m *store.Manifest) { m.State = s })
+}
+
+// UpdateManifest applies fn to a copy of the manifest and replaces
+// manifest.json with the result atomically.
+func (j *Job) UpdateManifest(_ context.Context, fn func(*store.Manifest)) error {
+	j.manifestMu.Lock()
+	defer j.manifestMu.Unlock()
+	j.mu.Lock()
+	if err := j.writableLocked(); err != nil {
+		j.mu.Unlock()
+		return err
+	}
+	m := j.manifest
+	j.mu.Unlock()
+	id, created := m.ID, m.Created
+	fn(&m)
+	m.ID, m.Created, m.Updated = id, created, time.Now()
+	if err := writeManifest(j.dir, &m); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	j.manifest = m
+	j.mu.Unlock()
+	return nil
+}
+
+func (j *Job) writableLocked() error {
+	if j.closed {
+		return store.ErrClosed
+	}
+	if j.readOnly {
+		return store.ErrReadOnly
+	}
+	return nil
+}
+
+// Append encodes recs into the job's buffer; they reach the file within
+// FlushEvery records or FlushInterval, and are durable once Flush returns.
+// A batch holding a record that cannot be encoded is refused whole. Append
+// does not give up when ctx is canceled: a finished item's record is worth
+// keeping through an interruption.
+func (j *Job) Append(_ context.Context, recs ...store.Record) error {
+	j.mu.Lock()
+	if err := j.writableLocked(); err != nil {
+		j.mu.Unlock()
+		return err
+	}
+	before := len(j.pending)
+	for i := range recs {
+		var err error
+		if j.pending, err = recs[i].AppendJSON(j.pending); err != nil {
+			j.pending = j.pending[:before]
+			j.mu.Unlock()
+			return fmt.Errorf("jsonl: %w", err)
+		}
+		j.pending = append(j.pending, '\n')
+	}
+	j.unsynced += len(recs)
+	due := j.unsynced >= j.flushEvery || len(j.pending) >= flushBytes
+	j.mu.Unlock()
+	if due {
+		return j.flush(true)
+	}
+	return nil
+}
+
+// Flush writes every appended record to results.jsonl and fsyncs it.
+func (j *Job) Flush(_ context.Context) error {
+	j.mu.Lock()
+	err := j.writableLocked()
+	j.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return j.flush(true)
+}
+
+// flush writes the pending records and fsyncs. Appends go on into the
+// other buffer meanwhile. With wait false it returns at once when another
+// flush is under way, as that one or the next will take the records.
+func (j *Job) flush(wait bool) error {
+	if wait {
+		j.writeMu.Lock()
+	} else if !j.writeMu.TryLock() {
+		return nil
+	}
+	defer j.writeMu.Unlock()
+	if j.results == nil {
+		return store.ErrClosed
+	}
+	j.mu.Lock()
+	buf, n := j.pending, j.unsynced
+	if n == 0 && len(buf) == 0 {
+		j.mu.Unlock()
+		return nil
+	}
+	j.pending, j.spare, j.unsynced = j.spare[:0], nil, 0
+	j.mu.Unlock()
+
+	_, err := j.results.Write(buf)
+	if err == nil {
+		err = j.results.Sync()
+	}
+	if err != nil {
+		// Cut whatever part of buf reached the file, so the log never
+		// holds half a record, and keep buf for the next flush.
+		_ = j.results.Truncate(j.size)
+		j.mu.Lock()
+		j.pending = append(buf, j.pending...)
+		j.unsynced += n
+		j.mu.Unlock()
+		return fmt.Errorf("jsonl: writing %s: %w", j.resultsPath(), err)
+	}
+	j.size += int64(len(buf))
+	j.mu.Lock()
+	j.spare = buf[:0]
+	j.mu.Unlock()
+	return nil
+}
+
+// snapshot flushes a writer's records and opens results.jsonl for
+// reading, returning the size up to which it holds whole records (for a
+// read-only job, whatever the file holds now).
+func (j *Job) snapshot(ctx context.Context) (*os.File, int64, error) {
+	j.mu.Lock()
+	closed, readOnly := j.closed, j.readOnly
+	j.mu.Unlock()
+	if closed {
+		return nil, 0, store.ErrClosed
+	}
+	if !readOnly {
+		if err := j.Flush(ctx); err != nil {
+			return nil, 0, err
+		}
+	}
+	f, err := os.Open(j.resultsPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("jsonl: %w", err)
+	}
+	if !readOnly {
+		j.writeMu.Lock()
+		size := j.size
+		j.writeMu.Unlock()
+		return f, size, nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("jsonl: %w", err)
+	}
+	return f, fi.Size(), nil
+}
+
+// ctxCheckEvery is how many lines a read goes between looks at its context.
+const ctxCheckEvery = 1 << 14
+
+// Outcomes reads the latest outcome of every idx. It decodes only the
+// _idx, error and class keys of each line, so it needs one byte per item
+// and a fixed buffer, however large the outputs.
+func (j *Job) Outcomes(ctx context.Context) (store.Outcomes, error) {
+	f, size, err := j.snapshot(ctx)
+	if err != nil || f == nil {
+		return nil, err
+	}
+	defer f.Close()
+	var o store.Outcomes
+	lr := newLogReader(io.NewSectionReader(f, 0, size), j.resultsPath(), 0)
+	for n := 0; ; n++ {
+		if n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return o, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		o.Set(line.idx, outcomeOf(line.failed))
+	}
+}
+
+func outcomeOf(failed bool) store.Outcome {
+	if failed {
+		return store.Failed
+	}
+	return store.Succeeded
+}
+
+// Scan calls fn with the latest record of every idx, in idx order. A
+// first pass notes the offset of each idx's latest line (eight bytes per
+// item); the second reads and decodes those lines one at a time.
+func (j *Job) Scan(ctx context.Context, fn func(store.Record) error) error {
+	return j.scan(ctx, false, fn)
+}
+
+// Failures calls fn with the latest record of every idx whose latest
+// record failed, in idx order.
+func (j *Job) Failures(ctx context.Context, fn func(store.Record) error) error {
+	return j.scan(ctx, true, fn)
+}
+
+func (j *Job) scan(ctx context.Context, onlyFailed bool, fn func(store.Record) error) error {
+	f, size, err := j.snapshot(ctx)
+	if err != nil || f == nil {
+		return err
+	}
+	defer f.Close()
+	path := j.resultsPath()
+	// offsets[idx] is the start of idx's latest line plus one; 0 for none.
+	var offsets []int64
+	lr := newLogReader(io.NewSectionReader(f, 0, size), path, 0)
+	for n := 0; ; n++ {
+		if n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if onlyFailed && !line.failed {
+			if line.idx < len(offsets) {
+				offsets[line.idx] = 0
+			}
+			continue
+		}
+		if line.idx >= len(offsets) {
+			offsets = append(offsets, make([]int64, line.idx+1-len(offsets))...)
+		}
+		offsets[line.idx] = line.start + 1
+	}
+	var (
+		br         = bufio.NewReaderSize(nil, 64<<10)
+		at   int64 = -1 // offset br reads from next, -1 when unset
+		long []byte
+	)
+	for idx, off := range offsets {
+		if off == 0 {
+			continue
+		}
+		off--
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if off != at {
+			br.Reset(io.NewSectionReader(f, off, size-off))
+			at = off
+		}
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("jsonl: reading %s: %w", path, err)
+		}
+		at += int64(len(line))
+		var rec store.Record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return &CorruptError{Path: path, Offset: off, Reason: err.Error()}
+		}
+		if rec.Idx != idx {
+			return &CorruptError{Path: path, Offset: off, Reason: fmt.Sprintf("its _idx %d was read as %d", rec.Idx, idx)}
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finish flushes and writes failures.jsonl: the latest record of every
+// failed idx, in idx order, replacing the file atomically.
+func (j *Job) Finish(ctx context.Context) error {
+	if err := j.Flush(ctx); err != nil {
+		return err
+	}
+	return store.WriteFileAtomic(filepath.Join(j.dir, failuresFile), 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		var line []byte
+		err := j.Failures(ctx, func(r store.Record) error {
+			var err error
+			if line, err = r.AppendJSON(line[:0]); err != nil {
+				return err
+			}
+			line = append(line, '\n')
+			_, err = bw.Write(line)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+// Close flushes, stops the flusher and releases the job's lock. Closing
+// twice is harmless.
+func (j *Job) Close() error {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return nil
+	}
+	// From here on Append and the other methods see ErrClosed; what was
+	// appended before is flushed below.
+	j.closed = true
+	j.mu.Unlock()
+	if j.readOnly {
+		return nil
+	}
+	close(j.stop)
+	<-j.done
+	err := j.flush(true)
+	j.writeMu.Lock()
+	if cerr := j.results.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("jsonl: %w", cerr)
+	}
+	j.results = nil
+	j.writeMu.Unlock()
+	j.release()
+	return err
+}
+
+// release drops the lock of a job opened for writing.
+func (j *Job) release() {
+	if j.lock != nil {
+		_ = j.lock.Close()
+		j.lock = nil
+	}
+}
