@@ -408,6 +408,9 @@ func TestFinishWritesFailuresFile(t *testing.T) {
 }
 
 func TestAppendDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
 	s := &jsonl.Store{Home: t.TempDir(), FlushEvery: 1 << 30, FlushInterval: time.Hour}
 	j := createJob(t, s)
 	rec := record(1)
