@@ -27,7 +27,7 @@ import (
 
 // maxNodes bounds the nodes decoded, aliases included, so that a "billion
 // laughs" spec fails instead of exhausting memory.
-const maxNodes = 100_000
+const maxNodes = 20_000
 
 // maxDepth bounds nesting.
 const maxDepth = 64
@@ -355,8 +355,9 @@ func (d *decoder) entries(m *ast.MappingNode, depth int) []*ast.MappingValueNode
 			explicit = append(explicit, e)
 			continue
 		}
-		if depth > maxDepth {
-			d.budget(e, depth)
+		// A merge may name its own anchor, or the same one twice: the node
+		// budget keeps that from looping or exploding.
+		if !d.budget(e, depth) {
 			continue
 		}
 		src := d.resolve(e.Value)
@@ -367,6 +368,9 @@ func (d *decoder) entries(m *ast.MappingNode, depth int) []*ast.MappingValueNode
 			sources = []ast.Node{src}
 		}
 		for _, s := range sources {
+			if !d.budget(s, depth) {
+				break
+			}
 			sm, ok := d.resolve(s).(*ast.MappingNode)
 			if !ok {
 				d.errorf(posOf(e.Key), "", "<< merges a mapping or a list of mappings")
@@ -451,6 +455,9 @@ func (d *decoder) typeError(n ast.Node, path, want string) {
 		got = "a list"
 	default:
 		got = strconv.Quote(scalarText(n))
+	}
+	if path == "" {
+		path = "the spec"
 	}
 	d.errorf(posOf(n), "", "%s: expected %s, got %s", path, want, got)
 }

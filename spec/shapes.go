@@ -23,7 +23,11 @@ func (in *Input) decodeYAML(d *decoder, n ast.Node, path string, depth int) {
 // decodeYAML reads a schema as a file path or an inline mapping.
 func (s *Schema) decodeYAML(d *decoder, n ast.Node, path string, depth int) {
 	if _, ok := n.(*ast.MappingNode); ok {
+		before := len(d.errs)
 		s.inline = d.toValue(n, path, depth)
+		if len(d.errs) > before {
+			return // the spec fails anyway; do not marshal a half-built schema
+		}
 		raw, err := json.Marshal(s.inline)
 		if err != nil {
 			d.errorf(posOf(n), "", "%s: %v", path, err)

@@ -501,3 +501,17 @@ func TestSuggestion(t *testing.T) {
 		}
 	}
 }
+
+// A merge key naming its own anchor twice once made decoding exponential
+// (found by FuzzParse).
+func TestSelfReferentialAliasesFailInsteadOfHanging(t *testing.T) {
+	for _, src := range []string{
+		"task: &x {<<: [*x, *x]}\n",
+		"task: {type: llm, provider: mock, prompt: p}\nvalidate:\n  json_schema: &s {a: *s, b: *s}\n",
+	} {
+		_, err := Parse("job.yaml", []byte(src), "/specs", nil)
+		if err == nil || !strings.Contains(err.Error(), "too large or too deeply nested") {
+			t.Errorf("%q: error %v, want the size limit", src, err)
+		}
+	}
+}
