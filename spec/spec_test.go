@@ -515,3 +515,23 @@ func TestSelfReferentialAliasesFailInsteadOfHanging(t *testing.T) {
 		}
 	}
 }
+
+func TestDesignExampleLoads(t *testing.T) {
+	s, err := Load(filepath.Join("testdata", "translate.yaml"), envOf(map[string]string{"OPENAI_API_KEY": "sk-x"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Task.BaseURL != "https://api.openai.com/v1" || s.Task.APIKey != "sk-x" || s.Task.MaxTokens != 200 ||
+		s.Task.Temperature == nil || *s.Task.Temperature != 0.2 || s.Task.Output != "json" {
+		t.Errorf("task = %+v", s.Task)
+	}
+	if len(s.Heal.Hints) != 1 || s.Heal.Hints[0].Regexp == nil || !s.Heal.Hints[0].Regexp.MatchString("unexpected end of JSON input") {
+		t.Errorf("heal hints not compiled: %+v", s.Heal.Hints)
+	}
+	if s.Concurrency != (Concurrency{Max: 32, Adaptive: true}) || s.RateLimit.TokensPerMinute != 2000000 || s.Breaker.OnTrip != "prompt" {
+		t.Errorf("scheduling = %+v %+v %+v", s.Concurrency, s.RateLimit, s.Breaker)
+	}
+	if p := s.Prices["gpt-4o-mini"]; p.InputPerMTok != 0.15 || p.OutputPerMTok != 0.6 {
+		t.Errorf("prices = %+v", s.Prices)
+	}
+}
