@@ -1,0 +1,31 @@
+// Package postgres keeps tenax jobs in PostgreSQL, for runs whose
+// checkpoint should outlive one machine's disk or be read from elsewhere.
+//
+// Open connects and creates two tables when they are absent, in the schema
+// the connection's search_path names (add search_path=… to the DSN to keep
+// tenax apart):
+//
+//	tenax_jobs     id, created, updated, manifest jsonb
+//	tenax_records  seq bigserial, job_id, idx, failed, record jsonb
+//
+// Records are only ever inserted; the latest of an idx is the one with the
+// highest seq, found through the index on (job_id, idx, seq DESC), which
+// also carries failed so Outcomes never reads a record. Each Append is one
+// INSERT committed before it returns, so Flush has nothing to do and
+// Finish writes no file: failures are a query (Job.Failures).
+//
+// The store passes the same conformance suite as store/jsonl, with two
+// differences a caller may notice: raw JSON comes back reformatted by jsonb
+// (same values, other spacing and key order), and a string holding U+0000
+// cannot be stored.
+//
+// Many workers appending to one job is where this store goes next: leases
+// on ranges of pending idx, renewed by heartbeat and taken over when they
+// expire, and the breaker state shared in a table. Open already takes no
+// lock for that reason; the lease methods will be added to Job, beside the
+// single-writer ones. Until then, "latest" is per seq, which matches
+// append order for one writer.
+//
+// Its tests need a database: TENAX_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test ./store/postgres
+// Each test works in a schema of its own, dropped at the end.
+package postgres

@@ -1,0 +1,382 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tenaxhq/tenax/store"
+)
+
+// schema creates the tables when absent. The index serves every read: the
+// latest record of an idx is the first of its (idx, seq DESC) entries, and
+// INCLUDE (failed) lets Outcomes answer from the index alone.
+const schema = `
+CREATE TABLE IF NOT EXISTS tenax_jobs (
+	id       text PRIMARY KEY,
+	created  timestamptz NOT NULL,
+	updated  timestamptz NOT NULL,
+	manifest jsonb NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tenax_jobs_created ON tenax_jobs (created, id);
+CREATE TABLE IF NOT EXISTS tenax_records (
+	seq    bigserial PRIMARY KEY,
+	job_id text NOT NULL REFERENCES tenax_jobs (id) ON DELETE CASCADE,
+	idx    bigint NOT NULL,
+	failed boolean NOT NULL,
+	record jsonb NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tenax_records_latest ON tenax_records (job_id, idx, seq DESC) INCLUDE (failed);
+`
+
+// Store keeps jobs in PostgreSQL: tenax_jobs holds each job's manifest and
+// tenax_records every appended record, in the schema the connection's
+// search_path names. It is safe for concurrent use, by many processes.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database dsn names (a postgres:// URL or a
+// "key=value" string, as pgx accepts) and creates the tables when they are
+// absent. Close releases the connections.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Store{pool: pool}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// migrate creates the schema under an advisory lock, as CREATE ... IF NOT
+// EXISTS run by two processes at once can still collide.
+func (s *Store) migrate(ctx context.Context) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('tenax_schema'))`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, schema)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: creating tenax tables: %w", err)
+	}
+	return nil
+}
+
+// Close closes the store's connections. Jobs opened from it stop working.
+func (s *Store) Close() { s.pool.Close() }
+
+// Create inserts the job. An empty m.ID becomes "job_YYYYMMDD_HHMMSS" of
+// m.Created in the time zone it carries, with "_2", "_3", … on collision;
+// a zero m.Created becomes now.
+func (s *Store) Create(ctx context.Context, m store.Manifest) (store.Job, error) {
+	if m.Created.IsZero() {
+		m.Created = time.Now()
+	}
+	m.Updated = time.Now()
+	explicit := m.ID != ""
+	base := "job_" + m.Created.Format("20060102_150405")
+	for n := 1; ; n++ {
+		if !explicit {
+			m.ID = base
+			if n > 1 {
+				m.ID += "_" + strconv.Itoa(n)
+			}
+		}
+		b, err := json.Marshal(&m)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: encoding manifest: %w", err)
+		}
+		tag, err := s.pool.Exec(ctx,
+			`INSERT INTO tenax_jobs (id, created, updated, manifest) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`,
+			m.ID, m.Created, m.Updated, string(b))
+		if err != nil {
+			return nil, fmt.Errorf("postgres: creating job %s: %w", m.ID, err)
+		}
+		if tag.RowsAffected() == 1 {
+			return &Job{pool: s.pool, manifest: m}, nil
+		}
+		if explicit {
+			return nil, fmt.Errorf("postgres: job %s: %w", m.ID, store.ErrExists)
+		}
+	}
+}
+
+// Open returns the job for writing. Postgres jobs take no lock: many
+// workers may append to one job (leases that divide its items among them
+// are a later step), so Open never returns store.ErrInUse.
+func (s *Store) Open(ctx context.Context, id string) (store.Job, error) {
+	return s.open(ctx, id, false)
+}
+
+// OpenReadOnly returns the job for reading; its writing methods return
+// store.ErrReadOnly.
+func (s *Store) OpenReadOnly(ctx context.Context, id string) (store.Job, error) {
+	return s.open(ctx, id, true)
+}
+
+func (s *Store) open(ctx context.Context, id string, readOnly bool) (*Job, error) {
+	var b []byte
+	err := s.pool.QueryRow(ctx, `SELECT manifest FROM tenax_jobs WHERE id = $1`, id).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("postgres: job %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: opening job %s: %w", id, err)
+	}
+	j := &Job{pool: s.pool, readOnly: readOnly}
+	if err := json.Unmarshal(b, &j.manifest); err != nil {
+		return nil, fmt.Errorf("postgres: manifest of job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// List returns every job's manifest, oldest first.
+func (s *Store) List(ctx context.Context) ([]store.Manifest, error) {
+	rows, err := s.pool.Query(ctx, `SELECT manifest FROM tenax_jobs ORDER BY created, id`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: listing jobs: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Manifest, error) {
+		var b []byte
+		var m store.Manifest
+		if err := row.Scan(&b); err != nil {
+			return m, err
+		}
+		return m, json.Unmarshal(b, &m)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: listing jobs: %w", err)
+	}
+	return list, nil
+}
+
+// Job is one job's rows. Every Append is committed before it returns, so
+// Flush has nothing left to do. Its methods are safe for concurrent use.
+type Job struct {
+	pool     *pgxpool.Pool
+	readOnly bool
+
+	mu       sync.Mutex
+	manifest store.Manifest
+	closed   bool
+}
+
+var _ store.Job = (*Job)(nil)
+
+func (j *Job) check(write bool) (id string, err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.closed:
+		return "", store.ErrClosed
+	case write && j.readOnly:
+		return "", store.ErrReadOnly
+	}
+	return j.manifest.ID, nil
+}
+
+// Manifest returns the job's manifest as this Job last saved or read it.
+func (j *Job) Manifest() store.Manifest {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.manifest
+}
+
+// SetState saves s as the job's state.
+func (j *Job) SetState(ctx context.Context, s store.State) error {
+	return j.UpdateManifest(ctx, func(m *store.Manifest) { m.State = s })
+}
+
+// UpdateManifest applies fn to the stored manifest in a transaction that
+// locks the job's row, so updates by several workers do not overwrite each
+// other.
+func (j *Job) UpdateManifest(ctx context.Context, fn func(*store.Manifest)) error {
+	id, err := j.check(true)
+	if err != nil {
+		return err
+	}
+	var m store.Manifest
+	err = pgx.BeginFunc(ctx, j.pool, func(tx pgx.Tx) error {
+		var b []byte
+		if err := tx.QueryRow(ctx, `SELECT manifest FROM tenax_jobs WHERE id = $1 FOR UPDATE`, id).Scan(&b); err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		created := m.Created
+		fn(&m)
+		m.ID, m.Created, m.Updated = id, created, time.Now()
+		if b, err = json.Marshal(&m); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE tenax_jobs SET manifest = $2, updated = $3 WHERE id = $1`, id, string(b), m.Updated)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: updating the manifest of job %s: %w", id, err)
+	}
+	j.mu.Lock()
+	j.manifest = m
+	j.mu.Unlock()
+	return nil
+}
+
+// Append inserts recs in one statement, committed before it returns. A
+// batch holding a record that cannot be encoded is refused whole. jsonb
+// cannot hold the character U+0000, so a record with "\u0000" in a string
+// is refused by the database.
+func (j *Job) Append(ctx context.Context, recs ...store.Record) error {
+	id, err := j.check(true)
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	idxs := make([]int64, len(recs))
+	failed := make([]bool, len(recs))
+	docs := make([]string, len(recs))
+	var buf []byte
+	for i := range recs {
+		if buf, err = recs[i].AppendJSON(buf[:0]); err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
+		idxs[i], failed[i], docs[i] = int64(recs[i].Idx), recs[i].Failed(), string(buf)
+	}
+	_, err = j.pool.Exec(ctx, `
+		INSERT INTO tenax_records (job_id, idx, failed, record)
+		SELECT $1, r.idx, r.failed, r.record
+		FROM unnest($2::bigint[], $3::boolean[], $4::jsonb[]) WITH ORDINALITY AS r(idx, failed, record, n)
+		ORDER BY r.n`, id, idxs, failed, docs)
+	if err != nil {
+		return fmt.Errorf("postgres: appending %d records to job %s: %w", len(recs), id, err)
+	}
+	return nil
+}
+
+// Flush returns at once: every Append is already committed.
+func (j *Job) Flush(context.Context) error {
+	_, err := j.check(true)
+	return err
+}
+
+// latest selects the latest record of every idx, in idx order.
+const latest = `SELECT DISTINCT ON (idx) idx, failed%s FROM tenax_records WHERE job_id = $1 ORDER BY idx, seq DESC`
+
+// Outcomes reads the latest outcome of every idx from the index, never
+// the records.
+func (j *Job) Outcomes(ctx context.Context) (store.Outcomes, error) {
+	id, err := j.check(false)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := j.pool.Query(ctx, fmt.Sprintf(latest, ""), id)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: outcomes of job %s: %w", id, err)
+	}
+	defer rows.Close()
+	var (
+		o      store.Outcomes
+		idx    int64
+		failed bool
+	)
+	_, err = pgx.ForEachRow(rows, []any{&idx, &failed}, func() error {
+		out := store.Succeeded
+		if failed {
+			out = store.Failed
+		}
+		o.Set(int(idx), out)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: outcomes of job %s: %w", id, err)
+	}
+	return o, nil
+}
+
+// Scan calls fn with the latest record of every idx, in idx order, as the
+// database streams them.
+func (j *Job) Scan(ctx context.Context, fn func(store.Record) error) error {
+	return j.scan(ctx, false, fn)
+}
+
+// Failures calls fn with the latest record of every idx whose latest
+// record failed, in idx order.
+func (j *Job) Failures(ctx context.Context, fn func(store.Record) error) error {
+	return j.scan(ctx, true, fn)
+}
+
+// errStop carries fn's error out of pgx.ForEachRow unwrapped.
+type errStop struct{ err error }
+
+func (e errStop) Error() string { return e.err.Error() }
+
+func (j *Job) scan(ctx context.Context, onlyFailed bool, fn func(store.Record) error) error {
+	id, err := j.check(false)
+	if err != nil {
+		return err
+	}
+	query := fmt.Sprintf(latest, ", record")
+	if onlyFailed {
+		query = `SELECT idx, failed, record FROM (` + query + `) latest WHERE failed ORDER BY idx`
+	}
+	rows, err := j.pool.Query(ctx, query, id)
+	if err != nil {
+		return fmt.Errorf("postgres: reading job %s: %w", id, err)
+	}
+	defer rows.Close()
+	var (
+		idx    int64
+		failed bool
+		doc    []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&idx, &failed, &doc}, func() error {
+		var r store.Record
+		if err := json.Unmarshal(doc, &r); err != nil {
+			return fmt.Errorf("record of idx %d: %w", idx, err)
+		}
+		if err := fn(r); err != nil {
+			return errStop{err}
+		}
+		return nil
+	})
+	var stop errStop
+	if errors.As(err, &stop) {
+		return stop.err
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: reading job %s: %w", id, err)
+	}
+	return nil
+}
+
+// Finish checks the job is writable and returns: the failures are a query
+// (Failures), not a file to write.
+func (j *Job) Finish(context.Context) error {
+	_, err := j.check(true)
+	return err
+}
+
+// Close marks the job closed; the connections belong to the Store.
+func (j *Job) Close() error {
+	j.mu.Lock()
+	j.closed = true
+	j.mu.Unlock()
+	return nil
+}

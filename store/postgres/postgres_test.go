@@ -1,0 +1,134 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/postgres"
+	"github.com/tenaxhq/tenax/store/storetest"
+)
+
+const howToRun = "set TENAX_TEST_POSTGRES to a database to run the Postgres store tests: " +
+	"TENAX_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test ./store/postgres"
+
+// testDSN returns the DSN of a schema of its own for this test, dropped
+// at cleanup, so that test runs never see each other's jobs.
+func testDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("TENAX_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip(howToRun)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "tenax_test_" + hex.EncodeToString(b[:])
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("connecting to TENAX_TEST_POSTGRES: %v", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("creating schema %s: %v", schema, err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatalf("TENAX_TEST_POSTGRES: %v", err)
+		}
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return dsn + " search_path=" + schema
+}
+
+func openStore(t *testing.T, dsn string) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("postgres.Open: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func TestPostgresStoreConformance(t *testing.T) {
+	if os.Getenv("TENAX_TEST_POSTGRES") == "" {
+		t.Skip(howToRun)
+	}
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return openStore(t, testDSN(t))
+	})
+}
+
+func TestPostgresOpenCreatesTablesOnceUnderConcurrency(t *testing.T) {
+	dsn := testDSN(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			s, err := postgres.Open(t.Context(), dsn)
+			if err == nil {
+				s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("concurrent Open %d on a fresh schema: %v", i, err)
+		}
+	}
+}
+
+func TestPostgresJobsSurviveANewStore(t *testing.T) {
+	dsn := testDSN(t)
+	first := openStore(t, dsn)
+	j, err := first.Create(t.Context(), store.Manifest{Name: "kept"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(t.Context(), storetest.FullRecord(0)); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+
+	second := openStore(t, dsn)
+	r, err := second.OpenReadOnly(t.Context(), j.Manifest().ID)
+	if err != nil {
+		t.Fatalf("OpenReadOnly from a new Store: %v", err)
+	}
+	var got []store.Record
+	if err := r.Scan(t.Context(), func(rec store.Record) error { got = append(got, rec); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("a new Store saw %d records, want 1", len(got))
+	}
+	if msg := storetest.DiffRecord(got[0], storetest.FullRecord(0)); msg != "" {
+		t.Errorf("record read by a new Store: %s", msg)
+	}
+}
