@@ -61,9 +61,9 @@ type Job interface {
 	// The job's id and creation time cannot change.
 	UpdateManifest(ctx context.Context, fn func(*Manifest)) error
 	// Append adds records. They are durable once Flush returns, and the
-	// store flushes by itself every FlushEvery records or second. A record
-	// whose fields cannot be encoded (invalid raw JSON, a NaN cost) is
-	// refused with an error and nothing of it is written.
+	// store flushes by itself every FlushEvery records or second. A batch
+	// holding a record that cannot be encoded (invalid raw JSON, a NaN
+	// cost) is refused whole: an error, and nothing of it written.
 	Append(ctx context.Context, recs ...Record) error
 	// Flush makes every appended record durable (fsync for files).
 	Flush(ctx context.Context) error
