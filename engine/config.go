@@ -1,0 +1,195 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/retry"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// Config is what the engine needs besides the task, the items and the
+// checkpoint. The zero value runs one item at a time with the default retry
+// policy and breaker, no validation and the abort trip action.
+type Config struct {
+	// Concurrency is the most items in flight (default 8).
+	Concurrency int
+	// Adaptive starts at InitialConcurrency and adds one item of
+	// concurrency per window of successes, halving on rate limits and
+	// overload, never above Concurrency.
+	Adaptive bool
+	// InitialConcurrency is where adaptive concurrency starts (default
+	// min(4, Concurrency)).
+	InitialConcurrency int
+
+	// Retry is the per-item retry policy; its Classifier classifies every
+	// error the task returns.
+	Retry retry.Policy
+	// Breaker configures the circuit breaker. Its OnStateChange is
+	// wrapped, not replaced: the engine needs it too.
+	Breaker breaker.Settings
+	// OnTrip is what happens when the breaker opens.
+	OnTrip TripAction
+	// Prompter asks the operator on TripPrompt and at check-ins. Without
+	// one, TripPrompt acts as TripAbort and check-ins are skipped.
+	Prompter Prompter
+
+	// Validator checks each output; nil accepts every output.
+	Validator Validator
+	// Heal bounds the re-asks of an item whose output is invalid.
+	Heal heal.Budget
+	// Hints are matched against validation errors and added to feedback.
+	Hints []heal.Hint
+	// Cache, when set, is told about cached outputs that proved invalid.
+	Cache Rejecter
+
+	// RequestsPerMinute and TokensPerMinute pace calls (0 = unlimited).
+	// Tokens are estimated before a call when the task implements
+	// Estimator, and corrected from the usage it reports.
+	RequestsPerMinute int
+	TokensPerMinute   int
+
+	// Pacing reproduces older tools' batches, for those who need them.
+	Pacing Pacing
+
+	// CheckinEvery pauses after every N finished items to ask the
+	// Prompter whether to go on (0 = never).
+	CheckinEvery int
+
+	// Budget stops dispatch, like an operator abort, once reached.
+	Budget Budget
+
+	// Total is the number of items of the input, for progress and reports.
+	// Skipped is how many of them a resume skips.
+	Total   int
+	Skipped int
+
+	// OnEvent receives every event. It is called from the engine's
+	// goroutines, outside its locks, and must not block.
+	OnEvent func(Event)
+}
+
+// Pacing spaces dispatches out: batches of BatchSize items with BatchDelay
+// between batches (each batch finishes before the next starts), and
+// ItemDelay between two dispatches.
+type Pacing struct {
+	BatchSize  int
+	BatchDelay time.Duration
+	ItemDelay  time.Duration
+}
+
+// Budget caps what a run may spend. Both are checked before each call.
+type Budget struct {
+	MaxCostUSD float64
+	MaxTokens  int64
+}
+
+// TripAction is what the engine does when the breaker opens.
+type TripAction uint8
+
+const (
+	// TripAbort stops the run: in-flight calls finish and are recorded,
+	// everything else stays pending.
+	TripAbort TripAction = iota
+	// TripPrompt asks the Prompter: continue (reset the breaker) or abort.
+	TripPrompt
+	// TripWait waits out the breaker's reset timeout, then lets its probes
+	// through; success closes it, failure opens it again.
+	TripWait
+)
+
+// String returns the action's spec name.
+func (a TripAction) String() string {
+	switch a {
+	case TripPrompt:
+		return "prompt"
+	case TripWait:
+		return "wait"
+	default:
+		return "abort"
+	}
+}
+
+// Validator checks an output; an error means the output is invalid and the
+// heal loop re-asks. Package validate implements it.
+type Validator interface {
+	Validate(ctx context.Context, output json.RawMessage) error
+}
+
+// Rejecter is the response cache as the engine sees it: an entry whose
+// output proved invalid is rejected so that the next run regenerates it.
+type Rejecter interface {
+	Reject(key string, reason string) error
+}
+
+// Estimator is implemented by tasks that can estimate the tokens a call will
+// consume before making it, for the tokens-per-minute limit and the budget.
+type Estimator interface {
+	EstimateTokens(item task.Item) int
+}
+
+// Source yields the items of a run in idx order; io.EOF ends it. An error
+// of type *BadItem is an item that cannot run (an unreadable input line):
+// the engine records it as failed with class item and goes on. Any other
+// error stops the run.
+type Source interface {
+	Next() (task.Item, error)
+}
+
+// SourceFunc adapts a function to Source.
+type SourceFunc func() (task.Item, error)
+
+// Next calls f.
+func (f SourceFunc) Next() (task.Item, error) { return f() }
+
+// BadItem is an item that failed before any call.
+type BadItem struct {
+	Item task.Item
+	Err  error
+}
+
+func (b *BadItem) Error() string { return b.Err.Error() }
+
+// Unwrap returns the reason the item is bad.
+func (b *BadItem) Unwrap() error { return b.Err }
+
+// Prompter is the operator, asked when the breaker trips with TripPrompt and
+// at check-ins. Package console implements it on a terminal.
+type Prompter interface {
+	// Trip shows the report and returns the operator's decision.
+	Trip(ctx context.Context, r TripReport) TripDecision
+	// Checkin shows the latest records and reports whether to go on.
+	Checkin(ctx context.Context, latest []store.Record, s Stats) bool
+}
+
+// TripDecision is the operator's answer to a tripped breaker.
+type TripDecision uint8
+
+const (
+	// TripAbortRun saves the checkpoint and stops (exit 3).
+	TripAbortRun TripDecision = iota
+	// TripContinue resets the breaker and resumes dispatch.
+	TripContinue
+)
+
+// TripReport is what the operator sees when the breaker opens.
+type TripReport struct {
+	// Reason says why it opened: "5 consecutive failures".
+	Reason string
+	// Last is the failure that opened it.
+	Last *Failure
+	// Stats are the run's counters at the moment of the trip.
+	Stats Stats
+}
+
+// Failure is one item's final failure, kept for reports and Inspect.
+type Failure struct {
+	Item     task.Item
+	Err      error
+	Decision ClassDecision
+	Attempts int
+}

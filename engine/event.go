@@ -1,0 +1,153 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// ClassDecision is a classification with its reason (see package classify).
+type ClassDecision = classify.Decision
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// The events the engine emits, in the order they typically occur.
+const (
+	// ItemStarted: an item was dispatched.
+	ItemStarted EventKind = iota + 1
+	// ItemRetry: a call failed with a retryable error; the item waits
+	// Delay before the next call.
+	ItemRetry
+	// ItemHeal: an output was invalid; the item is re-asked with feedback.
+	ItemHeal
+	// ItemFinished: the item has its final record (Record).
+	ItemFinished
+	// ItemPending: the item stopped without a record (the run stopped);
+	// a resume runs it again.
+	ItemPending
+	// BreakerChanged: the breaker moved to State.
+	BreakerChanged
+	// Cooldown: dispatch to the provider pauses until Until (a 429 hint or
+	// exhausted rate-limit headers).
+	Cooldown
+	// ConcurrencyChanged: adaptive concurrency set the limit to Limit.
+	ConcurrencyChanged
+	// Stopping: the run stops dispatching, for Reason.
+	Stopping
+)
+
+var eventNames = [...]string{
+	ItemStarted:        "item_started",
+	ItemRetry:          "item_retry",
+	ItemHeal:           "item_heal",
+	ItemFinished:       "item_finished",
+	ItemPending:        "item_pending",
+	BreakerChanged:     "breaker_changed",
+	Cooldown:           "cooldown",
+	ConcurrencyChanged: "concurrency_changed",
+	Stopping:           "stopping",
+}
+
+// String returns the event kind's snake_case name, as logs print it.
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) && eventNames[k] != "" {
+		return eventNames[k]
+	}
+	return "unknown"
+}
+
+// Event is one thing that happened in a run. Only the fields that matter to
+// its Kind are set.
+type Event struct {
+	Kind EventKind
+	Time time.Time
+	// Item events.
+	Item     *task.Item
+	Attempt  int
+	Delay    time.Duration
+	Err      error
+	Decision classify.Decision
+	Record   *store.Record
+	// Breaker events.
+	State breaker.State
+	// Cooldown events.
+	Until time.Time
+	// ConcurrencyChanged events.
+	Limit int
+	// Stopping and Cooldown events.
+	Reason string
+}
+
+// Stats are a run's counters, cheap to read at any time (Engine.Stats) for a
+// progress line.
+type Stats struct {
+	Started   time.Time
+	Total     int // items in the input
+	Skipped   int // items a resume skipped (already recorded)
+	Done      int // items finished in this run
+	Succeeded int
+	Failed    int
+	InFlight  int // items dispatched and not finished
+	Retries   int // retried calls
+	// HealAttempts counts re-asks with feedback.
+	HealAttempts int
+	// Calls counts every call of the task.
+	Calls   int
+	Limit   int // current concurrency limit
+	Breaker breaker.State
+	Usage   task.Usage
+	CostUSD float64
+}
+
+// StopReason says why a run stopped before its end.
+type StopReason uint8
+
+const (
+	// StopNone: the run reached the end of its input.
+	StopNone StopReason = iota
+	// StopBreaker: the breaker tripped and the action was abort.
+	StopBreaker
+	// StopBudget: a cost or token budget was reached.
+	StopBudget
+	// StopOperator: the operator answered Abort.
+	StopOperator
+	// StopSignal: SIGINT or SIGTERM.
+	StopSignal
+)
+
+// String returns the reason's name.
+func (r StopReason) String() string {
+	switch r {
+	case StopBreaker:
+		return "breaker"
+	case StopBudget:
+		return "budget"
+	case StopOperator:
+		return "operator"
+	case StopSignal:
+		return "signal"
+	default:
+		return "none"
+	}
+}
+
+// Summary is how a run ended.
+type Summary struct {
+	Stats
+	// Stop is why the run stopped short, StopNone when it ran to the end.
+	Stop StopReason
+	// StopDetail explains Stop for people: "max_tokens budget of 1000
+	// reached (1042 used)".
+	StopDetail string
+	// Pending counts the items of the input without a record after this
+	// run (never dispatched, or interrupted).
+	Pending int
+	// Elapsed is the run's wall time.
+	Elapsed time.Duration
+	// LastFailure is the last item failure, for reports.
+	LastFailure *Failure
+}

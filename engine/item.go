@@ -1,0 +1,445 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/retry"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// validationName is the check name under which validation errors are
+// fingerprinted.
+const validationName = "validate"
+
+// itemRun is the state of one item while it runs.
+type itemRun struct {
+	item        task.Item
+	retrier     *retry.Retrier
+	tracker     *heal.Tracker // created at the first invalid output
+	start       time.Time
+	calls       int
+	generations int
+	heals       int
+	usage       task.Usage
+	cost        float64
+	costKnown   bool
+	cacheHit    bool
+	lastOutput  json.RawMessage
+}
+
+// runItem brings one item to its outcome: a record, or pending when the run
+// stops first.
+func (e *Engine) runItem(ctx context.Context, item task.Item) {
+	r := &itemRun{item: item, retrier: e.cfg.Retry.Start(), start: time.Now()}
+	if e.cfg.OnEvent != nil {
+		e.emit(Event{Kind: ItemStarted, Item: &r.item})
+	}
+	for {
+		if e.isStopping() || ctx.Err() != nil {
+			e.pending(&r.item)
+			return
+		}
+		if !e.beforeCall(ctx, r) {
+			e.pending(&r.item)
+			return
+		}
+		probe := e.br.State() == breaker.HalfOpen
+		permit, ok := e.permit(ctx)
+		if !ok {
+			e.pending(&r.item)
+			return
+		}
+		gen := e.adapt.generation()
+		e.callStarted()
+		res, err := e.task.Run(ctx, r.item)
+		// The call stays active until its outcome is handled, so that a
+		// tripped breaker's report counts it.
+		next, delay := e.afterCall(ctx, r, permit, probe, gen, res, err)
+		e.callEnded()
+		switch next {
+		case stepDone:
+			return
+		case stepPending:
+			e.pending(&r.item)
+			return
+		case stepRetry:
+			if !e.sleep(ctx, delay) {
+				e.pending(&r.item)
+				return
+			}
+		}
+	}
+}
+
+// step is what an item does after a call.
+type step uint8
+
+const (
+	stepDone    step = iota // recorded
+	stepPending             // stopped without a record
+	stepRetry               // wait, then call again
+	stepReask               // call again with feedback
+)
+
+// afterCall handles one call's result: it records the item, or says to call
+// again (after a delay) or to leave the item pending.
+func (e *Engine) afterCall(ctx context.Context, r *itemRun, permit breaker.Permit, probe bool, gen uint64, res task.Result, err error) (step, time.Duration) {
+	r.calls++
+	e.calls.Add(1)
+	e.account(r, res, err)
+
+	var outErr *task.OutputError
+	switch {
+	case err == nil:
+		r.retrier.Success()
+		r.generations++
+		r.lastOutput = res.Output
+		if res.CacheHit && r.calls == 1 {
+			r.cacheHit = true
+		}
+		verr := e.validate(ctx, res.Output)
+		if verr == nil {
+			e.succeed(ctx, r, res)
+			permit.Success()
+			e.adaptSuccess()
+			return stepDone, 0
+		}
+		if ctx.Err() != nil {
+			permit.Release()
+			return stepPending, 0
+		}
+		var marked *classify.Error
+		if errors.As(verr, &marked) && marked.Class == classify.Fatal {
+			// The validator itself cannot run: the setup is wrong. Other
+			// validation errors are invalid whatever their words say.
+			e.fail(ctx, r, verr, classify.Decision{Class: classify.Fatal, Reason: marked.Reason})
+			permit.Failure()
+			return stepDone, 0
+		}
+		if res.CacheKey != "" && e.cfg.Cache != nil {
+			_ = e.cfg.Cache.Reject(res.CacheKey, verr.Error())
+		}
+		r.cacheHit = false
+		return e.heal(ctx, r, permit, outputText(res.Output), verr), 0
+	case errors.As(err, &outErr):
+		// The call worked; its output is unusable. It resets the retry
+		// streak and spends heal budget, as DESIGN.md requires.
+		r.retrier.Success()
+		r.generations++
+		r.lastOutput = mustJSONString(outErr.Output)
+		r.cacheHit = false
+		return e.heal(ctx, r, permit, outErr.Output, outErr.Err), 0
+	}
+	delay, d, stop := r.retrier.Failure(err)
+	if d.Class == classify.Canceled || ctx.Err() != nil {
+		permit.Release()
+		return stepPending, 0
+	}
+	if isOverload(err) {
+		e.adaptOverload(gen)
+	}
+	if stop != nil {
+		e.fail(ctx, r, err, d)
+		permit.Failure()
+		return stepDone, 0
+	}
+	if probe {
+		// A failed probe re-opens the breaker; the item waits at the gate
+		// with everyone else.
+		permit.Failure()
+	} else {
+		permit.Release()
+	}
+	var h retry.Hinter
+	if errors.As(err, &h) && h.RetryAfter() > 0 && isRateLimit(err) {
+		e.Cooldown(time.Now().Add(delay), "rate limited: retry hint")
+	}
+	e.retries.Add(1)
+	if e.cfg.OnEvent != nil {
+		e.emit(Event{Kind: ItemRetry, Item: &r.item, Attempt: r.retrier.Consecutive(), Delay: delay, Err: err, Decision: d})
+	}
+	return stepRetry, delay
+}
+
+// heal handles an invalid output: it spends heal budget and prepares the
+// re-ask, or records the item as failed. It reports whether to call again.
+func (e *Engine) heal(ctx context.Context, r *itemRun, permit breaker.Permit, output string, verr error) step {
+	if r.tracker == nil {
+		r.tracker = heal.NewTracker(e.cfg.Heal)
+	}
+	r.tracker.Observe([]heal.Observed{{Name: validationName, Message: verr.Error()}})
+	next, ok := r.tracker.Next()
+	var stop error
+	if !ok {
+		if stop = r.tracker.Err(); stop == nil {
+			stop = fmt.Errorf("heal budget exhausted: %w", heal.ErrBudget)
+		}
+	} else {
+		stop = r.tracker.Spend(next.Fingerprint, output)
+	}
+	if stop != nil {
+		e.fail(ctx, r, fmt.Errorf("%w (%v)", verr, stop), classify.Decision{Class: classify.Invalid, Reason: stopReason(stop)})
+		permit.Failure()
+		return stepDone
+	}
+	permit.Release()
+	r.heals++
+	e.heals.Add(1)
+	var stderr string
+	var sc classify.StderrCarrier
+	if errors.As(verr, &sc) {
+		stderr = sc.Stderr()
+	}
+	msg := heal.FormatFeedback(heal.FeedbackInput{PreviousOutput: output, Err: verr, Stderr: stderr, Hints: e.cfg.Hints})
+	r.item.Feedback = &task.Feedback{PreviousOutput: output, Message: msg, Attempt: r.heals}
+	if e.cfg.OnEvent != nil {
+		e.emit(Event{Kind: ItemHeal, Item: &r.item, Attempt: r.heals, Err: verr, Decision: classify.Decision{Class: classify.Invalid, Reason: "validation"}})
+	}
+	return stepReask
+}
+
+func stopReason(err error) string {
+	var se *heal.StopError
+	if errors.As(err, &se) {
+		return "heal: " + se.Reason
+	}
+	return "heal budget"
+}
+
+// beforeCall enforces the budget, the cooldown and the rate limits. It
+// reports false when the run stops meanwhile.
+func (e *Engine) beforeCall(ctx context.Context, r *itemRun) bool {
+	estimate := 0
+	if e.est != nil && (e.tokLimit != nil || e.cfg.Budget.MaxTokens > 0) {
+		estimate = e.est.EstimateTokens(r.item)
+	}
+	if b := e.cfg.Budget; b.MaxTokens > 0 || b.MaxCostUSD > 0 {
+		used := e.inTokens.Load() + e.outTokens.Load()
+		if b.MaxTokens > 0 && used+int64(estimate) > b.MaxTokens {
+			e.Stop(StopBudget, fmt.Sprintf("budget.max_tokens of %d reached (%d used, next call needs about %d)", b.MaxTokens, used, estimate))
+			return false
+		}
+		if cost := float64(e.costMicro.Load()) / 1e6; b.MaxCostUSD > 0 && cost >= b.MaxCostUSD {
+			e.Stop(StopBudget, fmt.Sprintf("budget.max_cost_usd of $%.4f reached ($%.4f spent)", b.MaxCostUSD, cost))
+			return false
+		}
+	}
+	for {
+		e.mu.Lock()
+		until := e.cooldown
+		e.mu.Unlock()
+		d := time.Until(until)
+		if d <= 0 {
+			break
+		}
+		if !e.sleep(ctx, d) {
+			return false
+		}
+	}
+	if e.reqLimit != nil {
+		if !e.waitLimiter(ctx, func(ctx context.Context) error { return e.reqLimit.Wait(ctx) }) {
+			return false
+		}
+	}
+	if e.tokLimit != nil && estimate > 0 {
+		n := min(estimate, e.tokLimit.Burst())
+		if !e.waitLimiter(ctx, func(ctx context.Context) error { return e.tokLimit.WaitN(ctx, n) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// waitLimiter waits on a rate limiter, giving up when the run stops.
+func (e *Engine) waitLimiter(ctx context.Context, wait func(context.Context) error) bool {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-e.stopping:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	return wait(wctx) == nil
+}
+
+// permit waits at the gate for a breaker permit. It reports false when the
+// run stops first.
+func (e *Engine) permit(ctx context.Context) (breaker.Permit, bool) {
+	for {
+		e.mu.Lock()
+		paused, changed := e.paused, e.changed
+		e.mu.Unlock()
+		if !paused {
+			p, err := e.br.Allow()
+			if err == nil {
+				return p, true
+			}
+		}
+		var timer <-chan time.Time
+		if !paused {
+			d := time.Until(e.br.ReadyAt())
+			if d <= 0 {
+				// Half-open with every probe slot taken: wait for a change.
+				d = time.Second
+			}
+			t := time.NewTimer(d)
+			timer = t.C
+			defer t.Stop()
+		}
+		select {
+		case <-ctx.Done():
+			return breaker.Permit{}, false
+		case <-e.stopping:
+			return breaker.Permit{}, false
+		case <-changed:
+		case <-timer:
+		}
+	}
+}
+
+// account adds a call's usage and cost to the item and the run, and
+// corrects the token limiter from the real usage.
+func (e *Engine) account(r *itemRun, res task.Result, err error) {
+	if res.Usage.Total() == 0 && res.CostUSD == 0 {
+		return
+	}
+	r.usage = r.usage.Add(res.Usage)
+	e.inTokens.Add(res.Usage.InputTokens)
+	e.outTokens.Add(res.Usage.OutputTokens)
+	if res.CostUSD > 0 {
+		r.cost += res.CostUSD
+		r.costKnown = true
+		e.costMicro.Add(int64(math.Round(res.CostUSD * 1e6)))
+	}
+	if e.tokLimit != nil && e.est != nil {
+		if extra := int(res.Usage.Total()) - e.est.EstimateTokens(r.item); extra > 0 {
+			// Spent more than estimated: take the difference as debt.
+			e.tokLimit.ReserveN(time.Now(), min(extra, e.tokLimit.Burst()))
+		}
+	}
+}
+
+func (e *Engine) validate(ctx context.Context, out json.RawMessage) error {
+	if e.cfg.Validator == nil {
+		return nil
+	}
+	return e.cfg.Validator.Validate(ctx, out)
+}
+
+func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) {
+	rec := e.record(r)
+	rec.Output = res.Output
+	_ = e.finish(ctx, &r.item, &rec, nil)
+}
+
+func (e *Engine) fail(ctx context.Context, r *itemRun, err error, d classify.Decision) {
+	rec := e.record(r)
+	rec.Output = r.lastOutput
+	if rec.Output == nil {
+		rec.Output = json.RawMessage("null")
+	}
+	rec.Error = err.Error()
+	rec.Class = d.Class
+	rec.Retryable = d.Class == classify.Retryable
+	name := d.Class.String()
+	if d.Class == classify.Invalid {
+		name = validationName
+	}
+	rec.Fingerprint = heal.Fingerprint(name, rootMessage(err))
+	if r.tracker != nil {
+		if b, jerr := json.Marshal(r.tracker.Errors()); jerr == nil {
+			rec.TrackedErrors = b
+		}
+	}
+	_ = e.finish(ctx, &r.item, &rec, &Failure{Item: r.item, Err: err, Decision: d, Attempts: r.calls})
+}
+
+func (e *Engine) record(r *itemRun) store.Record {
+	rec := store.Record{
+		Idx:                r.item.Idx,
+		ID:                 r.item.ID,
+		Input:              r.item.Raw,
+		Attempts:           r.calls,
+		HealAttempts:       r.heals,
+		GenerationAttempts: r.generations,
+		CacheHit:           r.cacheHit && r.heals == 0,
+		Usage:              r.usage,
+		DurationMS:         time.Since(r.start).Milliseconds(),
+		FinishedAt:         time.Now().UTC(),
+	}
+	if r.costKnown {
+		c := r.cost
+		rec.CostUSD = &c
+	}
+	return rec
+}
+
+func (e *Engine) pending(item *task.Item) {
+	if e.cfg.OnEvent != nil {
+		e.emit(Event{Kind: ItemPending, Item: item})
+	}
+}
+
+// rootMessage is the message fingerprints are computed from: the innermost
+// error's, so that wrapping context does not split one error into many.
+func rootMessage(err error) string {
+	msg := err.Error()
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return msg
+		}
+		if m := u.Error(); m != "" {
+			msg = m
+		}
+		err = u
+	}
+}
+
+// outputText is an output as a model or a command should see it again: the
+// string itself for a JSON string, the JSON text otherwise.
+func outputText(out json.RawMessage) string {
+	var s string
+	if len(out) > 0 && out[0] == '"' && json.Unmarshal(out, &s) == nil {
+		return s
+	}
+	return string(out)
+}
+
+func mustJSONString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// isRateLimit reports whether err is a provider's rate limit (429).
+func isRateLimit(err error) bool {
+	var sc classify.StatusCoder
+	return errors.As(err, &sc) && sc.HTTPStatus() == 429
+}
+
+// isOverload reports whether err says the provider is saturated: a 429
+// rate limit, a 529 or an overloaded error. Adaptive concurrency halves on
+// them.
+func isOverload(err error) bool {
+	var sc classify.StatusCoder
+	if errors.As(err, &sc) {
+		switch sc.HTTPStatus() {
+		case 429, 529, 503:
+			return true
+		}
+	}
+	var pc classify.ProviderCoder
+	return errors.As(err, &pc) && strings.Contains(pc.ProviderCode(), "overloaded")
+}
