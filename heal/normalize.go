@@ -145,7 +145,13 @@ func (r *rule) apply(s string) string {
 	if r.need != "" && !strings.ContainsAny(s, r.need) {
 		return s
 	}
-	ms := r.re.FindAllStringSubmatchIndex(s, -1)
+	var ms [][]int
+	if r.group == 0 && r.write == nil {
+		// Without submatches the regexp engine does less work.
+		ms = r.re.FindAllStringIndex(s, -1)
+	} else {
+		ms = r.re.FindAllStringSubmatchIndex(s, -1)
+	}
 	if ms == nil {
 		return s
 	}
