@@ -27,10 +27,12 @@ const (
 	openTimeout  = 60 * time.Second // how long an open breaker stays open
 )
 
-// contender is one library's way of doing a scenario. setup builds what
-// all goroutines share (the policy, executor or breaker, as a program
-// holds one) and returns the loop of one goroutine: it makes that
-// goroutine's own state, then does one operation per true next().
+// contender is one library's way of doing a scenario. name is the
+// sub-benchmark's name, lib=<library>, so that `benchstat -col /lib`
+// sets the libraries side by side and compares each with tenax. setup
+// builds what all goroutines share (the policy, executor or breaker, as
+// a program holds one) and returns the loop of one goroutine: it makes
+// that goroutine's own state, then does one operation per true next().
 type contender struct {
 	name  string
 	setup func(b *testing.B) (loop func(next func() bool))
@@ -103,7 +105,7 @@ func transient() error {
 func retryContenders(fails int) []contender {
 	ctx := context.Background()
 	return []contender{
-		{"tenax", func(b *testing.B) func(func() bool) {
+		{"lib=tenax", func(b *testing.B) func(func() bool) {
 			// Policy.Do: checks ctx, runs op; on each failure classifies
 			// the error, counts it against MaxAttempts, computes the
 			// backoff and waits it. tenax has no "no delay" setting (a
@@ -125,7 +127,7 @@ func retryContenders(fails int) []contender {
 				}
 			}
 		}},
-		{"failsafe-go", func(b *testing.B) func(func() bool) {
+		{"lib=failsafe-go", func(b *testing.B) func(func() bool) {
 			// Executor.Run with a RetryPolicy: builds an execution (its
 			// counters and start time) per Run, composes the policy
 			// executor around op, and on each failure records the result,
@@ -143,7 +145,7 @@ func retryContenders(fails int) []contender {
 				}
 			}
 		}},
-		{"cenkalti-backoff", func(b *testing.B) func(func() bool) {
+		{"lib=cenkalti-backoff", func(b *testing.B) func(func() bool) {
 			// backoff.Retry: applies the options to a fresh option set,
 			// resets the BackOff, runs op; on each failure looks for a
 			// PermanentError and a RetryAfterError on the chain, asks the
@@ -166,7 +168,7 @@ func retryContenders(fails int) []contender {
 				}
 			}
 		}},
-		{"retry-go", func(b *testing.B) func(func() bool) {
+		{"lib=retry-go", func(b *testing.B) func(func() bool) {
 			// Retrier.Do (v5's form of retry.Do): copies the per-error
 			// attempt map, runs op; on each failure appends the error to
 			// its error log (its default; LastErrorOnly would skip that),
@@ -205,7 +207,7 @@ func BenchmarkRetrySuccessParallel(b *testing.B) { run(b, retrySuccessContenders
 // builds a fresh ExponentialBackOff per call.
 func retrySuccessContenders() []contender {
 	ctx := context.Background()
-	return append(retryContenders(0), contender{"cenkalti-backoff-defaults", func(b *testing.B) func(func() bool) {
+	return append(retryContenders(0), contender{"lib=cenkalti-backoff-defaults", func(b *testing.B) func(func() bool) {
 		return func(next func() bool) {
 			f := &flaky{}
 			op := f.callValue
@@ -242,7 +244,7 @@ func breakerContenders() []contender {
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= tripAfter },
 	}
 	return []contender{
-		{"tenax", func(b *testing.B) func(func() bool) {
+		{"lib=tenax", func(b *testing.B) func(func() bool) {
 			// Allow + Permit.Success: an atomic load of the current
 			// generation and an atomic add to ask; an atomic add and a
 			// load of the failure run to report. No lock, no clock.
@@ -258,7 +260,7 @@ func breakerContenders() []contender {
 				}
 			}
 		}},
-		{"gobreaker-Execute", func(b *testing.B) func(func() bool) {
+		{"lib=gobreaker-Execute", func(b *testing.B) func(func() bool) {
 			// CircuitBreaker.Execute: takes the mutex and reads the clock
 			// before the call and again after it, with a deferred
 			// recover around the call.
@@ -272,7 +274,7 @@ func breakerContenders() []contender {
 				}
 			}
 		}},
-		{"gobreaker-TwoStep", func(b *testing.B) func(func() bool) {
+		{"lib=gobreaker-TwoStep", func(b *testing.B) func(func() bool) {
 			// TwoStepCircuitBreaker.Allow + done(nil), tenax's shape: the
 			// same mutex and clock reads as Execute, and Allow returns a
 			// new closure for the outcome.
@@ -288,7 +290,7 @@ func breakerContenders() []contender {
 				}
 			}
 		}},
-		{"failsafe-go-Run", func(b *testing.B) func(func() bool) {
+		{"lib=failsafe-go-Run", func(b *testing.B) func(func() bool) {
 			// Executor.Run with a CircuitBreaker: builds an execution per
 			// Run, acquires a permit under the breaker's mutex, runs the
 			// call, and records the result under the mutex.
@@ -303,7 +305,7 @@ func breakerContenders() []contender {
 				}
 			}
 		}},
-		{"failsafe-go-Permit", func(b *testing.B) func(func() bool) {
+		{"lib=failsafe-go-Permit", func(b *testing.B) func(func() bool) {
 			// TryAcquirePermit + RecordSuccess: the breaker used
 			// directly, tenax's shape; each takes the mutex.
 			cb := circuitbreaker.NewBuilder[any]().WithFailureThreshold(tripAfter).WithDelay(openTimeout).Build()
