@@ -3,9 +3,7 @@
 // outcome. See the README for a quick start and `tenax --help` for commands.
 package main
 
-import (
-	"os"
-)
+import "os"
 
 func main() {
 	os.Exit(execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

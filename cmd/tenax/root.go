@@ -5,20 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
-)
+	"golang.org/x/term"
 
-// Exit codes, as DESIGN.md fixes them.
-const (
-	exitOK          = 0
-	exitFailures    = 1
-	exitUsage       = 2
-	exitAborted     = 3
-	exitInterrupted = 130
+	"github.com/tenaxhq/tenax/job"
 )
 
 // exitError carries an exit code through cobra's error return.
@@ -35,21 +30,67 @@ func (e *exitError) Error() string {
 }
 func (e *exitError) Unwrap() error { return e.err }
 
-// usageErr marks err as a usage or spec error (exit 2).
-func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
-
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-// globals are the flags every command shares.
+// globals are the flags every command shares, and the process's streams.
 type globals struct {
 	home      string
 	logFormat string
+	logLevel  string
 	quiet     bool
 	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
+	// interrupts delivers SIGINT/SIGTERM; nil in tests that send none.
+	interrupts <-chan os.Signal
 }
+
+// homeDir is where jobs live: --home, else $TENAX_HOME, else ./.tenax.
+func (g *globals) homeDir() string {
+	if g.home != "" {
+		return g.home
+	}
+	if h := os.Getenv("TENAX_HOME"); h != "" {
+		return h
+	}
+	return job.DefaultHome
+}
+
+// interactive reports whether a person can answer prompts: stdin and
+// stderr are terminals and this is not CI.
+func (g *globals) interactive() bool {
+	if os.Getenv("CI") == "true" {
+		return false
+	}
+	in, ok1 := g.stdin.(*os.File)
+	errf, ok2 := g.stderr.(*os.File)
+	return ok1 && ok2 && term.IsTerminal(int(in.Fd())) && term.IsTerminal(int(errf.Fd()))
+}
+
+// stderrIsTerminal reports whether the progress line can be redrawn.
+func (g *globals) stderrIsTerminal() bool {
+	f, ok := g.stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (g *globals) logger() (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return nil, usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel))
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch g.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(g.stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(g.stderr, opts)), nil
+	}
+	return nil, usageErr(fmt.Errorf("--log-format %q: want text or json", g.logFormat))
+}
+
+// usageErr marks err as a usage or spec error (exit 2).
+func usageErr(err error) error { return &exitError{code: job.ExitUsage, err: err} }
 
 func newRootCmd(g *globals) *cobra.Command {
 	root := &cobra.Command{
@@ -60,18 +101,30 @@ input file, with retries and backoff, error classification, a circuit breaker th
 before spending more, self-healing re-asks on invalid output, and a checkpoint that lets
 any run resume where it stopped.
 
+Jobs live in ./.tenax (--home or TENAX_HOME moves them).
+
 Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or spec error;
 3 aborted (breaker, budget or operator); 130 interrupted.`,
+		Example: `  tenax run examples/quickstart.yaml       # 500 items through the built-in mock LLM
+  tenax status                             # the latest job's counts and error groups
+  tenax resume job_20261122_101500 --retry-failures
+  tenax export job_20261122_101500 --failed --format csv`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetIn(g.stdin)
 	root.SetOut(g.stdout)
 	root.SetErr(g.stderr)
-	root.PersistentFlags().StringVar(&g.home, "home", "", "where jobs live (default $TENAX_HOME or ./.tenax)")
-	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format on stderr: text or json")
-	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "no progress line; only the summary and errors")
-	root.AddCommand(newVersionCmd())
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.home, "home", "", "where jobs live (default $TENAX_HOME or ./.tenax)")
+	pf.StringVar(&g.logFormat, "log-format", "text", "log format on stderr: text or json")
+	pf.StringVar(&g.logLevel, "log-level", "warn", "least severe log level shown: debug, info, warn or error")
+	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no progress line; only the summary and errors")
+	root.AddCommand(
+		newRunCmd(g), newResumeCmd(g), newStatusCmd(g), newExportCmd(g), newValidateCmd(g),
+		newVersionCmd(),
+	)
 	return root
 }
 
@@ -89,14 +142,15 @@ func newVersionCmd() *cobra.Command {
 
 // execute runs the CLI and returns the process exit code.
 func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, interrupts: sigs}
 	root := newRootCmd(g)
 	root.SetArgs(args)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := root.ExecuteContext(ctx)
+	err := root.ExecuteContext(context.Background())
 	if err == nil {
-		return exitOK
+		return job.ExitOK
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -105,6 +159,25 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return ee.code
 	}
+	var ue *job.UsageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "tenax:", ue.Err)
+		return job.ExitUsage
+	}
 	fmt.Fprintln(stderr, "tenax:", err)
-	return exitUsage
+	if isUsage(err) {
+		return job.ExitUsage
+	}
+	return job.ExitFailures
+}
+
+// isUsage reports cobra's own argument errors, which it returns unwrapped.
+func isUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires exactly", "unknown flag", "unknown shorthand"} {
+		if len(msg) >= len(p) && containsFold(msg, p) {
+			return true
+		}
+	}
+	return false
 }

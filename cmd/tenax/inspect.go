@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/jsonl"
+)
+
+func newStatusCmd(g *globals) *cobra.Command {
+	var top int
+	cmd := &cobra.Command{
+		Use:   "status [JOB]",
+		Short: "Show a job's outcomes, error groups, attempts, time, tokens and cost (default: the latest job)",
+		Long: `Show a job's outcomes by class, its failures grouped by error fingerprint (the
+message with numbers, ids and paths normalized), how many calls items took, its
+time, rate, tokens and cost. Without JOB, the latest job; 'tenax status --all'
+lists every job.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st := &jsonl.Store{Home: g.homeDir()}
+			if all, _ := cmd.Flags().GetBool("all"); all {
+				return listJobs(ctx, g, st)
+			}
+			j, err := openJob(ctx, st, args)
+			if err != nil {
+				return err
+			}
+			defer j.Close()
+			r, err := job.BuildReport(ctx, j)
+			if err != nil {
+				return err
+			}
+			return r.WriteText(cmd.OutOrStdout(), top)
+		},
+	}
+	cmd.Flags().IntVar(&top, "top", 10, "how many error groups to show")
+	cmd.Flags().Bool("all", false, "list every job instead")
+	return cmd
+}
+
+func listJobs(ctx context.Context, g *globals, st *jsonl.Store) error {
+	ms, err := st.List(ctx)
+	if err != nil {
+		return err
+	}
+	if len(ms) == 0 {
+		fmt.Fprintf(g.stdout, "no jobs under %s\n", g.homeDir())
+		return nil
+	}
+	for _, m := range ms {
+		fmt.Fprintf(g.stdout, "%-24s %-12s %6d items  %s  %s\n", m.ID, m.State, m.Items, m.Created.Local().Format("2006-01-02 15:04"), m.Name)
+	}
+	return nil
+}
+
+// openJob opens args[0], or the latest job, read-only.
+func openJob(ctx context.Context, st *jsonl.Store, args []string) (store.Job, error) {
+	var id string
+	if len(args) == 1 {
+		id = args[0]
+	} else {
+		ms, err := st.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(ms) == 0 {
+			return nil, usageErr(fmt.Errorf("no jobs under %s: start one with `tenax run SPEC`", st.Home))
+		}
+		id = ms[len(ms)-1].ID
+	}
+	j, err := st.OpenReadOnly(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, usageErr(fmt.Errorf("no job %s under %s (see `tenax status --all`)", id, st.Home))
+	}
+	return j, err
+}
+
+func newExportCmd(g *globals) *cobra.Command {
+	var (
+		failed bool
+		format string
+		out    string
+	)
+	cmd := &cobra.Command{
+		Use:   "export JOB",
+		Short: "Write a job's latest record per item, in idx order, as JSONL or CSV",
+		Example: `  tenax export job_20261122_101500 > results.jsonl
+  tenax export job_20261122_101500 --failed --format csv -o failures.csv`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if !slices.Contains([]string{store.FormatJSONL, store.FormatCSV}, format) {
+				return usageErr(fmt.Errorf("--format %q: want jsonl or csv", format))
+			}
+			j, err := openJob(ctx, &jsonl.Store{Home: g.homeDir()}, args)
+			if err != nil {
+				return err
+			}
+			defer j.Close()
+			var filter func(store.Record) bool
+			if failed {
+				filter = func(r store.Record) bool { return r.Failed() }
+			}
+			if out != "" {
+				return store.WriteOutput(ctx, j, out, format, filter)
+			}
+			return store.Export(ctx, j, cmd.OutOrStdout(), format, filter)
+		},
+	}
+	cmd.Flags().BoolVar(&failed, "failed", false, "only the items whose latest record failed (with their tracked errors)")
+	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl or csv")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file (atomically) instead of stdout")
+	return cmd
+}
+
+func newValidateCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate SPEC",
+		Short: "Check a job spec and print it resolved, with defaults and secrets redacted",
+		Long: `Check a job spec: unknown keys (with a suggestion), wrong types, impossible values
+and missing environment variables are reported with file:line:col. On success the
+resolved spec is printed with every default filled in and secrets redacted.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := job.LoadSpec(args[0], os.LookupEnv)
+			if err != nil {
+				return err
+			}
+			y, err := s.RedactedYAML()
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(y)
+			return err
+		},
+	}
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tenaxhq/tenax/console"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/store"
+)
+
+type runFlags struct {
+	input         string
+	output        string
+	limit         int
+	dryRun        bool
+	retryFailures bool
+	force         bool
+}
+
+func newRunCmd(g *globals) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run SPEC",
+		Short: "Start a job: run the spec's task over every item of its input",
+		Long: `Start a job: run the spec's task over every item of its input, with retries,
+the circuit breaker, self-healing re-asks and a checkpoint in .tenax/jobs/<id>/.
+
+The first Ctrl-C stops dispatching, lets the calls in flight finish and prints the
+resume command; a second one cancels them (their items stay pending).`,
+		Example: `  tenax run examples/quickstart.yaml
+  tenax run job.yaml --input more.jsonl --output results.jsonl
+  tenax run job.yaml --limit 10      # try the first ten items
+  tenax run job.yaml --dry-run       # check spec and input, show the plan, call nothing`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.limit < 0 {
+				return usageErr(fmt.Errorf("--limit %d: want 0 (all) or more", f.limit))
+			}
+			if f.dryRun {
+				return dryRun(cmd.Context(), g, args[0], f)
+			}
+			return runJob(cmd.Context(), g, f, func(ctx context.Context, o job.Options) (*job.Result, error) {
+				return job.Run(ctx, args[0], o)
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.input, "input", "", "input file instead of the spec's (.jsonl, .csv or .txt)")
+	fl.StringVar(&f.output, "output", "", "write the compacted, idx-ordered results here at the end (.jsonl or .csv)")
+	fl.IntVar(&f.limit, "limit", 0, "run at most N items (0 = all)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "check the spec and the input, show the plan and the first item; call nothing")
+	return cmd
+}
+
+func newResumeCmd(g *globals) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "resume JOB",
+		Short: "Run a job's pending items (and, with --retry-failures, its failed ones)",
+		Long: `Resume a job: run every item that has no record yet. With --retry-failures, also
+re-run the items whose latest record failed. The spec is read again from its file
+(so a fixed script or a raised budget takes effect); the input must be unchanged
+unless --force.`,
+		Example: `  tenax resume job_20261122_101500
+  tenax resume job_20261122_101500 --retry-failures`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runJob(cmd.Context(), g, f, func(ctx context.Context, o job.Options) (*job.Result, error) {
+				return job.Resume(ctx, args[0], o)
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.retryFailures, "retry-failures", false, "also re-run items whose latest record failed")
+	fl.BoolVar(&f.force, "force", false, "resume even though the input file changed")
+	fl.StringVar(&f.output, "output", "", "write the compacted, idx-ordered results here at the end (.jsonl or .csv)")
+	fl.IntVar(&f.limit, "limit", 0, "run at most N items (0 = all)")
+	return cmd
+}
+
+// runJob runs a job with the terminal's progress line, prompts and signal
+// handling, prints the summary and turns the result into an exit code.
+func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Context, job.Options) (*job.Result, error)) error {
+	log, err := g.logger()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	interactive := g.interactive()
+	opts := job.Options{
+		Home: g.homeDir(), Version: version, Input: f.input, Output: f.output, Limit: f.limit,
+		RetryFailures: f.retryFailures, Force: f.force, Interactive: interactive, Logger: log,
+	}
+
+	var prompter *pausingPrompter
+	if interactive {
+		prompter = &pausingPrompter{inner: console.NewPrompter(g.stdin, g.stderr)}
+		opts.Prompter = prompter
+	}
+	stopProgress := func() {}
+	opts.OnStart = func(s job.Started) {
+		fmt.Fprintf(g.stderr, "tenax: job %s (%s)\n", s.JobID, s.Dir)
+		go handleSignals(ctx, g, s.Engine, cancel)
+		if g.quiet {
+			return
+		}
+		p := console.NewProgress(g.stderr, g.stderrIsTerminal(), 5*time.Second, s.Engine.Stats)
+		if prompter != nil {
+			prompter.progress = p
+		}
+		pctx, pcancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); p.Run(pctx) }()
+		stopProgress = func() { pcancel(); <-done }
+	}
+	res, runErr := start(ctx, opts)
+	stopProgress()
+	if res == nil {
+		return runErr
+	}
+	printSummary(g.stdout, res)
+	if runErr != nil {
+		return &exitError{code: max(res.ExitCode, job.ExitFailures), err: runErr}
+	}
+	if res.ExitCode != job.ExitOK {
+		return &exitError{code: res.ExitCode}
+	}
+	return nil
+}
+
+// pausingPrompter stops the live progress line while the operator is asked,
+// so the question is not drawn over.
+type pausingPrompter struct {
+	inner    *console.Prompter
+	progress *console.Progress // nil with --quiet
+}
+
+func (p *pausingPrompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDecision {
+	if p.progress != nil {
+		p.progress.Pause()
+		defer p.progress.Resume()
+	}
+	return p.inner.Trip(ctx, r)
+}
+
+func (p *pausingPrompter) Checkin(ctx context.Context, latest []store.Record, s engine.Stats) bool {
+	if p.progress != nil {
+		p.progress.Pause()
+		defer p.progress.Resume()
+	}
+	return p.inner.Checkin(ctx, latest, s)
+}
+
+// handleSignals: the first SIGINT/SIGTERM drains, the second cancels.
+func handleSignals(ctx context.Context, g *globals, e *engine.Engine, cancel context.CancelFunc) {
+	if g.interrupts == nil {
+		return
+	}
+	select {
+	case <-ctx.Done():
+		return
+	case <-g.interrupts:
+	}
+	fmt.Fprintln(g.stderr, "\ntenax: interrupted: finishing the calls in flight (Ctrl-C again to cancel them)")
+	e.Stop(engine.StopSignal, "interrupted by a signal")
+	select {
+	case <-ctx.Done():
+		return
+	case <-g.interrupts:
+	}
+	fmt.Fprintln(g.stderr, "\ntenax: canceling the calls in flight; their items stay pending")
+	cancel()
+}
+
+func printSummary(w io.Writer, r *job.Result) {
+	s := r.Summary
+	var b strings.Builder
+	fmt.Fprintf(&b, "Job %s: %d succeeded, %d failed, %d pending", r.JobID, r.Succeeded, r.Failed, r.Pending)
+	fmt.Fprintf(&b, " (this run: %d done in %s", s.Done, s.Elapsed.Round(time.Millisecond))
+	if s.Elapsed > 0 && s.Done > 0 {
+		fmt.Fprintf(&b, ", %.1f items/s", float64(s.Done)/s.Elapsed.Seconds())
+	}
+	fmt.Fprintf(&b, ", %d calls, %d retries", s.Calls, s.Retries)
+	if s.HealAttempts > 0 {
+		fmt.Fprintf(&b, ", %d re-asks", s.HealAttempts)
+	}
+	b.WriteString(")\n")
+	if t := s.Usage.Total(); t > 0 {
+		fmt.Fprintf(&b, "Tokens: %d in, %d out", s.Usage.InputTokens, s.Usage.OutputTokens)
+		if s.CostUSD > 0 {
+			fmt.Fprintf(&b, " | cost $%.4f", s.CostUSD)
+		}
+		b.WriteByte('\n')
+	}
+	if s.StopDetail != "" {
+		fmt.Fprintf(&b, "Stopped: %s\n", s.StopDetail)
+	}
+	if r.Failed > 0 {
+		fmt.Fprintf(&b, "Failures: %s/failures.jsonl (tenax status %s shows them grouped)\n", r.Dir, r.JobID)
+	}
+	if r.ResumeCommand != "" {
+		fmt.Fprintf(&b, "Resume: %s\n", r.ResumeCommand)
+	} else if r.Failed > 0 {
+		fmt.Fprintf(&b, "Retry the failures: tenax resume %s --retry-failures\n", r.JobID)
+	}
+	io.WriteString(w, b.String())
+}

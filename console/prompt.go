@@ -1,0 +1,288 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/store"
+)
+
+// Prompter asks the operator what to do when the breaker trips or a
+// check-in is due. It implements engine.Prompter. Answers are read a line
+// at a time; the first letter decides, case-insensitively.
+type Prompter struct {
+	in  *bufio.Reader
+	out io.Writer
+}
+
+// NewPrompter returns a Prompter that reads answers from in and writes
+// questions to out.
+func NewPrompter(in io.Reader, out io.Writer) *Prompter {
+	return &Prompter{in: bufio.NewReader(in), out: out}
+}
+
+// Trip shows DESIGN.md's breaker summary and asks
+// "[C]ontinue  [A]bort  [I]nspect details" until it gets Continue or Abort.
+// Inspect prints the last error in full and asks again. End of input, or a
+// canceled ctx, is Abort.
+func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDecision {
+	fmt.Fprint(p.out, TripSummary(r))
+	for {
+		fmt.Fprint(p.out, "[C]ontinue  [A]bort  [I]nspect details\n> ")
+		answer, ok := p.readAnswer(ctx)
+		if !ok {
+			fmt.Fprintln(p.out)
+			return engine.TripAbortRun
+		}
+		switch answer {
+		case 'c':
+			return engine.TripContinue
+		case 'a':
+			return engine.TripAbortRun
+		case 'i':
+			fmt.Fprint(p.out, Inspect(r.Last))
+		default:
+			fmt.Fprintln(p.out, "Please answer C, A or I.")
+		}
+	}
+}
+
+// Checkin shows the latest outputs and asks "[C]ontinue  [A]bort".
+func (p *Prompter) Checkin(ctx context.Context, latest []store.Record, s engine.Stats) bool {
+	fmt.Fprintf(p.out, "\nCheck-in: %d/%d done, %d failed. Latest results:\n", s.Done, s.Total, s.Failed)
+	for _, rec := range latest {
+		fmt.Fprintf(p.out, "  #%d %s\n", rec.Idx, recordLine(rec))
+	}
+	for {
+		fmt.Fprint(p.out, "[C]ontinue  [A]bort\n> ")
+		answer, ok := p.readAnswer(ctx)
+		if !ok {
+			fmt.Fprintln(p.out)
+			return false
+		}
+		switch answer {
+		case 'c':
+			return true
+		case 'a':
+			return false
+		default:
+			fmt.Fprintln(p.out, "Please answer C or A.")
+		}
+	}
+}
+
+// readAnswer returns the lower-cased first letter of the next non-empty
+// line; false at end of input or when ctx is done.
+func (p *Prompter) readAnswer(ctx context.Context) (byte, bool) {
+	type line struct {
+		s   string
+		err error
+	}
+	for {
+		ch := make(chan line, 1)
+		go func() {
+			s, err := p.in.ReadString('\n')
+			ch <- line{s, err}
+		}()
+		var l line
+		select {
+		case <-ctx.Done():
+			return 0, false
+		case l = <-ch:
+		}
+		s := strings.TrimSpace(l.s)
+		if s != "" {
+			return strings.ToLower(s)[0], true
+		}
+		if l.err != nil {
+			return 0, false
+		}
+	}
+}
+
+// TripSummary renders the breaker summary of DESIGN.md:
+//
+//	Circuit breaker open: 5 consecutive failures
+//	Last error: fatal (401 invalid_api_key): Incorrect API key provided
+//	Failed item: #152 {"id": "hsk3_152", "simplified": "辆"}
+//	Processed: 438/5000 | Failed: 5 | Success rate: 98.9%
+func TripSummary(r engine.TripReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nCircuit breaker open: %s\n", r.Reason)
+	if f := r.Last; f != nil {
+		fmt.Fprintf(&b, "Last error: %s\n", ErrorLine(f.Decision.Class, f.Err))
+		fmt.Fprintf(&b, "Failed item: #%d %s\n", f.Item.Idx, truncate(compactJSON(f.Item.Raw), 200))
+	}
+	s := r.Stats
+	processed := s.Succeeded + s.Failed
+	rate := 0.0
+	if processed > 0 {
+		rate = 100 * float64(s.Succeeded) / float64(processed)
+	}
+	fmt.Fprintf(&b, "Processed: %d/%d | Failed: %d | Success rate: %.1f%%\n", processed, s.Total, s.Failed, rate)
+	return b.String()
+}
+
+// ErrorLine renders an error as "class (status code): message", the form
+// of the breaker summary's "Last error" line.
+func ErrorLine(class classify.Class, err error) string {
+	if err == nil {
+		return class.String()
+	}
+	var tags []string
+	var sc classify.StatusCoder
+	if errors.As(err, &sc) && sc.HTTPStatus() != 0 {
+		tags = append(tags, fmt.Sprint(sc.HTTPStatus()))
+	}
+	var pc classify.ProviderCoder
+	if errors.As(err, &pc) && pc.ProviderCode() != "" {
+		tags = append(tags, pc.ProviderCode())
+	}
+	var ec classify.ExitCoder
+	if len(tags) == 0 && errors.As(err, &ec) {
+		if ec.ExitCode() >= 0 {
+			tags = append(tags, fmt.Sprintf("exit %d", ec.ExitCode()))
+		} else {
+			tags = append(tags, "killed by signal")
+		}
+	}
+	msg := firstLine(err.Error())
+	if len(tags) == 0 {
+		return fmt.Sprintf("%s: %s", class, msg)
+	}
+	return fmt.Sprintf("%s (%s): %s", class, strings.Join(tags, " "), msg)
+}
+
+// Inspect renders the last failure in full: class and why, status, provider
+// code, request id, the cause chain, and the first lines of stderr or body.
+func Inspect(f *engine.Failure) string {
+	if f == nil {
+		return "No failure recorded yet.\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nItem:       #%d %s\n", f.Item.Idx, truncate(compactJSON(f.Item.Raw), 500))
+	fmt.Fprintf(&b, "Class:      %s\n", f.Decision.Class)
+	if f.Decision.Reason != "" {
+		fmt.Fprintf(&b, "Because:    %s\n", f.Decision.Reason)
+	}
+	fmt.Fprintf(&b, "Attempts:   %d\n", f.Attempts)
+	err := f.Err
+	if err == nil {
+		return b.String()
+	}
+	var sc classify.StatusCoder
+	if errors.As(err, &sc) && sc.HTTPStatus() != 0 {
+		fmt.Fprintf(&b, "Status:     %d\n", sc.HTTPStatus())
+	}
+	var pc classify.ProviderCoder
+	if errors.As(err, &pc) && pc.ProviderCode() != "" {
+		fmt.Fprintf(&b, "Code:       %s\n", pc.ProviderCode())
+	}
+	var ri classify.RequestIDer
+	if errors.As(err, &ri) && ri.RequestID() != "" {
+		fmt.Fprintf(&b, "Request id: %s\n", ri.RequestID())
+	}
+	var ec classify.ExitCoder
+	if errors.As(err, &ec) {
+		fmt.Fprintf(&b, "Exit code:  %d\n", ec.ExitCode())
+	}
+	b.WriteString("Error chain:\n")
+	for i, e := range causeChain(err) {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, firstLine(e))
+	}
+	var se classify.StderrCarrier
+	if errors.As(err, &se) && strings.TrimSpace(se.Stderr()) != "" {
+		b.WriteString("Stderr or body (first lines):\n")
+		writeIndented(&b, headLines(se.Stderr(), 10))
+	}
+	return b.String()
+}
+
+// causeChain lists the distinct messages along err's wrap chain, outermost
+// first, following the first branch of multi-errors.
+func causeChain(err error) []string {
+	var out []string
+	seen := map[string]bool{}
+	for e := err; e != nil; {
+		msg := e.Error()
+		if !seen[msg] {
+			seen[msg] = true
+			out = append(out, msg)
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			e = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			errs := u.Unwrap()
+			if len(errs) == 0 {
+				e = nil
+			} else {
+				e = errs[len(errs)-1]
+			}
+		default:
+			e = nil
+		}
+	}
+	return out
+}
+
+func recordLine(r store.Record) string {
+	if r.Failed() {
+		return fmt.Sprintf("failed (%s): %s", r.Class, truncate(firstLine(r.Error), 160))
+	}
+	return truncate(compactJSON(r.Output), 160)
+}
+
+func compactJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "{}"
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func headLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], fmt.Sprintf("… (%d more lines)", len(lines)-n))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func writeIndented(b *strings.Builder, s string) {
+	for _, l := range strings.Split(s, "\n") {
+		b.WriteString("  ")
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

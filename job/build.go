@@ -1,0 +1,264 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/cache"
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/mock"
+	"github.com/tenaxhq/tenax/retry"
+	"github.com/tenaxhq/tenax/spec"
+	"github.com/tenaxhq/tenax/task"
+	execTask "github.com/tenaxhq/tenax/task/exec"
+	httpTask "github.com/tenaxhq/tenax/task/http"
+	"github.com/tenaxhq/tenax/task/llm"
+	"github.com/tenaxhq/tenax/validate"
+)
+
+// built is what a spec turns into before a run.
+type built struct {
+	task      task.Task
+	validator engine.Validator
+	cache     *cache.Cache
+	mock      *mock.Server
+	// onRateLimit is set once the engine exists: the LLM task reports the
+	// provider's rate-limit headers through it.
+	rateLimits *rateLimitSink
+}
+
+// rateLimitSink forwards an LLM provider's exhausted quotas to the engine
+// as cooldowns, so dispatch pauses before a 429 rather than after.
+type rateLimitSink struct {
+	engine *engine.Engine
+}
+
+func (s *rateLimitSink) observe(rl llm.RateLimit) {
+	e := s.engine
+	if e == nil {
+		return
+	}
+	now := time.Now()
+	if rl.RequestsLimit > 0 && rl.RequestsRemaining == 0 && rl.RequestsReset > 0 {
+		e.Cooldown(now.Add(rl.RequestsReset), "provider request quota exhausted until its reset")
+	}
+	if rl.TokensLimit > 0 && rl.TokensRemaining == 0 && rl.TokensReset > 0 {
+		e.Cooldown(now.Add(rl.TokensReset), "provider token quota exhausted until its reset")
+	}
+}
+
+// buildTask makes the task, the validator and the cache that a spec names.
+// home is where the default cache lives.
+func buildTask(s *spec.Spec, home string) (*built, error) {
+	b := &built{rateLimits: &rateLimitSink{}}
+	t := s.Task
+	switch t.Type {
+	case "exec":
+		dir := t.Dir
+		if dir == "" {
+			dir = s.Dir()
+		}
+		et, err := execTask.New(execTask.Config{
+			Argv: t.Argv, Stdin: t.Stdin, Env: t.Env, Dir: dir, Timeout: t.Timeout,
+			ExitCodes: execTask.ExitCodes{Retryable: t.ExitCodes.Retryable, Fatal: t.ExitCodes.Fatal, Item: t.ExitCodes.Item},
+			Output:    t.Output,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("task: %w", err)
+		}
+		b.task = et
+	case "http":
+		ht, err := httpTask.New(httpTask.Config{
+			Method: t.Method, URL: t.URL, Headers: t.Headers, Body: t.Body, Timeout: t.Timeout, Output: t.Output,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("task: %w", err)
+		}
+		b.task = ht
+	case "llm":
+		cfg := llm.Config{
+			Provider: t.Provider, BaseURL: t.BaseURL, APIKey: t.APIKey, Model: t.Model,
+			System: t.System, Prompt: t.Prompt, MaxTokens: t.MaxTokens, Temperature: t.Temperature,
+			Output: t.Output, Timeout: t.Timeout, OnRateLimit: b.rateLimits.observe,
+		}
+		if len(s.Prices) > 0 {
+			cfg.Prices = map[string]llm.Price{}
+			for model, p := range s.Prices {
+				cfg.Prices[model] = llm.Price{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok}
+			}
+		}
+		if t.Provider == "mock" && t.BaseURL == "" {
+			b.mock = mock.New(mockConfig(s.Mock))
+			cfg.HTTPClient = b.mock.Client()
+		}
+		if s.Cache.Enabled {
+			dir := s.Cache.Dir
+			if dir == "" {
+				dir = filepath.Join(home, "cache")
+			}
+			c, err := cache.Open(dir)
+			if err != nil {
+				return nil, fmt.Errorf("cache: %w", err)
+			}
+			b.cache = c
+			cfg.Cache = c
+		}
+		lt, err := llm.New(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("task: %w", err)
+		}
+		b.task = lt
+	default:
+		return nil, fmt.Errorf("task: unknown type %q (want llm, exec or http)", t.Type)
+	}
+	v, err := buildValidator(s)
+	if err != nil {
+		return nil, err
+	}
+	b.validator = v
+	return b, nil
+}
+
+func mockConfig(m spec.Mock) mock.Config {
+	return mock.Config{
+		Latency: m.Latency.Min, LatencyMax: m.Latency.Max, Seed: m.Seed, RPM: m.RPM, TPM: m.TPM,
+		Faults: mock.Faults{
+			RateLimit: m.Errors.RateLimit, Server: m.Errors.Server, Overloaded: m.Errors.Overloaded,
+			Timeout: m.Errors.Timeout, Reset: m.Errors.Reset, Malformed: m.Errors.Malformed,
+			InvalidOutput: m.Errors.InvalidOutput, Auth: m.Errors.Auth,
+		},
+	}
+}
+
+func buildValidator(s *spec.Spec) (engine.Validator, error) {
+	var vs []validate.Validator
+	v := s.Validate
+	if v.JSONSchema.IsSet() {
+		var (
+			sch *validate.Schema
+			err error
+		)
+		if v.JSONSchema.Path != "" {
+			sch, err = validate.JSONSchemaFile(v.JSONSchema.Path)
+		} else {
+			sch, err = validate.JSONSchema(v.JSONSchema.Inline, filepath.Join(s.Dir(), "inline-schema.json"))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("validate.json_schema: %w", err)
+		}
+		vs = append(vs, sch)
+	}
+	if v.Regex != "" {
+		re, err := validate.Regex(v.Regex)
+		if err != nil {
+			return nil, fmt.Errorf("validate.regex: %w", err)
+		}
+		vs = append(vs, re)
+	}
+	if len(v.Command) > 0 {
+		c, err := validate.Command(v.Command, v.Timeout, s.Dir())
+		if err != nil {
+			return nil, fmt.Errorf("validate.command: %w", err)
+		}
+		vs = append(vs, c)
+	}
+	switch len(vs) {
+	case 0:
+		return nil, nil
+	case 1:
+		return vs[0], nil
+	}
+	return validate.All(vs...), nil
+}
+
+// engineConfig maps the spec's policies onto the engine's.
+func engineConfig(s *spec.Spec, interactive bool) (engine.Config, error) {
+	jitter, err := retry.ParseJitter(s.Retry.Backoff.Jitter)
+	if err != nil {
+		return engine.Config{}, fmt.Errorf("retry.backoff.jitter: %w", err)
+	}
+	var rules []classify.Rule
+	for _, r := range s.Classify {
+		rules = append(rules, r.Rule)
+	}
+	hints := make([]heal.Hint, 0, len(s.Heal.Hints))
+	for _, h := range s.Heal.Hints {
+		hints = append(hints, heal.Hint{Match: h.Regexp, Text: h.Hint})
+	}
+	cfg := engine.Config{
+		Concurrency:        s.Concurrency.Max,
+		Adaptive:           s.Concurrency.Adaptive,
+		InitialConcurrency: s.Concurrency.Initial,
+		Retry: retry.Policy{
+			MaxAttempts: s.Retry.MaxAttempts,
+			MaxElapsed:  s.Retry.MaxElapsed,
+			MaxHint:     s.Retry.MaxHint,
+			Backoff: retry.Backoff{
+				Base: s.Retry.Backoff.Base, Multiplier: s.Retry.Backoff.Multiplier,
+				Min: s.Retry.Backoff.Min, Max: s.Retry.Backoff.Max, Jitter: jitter,
+			},
+			Classifier: classify.Classifier{Rules: rules},
+		},
+		Breaker: breaker.Settings{
+			Threshold: s.Breaker.Threshold, FailureRate: s.Breaker.FailureRate, Window: s.Breaker.Window,
+			ResetTimeout: s.Breaker.ResetTimeout, Probes: s.Breaker.Probes,
+		},
+		Heal:              heal.Budget{MaxAttempts: s.Heal.MaxAttempts, MaxErrorAttempts: s.Heal.MaxErrorAttempts},
+		Hints:             hints,
+		RequestsPerMinute: s.RateLimit.RequestsPerMinute,
+		TokensPerMinute:   s.RateLimit.TokensPerMinute,
+		Pacing:            engine.Pacing{BatchSize: s.Pacing.BatchSize, BatchDelay: s.Pacing.BatchDelay, ItemDelay: s.Pacing.ItemDelay},
+		Budget:            engine.Budget{MaxCostUSD: s.Budget.MaxCostUSD, MaxTokens: s.Budget.MaxTokens},
+	}
+	switch s.Breaker.OnTrip {
+	case "prompt":
+		cfg.OnTrip = engine.TripPrompt
+	case "wait":
+		cfg.OnTrip = engine.TripWait
+	case "abort":
+		cfg.OnTrip = engine.TripAbort
+	case "":
+		// DESIGN.md: prompt on a terminal, abort without one.
+		if interactive {
+			cfg.OnTrip = engine.TripPrompt
+		}
+	default:
+		return engine.Config{}, fmt.Errorf("breaker.on_trip: unknown action %q", s.Breaker.OnTrip)
+	}
+	if cfg.OnTrip == engine.TripPrompt && !interactive {
+		// Nobody can answer: a run without a terminal never waits forever
+		// for an answer, it saves everything and stops.
+		cfg.OnTrip = engine.TripAbort
+	}
+	if interactive {
+		cfg.CheckinEvery = s.CheckinEvery
+	}
+	return cfg, nil
+}
+
+// UsageError is a problem with the command line, the spec or the input,
+// found before any call: exit code 2.
+type UsageError struct {
+	Err error
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying problem.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return &UsageError{Err: err}
+}

@@ -1,0 +1,397 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/input"
+	"github.com/tenaxhq/tenax/spec"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/jsonl"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// Options are what `tenax run` and `tenax resume` take besides the spec or
+// the job id.
+type Options struct {
+	// Home is tenax's data directory (jobs live in Home/jobs).
+	Home string
+	// Env looks up ${VAR}s in the spec (os.LookupEnv when nil).
+	Env func(string) (string, bool)
+	// Version is recorded in the manifest.
+	Version string
+
+	// Input replaces the spec's input (run only).
+	Input string
+	// Output, when set, receives the compacted, idx-ordered results.
+	Output string
+	// Limit runs at most this many items (0 = all).
+	Limit int
+	// RetryFailures re-runs items whose latest record failed (resume).
+	RetryFailures bool
+	// Force resumes even though the input changed.
+	Force bool
+
+	// Interactive says a person is at a terminal: the breaker's default
+	// action becomes prompt, and check-ins happen.
+	Interactive bool
+	// Prompter asks that person.
+	Prompter engine.Prompter
+	// OnEvent receives the engine's events (besides the logger's use).
+	OnEvent func(engine.Event)
+	// OnStart is called once the engine exists, before any item runs: the
+	// CLI starts its progress line and wires its signal handling there.
+	OnStart func(Started)
+	// Logger receives the run's log lines (slog.Default when nil).
+	Logger *slog.Logger
+}
+
+// Started describes a run that is about to dispatch its first item.
+type Started struct {
+	JobID  string
+	Dir    string
+	Engine *engine.Engine
+}
+
+// Result is how a run ended.
+type Result struct {
+	JobID string
+	// Dir is the job's directory.
+	Dir     string
+	Summary engine.Summary
+	// Succeeded, Failed and Pending count the job's items after the run,
+	// across every run of the job.
+	Succeeded, Failed, Pending int
+	// ExitCode is DESIGN.md's process exit code for this run.
+	ExitCode int
+	// ResumeCommand resumes the job, when items are left pending.
+	ResumeCommand string
+}
+
+func (o *Options) env() func(string) (string, bool) {
+	if o.Env != nil {
+		return o.Env
+	}
+	return os.LookupEnv
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
+}
+
+func (o *Options) store() *jsonl.Store {
+	return &jsonl.Store{Home: o.Home}
+}
+
+// LoadSpec loads a spec file, as a usage error when it is bad.
+func LoadSpec(path string, env func(string) (string, bool)) (*spec.Spec, error) {
+	if env == nil {
+		env = os.LookupEnv
+	}
+	s, err := spec.Load(path, env)
+	if err != nil {
+		return nil, usage(err)
+	}
+	return s, nil
+}
+
+// checkInput scans an input once: item count, hash and bad lines. Bad lines
+// refuse the run unless the spec says to record them.
+func checkInput(path string, s *spec.Spec) (input.Format, input.Summary, error) {
+	f, err := formatOf(path, s)
+	if err != nil {
+		return "", input.Summary{}, usage(err)
+	}
+	sum, err := input.Scan(path, f)
+	if err != nil {
+		return "", input.Summary{}, usage(fmt.Errorf("reading the input: %w", err))
+	}
+	if sum.BadCount > 0 && s.Input.OnBadLine != "record" {
+		var b strings.Builder
+		fmt.Fprintf(&b, "the input has %d bad line(s); fix them, or set input.on_bad_line: record to record them as failed items:", sum.BadCount)
+		for _, le := range sum.BadLines {
+			fmt.Fprintf(&b, "\n  %s", le)
+		}
+		if sum.BadCount > len(sum.BadLines) {
+			fmt.Fprintf(&b, "\n  … and %d more", sum.BadCount-len(sum.BadLines))
+		}
+		return "", input.Summary{}, usage(errors.New(b.String()))
+	}
+	return f, sum, nil
+}
+
+func formatOf(path string, s *spec.Spec) (input.Format, error) {
+	if s.Input.Format != "" && s.Input.Path == path {
+		return input.ParseFormat(s.Input.Format)
+	}
+	return input.FormatOf(path)
+}
+
+// Run starts a new job from the spec at specPath and runs it.
+func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
+	s, err := LoadSpec(specPath, opts.env())
+	if err != nil {
+		return nil, err
+	}
+	inPath := s.Input.Path
+	if opts.Input != "" {
+		inPath, err = filepath.Abs(opts.Input)
+		if err != nil {
+			return nil, usage(err)
+		}
+	}
+	if inPath == "" {
+		return nil, usage(errors.New("no input: set input in the spec or pass --input"))
+	}
+	format, sum, err := checkInput(inPath, s)
+	if err != nil {
+		return nil, err
+	}
+	b, err := buildTask(s, opts.Home)
+	if err != nil {
+		return nil, usage(err)
+	}
+	redacted, err := s.Redacted()
+	if err != nil {
+		return nil, fmt.Errorf("recording the spec: %w", err)
+	}
+	st := opts.store()
+	j, err := st.Create(ctx, store.Manifest{
+		Name:        s.Name,
+		Created:     time.Now(),
+		Version:     opts.Version,
+		SpecPath:    s.Path(),
+		Spec:        redacted,
+		InputPath:   inPath,
+		InputSHA256: sum.SHA256,
+		Items:       sum.Items,
+		State:       store.StateRunning,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the job: %w", err)
+	}
+	defer j.Close()
+	return execute(ctx, s, b, j, inPath, format, nil, opts)
+}
+
+// Resume runs the items of job id that have no record (and, with
+// RetryFailures, those whose latest record failed).
+func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
+	st := opts.store()
+	j, err := st.Open(ctx, id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, usage(fmt.Errorf("no job %s under %s (see `tenax status`)", id, filepath.Join(opts.Home, "jobs")))
+		}
+		return nil, err
+	}
+	defer j.Close()
+	m := j.Manifest()
+	if m.SpecPath == "" {
+		return nil, usage(fmt.Errorf("job %s does not record its spec file, so it cannot be resumed", id))
+	}
+	s, err := LoadSpec(m.SpecPath, opts.env())
+	if err != nil {
+		return nil, err
+	}
+	format, sum, err := checkInput(m.InputPath, s)
+	if err != nil {
+		return nil, err
+	}
+	if sum.SHA256 != m.InputSHA256 {
+		if !opts.Force {
+			return nil, usage(fmt.Errorf("the input %s changed since job %s was created (sha256 %.12s…, now %.12s…); resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, id, m.InputSHA256, sum.SHA256))
+		}
+		if err := j.UpdateManifest(ctx, func(m *store.Manifest) { m.InputSHA256, m.Items = sum.SHA256, sum.Items }); err != nil {
+			return nil, err
+		}
+	}
+	outcomes, err := j.Outcomes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the checkpoint: %w", err)
+	}
+	b, err := buildTask(s, opts.Home)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if err := j.SetState(ctx, store.StateRunning); err != nil {
+		return nil, err
+	}
+	return execute(ctx, s, b, j, m.InputPath, format, outcomes, opts)
+}
+
+// execute runs the engine over the input, skipping what outcomes say is
+// done, and closes the run properly whatever stopped it.
+func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath string, format input.Format, outcomes store.Outcomes, opts Options) (*Result, error) {
+	m := j.Manifest()
+	log := opts.logger().With("job", m.ID)
+	cfg, err := engineConfig(s, opts.Interactive)
+	if err != nil {
+		return nil, usage(err)
+	}
+	cfg.Prompter = opts.Prompter
+	if b.cache != nil {
+		cfg.Cache = b.cache
+	}
+	cfg.Validator = b.validator
+	skip := func(idx int) bool {
+		switch outcomes.Get(idx) {
+		case store.Succeeded:
+			return true
+		case store.Failed:
+			return !opts.RetryFailures
+		}
+		return false
+	}
+	skipped := 0
+	for idx := range m.Items {
+		if skip(idx) {
+			skipped++
+		}
+	}
+	cfg.Total, cfg.Skipped = m.Items, skipped
+	userEvents := opts.OnEvent
+	cfg.OnEvent = func(ev engine.Event) {
+		logEvent(log, ev)
+		if userEvents != nil {
+			userEvents(ev)
+		}
+	}
+
+	r, err := input.Open(inPath, format)
+	if err != nil {
+		return nil, usage(fmt.Errorf("opening the input: %w", err))
+	}
+	defer r.Close()
+	dispatched := 0
+	src := engine.SourceFunc(func() (task.Item, error) {
+		for {
+			if opts.Limit > 0 && dispatched >= opts.Limit {
+				return task.Item{}, io.EOF
+			}
+			it, err := r.Next()
+			var le *input.LineError
+			switch {
+			case errors.As(err, &le):
+				if skip(it.Idx) {
+					continue
+				}
+				dispatched++
+				return task.Item{}, &engine.BadItem{Item: it, Err: le}
+			case err != nil:
+				return task.Item{}, err
+			}
+			if skip(it.Idx) {
+				continue
+			}
+			dispatched++
+			return it, nil
+		}
+	})
+
+	e := engine.New(cfg, b.task, j)
+	b.rateLimits.engine = e
+	dir := ""
+	if jj, ok := j.(interface{ Dir() string }); ok {
+		dir = jj.Dir()
+	}
+	log.Info("job started", "spec", s.Path(), "input", inPath, "items", m.Items, "skipped", skipped, "dir", dir)
+	if opts.OnStart != nil {
+		opts.OnStart(Started{JobID: m.ID, Dir: dir, Engine: e})
+	}
+	sum, runErr := e.Run(ctx, src)
+
+	// Whatever stopped the run, what finished is saved.
+	closeCtx := context.WithoutCancel(ctx)
+	if err := j.Finish(closeCtx); err != nil && runErr == nil {
+		runErr = fmt.Errorf("finishing the job: %w", err)
+	}
+	res := &Result{JobID: m.ID, Dir: dir, Summary: sum}
+	after, err := j.Outcomes(closeCtx)
+	if err != nil && runErr == nil {
+		runErr = err
+	}
+	res.Succeeded, res.Failed, res.Pending = after.Count(m.Items)
+	if opts.Output != "" {
+		if err := store.WriteOutput(closeCtx, j, opts.Output, outputFormat(opts.Output), nil); err != nil && runErr == nil {
+			runErr = fmt.Errorf("writing %s: %w", opts.Output, err)
+		}
+	}
+	state := store.StateCompleted
+	switch {
+	case sum.Stop == engine.StopSignal:
+		state = store.StateInterrupted
+	case sum.Stop != engine.StopNone:
+		state = store.StateAborted
+	case res.Failed > 0:
+		state = store.StateFailed
+	case res.Pending > 0:
+		state = store.StateInterrupted
+	}
+	if err := j.UpdateManifest(closeCtx, func(m *store.Manifest) {
+		m.State = state
+		m.StopReason = sum.StopDetail
+	}); err != nil && runErr == nil {
+		runErr = err
+	}
+	res.ExitCode = exitCode(sum, res.Failed)
+	if res.Pending > 0 {
+		res.ResumeCommand = "tenax resume " + m.ID
+		if opts.Home != "" && opts.Home != DefaultHome {
+			res.ResumeCommand += " --home " + opts.Home
+		}
+	}
+	log.Info("job stopped", "state", state, "succeeded", res.Succeeded, "failed", res.Failed, "pending", res.Pending, "stop", sum.Stop.String(), "elapsed", sum.Elapsed.Round(time.Millisecond))
+	return res, runErr
+}
+
+// DefaultHome is where jobs live when neither --home nor TENAX_HOME says
+// otherwise: .tenax under the working directory.
+const DefaultHome = ".tenax"
+
+func outputFormat(path string) string {
+	if strings.EqualFold(filepath.Ext(path), ".csv") {
+		return store.FormatCSV
+	}
+	return store.FormatJSONL
+}
+
+func logEvent(log *slog.Logger, ev engine.Event) {
+	ctx := context.Background()
+	switch ev.Kind {
+	case engine.ItemRetry:
+		log.Debug("retrying item", "idx", ev.Item.Idx, "attempt", ev.Attempt, "delay", ev.Delay, "class", ev.Decision.String(), "error", ev.Err)
+	case engine.ItemHeal:
+		log.Debug("re-asking item with feedback", "idx", ev.Item.Idx, "heal_attempt", ev.Attempt, "error", ev.Err)
+	case engine.ItemFinished:
+		if ev.Record != nil && ev.Record.Failed() {
+			log.Log(ctx, slog.LevelInfo, "item failed", "idx", ev.Record.Idx, "class", ev.Record.Class.String(), "error", firstLine(ev.Record.Error))
+		}
+	case engine.BreakerChanged:
+		log.Warn("circuit breaker "+ev.State.String(), "state", ev.State.String())
+	case engine.Cooldown:
+		log.Info("dispatch paused", "until", ev.Until.Format(time.RFC3339Nano), "reason", ev.Reason)
+	case engine.ConcurrencyChanged:
+		log.Debug("concurrency limit changed", "limit", ev.Limit)
+	case engine.Stopping:
+		log.Warn("stopping dispatch", "reason", ev.Reason)
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,194 @@
+package job
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// Report summarizes a job's checkpoint for `tenax status`: outcomes, the
+// failures grouped by error fingerprint, how many attempts items took, and
+// what the run consumed.
+type Report struct {
+	Manifest  store.Manifest
+	Succeeded int
+	Failed    int
+	Pending   int
+	// ByClass counts failed items by their class.
+	ByClass map[classify.Class]int
+	// Groups are the failures grouped by fingerprint, largest first.
+	Groups []ErrorGroup
+	// Attempts maps a number of task calls to how many items took it.
+	Attempts map[int]int
+	// HealedItems counts succeeded items that needed at least one re-ask.
+	HealedItems int
+	CacheHits   int
+	Usage       task.Usage
+	CostUSD     float64
+	// Busy is the summed duration of every recorded item; First and Last
+	// bracket the records' finish times.
+	Busy        time.Duration
+	First, Last time.Time
+}
+
+// ErrorGroup is the failures that share one fingerprint.
+type ErrorGroup struct {
+	Fingerprint string
+	Class       classify.Class
+	Count       int
+	// Normalized is the message with its variable parts replaced, as the
+	// fingerprint saw it; Example is one raw message and ExampleIdx its item.
+	Normalized string
+	Example    string
+	ExampleIdx int
+}
+
+// BuildReport reads the job's latest records once, holding one at a time.
+func BuildReport(ctx context.Context, j store.Job) (*Report, error) {
+	m := j.Manifest()
+	r := &Report{Manifest: m, ByClass: map[classify.Class]int{}, Attempts: map[int]int{}}
+	groups := map[string]*ErrorGroup{}
+	seen := 0
+	err := j.Scan(ctx, func(rec store.Record) error {
+		seen++
+		r.Attempts[rec.Attempts]++
+		r.Usage = r.Usage.Add(rec.Usage)
+		if rec.CostUSD != nil {
+			r.CostUSD += *rec.CostUSD
+		}
+		if rec.CacheHit {
+			r.CacheHits++
+		}
+		r.Busy += time.Duration(rec.DurationMS) * time.Millisecond
+		if !rec.FinishedAt.IsZero() {
+			if r.First.IsZero() || rec.FinishedAt.Before(r.First) {
+				r.First = rec.FinishedAt
+			}
+			if rec.FinishedAt.After(r.Last) {
+				r.Last = rec.FinishedAt
+			}
+		}
+		if !rec.Failed() {
+			r.Succeeded++
+			if rec.HealAttempts > 0 {
+				r.HealedItems++
+			}
+			return nil
+		}
+		r.Failed++
+		r.ByClass[rec.Class]++
+		fp := rec.Fingerprint
+		if fp == "" {
+			fp = heal.Fingerprint(rec.Class.String(), rec.Error)
+		}
+		g, ok := groups[fp]
+		if !ok {
+			g = &ErrorGroup{Fingerprint: fp, Class: rec.Class, Normalized: heal.Normalize(rec.Error),
+				Example: rec.Error, ExampleIdx: rec.Idx}
+			groups[fp] = g
+		}
+		g.Count++
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the records of %s: %w", m.ID, err)
+	}
+	r.Pending = max(m.Items-seen, 0)
+	for _, g := range groups {
+		r.Groups = append(r.Groups, *g)
+	}
+	slices.SortFunc(r.Groups, func(a, b ErrorGroup) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.ExampleIdx, b.ExampleIdx))
+	})
+	return r, nil
+}
+
+// WriteText renders the report for a terminal, showing at most topGroups
+// error groups.
+func (r *Report) WriteText(w io.Writer, topGroups int) error {
+	var b strings.Builder
+	m := r.Manifest
+	fmt.Fprintf(&b, "Job %s", m.ID)
+	if m.Name != "" {
+		fmt.Fprintf(&b, " (%s)", m.Name)
+	}
+	fmt.Fprintf(&b, ": %s\n", m.State)
+	if m.StopReason != "" {
+		fmt.Fprintf(&b, "Stopped:   %s\n", m.StopReason)
+	}
+	fmt.Fprintf(&b, "Input:     %s (%d items)\n", m.InputPath, m.Items)
+	fmt.Fprintf(&b, "Outcomes:  %d succeeded, %d failed, %d pending\n", r.Succeeded, r.Failed, r.Pending)
+	if r.Failed > 0 {
+		classes := make([]classify.Class, 0, len(r.ByClass))
+		for c := range r.ByClass {
+			classes = append(classes, c)
+		}
+		slices.Sort(classes)
+		parts := make([]string, 0, len(classes))
+		for _, c := range classes {
+			parts = append(parts, fmt.Sprintf("%s %d", c, r.ByClass[c]))
+		}
+		fmt.Fprintf(&b, "Failed by class: %s\n", strings.Join(parts, ", "))
+	}
+	if r.HealedItems > 0 || r.CacheHits > 0 {
+		fmt.Fprintf(&b, "Healed:    %d items needed a re-ask; %d served from cache\n", r.HealedItems, r.CacheHits)
+	}
+	if len(r.Attempts) > 0 {
+		keys := make([]int, 0, len(r.Attempts))
+		for k := range r.Attempts {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%d×%d", k, r.Attempts[k]))
+		}
+		fmt.Fprintf(&b, "Attempts:  %s  (calls×items)\n", strings.Join(parts, "  "))
+	}
+	if !r.First.IsZero() {
+		span := r.Last.Sub(r.First)
+		done := r.Succeeded + r.Failed
+		fmt.Fprintf(&b, "Time:      %s to %s", r.First.Local().Format(time.DateTime), r.Last.Local().Format(time.DateTime))
+		if span > 0 {
+			fmt.Fprintf(&b, " (%.1f items/s)", float64(done)/span.Seconds())
+		}
+		fmt.Fprintf(&b, ", %s of item time\n", r.Busy.Round(time.Millisecond))
+	}
+	if r.Usage.Total() > 0 || r.CostUSD > 0 {
+		fmt.Fprintf(&b, "Tokens:    %d in, %d out", r.Usage.InputTokens, r.Usage.OutputTokens)
+		if r.CostUSD > 0 {
+			fmt.Fprintf(&b, " | cost $%.4f", r.CostUSD)
+		}
+		b.WriteByte('\n')
+	}
+	if len(r.Groups) > 0 {
+		fmt.Fprintf(&b, "Top error groups (%d in all):\n", len(r.Groups))
+		for i, g := range r.Groups {
+			if i == topGroups {
+				fmt.Fprintf(&b, "  … %d more groups\n", len(r.Groups)-topGroups)
+				break
+			}
+			fmt.Fprintf(&b, "  %5d  %-9s %s  %s\n", g.Count, g.Class, g.Fingerprint, oneLine(g.Normalized, 100))
+			fmt.Fprintf(&b, "         e.g. #%d: %s\n", g.ExampleIdx, oneLine(g.Example, 100))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
