@@ -103,6 +103,9 @@ func TestAppendJSONRefusesWhatWouldCorruptALog(t *testing.T) {
 }
 
 func TestAppendJSONDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("-race instrumentation allocates")
+	}
 	rec := storetest.FullRecord(3)
 	buf := make([]byte, 0, 4096)
 	allocs := testing.AllocsPerRun(100, func() {

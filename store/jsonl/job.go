@@ -48,6 +48,8 @@ type Job struct {
 
 	stop chan struct{}
 	done chan struct{}
+	// kick asks the flusher for a group commit: FlushEvery records wait.
+	kick chan struct{}
 }
 
 var _ store.Job = (*Job)(nil)
@@ -137,7 +139,7 @@ func lastNewline(b []byte) int {
 // startFlusher starts the goroutine that flushes every interval; Close
 // stops it.
 func (j *Job) startFlusher(interval time.Duration) {
-	j.stop, j.done = make(chan struct{}), make(chan struct{})
+	j.stop, j.done, j.kick = make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
 	go func() {
 		defer close(j.done)
 		t := time.NewTicker(interval)
@@ -150,6 +152,8 @@ func (j *Job) startFlusher(interval time.Duration) {
 				// A failed write keeps its records pending; the next
 				// flush retries them and Flush reports the error.
 				_ = j.flush(false)
+			case <-j.kick:
+				_ = j.flush(true)
 			}
 		}
 	}()
@@ -223,10 +227,22 @@ func (j *Job) Append(_ context.Context, recs ...store.Record) error {
 		j.pending = append(j.pending, '\n')
 	}
 	j.unsynced += len(recs)
-	due := j.unsynced >= j.flushEvery || len(j.pending) >= flushBytes
+	due := j.unsynced >= j.flushEvery
+	full := len(j.pending) >= flushBytes
 	j.mu.Unlock()
-	if due {
+	switch {
+	case full:
+		// The disk is slower than the appends: write now, which holds
+		// this caller back until it catches up.
 		return j.flush(true)
+	case due:
+		// Group commit: the flusher writes and fsyncs in the background
+		// while appends go on into the other buffer, so no caller waits
+		// for the disk on the hot path.
+		select {
+		case j.kick <- struct{}{}:
+		default:
+		}
 	}
 	return nil
 }

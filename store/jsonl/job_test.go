@@ -339,15 +339,22 @@ func TestSecondWriterInAnotherProcessIsRefused(t *testing.T) {
 	go io.Copy(io.Discard, stdout)
 }
 
+// TestFlushEveryWritesAfterThatManyRecords: every FlushEvery records the
+// background flusher writes and fsyncs them (a group commit: the appender
+// does not wait for the disk).
 func TestFlushEveryWritesAfterThatManyRecords(t *testing.T) {
-	s := &jsonl.Store{Home: t.TempDir(), FlushEvery: 3, FlushInterval: time.Hour}
-	j := createJob(t, s)
-	for i, wantLines := range []int{0, 0, 3, 3, 3, 6} {
-		mustAppend(t, j, record(i))
-		if got := linesIn(t, resultsPath(j)); got != wantLines {
-			t.Errorf("after %d appends with FlushEvery 3 the file has %d lines, want %d", i+1, got, wantLines)
+	synctest.Test(t, func(t *testing.T) {
+		s := &jsonl.Store{Home: t.TempDir(), FlushEvery: 3, FlushInterval: time.Hour}
+		j := createJob(t, s)
+		defer j.Close()
+		for i, wantLines := range []int{0, 0, 3, 3, 3, 6} {
+			mustAppend(t, j, record(i))
+			synctest.Wait() // the flusher has done what it was asked
+			if got := linesIn(t, resultsPath(j)); got != wantLines {
+				t.Errorf("after %d appends with FlushEvery 3 the file has %d lines, want %d", i+1, got, wantLines)
+			}
 		}
-	}
+	})
 }
 
 func TestFlushIntervalWritesWithoutAFlushCall(t *testing.T) {
