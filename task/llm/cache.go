@@ -1,0 +1,52 @@
+package llm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+)
+
+// Cache stores outputs by key. A Task gets before each call and puts after
+// each good output; the engine removes an entry whose output proves
+// invalid. Implementations must be safe for concurrent use.
+type Cache interface {
+	// Get returns the value stored under key; ok is false on a miss.
+	Get(key string) (value []byte, ok bool, err error)
+	// Put stores value under key.
+	Put(key string, value []byte) error
+}
+
+// Call is what makes two calls the same for the cache: everything that
+// shapes the answer, and nothing secret.
+type Call struct {
+	Provider    string    `json:"provider"`
+	BaseURL     string    `json:"base_url"`
+	Model       string    `json:"model"`
+	Messages    []Message `json:"messages"`
+	MaxTokens   int       `json:"max_tokens"`
+	Temperature *float64  `json:"temperature"`
+	Output      string    `json:"output"`
+}
+
+// CacheKey returns the hex SHA-256 of c's canonical JSON (its fields in a
+// fixed order, the temperature as its shortest decimal). The API key is
+// not part of it, so it never reaches a cache's file names.
+func CacheKey(c Call) string {
+	canonical := struct {
+		Provider    string    `json:"provider"`
+		BaseURL     string    `json:"base_url"`
+		Model       string    `json:"model"`
+		Messages    []Message `json:"messages"`
+		MaxTokens   int       `json:"max_tokens"`
+		Temperature *string   `json:"temperature"`
+		Output      string    `json:"output"`
+	}{c.Provider, c.BaseURL, c.Model, c.Messages, c.MaxTokens, nil, c.Output}
+	if c.Temperature != nil {
+		t := strconv.FormatFloat(*c.Temperature, 'g', -1, 64)
+		canonical.Temperature = &t
+	}
+	b, _ := json.Marshal(canonical) // strings and ints always encode
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,28 @@
+// Package llm is the task that calls a large language model: one chat
+// call per attempt, to OpenAI (or any OpenAI-compatible server),
+// Anthropic, or the simulated provider of package mock, through the
+// providers' official SDKs with their own retries turned off, because
+// tenax alone decides what to retry.
+//
+// A Task renders its prompt templates with the item's fields and sends
+// [system, user]; on a heal re-ask (item.Feedback set) it adds the
+// previous answer and the feedback, and nothing from earlier attempts, so
+// a re-ask costs no more than the one before it. The answer becomes the
+// item's output: a JSON string for Output "text", the JSON itself for
+// Output "json" (a ```json fence is stripped; anything that does not
+// parse is a *task.OutputError, which the heal loop re-asks).
+//
+// Failures carry what package classify reads: a provider's error response
+// is an *Error with its status, the provider's code or type, the request
+// id, the Retry-After hint and the x-should-retry advice; transport errors
+// and the attempt's timeout stay reachable with errors.Is; a body that
+// cannot be decoded is marked retryable. The API key never appears in an
+// error, a cache key or a result.
+//
+// Every response's rate limit headers reach Config.OnRateLimit, so a
+// limiter can learn the provider's real limits. Usage comes from the
+// response, and the cost from a built-in price table (DefaultPrices) that
+// Config.Prices extends. With Config.Cache, an identical call (same
+// provider, base URL, model, messages and parameters: see CacheKey) is
+// served from the cache without calling the provider.
+package llm

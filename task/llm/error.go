@@ -1,0 +1,177 @@
+package llm
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tenaxhq/tenax/retry"
+)
+
+// Error is a provider's error response: its status, the error's type and
+// code from the body, the request id, and the retry advice of its headers.
+// It carries every signal package classify reads, and retry's hint.
+type Error struct {
+	// Provider is the Config's provider: openai, anthropic or mock.
+	Provider string
+	// Status is the HTTP status code.
+	Status int
+	// Type is the error's type: OpenAI's "invalid_request_error",
+	// "server_error", "requests", "insufficient_quota"; Anthropic's
+	// "rate_limit_error", "overloaded_error", "authentication_error".
+	Type string
+	// Code is OpenAI's error code, such as "rate_limit_exceeded",
+	// "insufficient_quota", "invalid_api_key", "model_not_found",
+	// "context_length_exceeded"; "" when the body has none (Anthropic).
+	Code string
+	// Message is the error's message from the body.
+	Message string
+	// Param is OpenAI's param, the request field at fault.
+	Param string
+	// ID is the provider's request id (x-request-id or request-id).
+	ID string
+	// Hint is the server's retry delay from retry-after-ms or
+	// Retry-After; 0 when it gave none.
+	Hint time.Duration
+	// ShouldRetryHeader is the x-should-retry header's advice, nil when
+	// the response had none.
+	ShouldRetryHeader *bool
+	// Body is the response body (at most 64 KiB), with the API key
+	// redacted should it appear.
+	Body string
+	// Err is the SDK's error for the response.
+	Err error
+}
+
+// Error prints the status, the code (or type), the message and the
+// request id: `429 rate_limit_exceeded: Rate limit reached … (request
+// req_123)`.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(e.Status))
+	if c := e.ProviderCode(); c != "" {
+		b.WriteString(" ")
+		b.WriteString(c)
+	}
+	b.WriteString(": ")
+	if e.Message != "" {
+		b.WriteString(e.Message)
+	} else {
+		b.WriteString(strings.ToLower(http.StatusText(e.Status)))
+	}
+	b.WriteString(requestSuffix(e.ID))
+	return b.String()
+}
+
+// Unwrap returns the SDK's error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// HTTPStatus returns the status code, for classify.StatusCoder.
+func (e *Error) HTTPStatus() int { return e.Status }
+
+// ProviderCode returns Code, or Type when there is no code, for
+// classify.ProviderCoder.
+func (e *Error) ProviderCode() string {
+	if e.Code != "" {
+		return e.Code
+	}
+	return e.Type
+}
+
+// ShouldRetry returns the x-should-retry header's advice, for
+// classify.ShouldRetrier.
+func (e *Error) ShouldRetry() (retry, ok bool) {
+	if e.ShouldRetryHeader == nil {
+		return false, false
+	}
+	return *e.ShouldRetryHeader, true
+}
+
+// Stderr returns the response body, for classify.StderrCarrier: rules
+// match their regex against it.
+func (e *Error) Stderr() string { return e.Body }
+
+// RequestID returns the provider's request id, for classify.RequestIDer.
+func (e *Error) RequestID() string { return e.ID }
+
+// RetryAfter returns the server's retry delay, for retry.Hinter.
+func (e *Error) RetryAfter() time.Duration { return e.Hint }
+
+func requestSuffix(id string) string {
+	if id == "" {
+		return ""
+	}
+	return " (request " + id + ")"
+}
+
+// newError builds the Error of an error response from what the
+// middleware captured, whatever the SDK made of it. key is redacted from
+// the body and message.
+func newError(provider string, c *capture, sdkErr error, key string) *Error {
+	e := &Error{Provider: provider, Status: c.status, Err: sdkErr, Body: string(c.body)}
+	if key != "" {
+		e.Body = strings.ReplaceAll(e.Body, key, "[redacted]")
+	}
+	var body struct {
+		Error     json.RawMessage `json:"error"`
+		Message   string          `json:"message"`
+		RequestID string          `json:"request_id"`
+	}
+	if json.Unmarshal(c.body, &body) == nil {
+		var detail struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+			Param   any    `json:"param"`
+			Code    any    `json:"code"`
+		}
+		var text string
+		switch {
+		case json.Unmarshal(body.Error, &detail) == nil:
+			e.Message, e.Type = detail.Message, detail.Type
+			e.Param, e.Code = scalar(detail.Param), scalar(detail.Code)
+		case json.Unmarshal(body.Error, &text) == nil: // {"error": "..."} of some compatible servers
+			e.Message = text
+		default:
+			e.Message = body.Message
+		}
+	}
+	if key != "" {
+		e.Message = strings.ReplaceAll(e.Message, key, "[redacted]")
+	}
+	e.ID = requestID(c.header, &body.RequestID)
+	if d, ok := retry.ParseHeaders(c.header, time.Now()); ok {
+		e.Hint = d
+	}
+	if v, err := strconv.ParseBool(strings.TrimSpace(c.header.Get("x-should-retry"))); err == nil {
+		e.ShouldRetryHeader = &v
+	}
+	return e
+}
+
+// requestID returns the response's request id from its headers, else from
+// the body's request_id when given.
+func requestID(h http.Header, fromBody *string) string {
+	if id := h.Get("x-request-id"); id != "" {
+		return id
+	}
+	if id := h.Get("request-id"); id != "" {
+		return id
+	}
+	if fromBody != nil {
+		return *fromBody
+	}
+	return ""
+}
+
+// scalar prints a JSON string or number; null and others give "".
+func scalar(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return ""
+}

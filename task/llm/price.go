@@ -1,0 +1,57 @@
+package llm
+
+import "strings"
+
+// Price is a model's price in US dollars per million tokens.
+type Price struct {
+	InputPerMTok, OutputPerMTok float64
+}
+
+// DefaultPrices returns a fresh copy of the built-in price table: list
+// prices of common OpenAI and Anthropic models, and 0 for the mock's.
+// Keys are model names and also match dated snapshots
+// ("gpt-4o-mini-2024-07-18" is priced as "gpt-4o-mini").
+func DefaultPrices() map[string]Price {
+	return map[string]Price{
+		"gpt-4o":            {2.50, 10.00},
+		"gpt-4o-mini":       {0.15, 0.60},
+		"gpt-4.1":           {2.00, 8.00},
+		"gpt-4.1-mini":      {0.40, 1.60},
+		"gpt-4.1-nano":      {0.10, 0.40},
+		"o3-mini":           {1.10, 4.40},
+		"claude-3-5-haiku":  {0.80, 4.00},
+		"claude-haiku-4-5":  {1.00, 5.00},
+		"claude-sonnet-4":   {3.00, 15.00},
+		"claude-sonnet-4-5": {3.00, 15.00},
+		"claude-opus-4":     {15.00, 75.00},
+		"claude-opus-4-1":   {15.00, 75.00},
+		"mock-echo":         {0, 0},
+		"mock-json":         {0, 0},
+	}
+}
+
+// LookupPrice returns the price of model from extra, then from the
+// built-in table. A key matches the model itself or the model followed by
+// "-" and more (a dated snapshot); the longest matching key wins, and an
+// extra entry beats a built-in one of the same length. ok is false for an
+// unknown model.
+func LookupPrice(extra map[string]Price, model string) (Price, bool) {
+	p, n := longestMatch(extra, model)
+	if q, m := longestMatch(DefaultPrices(), model); m > n {
+		p, n = q, m
+	}
+	return p, n >= 0
+}
+
+// longestMatch returns the price of the longest key of table matching
+// model, and that key's length; -1 when none does.
+func longestMatch(table map[string]Price, model string) (Price, int) {
+	var p Price
+	best := -1
+	for k, v := range table {
+		if len(k) > best && (model == k || strings.HasPrefix(model, k+"-")) {
+			p, best = v, len(k)
+		}
+	}
+	return p, best
+}
