@@ -278,17 +278,20 @@ func jsonAnswer(prompt string) string {
 	return string(b)
 }
 
-// invalidAnswer is a plausible but wrong answer for model.
+// invalidAnswer is a plausible but wrong answer for model. Like a real
+// model's mistakes, it differs from one request to the next (seq), so a
+// re-ask that fails again is not mistaken for a stuck loop.
 func invalidAnswer(model, prompt string, seq int64) string {
 	if model != ModelJSON {
-		return "I'm sorry, but I can't help with that."
+		return fmt.Sprintf("I'm sorry, but I can't help with that (request %d).", seq)
 	}
 	if seq%2 == 0 {
-		b, _ := json.Marshal(map[string]string{"text": prompt}) // "length" is missing
+		// "length" is missing.
+		b, _ := json.Marshal(map[string]any{"text": prompt, "request": seq})
 		return string(b)
 	}
 	b, _ := json.Marshal(prompt)
-	cut := string(b[:len(b)/2])
+	cut := string(b[:min(len(b)-1, len(b)/2+int(seq%5))])
 	return `{"text": ` + strings.ToValidUTF8(cut, "")
 }
 
