@@ -20,6 +20,17 @@ import (
 type Prompter struct {
 	in  *bufio.Reader
 	out io.Writer
+	// Redact, when set, scrubs secrets from everything the prompter
+	// shows: errors and stderr may quote a key a command was given.
+	Redact func(string) string
+}
+
+// print writes s, redacted.
+func (p *Prompter) print(s string) {
+	if p.Redact != nil {
+		s = p.Redact(s)
+	}
+	io.WriteString(p.out, s)
 }
 
 // NewPrompter returns a Prompter that reads answers from in and writes
@@ -33,7 +44,7 @@ func NewPrompter(in io.Reader, out io.Writer) *Prompter {
 // Inspect prints the last error in full and asks again. End of input, or a
 // canceled ctx, is Abort.
 func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDecision {
-	fmt.Fprint(p.out, TripSummary(r))
+	p.print(TripSummary(r))
 	for {
 		fmt.Fprint(p.out, "[C]ontinue  [A]bort  [I]nspect details\n> ")
 		answer, ok := p.readAnswer(ctx)
@@ -47,7 +58,7 @@ func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDec
 		case 'a':
 			return engine.TripAbortRun
 		case 'i':
-			fmt.Fprint(p.out, Inspect(r.Last))
+			p.print(Inspect(r.Last))
 		default:
 			fmt.Fprintln(p.out, "Please answer C, A or I.")
 		}
@@ -58,7 +69,7 @@ func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDec
 func (p *Prompter) Checkin(ctx context.Context, latest []store.Record, s engine.Stats) bool {
 	fmt.Fprintf(p.out, "\nCheck-in: %d/%d done, %d failed. Latest results:\n", s.Done, s.Total, s.Failed)
 	for _, rec := range latest {
-		fmt.Fprintf(p.out, "  #%d %s\n", rec.Idx, recordLine(rec))
+		p.print(fmt.Sprintf("  #%d %s\n", rec.Idx, recordLine(rec)))
 	}
 	for {
 		fmt.Fprint(p.out, "[C]ontinue  [A]bort\n> ")

@@ -42,6 +42,9 @@ type Config struct {
 	Validator Validator
 	// Heal bounds the re-asks of an item whose output is invalid.
 	Heal heal.Budget
+	// NoHeal fails an invalid output at once, without re-asking
+	// (heal.max_attempts: 0 in a spec).
+	NoHeal bool
 	// Hints are matched against validation errors and added to feedback.
 	Hints []heal.Hint
 	// Cache, when set, is told about cached outputs that proved invalid.

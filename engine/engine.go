@@ -474,7 +474,6 @@ func (e *Engine) recordBad(ctx context.Context, bad *BadItem) error {
 	}
 	rec.Fingerprint = heal.Fingerprint(classify.Item.String(), rec.Error)
 	item := bad.Item
-	e.lastFailure = nil
 	return e.finish(ctx, &item, &rec, &Failure{Item: item, Err: bad.Err, Decision: classify.Decision{Class: classify.Item, Reason: "bad input line"}})
 }
 
@@ -501,7 +500,8 @@ func (e *Engine) finish(ctx context.Context, item *task.Item, rec *store.Record,
 			e.latest = e.latest[:latestKept-1]
 		}
 		e.latest = append(e.latest, *rec)
-		if done%int64(e.cfg.CheckinEvery) == 0 && !e.paused {
+		last := e.cfg.Total > 0 && done >= int64(e.cfg.Total-e.cfg.Skipped)
+		if done%int64(e.cfg.CheckinEvery) == 0 && !e.paused && !last {
 			e.paused = true
 			checkin = true
 		}

@@ -174,6 +174,11 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, permit breaker.Permi
 // heal handles an invalid output: it spends heal budget and prepares the
 // re-ask, or records the item as failed. It reports whether to call again.
 func (e *Engine) heal(ctx context.Context, r *itemRun, permit breaker.Permit, output string, verr error) step {
+	if e.cfg.NoHeal {
+		e.failWith(ctx, r, verr, verr, classify.Decision{Class: classify.Invalid, Reason: "heal disabled"})
+		permit.Failure()
+		return stepDone
+	}
 	if r.tracker == nil {
 		r.tracker = heal.NewTracker(e.cfg.Heal)
 	}
@@ -188,7 +193,7 @@ func (e *Engine) heal(ctx context.Context, r *itemRun, permit breaker.Permit, ou
 		stop = r.tracker.Spend(next.Fingerprint, output)
 	}
 	if stop != nil {
-		e.fail(ctx, r, fmt.Errorf("%w (%v)", verr, stop), classify.Decision{Class: classify.Invalid, Reason: stopReason(stop)})
+		e.failWith(ctx, r, fmt.Errorf("%w (%v)", verr, stop), verr, classify.Decision{Class: classify.Invalid, Reason: stopReason(stop)})
 		permit.Failure()
 		return stepDone
 	}
@@ -345,6 +350,13 @@ func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) {
 }
 
 func (e *Engine) fail(ctx context.Context, r *itemRun, err error, d classify.Decision) {
+	e.failWith(ctx, r, err, err, d)
+}
+
+// failWith records the item as failed with err; its fingerprint is taken
+// from fpErr, the error that names what is wrong (for an invalid output,
+// the validation error without the heal loop's reason for stopping).
+func (e *Engine) failWith(ctx context.Context, r *itemRun, err, fpErr error, d classify.Decision) {
 	rec := e.record(r)
 	rec.Output = r.lastOutput
 	if rec.Output == nil {
@@ -357,7 +369,7 @@ func (e *Engine) fail(ctx context.Context, r *itemRun, err error, d classify.Dec
 	if d.Class == classify.Invalid {
 		name = validationName
 	}
-	rec.Fingerprint = heal.Fingerprint(name, rootMessage(err))
+	rec.Fingerprint = heal.Fingerprint(name, fpErr.Error())
 	if r.tracker != nil {
 		if b, jerr := json.Marshal(r.tracker.Errors()); jerr == nil {
 			rec.TrackedErrors = b
@@ -389,22 +401,6 @@ func (e *Engine) record(r *itemRun) store.Record {
 func (e *Engine) pending(item *task.Item) {
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemPending, Item: item})
-	}
-}
-
-// rootMessage is the message fingerprints are computed from: the innermost
-// error's, so that wrapping context does not split one error into many.
-func rootMessage(err error) string {
-	msg := err.Error()
-	for {
-		u := errors.Unwrap(err)
-		if u == nil {
-			return msg
-		}
-		if m := u.Error(); m != "" {
-			msg = m
-		}
-		err = u
 	}
 }
 

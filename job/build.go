@@ -209,6 +209,7 @@ func engineConfig(s *spec.Spec, interactive bool) (engine.Config, error) {
 			ResetTimeout: s.Breaker.ResetTimeout, Probes: s.Breaker.Probes,
 		},
 		Heal:              heal.Budget{MaxAttempts: s.Heal.MaxAttempts, MaxErrorAttempts: s.Heal.MaxErrorAttempts},
+		NoHeal:            s.Heal.MaxAttempts == 0,
 		Hints:             hints,
 		RequestsPerMinute: s.RateLimit.RequestsPerMinute,
 		TokensPerMinute:   s.RateLimit.TokensPerMinute,

@@ -59,6 +59,9 @@ type Started struct {
 	JobID  string
 	Dir    string
 	Engine *engine.Engine
+	// Redact replaces the spec's secrets in a text, for whatever the
+	// caller prints about the run (the breaker's Inspect view).
+	Redact func(string) string
 }
 
 // Result is how a run ended.
@@ -90,8 +93,14 @@ func (o *Options) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (o *Options) store() *jsonl.Store {
-	return &jsonl.Store{Home: o.Home}
+// store returns the job store, flushing as the spec's checkpoint section
+// says (the defaults without a spec).
+func (o *Options) store(s *spec.Spec) *jsonl.Store {
+	st := &jsonl.Store{Home: o.Home}
+	if s != nil {
+		st.FlushEvery, st.FlushInterval = s.Checkpoint.FlushEvery, s.Checkpoint.FlushInterval
+	}
+	return st
 }
 
 // LoadSpec loads a spec file, as a usage error when it is bad.
@@ -146,13 +155,19 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 	}
 	inPath := s.Input.Path
 	if opts.Input != "" {
-		inPath, err = filepath.Abs(opts.Input)
-		if err != nil {
-			return nil, usage(err)
-		}
+		inPath = opts.Input
 	}
 	if inPath == "" {
 		return nil, usage(errors.New("no input: set input in the spec or pass --input"))
+	}
+	// The manifest keeps absolute paths, so that a resume works from any
+	// directory.
+	if inPath, err = filepath.Abs(inPath); err != nil {
+		return nil, usage(err)
+	}
+	absSpec, err := filepath.Abs(s.Path())
+	if err != nil {
+		return nil, usage(err)
 	}
 	format, sum, err := checkInput(inPath, s)
 	if err != nil {
@@ -166,12 +181,12 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recording the spec: %w", err)
 	}
-	st := opts.store()
+	st := opts.store(s)
 	j, err := st.Create(ctx, store.Manifest{
 		Name:        s.Name,
 		Created:     time.Now(),
 		Version:     opts.Version,
-		SpecPath:    s.Path(),
+		SpecPath:    absSpec,
 		Spec:        redacted,
 		InputPath:   inPath,
 		InputSHA256: sum.SHA256,
@@ -188,16 +203,10 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 // Resume runs the items of job id that have no record (and, with
 // RetryFailures, those whose latest record failed).
 func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
-	st := opts.store()
-	j, err := st.Open(ctx, id)
+	m, err := readManifest(ctx, opts.store(nil), id)
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, usage(fmt.Errorf("no job %s under %s (see `tenax status`)", id, filepath.Join(opts.Home, "jobs")))
-		}
 		return nil, err
 	}
-	defer j.Close()
-	m := j.Manifest()
 	if m.SpecPath == "" {
 		return nil, usage(fmt.Errorf("job %s does not record its spec file, so it cannot be resumed", id))
 	}
@@ -205,6 +214,11 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	j, err := opts.store(s).Open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
 	format, sum, err := checkInput(m.InputPath, s)
 	if err != nil {
 		return nil, err
@@ -231,11 +245,34 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	return execute(ctx, s, b, j, m.InputPath, format, outcomes, opts)
 }
 
+// readManifest reads a job's manifest without taking its lock.
+func readManifest(ctx context.Context, st *jsonl.Store, id string) (store.Manifest, error) {
+	j, err := st.OpenReadOnly(ctx, id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return store.Manifest{}, usage(fmt.Errorf("no job %s under %s (see `tenax status --all`)", id, filepath.Join(st.Home, "jobs")))
+		}
+		return store.Manifest{}, err
+	}
+	defer j.Close()
+	return j.Manifest(), nil
+}
+
 // execute runs the engine over the input, skipping what outcomes say is
 // done, and closes the run properly whatever stopped it.
 func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath string, format input.Format, outcomes store.Outcomes, opts Options) (*Result, error) {
 	m := j.Manifest()
+	dir := ""
+	if jj, ok := j.(interface{ Dir() string }); ok {
+		dir = jj.Dir()
+	}
 	log := opts.logger().With("job", m.ID)
+	if secrets := s.Secrets(); len(secrets) > 0 {
+		// A command or a server may echo a secret it was given (an env
+		// value, a header): it must not reach the records or the logs.
+		j = &redactingJob{Job: j, redact: s.Redact}
+		log = slog.New(&redactingHandler{Handler: log.Handler(), redact: s.Redact})
+	}
 	cfg, err := engineConfig(s, opts.Interactive)
 	if err != nil {
 		return nil, usage(err)
@@ -302,13 +339,9 @@ func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath st
 
 	e := engine.New(cfg, b.task, j)
 	b.rateLimits.engine = e
-	dir := ""
-	if jj, ok := j.(interface{ Dir() string }); ok {
-		dir = jj.Dir()
-	}
 	log.Info("job started", "spec", s.Path(), "input", inPath, "items", m.Items, "skipped", skipped, "dir", dir)
 	if opts.OnStart != nil {
-		opts.OnStart(Started{JobID: m.ID, Dir: dir, Engine: e})
+		opts.OnStart(Started{JobID: m.ID, Dir: dir, Engine: e, Redact: s.Redact})
 	}
 	sum, runErr := e.Run(ctx, src)
 
@@ -337,7 +370,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath st
 	case res.Failed > 0:
 		state = store.StateFailed
 	case res.Pending > 0:
-		state = store.StateInterrupted
+		state = store.StateIncomplete
 	}
 	if err := j.UpdateManifest(closeCtx, func(m *store.Manifest) {
 		m.State = state

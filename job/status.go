@@ -3,8 +3,10 @@ package job
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +52,8 @@ type ErrorGroup struct {
 	Normalized string
 	Example    string
 	ExampleIdx int
+	// Hints are the spec's heal hints whose pattern matches Example.
+	Hints []string
 }
 
 // BuildReport reads the job's latest records once, holding one at a time.
@@ -103,7 +107,13 @@ func BuildReport(ctx context.Context, j store.Job) (*Report, error) {
 		return nil, fmt.Errorf("reading the records of %s: %w", m.ID, err)
 	}
 	r.Pending = max(m.Items-seen, 0)
+	hints := specHints(m.Spec)
 	for _, g := range groups {
+		for _, h := range hints {
+			if h.match.MatchString(g.Example) {
+				g.Hints = append(g.Hints, h.text)
+			}
+		}
 		r.Groups = append(r.Groups, *g)
 	}
 	slices.SortFunc(r.Groups, func(a, b ErrorGroup) int {
@@ -179,6 +189,9 @@ func (r *Report) WriteText(w io.Writer, topGroups int) error {
 			}
 			fmt.Fprintf(&b, "  %5d  %-9s %s  %s\n", g.Count, g.Class, g.Fingerprint, oneLine(g.Normalized, 100))
 			fmt.Fprintf(&b, "         e.g. #%d: %s\n", g.ExampleIdx, oneLine(g.Example, 100))
+			for _, h := range g.Hints {
+				fmt.Fprintf(&b, "         hint: %s\n", oneLine(h, 100))
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -191,4 +204,34 @@ func oneLine(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+type statusHint struct {
+	match *regexp.Regexp
+	text  string
+}
+
+// specHints reads heal.hints back from the manifest's resolved spec, so that
+// status shows which hints each error group met.
+func specHints(raw json.RawMessage) []statusHint {
+	var sp struct {
+		Heal struct {
+			Hints []struct {
+				Match string `json:"match"`
+				Hint  string `json:"hint"`
+			} `json:"hints"`
+		} `json:"heal"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &sp) != nil {
+		return nil
+	}
+	var out []statusHint
+	for _, h := range sp.Heal.Hints {
+		re, err := regexp.Compile(h.Match)
+		if err != nil {
+			continue
+		}
+		out = append(out, statusHint{match: re, text: h.Hint})
+	}
+	return out
 }

@@ -24,8 +24,8 @@ const (
 
 // CSVHeader is the header row of the CSV format: the item's index and id,
 // its failure class and error (empty on success), how many attempts it
-// took, and its output as compact JSON text (empty when it has none: a
-// failed item). The input is left out: the
+// took, and its output as compact JSON text (empty when it has none; a
+// failed invalid item keeps its last output). The input is left out: the
 // item's id or _idx joins a row back to the input file.
 var CSVHeader = []string{"_idx", "id", "class", "error", "attempts", "output"}
 

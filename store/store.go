@@ -94,6 +94,7 @@ const (
 	StateFailed      State = "failed"      // finished, some items failed
 	StateAborted     State = "aborted"     // stopped by the breaker, a budget or the operator
 	StateInterrupted State = "interrupted" // stopped by a signal
+	StateIncomplete  State = "incomplete"  // ran to its end with items left pending (a --limit run)
 )
 
 // Manifest describes a job: what ran, over which input.

@@ -109,6 +109,9 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	opts.OnStart = func(s job.Started) {
 		fmt.Fprintf(g.stderr, "tenax: job %s (%s)\n", s.JobID, s.Dir)
 		go handleSignals(ctx, g, s.Engine, cancel)
+		if prompter != nil {
+			prompter.inner.Redact = s.Redact
+		}
 		if g.quiet {
 			return
 		}

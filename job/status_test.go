@@ -1,0 +1,62 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/jsonl"
+)
+
+// TestReportGroupsFailuresByFingerprintWithHints: failures whose messages
+// differ only in numbers form one group; each group lists the heal hints
+// its example matches.
+func TestReportGroupsFailuresByFingerprintWithHints(t *testing.T) {
+	ctx := context.Background()
+	st := &jsonl.Store{Home: t.TempDir()}
+	spec := json.RawMessage(`{"heal": {"hints": [{"match": "end of JSON", "hint": "Answer with complete JSON."}, {"match": "quota", "hint": "Raise the quota."}]}}`)
+	j, err := st.Create(ctx, store.Manifest{Created: time.Now(), Items: 6, Spec: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	recs := []store.Record{
+		{Idx: 0, Output: json.RawMessage(`"ok"`)},
+		{Idx: 1, Error: "unexpected end of JSON input at offset 12", Class: classify.Invalid},
+		{Idx: 2, Error: "unexpected end of JSON input at offset 40", Class: classify.Invalid},
+		{Idx: 3, Error: "unexpected end of JSON input at offset 7", Class: classify.Invalid},
+		{Idx: 4, Error: "exit 2: file not found", Class: classify.Item},
+	}
+	if err := j.Append(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+	r, err := BuildReport(ctx, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Succeeded != 1 || r.Failed != 4 || r.Pending != 1 {
+		t.Fatalf("succeeded %d failed %d pending %d, want 1, 4, 1", r.Succeeded, r.Failed, r.Pending)
+	}
+	if len(r.Groups) != 2 || r.Groups[0].Count != 3 || r.Groups[1].Count != 1 {
+		t.Fatalf("groups %+v, want two groups of 3 and 1", r.Groups)
+	}
+	if g := r.Groups[0]; len(g.Hints) != 1 || g.Hints[0] != "Answer with complete JSON." {
+		t.Errorf("the JSON group's hints are %q, want the one hint that matches", g.Hints)
+	}
+	if g := r.Groups[1]; len(g.Hints) != 0 {
+		t.Errorf("the exit group's hints are %q, want none", g.Hints)
+	}
+	var b strings.Builder
+	if err := r.WriteText(&b, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1 succeeded, 4 failed, 1 pending", "invalid 3", "hint: Answer with complete JSON.", "e.g. #1: unexpected end of JSON input at offset 12"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status text lacks %q:\n%s", want, b.String())
+		}
+	}
+}
