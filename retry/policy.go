@@ -82,7 +82,20 @@ func (p Policy) maxHint() time.Duration {
 // receives ctx; when ctx ends during a wait, Do returns at once with
 // ErrCanceled. The success path does not allocate.
 func (p Policy) Do(ctx context.Context, op func(context.Context) error) error {
-	_, err := DoValue(ctx, p, func(ctx context.Context) (struct{}, error) {
+	if err := ctx.Err(); err != nil {
+		return &Error{Cause: canceled(ctx)}
+	}
+	var start time.Time
+	if p.MaxElapsed > 0 { // time.Now costs a third of a successful Do
+		start = time.Now()
+	}
+	// The first call needs no retry state: most calls succeed, and the
+	// success path stays free of the Retrier's setup.
+	err := op(ctx)
+	if err == nil {
+		return nil
+	}
+	_, err = retryAfterFirst(ctx, &p, start, err, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, op(ctx)
 	})
 	return err
@@ -91,25 +104,36 @@ func (p Policy) Do(ctx context.Context, op func(context.Context) error) error {
 // DoValue is Do for an operation that returns a value: it returns the
 // value of the successful call, or T's zero value and an *Error.
 func DoValue[T any](ctx context.Context, p Policy, op func(context.Context) (T, error)) (T, error) {
-	var zero T
 	if err := ctx.Err(); err != nil {
+		var zero T
 		return zero, &Error{Cause: canceled(ctx)}
 	}
-	r := Retrier{policy: p}
-	if p.MaxElapsed > 0 { // time.Now costs a third of a successful Do
-		r.start = time.Now()
+	var start time.Time
+	if p.MaxElapsed > 0 {
+		start = time.Now()
 	}
+	v, err := op(ctx)
+	if err == nil {
+		return v, nil
+	}
+	return retryAfterFirst(ctx, &p, start, err, op)
+}
+
+// retryAfterFirst goes on after a first call failed with err.
+func retryAfterFirst[T any](ctx context.Context, p *Policy, start time.Time, err error, op func(context.Context) (T, error)) (T, error) {
+	var zero T
+	r := Retrier{policy: *p, start: start}
 	for {
-		v, err := op(ctx)
-		if err == nil {
-			return v, nil
-		}
 		delay, _, stop := r.Failure(err)
 		if stop != nil {
 			return zero, stop
 		}
 		if err := r.Wait(ctx, delay); err != nil {
 			return zero, &Error{Cause: err, Last: r.last, Attempts: r.total, Decision: r.decision}
+		}
+		var v T
+		if v, err = op(ctx); err == nil {
+			return v, nil
 		}
 	}
 }
