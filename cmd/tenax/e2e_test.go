@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -601,5 +600,4 @@ func TestVersionAndHelp(t *testing.T) {
 	if r := w.tenax("frobnicate"); r.code != 2 {
 		t.Errorf("unknown command: exit %d, want 2", r.code)
 	}
-	_ = context.Background
 }
