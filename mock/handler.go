@@ -290,9 +290,11 @@ func invalidAnswer(model, prompt string, seq int64) string {
 		b, _ := json.Marshal(map[string]any{"text": prompt, "request": seq})
 		return string(b)
 	}
+	// Cut off in the middle of the text; the request number after the
+	// cut keeps two cut answers to one prompt from being identical.
 	b, _ := json.Marshal(prompt)
 	cut := string(b[:min(len(b)-1, len(b)/2+int(seq%5))])
-	return `{"text": ` + strings.ToValidUTF8(cut, "")
+	return `{"text": ` + strings.ToValidUTF8(cut, "") + fmt.Sprintf(" (request %d", seq)
 }
 
 // answer is a good (or plausibly wrong) completion.
