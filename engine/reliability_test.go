@@ -111,11 +111,11 @@ func TestReliabilityFaultStorm(t *testing.T) {
 		start := time.Now()
 		st := &stormTransport{end: start.Add(storm), down: down.Transport(), up: up.Transport()}
 		tk, err := llm.New(llm.Config{
-			Provider: llm.ProviderMock,
-			Model:    mock.ModelJSON,
-			Prompt:   "Describe item {{.n}} as JSON.",
-			Output:   llm.OutputJSON,
-			Timeout:  10 * time.Second,
+			Provider:   llm.ProviderMock,
+			Model:      mock.ModelJSON,
+			Prompt:     "Describe item {{.n}} as JSON.",
+			Output:     llm.OutputJSON,
+			Timeout:    10 * time.Second,
 			HTTPClient: &http.Client{Transport: st},
 		})
 		if err != nil {
