@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/mock"
+)
+
+// goodput is the hidden-rate-limit scenario: Items requests to a mock
+// provider that refuses, with 429, every request past RPM in a sliding
+// minute, from a job that configures no rate limit and lets adaptive (or
+// fixed) concurrency find the pace.
+type goodput struct {
+	Items, RPM, Concurrency, Rounds int
+	Prefill                         bool
+	Variants                        string
+}
+
+// goodputRun is what one run measured.
+type goodputRun struct {
+	variant            string
+	elapsed            time.Duration
+	succeeded, failed  int
+	calls, retries     int
+	requests, limited  int64 // seen by the mock during the job
+	cooldowns          int   // Cooldown events: dispatch paused
+	decreases, minimum int   // adaptive limit halvings, lowest limit
+	final              int   // the concurrency limit at the end
+}
+
+func (r goodputRun) perMinute() float64 { return float64(r.succeeded) / r.elapsed.Minutes() }
+
+func (r goodputRun) share429() float64 {
+	if r.requests == 0 {
+		return 0
+	}
+	return float64(r.limited) / float64(r.requests)
+}
+
+func (g goodput) run(ctx context.Context, out io.Writer) error {
+	variants := strings.Split(g.Variants, ",")
+	fmt.Fprintf(out, "goodput: %d requests, hidden limit %d rpm, concurrency max %d, prefill %v\n", g.Items, g.RPM, g.Concurrency, g.Prefill)
+	fmt.Fprintf(out, "%-5s %-8s %8s %9s %6s %6s %7s %7s %6s %6s %9s %8s %5s %5s %5s  %s\n",
+		"round", "variant", "seconds", "ok/min", "limit%", "failed", "calls", "mockreq", "429s", "429%", "cooldowns", "halvings", "min", "final", "", "load")
+	byVariant := map[string][]goodputRun{}
+	for round := 1; round <= g.Rounds; round++ {
+		for _, v := range variants {
+			load := loadAverage()
+			r, err := g.once(ctx, v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", v, err)
+			}
+			byVariant[v] = append(byVariant[v], r)
+			fmt.Fprintf(out, "%-5d %-8s %8.2f %9.0f %5.1f%% %6d %7d %7d %6d %5.1f%% %9d %8d %5d %5d %5s  %s\n",
+				round, v, r.elapsed.Seconds(), r.perMinute(), 100*r.perMinute()/float64(g.RPM), r.failed, r.calls,
+				r.requests, r.limited, 100*r.share429(), r.cooldowns, r.decreases, r.minimum, r.final, "", load)
+		}
+	}
+	fmt.Fprintln(out)
+	for _, v := range variants {
+		var perMin, share, secs []float64
+		for _, r := range byVariant[v] {
+			perMin = append(perMin, r.perMinute())
+			share = append(share, r.share429())
+			secs = append(secs, r.elapsed.Seconds())
+		}
+		fmt.Fprintf(out, "median %-8s %8.2f s  %6.0f ok/min = %5.1f%% of the limit  429s %5.1f%% of requests\n",
+			v, median(secs), median(perMin), 100*median(perMin)/float64(g.RPM), 100*median(share))
+	}
+	return nil
+}
+
+// once runs one job against a fresh mock server.
+func (g goodput) once(ctx context.Context, variant string) (goodputRun, error) {
+	var adaptive bool
+	switch variant {
+	case "adaptive":
+		adaptive = true
+	case "fixed":
+	default:
+		return goodputRun{}, fmt.Errorf("unknown variant %q: want adaptive or fixed", variant)
+	}
+	srv := mock.New(mock.Config{RPM: g.RPM})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	if g.Prefill {
+		if err := prefill(ctx, srv, g.RPM); err != nil {
+			return goodputRun{}, err
+		}
+	}
+	spec := fmt.Sprintf(`name: goodput-%s
+input: items.jsonl
+task:
+  type: llm
+  provider: openai
+  base_url: %s/v1
+  api_key: any
+  model: mock-echo
+  prompt: "{{.word}}"
+concurrency: {max: %d, adaptive: %v}
+cache: {enabled: false}
+`, variant, hs.URL, g.Concurrency, adaptive)
+	path, cleanup, err := workDir(spec, g.Items)
+	if err != nil {
+		return goodputRun{}, err
+	}
+	defer cleanup()
+
+	r := goodputRun{variant: variant, minimum: g.Concurrency}
+	var mu sync.Mutex
+	onEvent := func(ev engine.Event) {
+		switch ev.Kind {
+		case engine.Cooldown:
+			mu.Lock()
+			r.cooldowns++
+			mu.Unlock()
+		case engine.ConcurrencyChanged:
+			mu.Lock()
+			if ev.Limit < r.final {
+				r.decreases++
+			}
+			r.final = ev.Limit
+			r.minimum = min(r.minimum, ev.Limit)
+			mu.Unlock()
+		}
+	}
+	r.final = g.Concurrency
+	if adaptive {
+		r.final = min(4, g.Concurrency) // concurrency.initial's default
+		r.minimum = r.final
+	}
+	before := srv.Stats()
+	start := time.Now()
+	res, err := job.Run(ctx, path, job.Options{Home: filepath.Join(filepath.Dir(path), "home"), Logger: quietLogger(), OnEvent: onEvent})
+	r.elapsed = time.Since(start)
+	if err != nil {
+		return goodputRun{}, err
+	}
+	after := srv.Stats()
+	mu.Lock()
+	defer mu.Unlock()
+	r.succeeded, r.failed = res.Succeeded, res.Failed
+	r.calls, r.retries = res.Summary.Calls, res.Summary.Retries
+	r.requests = after.Requests - before.Requests
+	r.limited = after.RateLimited - before.RateLimited
+	return r, nil
+}
+
+// prefill fills the mock's sliding window as a client at exactly the limit
+// would: rpm requests spread evenly over one minute. A job started right
+// after it meets the limit in its steady state, one free slot every
+// minute/rpm, instead of an empty window that would admit rpm requests at
+// once.
+func prefill(ctx context.Context, srv *mock.Server, rpm int) error {
+	client := srv.Client()
+	every := time.Minute / time.Duration(rpm)
+	start := time.Now()
+	for i := range rpm {
+		if d := time.Until(start.Add(time.Duration(i) * every)); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://mock/v1/chat/completions",
+			strings.NewReader(`{"model":"mock-echo","messages":[{"role":"user","content":"prefill"}]}`))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer any")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return fmt.Errorf("prefill: %w", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("prefill: request %d answered %s", i, resp.Status)
+		}
+	}
+	if d := time.Until(start.Add(time.Minute)); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+// Command llmbench measures tenax's LLM jobs against its mock provider,
+// running whole jobs through job.Run as `tenax run` does:
+//
+//	llmbench goodput [flags]  requests per minute that succeed under the
+//	                          mock's hidden rate limit, and the share of
+//	                          requests it answered 429
+//	llmbench faults [flags]   wall time of a job whose calls fail with
+//	                          retryable errors, over the same job without
+//
+// Each scenario runs its variants in turn, round after round, so that a
+// change in the machine's load falls on all of them alike, and prints one
+// line per run and the median of each variant. docs/benchmarks.md records
+// a run and what it means.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "llmbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("want a scenario: goodput or faults")
+	}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	switch args[0] {
+	case "goodput":
+		var g goodput
+		fs.IntVar(&g.Items, "items", 5000, "requests (items) per run")
+		fs.IntVar(&g.RPM, "rpm", 6000, "the mock's hidden limit of requests per sliding minute")
+		fs.IntVar(&g.Concurrency, "concurrency", 64, "concurrency.max")
+		fs.BoolVar(&g.Prefill, "prefill", false, "fill the mock's window at the limit's pace for a minute before each job, so the job meets the limit in steady state")
+		fs.IntVar(&g.Rounds, "rounds", 3, "rounds of adaptive and fixed concurrency")
+		fs.StringVar(&g.Variants, "variants", "adaptive,fixed", "which variants to run, in order")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return g.run(ctx, out)
+	case "faults":
+		var f faults
+		fs.IntVar(&f.Items, "items", 2000, "items per run")
+		fs.Float64Var(&f.Server, "server", 0.2, "share of calls the mock answers 500")
+		fs.DurationVar(&f.Latency, "latency", 20*time.Millisecond, "the mock's answer latency")
+		fs.IntVar(&f.Concurrency, "concurrency", 32, "concurrency.max")
+		fs.DurationVar(&f.Base, "base", 50*time.Millisecond, "retry.backoff.base")
+		fs.IntVar(&f.Rounds, "rounds", 3, "rounds of the clean and the faulty job")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return f.run(ctx, out)
+	}
+	return fmt.Errorf("unknown scenario %q: want goodput or faults", args[0])
+}
+
+// workDir writes a job's spec and its input, items lines of {"word": …},
+// into a fresh temporary directory, and returns the spec's path.
+func workDir(spec string, items int) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "llmbench-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	var b strings.Builder
+	for i := range items {
+		fmt.Fprintf(&b, "{\"word\": \"w%d\"}\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "items.jsonl"), []byte(b.String()), 0o644); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	path := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return path, cleanup, nil
+}
+
+// quietLogger drops the job's log lines: only the figures are printed.
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// loadAverage is /proc/loadavg's first three fields, noted with each run.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
