@@ -133,7 +133,7 @@ func startTenax(ctx context.Context, t *testing.T, dir, home string, args ...str
 	return p
 }
 
-// code turns a Wait result into an exit code, -1 for a signal.
+// exitCode turns a Wait result into an exit code (-1 for a signal).
 func exitCode(t *testing.T, err error) int {
 	t.Helper()
 	var ee *exec.ExitError
