@@ -156,6 +156,11 @@ type Permit struct {
 	g *generation
 }
 
+// Probe reports whether the permit is one of a half-open breaker's trial
+// calls: its failure re-opens the breaker, so a caller that would not
+// otherwise count a failure (a retry to come) should report it anyway.
+func (p Permit) Probe() bool { return p.g != nil && p.g.state == HalfOpen }
+
 // Allow asks to make a call. A closed breaker always gives a permit. An
 // open one returns ErrOpen until ResetTimeout has passed since it opened;
 // then it turns half-open and gives out Probes permits, returning

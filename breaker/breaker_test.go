@@ -525,3 +525,23 @@ func BenchmarkAllowSuccessClosedParallel(b *testing.B) {
 		}
 	})
 }
+
+func TestPermitProbeOnlyWhenHalfOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := New(Settings{Threshold: 1, ResetTimeout: time.Second, Probes: 1})
+		p, err := b.Allow()
+		if err != nil || p.Probe() {
+			t.Fatalf("closed breaker: permit probe=%v err=%v, want an ordinary permit", p.Probe(), err)
+		}
+		p.Failure()
+		time.Sleep(time.Second)
+		p, err = b.Allow()
+		if err != nil || !p.Probe() {
+			t.Fatalf("half-open breaker: permit probe=%v err=%v, want a probe", p.Probe(), err)
+		}
+		p.Success()
+		if p, _ := b.Allow(); p.Probe() {
+			t.Fatal("closed again: the permit must not be a probe")
+		}
+	})
+}

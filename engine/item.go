@@ -53,7 +53,6 @@ func (e *Engine) runItem(ctx context.Context, item task.Item) {
 			e.pending(&r.item)
 			return
 		}
-		probe := e.br.State() == breaker.HalfOpen
 		permit, ok := e.permit(ctx)
 		if !ok {
 			e.pending(&r.item)
@@ -64,7 +63,7 @@ func (e *Engine) runItem(ctx context.Context, item task.Item) {
 		res, err := e.task.Run(ctx, r.item)
 		// The call stays active until its outcome is handled, so that a
 		// tripped breaker's report counts it.
-		next, delay := e.afterCall(ctx, r, permit, probe, gen, res, err)
+		next, delay := e.afterCall(ctx, r, permit, gen, res, err)
 		e.callEnded()
 		switch next {
 		case stepDone:
@@ -93,7 +92,7 @@ const (
 
 // afterCall handles one call's result: it records the item, or says to call
 // again (after a delay) or to leave the item pending.
-func (e *Engine) afterCall(ctx context.Context, r *itemRun, permit breaker.Permit, probe bool, gen uint64, res task.Result, err error) (step, time.Duration) {
+func (e *Engine) afterCall(ctx context.Context, r *itemRun, permit breaker.Permit, gen uint64, res task.Result, err error) (step, time.Duration) {
 	r.calls++
 	e.calls.Add(1)
 	e.account(r, res, err)
@@ -153,7 +152,7 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, permit breaker.Permi
 		permit.Failure()
 		return stepDone, 0
 	}
-	if probe {
+	if permit.Probe() {
 		// A failed probe re-opens the breaker; the item waits at the gate
 		// with everyone else.
 		permit.Failure()
