@@ -1,0 +1,508 @@
+package job_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenaxhq/tenax/job"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden want.txt files of testdata/bad from what the code does now")
+
+// caseDeadline is how long one bad-input case may take before the test
+// calls it a hang. The generous bound leaves room for -race and a loaded
+// machine; a case that legitimately needs seconds is itself a finding.
+const caseDeadline = 10 * time.Second
+
+// badCase is one entry of the bad-input corpus in testdata/bad/<name>/.
+type badCase struct {
+	name string
+	// spec is the spec path relative to the case directory; "" is
+	// spec.yaml, "." the directory itself.
+	spec string
+	// run uses job.Run instead of job.DryRun.
+	run bool
+	// gen writes generated files (too large or too binary to commit)
+	// into the case's copy at dir.
+	gen func(t *testing.T, dir string)
+	// items, when not -1, says the case must succeed with this many
+	// items; -1 says it must fail with a usage error (exit 2) in dry-run
+	// mode. Run cases check their own outcome in check.
+	items int
+	// check makes assertions beyond the golden file.
+	check func(t *testing.T, o outcome)
+	// gap, when set, says what tenax does wrong in this case today and
+	// what it should do. The golden file still pins today's behaviour (a
+	// change fails the test); the case then reports itself as skipped
+	// with the gap, so `go test -run Reliability -v` lists every known
+	// gap. Whoever fixes one removes the gap and rewrites the golden file.
+	gap string
+	// hangs says the case does not finish today: it is skipped without
+	// running, with gap as the reason.
+	hangs bool
+}
+
+// outcome is what a case produced: the error, the dry run's report, or the
+// run's result and records.
+type outcome struct {
+	err     error
+	report  string
+	result  *job.Result
+	records []record
+}
+
+// record is the part of a results.jsonl line the corpus checks.
+type record struct {
+	Idx    int             `json:"_idx"`
+	Output json.RawMessage `json:"output"`
+	Error  string          `json:"error"`
+	Class  string          `json:"class"`
+}
+
+const fail = -1
+
+func badCases() []badCase {
+	return []badCase{
+		// Specs.
+		{name: "spec-unknown-key-typo", items: fail},
+		{name: "spec-unknown-top-level-key", items: fail},
+		{name: "spec-concurrency-max-string", items: fail},
+		{name: "spec-concurrency-max-negative", items: fail},
+		{name: "spec-jitter-typo", items: fail},
+		{name: "spec-on-trip-never", items: fail},
+		{name: "spec-task-type-sql", items: fail},
+		{name: "spec-missing-task", items: fail},
+		{name: "spec-llm-without-prompt", items: fail},
+		{name: "spec-exec-empty-argv", items: fail},
+		{name: "spec-missing-env-var", items: fail},
+		{name: "spec-heal-hint-bad-regex", items: fail},
+		{name: "spec-classify-bad-regex", items: fail},
+		{name: "spec-duration-in-words", items: fail},
+		{name: "spec-retry-max-attempts-zero", items: fail},
+		{name: "spec-failure-rate-over-one", items: fail},
+		{name: "spec-empty", items: fail},
+		{name: "spec-binary-junk", items: fail, gen: genBinaryJunkSpec,
+			gap: "the error quotes the whole binary file (1.3 KB of control bytes and U+FFFD) into the terminal; it should say the file is not a YAML text spec (e.g. \"spec.yaml:1:1: not a YAML spec: the file holds binary data (NUL bytes)\") and quote at most a short, escaped prefix"},
+		{name: "spec-tabs", items: fail,
+			gap: "the YAML library's message \"found character '<TAB>' that cannot start any token\" prints a raw tab and does not say what to do; it should say \"tabs cannot indent YAML; indent with spaces\""},
+		{name: "spec-invalid-utf8", items: 1, gen: genInvalidUTF8Spec,
+			gap: "a spec that is not UTF-8 is accepted and the bad bytes reach the job name (and manifest) as U+FFFD; it should fail at file:line:col with \"the spec is not valid UTF-8 (save it as UTF-8)\""},
+		{name: "spec-anchor-bomb", items: fail},
+		{name: "spec-10mb", items: 1, gen: genHugeBlockSpec},
+		{name: "spec-10mb-mapping", items: fail, gen: genHugeMappingSpec, hangs: true,
+			gap: "a 10 MB spec made of one large mapping (338,000 keys) does not finish: the YAML parser is quadratic in a mapping's keys (8,000 keys 1.2s, 16,000 keys 4s, so about 30 minutes here); spec.Load should refuse a spec over a small size limit (e.g. 256 KiB) before parsing, with the size and the limit in the message"},
+		{name: "spec-json-schema-missing", items: fail,
+			gap: "no spec file:line:col, and a stutter (\"validate.json_schema: validate: open …\"); it should be \"spec.yaml:7:16: validate.json_schema: schema file schema.json not found (looked for <abs path>)\""},
+		{name: "spec-json-schema-invalid", items: fail,
+			gap: "no spec file:line:col, and the metaschema's wording (\"file://…# is not valid against metaschema: jsonschema validation failed with 'https://…'\") before the useful lines; it should start \"spec.yaml:7:16: validate.json_schema: schema.json is not a valid JSON Schema:\" followed by the /type and /required lines"},
+		{name: "spec-path-missing", spec: "missing.yaml", items: fail},
+		{name: "spec-is-directory", spec: ".", items: fail},
+
+		// Inputs, each with a valid spec.
+		{name: "input-invalid-json", items: fail},
+		{name: "input-array-line", items: fail},
+		{name: "input-invalid-utf8-line", items: fail, gen: genInvalidUTF8Input},
+		{name: "input-10mb-line", items: 2, gen: genHugeLineInput,
+			gap: "the dry run prints the whole 10 MB first item to the terminal; it should print a short prefix and the item's size"},
+		{name: "input-empty-file", run: true, check: checkEmptyRun},
+		{name: "input-blank-lines", items: 0},
+		{name: "input-crlf", items: 3},
+		{name: "input-crlf-txt", run: true, check: checkCRLFRun},
+		{name: "input-bom", items: 2},
+		{name: "input-csv-wrong-field-count", items: fail},
+		{name: "input-csv-header-only", items: 0},
+		{name: "input-txt-three-lines", items: 3},
+		{name: "input-unknown-extension", items: fail},
+		{name: "input-path-missing", items: fail},
+		{name: "input-directory", items: fail,
+			gap: "a directory given as the input is reported as a file whose format cannot be told from its extension, which sends the user to input.format; it should say the input is a directory and tenax reads one file"},
+		{name: "input-directory-with-format", items: fail},
+		{name: "input-bad-lines-recorded", run: true, check: checkBadLinesRecorded},
+	}
+}
+
+// TestReliabilityBadInput runs every case of the bad-input corpus in
+// testdata/bad and compares what a user would see with the case's
+// want.txt. A bad spec or input must end in a clear usage error (exit 2),
+// quickly, without a panic; a valid but unusual one must work.
+func TestReliabilityBadInput(t *testing.T) {
+	cases := badCases()
+	checkCorpusMatchesTable(t, cases)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.hangs {
+				t.Skipf("KNOWN GAP, not run because it would hang: %s", c.gap)
+			}
+			dir := filepath.Join(t.TempDir(), c.name)
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "bad", c.name))); err != nil {
+				t.Fatalf("copying the case: %v", err)
+			}
+			if err := os.Remove(filepath.Join(dir, "want.txt")); err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Fatal(err)
+			}
+			if c.gen != nil {
+				c.gen(t, dir)
+			}
+			home := t.TempDir()
+			o := runCase(t, c, dir, home)
+			got := normalize(render(c, o), dir, home)
+			golden(t, filepath.Join("testdata", "bad", c.name, "want.txt"), got)
+
+			switch {
+			case c.run:
+			case c.items == fail:
+				var ue *job.UsageError
+				if !errors.As(o.err, &ue) {
+					t.Errorf("error %v (%T) is not a *job.UsageError: a bad spec or input must exit 2", o.err, o.err)
+				}
+			default:
+				if o.err != nil {
+					t.Fatalf("the dry run failed, want it to work: %v", o.err)
+				}
+				if n := reportedItems(t, o.report); n != c.items {
+					t.Errorf("the dry run counted %d items, want %d", n, c.items)
+				}
+			}
+			if c.check != nil {
+				c.check(t, o)
+			}
+			if c.gap != "" {
+				t.Skipf("KNOWN GAP (want.txt pins today's behaviour): %s", c.gap)
+			}
+		})
+	}
+}
+
+// runCase runs the case under a deadline. There is deliberately no
+// recover: a panic anywhere crashes the test binary, which fails the test.
+func runCase(t *testing.T, c badCase, dir, home string) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), caseDeadline)
+	defer cancel()
+	specPath := filepath.Join(dir, cmpOr(c.spec, "spec.yaml"))
+	opts := job.Options{
+		Home:   home,
+		Env:    func(string) (string, bool) { return "", false },
+		Logger: slog.New(slog.DiscardHandler),
+	}
+	done := make(chan outcome, 1)
+	start := time.Now()
+	go func() {
+		var o outcome
+		if c.run {
+			o.result, o.err = job.Run(ctx, specPath, opts)
+		} else {
+			var b strings.Builder
+			o.err = job.DryRun(ctx, specPath, opts, &b)
+			o.report = b.String()
+		}
+		done <- o
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(caseDeadline + time.Second):
+		t.Fatalf("the case hung: no answer after %s", time.Since(start).Round(time.Millisecond))
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("the case ran into its %s deadline (took %s)", caseDeadline, time.Since(start).Round(time.Millisecond))
+	}
+	if o.result != nil && o.result.Dir != "" {
+		o.records = readRecords(t, filepath.Join(o.result.Dir, "results.jsonl"))
+	}
+	return o
+}
+
+// render writes an outcome as the golden text: the error exactly as the
+// CLI prints it, or the dry run's report, or the run's counts and records.
+func render(c badCase, o outcome) string {
+	var b strings.Builder
+	if c.run {
+		b.WriteString("job.Run:\n")
+		if o.result != nil {
+			r := o.result
+			fmt.Fprintf(&b, "exit %d; succeeded %d, failed %d, pending %d; resume command %q\n", r.ExitCode, r.Succeeded, r.Failed, r.Pending, r.ResumeCommand)
+		}
+	} else {
+		b.WriteString("job.DryRun:\n")
+	}
+	if o.err != nil {
+		var ue *job.UsageError
+		kind := "other error"
+		if errors.As(o.err, &ue) {
+			kind = "usage error, exit 2"
+		}
+		fmt.Fprintf(&b, "error (%s):\n%s\n", kind, o.err)
+	}
+	b.WriteString(o.report)
+	if c.run {
+		fmt.Fprintf(&b, "results.jsonl: %d records\n", len(o.records))
+		for _, r := range o.records {
+			if r.Class != "" {
+				fmt.Fprintf(&b, "#%d failed (%s): %s\n", r.Idx, r.Class, r.Error)
+			} else {
+				fmt.Fprintf(&b, "#%d succeeded: %s\n", r.Idx, r.Output)
+			}
+		}
+	}
+	return b.String()
+}
+
+// normalize replaces the temporary directories with $CASE and $HOME, and
+// shortens lines too long to keep in a golden file (saying so).
+func normalize(s, dir, home string) string {
+	s = strings.ReplaceAll(s, dir, "$CASE")
+	s = strings.ReplaceAll(s, home, "$HOME")
+	const keep = 300
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if len(l) > keep {
+			cut := keep
+			for cut > 0 && !isRuneStart(l[cut]) {
+				cut--
+			}
+			lines[i] = fmt.Sprintf("%s… [golden file: line cut, %d bytes in all]", l[:cut], len(l))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no golden file (run go test -run Reliability -update, then read it): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("what the user sees changed (go test -run Reliability -update rewrites %s):\n--- got:\n%s\n--- want:\n%s", path, got, want)
+	}
+}
+
+// checkCorpusMatchesTable fails when a directory of testdata/bad has no
+// case in the table, or a case has no directory: an orphan would
+// silently go untested.
+func checkCorpusMatchesTable(t *testing.T, cases []badCase) {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join("testdata", "bad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs, names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	for _, c := range cases {
+		names = append(names, c.name)
+	}
+	slices.Sort(names)
+	for _, d := range dirs {
+		if _, found := slices.BinarySearch(names, d); !found {
+			t.Errorf("testdata/bad/%s has no case in badCases", d)
+		}
+	}
+	if *update {
+		return
+	}
+	for _, n := range names {
+		if !slices.Contains(dirs, n) {
+			t.Errorf("case %s has no directory testdata/bad/%s", n, n)
+		}
+	}
+}
+
+var itemsLine = regexp.MustCompile(`(?m)^input:  .*: (\d+) items \(`)
+
+// reportedItems reads the item count off a dry run's report.
+func reportedItems(t *testing.T, report string) int {
+	t.Helper()
+	m := itemsLine.FindStringSubmatch(report)
+	if m == nil {
+		t.Fatalf("no item count in the dry run's report:\n%s", report)
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// readRecords reads a job's results.jsonl; a missing file is no records.
+func readRecords(t *testing.T, path string) []record {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []record
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: unreadable record %q: %v", path, sc.Text(), err)
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortStableFunc(recs, func(a, b record) int { return a.Idx - b.Idx })
+	return recs
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// genBinaryJunkSpec writes what pointing tenax at a binary file looks
+// like: a PNG signature, NULs and every byte value.
+func genBinaryJunkSpec(t *testing.T, dir string) {
+	junk := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00")
+	for i := range 512 {
+		junk = append(junk, byte(i*7+3))
+	}
+	writeFile(t, filepath.Join(dir, "spec.yaml"), junk)
+}
+
+// genInvalidUTF8Spec writes a valid spec but for a Latin-1 byte in the
+// job's name (a file saved in the wrong encoding).
+func genInvalidUTF8Spec(t *testing.T, dir string) {
+	writeFile(t, filepath.Join(dir, "spec.yaml"), []byte("name: r\xe9sum\xe9s\ninput: items.jsonl\ntask:\n  type: exec\n  argv: [\"echo\", \"{{.n}}\"]\n"))
+	writeFile(t, filepath.Join(dir, "items.jsonl"), []byte(`{"n": 1}`+"\n"))
+}
+
+// genHugeBlockSpec writes a valid 10 MB spec: an exec task whose stdin
+// template is a 10 MB block scalar.
+func genHugeBlockSpec(t *testing.T, dir string) {
+	var b bytes.Buffer
+	b.WriteString("input: items.jsonl\ntask:\n  type: exec\n  argv: [\"cat\"]\n  stdin: |\n")
+	for i := 0; b.Len() < 10<<20; i++ {
+		fmt.Fprintf(&b, "    line %07d of a long stdin template for item {{.n}}\n", i)
+	}
+	writeFile(t, filepath.Join(dir, "spec.yaml"), b.Bytes())
+	writeFile(t, filepath.Join(dir, "items.jsonl"), []byte(`{"n": 1}`+"\n"))
+}
+
+// genHugeMappingSpec writes a syntactically valid 10 MB spec: an exec
+// task with an env mapping of about 338,000 variables.
+func genHugeMappingSpec(t *testing.T, dir string) {
+	var b bytes.Buffer
+	b.WriteString("input: items.jsonl\ntask:\n  type: exec\n  argv: [\"echo\", \"{{.n}}\"]\n  env:\n")
+	for i := 0; b.Len() < 10<<20; i++ {
+		fmt.Fprintf(&b, "    VAR_%07d: value-%07d\n", i, i)
+	}
+	writeFile(t, filepath.Join(dir, "spec.yaml"), b.Bytes())
+	writeFile(t, filepath.Join(dir, "items.jsonl"), []byte(`{"n": 1}`+"\n"))
+}
+
+// genInvalidUTF8Input writes three lines, the second holding Latin-1
+// bytes.
+func genInvalidUTF8Input(t *testing.T, dir string) {
+	writeFile(t, filepath.Join(dir, "items.jsonl"), []byte("{\"n\": 1}\n{\"n\": \"caf\xe9\"}\n{\"n\": 3}\n"))
+}
+
+// genHugeLineInput writes a 10 MB first line (a valid object with one
+// long string) and a short second one.
+func genHugeLineInput(t *testing.T, dir string) {
+	var b bytes.Buffer
+	b.WriteString(`{"n": 1, "text": "`)
+	b.Write(bytes.Repeat([]byte("abcdefghij"), 1<<20))
+	b.WriteString("\"}\n{\"n\": 2}\n")
+	writeFile(t, filepath.Join(dir, "items.jsonl"), b.Bytes())
+}
+
+// checkEmptyRun: a run over an empty input has nothing to do and
+// succeeds with no records.
+func checkEmptyRun(t *testing.T, o outcome) {
+	if o.err != nil {
+		t.Fatalf("run over an empty input: %v", o.err)
+	}
+	r := o.result
+	if r.ExitCode != job.ExitOK || r.Succeeded+r.Failed+r.Pending != 0 || len(o.records) != 0 {
+		t.Errorf("run over an empty input: exit %d, %d/%d/%d items, %d records; want exit 0 and nothing", r.ExitCode, r.Succeeded, r.Failed, r.Pending, len(o.records))
+	}
+}
+
+// checkCRLFRun: the "\r" of a CRLF line end never reaches the item.
+func checkCRLFRun(t *testing.T, o outcome) {
+	if o.err != nil {
+		t.Fatalf("run over a CRLF input: %v", o.err)
+	}
+	if o.result.Succeeded != 3 {
+		t.Errorf("succeeded %d items, want 3", o.result.Succeeded)
+	}
+	for _, r := range o.records {
+		if bytes.Contains(r.Output, []byte(`\r`)) {
+			t.Errorf("#%d: output %s holds the line end's \\r", r.Idx, r.Output)
+		}
+	}
+}
+
+// checkBadLinesRecorded: with on_bad_line: record, lines 2 and 4 of five
+// become failed items of class item whose errors name their line, and the
+// other three run.
+func checkBadLinesRecorded(t *testing.T, o outcome) {
+	if o.err != nil {
+		t.Fatalf("run: %v", o.err)
+	}
+	r := o.result
+	if r.Succeeded != 3 || r.Failed != 2 || r.Pending != 0 || r.ExitCode != job.ExitFailures {
+		t.Errorf("succeeded %d, failed %d, pending %d, exit %d; want 3, 2, 0, exit 1", r.Succeeded, r.Failed, r.Pending, r.ExitCode)
+	}
+	wantLine := map[int]int{1: 2, 3: 4} // idx → line
+	if len(o.records) != 5 {
+		t.Fatalf("%d records, want 5", len(o.records))
+	}
+	for _, rec := range o.records {
+		line, bad := wantLine[rec.Idx]
+		switch {
+		case bad && rec.Class != "item":
+			t.Errorf("#%d: class %q, want item", rec.Idx, rec.Class)
+		case bad && !strings.Contains(rec.Error, fmt.Sprintf("items.jsonl:%d: ", line)):
+			t.Errorf("#%d: error %q does not name items.jsonl:%d", rec.Idx, rec.Error, line)
+		case !bad && rec.Class != "":
+			t.Errorf("#%d: failed (%s: %s), want success", rec.Idx, rec.Class, rec.Error)
+		}
+	}
+}
