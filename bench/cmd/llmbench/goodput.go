@@ -31,6 +31,8 @@ type goodputRun struct {
 	variant            string
 	elapsed            time.Duration
 	succeeded, failed  int
+	pending            int
+	stop               string // why the run stopped early, "" when it ran to the end
 	calls, retries     int
 	requests, limited  int64 // seen by the mock during the job
 	cooldowns          int   // Cooldown events: dispatch paused
@@ -50,8 +52,8 @@ func (r goodputRun) share429() float64 {
 func (g goodput) run(ctx context.Context, out io.Writer) error {
 	variants := strings.Split(g.Variants, ",")
 	fmt.Fprintf(out, "goodput: %d requests, hidden limit %d rpm, concurrency max %d, prefill %v\n", g.Items, g.RPM, g.Concurrency, g.Prefill)
-	fmt.Fprintf(out, "%-5s %-8s %8s %9s %6s %6s %7s %7s %6s %6s %9s %8s %5s %5s %5s  %s\n",
-		"round", "variant", "seconds", "ok/min", "limit%", "failed", "calls", "mockreq", "429s", "429%", "cooldowns", "halvings", "min", "final", "", "load")
+	fmt.Fprintf(out, "%-5s %-8s %8s %5s %6s %7s %9s %6s %7s %7s %6s %6s %9s %8s %4s %5s  %-22s %s\n",
+		"round", "variant", "seconds", "ok", "failed", "pending", "ok/min", "limit%", "calls", "mockreq", "429s", "429%", "cooldowns", "halvings", "min", "final", "load", "stop")
 	byVariant := map[string][]goodputRun{}
 	for round := 1; round <= g.Rounds; round++ {
 		for _, v := range variants {
@@ -61,9 +63,9 @@ func (g goodput) run(ctx context.Context, out io.Writer) error {
 				return fmt.Errorf("%s: %w", v, err)
 			}
 			byVariant[v] = append(byVariant[v], r)
-			fmt.Fprintf(out, "%-5d %-8s %8.2f %9.0f %5.1f%% %6d %7d %7d %6d %5.1f%% %9d %8d %5d %5d %5s  %s\n",
-				round, v, r.elapsed.Seconds(), r.perMinute(), 100*r.perMinute()/float64(g.RPM), r.failed, r.calls,
-				r.requests, r.limited, 100*r.share429(), r.cooldowns, r.decreases, r.minimum, r.final, "", load)
+			fmt.Fprintf(out, "%-5d %-8s %8.2f %5d %6d %7d %9.0f %5.1f%% %7d %7d %6d %5.1f%% %9d %8d %4d %5d  %-22s %s\n",
+				round, v, r.elapsed.Seconds(), r.succeeded, r.failed, r.pending, r.perMinute(), 100*r.perMinute()/float64(g.RPM),
+				r.calls, r.requests, r.limited, 100*r.share429(), r.cooldowns, r.decreases, r.minimum, r.final, load, r.stop)
 		}
 	}
 	fmt.Fprintln(out)
@@ -149,7 +151,10 @@ cache: {enabled: false}
 	after := srv.Stats()
 	mu.Lock()
 	defer mu.Unlock()
-	r.succeeded, r.failed = res.Succeeded, res.Failed
+	r.succeeded, r.failed, r.pending = res.Succeeded, res.Failed, res.Pending
+	if res.Summary.Stop != engine.StopNone {
+		r.stop = res.Summary.StopDetail
+	}
 	r.calls, r.retries = res.Summary.Calls, res.Summary.Retries
 	r.requests = after.Requests - before.Requests
 	r.limited = after.RateLimited - before.RateLimited
