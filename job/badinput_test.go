@@ -3,6 +3,7 @@ package job_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,9 +26,20 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden want.txt files of testdata/bad from what the code does now")
 
 // caseDeadline is how long one bad-input case may take before the test
-// calls it a hang. The generous bound leaves room for -race and a loaded
-// machine; a case that legitimately needs seconds is itself a finding.
-const caseDeadline = 10 * time.Second
+// calls it a hang: a few seconds of work at most, with room for a loaded
+// machine. The race detector slows the 10 MB cases more than tenfold, so
+// a -race build allows ten times as long.
+func caseDeadline() time.Duration {
+	const deadline = 10 * time.Second
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-race" && s.Value == "true" {
+				return 10 * deadline
+			}
+		}
+	}
+	return deadline
+}
 
 // badCase is one entry of the bad-input corpus in testdata/bad/<name>/.
 type badCase struct {
@@ -191,9 +204,10 @@ func TestReliabilityBadInput(t *testing.T) {
 // recover: a panic anywhere crashes the test binary, which fails the test.
 func runCase(t *testing.T, c badCase, dir, home string) outcome {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), caseDeadline)
+	deadline := caseDeadline()
+	ctx, cancel := context.WithTimeout(t.Context(), deadline)
 	defer cancel()
-	specPath := filepath.Join(dir, cmpOr(c.spec, "spec.yaml"))
+	specPath := filepath.Join(dir, cmp.Or(c.spec, "spec.yaml"))
 	opts := job.Options{
 		Home:   home,
 		Env:    func(string) (string, bool) { return "", false },
@@ -215,11 +229,11 @@ func runCase(t *testing.T, c badCase, dir, home string) outcome {
 	var o outcome
 	select {
 	case o = <-done:
-	case <-time.After(caseDeadline + time.Second):
+	case <-time.After(deadline + time.Second):
 		t.Fatalf("the case hung: no answer after %s", time.Since(start).Round(time.Millisecond))
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("the case ran into its %s deadline (took %s)", caseDeadline, time.Since(start).Round(time.Millisecond))
+		t.Fatalf("the case ran into its %s deadline (took %s)", deadline, time.Since(start).Round(time.Millisecond))
 	}
 	if o.result != nil && o.result.Dir != "" {
 		o.records = readRecords(t, filepath.Join(o.result.Dir, "results.jsonl"))
@@ -379,13 +393,6 @@ func readRecords(t *testing.T, path string) []record {
 	}
 	slices.SortStableFunc(recs, func(a, b record) int { return a.Idx - b.Idx })
 	return recs
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 func writeFile(t *testing.T, path string, data []byte) {
