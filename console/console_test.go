@@ -1,0 +1,149 @@
+package console_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/console"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// apiError is a provider error as task/llm returns one.
+type apiError struct{}
+
+func (apiError) Error() string        { return "Incorrect API key provided: sk-abc123" }
+func (apiError) HTTPStatus() int      { return 401 }
+func (apiError) ProviderCode() string { return "invalid_api_key" }
+func (apiError) RequestID() string    { return "req_42" }
+func (apiError) Stderr() string {
+	return `{"error": {"message": "Incorrect API key provided: sk-abc123", "code": "invalid_api_key"}}`
+}
+
+func report() engine.TripReport {
+	item := task.Item{Idx: 152, Raw: []byte(`{"id": "hsk3_152", "simplified": "辆"}`)}
+	return engine.TripReport{
+		Reason: "5 consecutive failures",
+		Last: &engine.Failure{
+			Item:     item,
+			Err:      fmt.Errorf("calling the provider: %w", apiError{}),
+			Decision: classify.Decision{Class: classify.Fatal, Reason: "status 401 code invalid_api_key"},
+			Attempts: 1,
+		},
+		Stats: engine.Stats{Total: 5000, Succeeded: 433, Failed: 5},
+	}
+}
+
+// TestTripSummaryIsDesignsText pins DESIGN.md's breaker summary.
+func TestTripSummaryIsDesignsText(t *testing.T) {
+	want := `
+Circuit breaker open: 5 consecutive failures
+Last error: fatal (401 invalid_api_key): calling the provider: Incorrect API key provided: sk-abc123
+Failed item: #152 {"id":"hsk3_152","simplified":"辆"}
+Processed: 438/5000 | Failed: 5 | Success rate: 98.9%
+`
+	if got := console.TripSummary(report()); got != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestInspectShowsEverythingAboutTheLastError(t *testing.T) {
+	got := console.Inspect(report().Last)
+	for _, want := range []string{
+		"Class:      fatal", "Because:    status 401 code invalid_api_key", "Status:     401",
+		"Code:       invalid_api_key", "Request id: req_42", "1. calling the provider: Incorrect API key",
+		"2. Incorrect API key provided", `"code": "invalid_api_key"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Inspect lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestPrompterAnswers(t *testing.T) {
+	cases := []struct {
+		name, input string
+		want        engine.TripDecision
+		shows       []string
+	}{
+		{"continue", "c\n", engine.TripContinue, nil},
+		{"abort in capitals", "Abort\n", engine.TripAbortRun, nil},
+		{"inspect then continue", "i\nc\n", engine.TripContinue, []string{"Request id: req_42"}},
+		{"nonsense then abort", "x\n\na\n", engine.TripAbortRun, []string{"Please answer C, A or I."}},
+		{"end of input aborts", "", engine.TripAbortRun, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out strings.Builder
+			p := console.NewPrompter(strings.NewReader(c.input), &out)
+			if got := p.Trip(context.Background(), report()); got != c.want {
+				t.Errorf("decision %v, want %v", got, c.want)
+			}
+			for _, s := range append(c.shows, "[C]ontinue  [A]bort  [I]nspect details") {
+				if !strings.Contains(out.String(), s) {
+					t.Errorf("output lacks %q:\n%s", s, out.String())
+				}
+			}
+		})
+	}
+}
+
+func TestPrompterRedactsSecrets(t *testing.T) {
+	var out strings.Builder
+	p := console.NewPrompter(strings.NewReader("i\na\n"), &out)
+	p.Redact = func(s string) string { return strings.ReplaceAll(s, "sk-abc123", "[redacted]") }
+	p.Trip(context.Background(), report())
+	if strings.Contains(out.String(), "sk-abc123") || !strings.Contains(out.String(), "[redacted]") {
+		t.Errorf("the secret reached the terminal:\n%s", out.String())
+	}
+}
+
+func TestCheckinShowsLatestAndAsks(t *testing.T) {
+	var out strings.Builder
+	p := console.NewPrompter(strings.NewReader("c\n"), &out)
+	latest := []store.Record{{Idx: 3, Output: []byte(`{"es": "coche"}`)}, {Idx: 4, Error: "400 bad", Class: classify.Item}}
+	if !p.Checkin(context.Background(), latest, engine.Stats{Done: 5, Total: 100, Failed: 1}) {
+		t.Fatal("answered Continue, got abort")
+	}
+	for _, want := range []string{"Check-in: 5/100 done, 1 failed", `#3 {"es":"coche"}`, "#4 failed (item): 400 bad", "[C]ontinue  [A]bort"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("check-in lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestPlainProgressLine(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := engine.Stats{Started: start, Total: 1000, Done: 250, InFlight: 8, Limit: 8, Retries: 12, Failed: 3, Breaker: breaker.Closed, HealAttempts: 4}
+	got := console.Line(s, start.Add(10*time.Second))
+	want := "progress: 250/1000 (25.0%) | 25.0 items/s | ETA 30s | in flight 8/8 | retries 12 | failed 3 | breaker closed | re-asks 4"
+	if got != want {
+		t.Errorf("line:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// Example shows the breaker summary an operator sees on a terminal.
+func Example() {
+	f := &engine.Failure{
+		Item:     task.Item{Idx: 7, Raw: []byte(`{"path": "a.go"}`)},
+		Err:      errors.New("./review.sh: exit 127: review.sh: not found"),
+		Decision: classify.Decision{Class: classify.Fatal},
+	}
+	fmt.Fprint(os.Stdout, console.TripSummary(engine.TripReport{
+		Reason: "3 consecutive failures", Last: f,
+		Stats: engine.Stats{Total: 120, Succeeded: 4, Failed: 3},
+	}))
+	// Output:
+	// Circuit breaker open: 3 consecutive failures
+	// Last error: fatal: ./review.sh: exit 127: review.sh: not found
+	// Failed item: #7 {"path":"a.go"}
+	// Processed: 7/120 | Failed: 3 | Success rate: 57.1%
+}
