@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/template"
 	"time"
 
 	"github.com/tenaxhq/tenax/classify"
@@ -99,8 +98,8 @@ type ExitCodes struct {
 // Task runs a command per item, from argv templates, never through a
 // shell. It implements task.Task and is safe for concurrent use.
 type Task struct {
-	argv      []*template.Template
-	stdin     *template.Template
+	argv      []*task.Template
+	stdin     *task.Template
 	env       []envTemplate
 	dir       string
 	timeout   time.Duration
@@ -111,7 +110,7 @@ type Task struct {
 
 type envTemplate struct {
 	name string
-	tmpl *template.Template
+	tmpl *task.Template
 }
 
 // New checks cfg and parses its templates, so that a typo fails before

@@ -10,7 +10,6 @@ import (
 	nethttp "net/http"
 	"slices"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/tenaxhq/tenax/classify"
@@ -54,9 +53,9 @@ type Config struct {
 // task.Task and is safe for concurrent use.
 type Task struct {
 	method  string
-	url     *template.Template
+	url     *task.Template
 	headers []headerTemplate
-	body    *template.Template
+	body    *task.Template
 	timeout time.Duration
 	json    bool
 	client  *nethttp.Client
@@ -64,7 +63,7 @@ type Task struct {
 
 type headerTemplate struct {
 	name string
-	tmpl *template.Template
+	tmpl *task.Template
 }
 
 // New checks cfg and parses its templates, so that a typo fails before

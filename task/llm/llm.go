@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"text/template"
 	"time"
 	"unicode/utf8"
 
@@ -106,8 +105,8 @@ type Config struct {
 type Task struct {
 	cfg       Config // with defaults applied
 	wire      string // the wire format: ProviderOpenAI or ProviderAnthropic
-	system    *template.Template
-	prompt    *template.Template
+	system    *task.Template
+	prompt    *task.Template
 	price     Price
 	priced    bool
 	maxTokens int // as sent; 0 for none
@@ -209,10 +208,10 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-func parseTemplate(name, text string) (*template.Template, error) {
-	tmpl, err := template.New(name).Option("missingkey=error").Parse(text)
+func parseTemplate(name, text string) (*task.Template, error) {
+	tmpl, err := task.ParseTemplate(name, text)
 	if err != nil {
-		return nil, fmt.Errorf("llm: %s template: %w", name, err)
+		return nil, fmt.Errorf("llm: %w", err)
 	}
 	return tmpl, nil
 }
@@ -250,12 +249,14 @@ func (t *Task) Messages(item task.Item) ([]Message, error) {
 	return msgs, nil
 }
 
-func render(tmpl *template.Template, item task.Item) (string, error) {
-	var b strings.Builder
-	if err := tmpl.Execute(&b, item.Fields); err != nil {
-		return "", classify.WithClass(fmt.Errorf("llm: item %d: %w", item.Idx, err), classify.Item, "template")
+// render renders a prompt template over item; its errors are marked
+// classify.Item.
+func render(tmpl *task.Template, item task.Item) (string, error) {
+	s, err := tmpl.Render(item)
+	if err != nil {
+		return "", fmt.Errorf("llm: item %d: %w", item.Idx, err)
 	}
-	return b.String(), nil
+	return s, nil
 }
 
 // EstimateTokens is what a call for item may cost in tokens before it is
