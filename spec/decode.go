@@ -707,9 +707,16 @@ func (d *decoder) secretValues(apiKey string) []string {
 			out = append(out, e.value)
 		}
 	}
+	// A value of a few characters cannot be a real secret, and scrubbing
+	// it would mangle every text that happens to contain it ("x" in
+	// "examples").
+	out = slices.DeleteFunc(out, func(v string) bool { return len(v) < minSecretLen })
 	slices.SortFunc(out, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
 	return slices.Compact(out)
 }
+
+// minSecretLen is the shortest value treated as a secret.
+const minSecretLen = 4
 
 // secretName reports whether a variable's name says it holds a secret.
 func secretName(name string) bool {
