@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -106,9 +107,11 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		opts.Prompter = prompter
 	}
 	stopProgress := func() {}
+	var running atomic.Pointer[engine.Engine]
+	go handleSignals(ctx, g, &running, cancel)
 	opts.OnStart = func(s job.Started) {
 		fmt.Fprintf(g.stderr, "tenax: job %s (%s)\n", s.JobID, s.Dir)
-		go handleSignals(ctx, g, s.Engine, cancel)
+		running.Store(s.Engine)
 		if prompter != nil {
 			prompter.inner.Redact = s.Redact
 		}
@@ -162,8 +165,10 @@ func (p *pausingPrompter) Checkin(ctx context.Context, latest []store.Record, s 
 	return p.inner.Checkin(ctx, latest, s)
 }
 
-// handleSignals: the first SIGINT/SIGTERM drains, the second cancels.
-func handleSignals(ctx context.Context, g *globals, e *engine.Engine, cancel context.CancelFunc) {
+// handleSignals: the first SIGINT/SIGTERM drains the running engine, the
+// second cancels the calls in flight. Before the engine runs (while the
+// input is scanned) there is nothing to drain: the first signal cancels.
+func handleSignals(ctx context.Context, g *globals, running *atomic.Pointer[engine.Engine], cancel context.CancelFunc) {
 	if g.interrupts == nil {
 		return
 	}
@@ -171,6 +176,12 @@ func handleSignals(ctx context.Context, g *globals, e *engine.Engine, cancel con
 	case <-ctx.Done():
 		return
 	case <-g.interrupts:
+	}
+	e := running.Load()
+	if e == nil {
+		fmt.Fprintln(g.stderr, "\ntenax: interrupted before the run started")
+		cancel()
+		return
 	}
 	fmt.Fprintln(g.stderr, "\ntenax: interrupted: finishing the calls in flight (Ctrl-C again to cancel them)")
 	e.Stop(engine.StopSignal, "interrupted by a signal")
