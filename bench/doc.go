@@ -3,7 +3,7 @@
 // cenkalti/backoff/v5, avast/retry-go/v5 and sony/gobreaker/v2.
 //
 // It is a module of its own so that the peers never become dependencies
-// of tenax. It holds only benchmarks (library_test.go); run them with
+// of tenax. Its library benchmarks are in library_test.go; run them with
 //
 //	cd bench && go test -run '^$' -bench . -benchmem -count 5 -cpu 1,2 ./...
 //
@@ -12,5 +12,11 @@
 // breaker, with the same limits (5 attempts, no delay between retries,
 // 5 consecutive failures to open a breaker, 60s open timeout), so that
 // the figures are the cost of each library's own bookkeeping.
+//
+// The package's tests also hold TestBatchBarrierAgainstContinuousPipeline,
+// a system-level figure: the engine paced in batches as older tools pace
+// calls, against its continuous pipeline, in fake time. The other system
+// figures come from exec.sh, pacing.sh and cmd/llmbench.
+//
 // docs/benchmarks.md in the main module records a run and what it means.
 package bench
