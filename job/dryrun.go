@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tenaxhq/tenax/input"
 	"github.com/tenaxhq/tenax/spec"
@@ -20,13 +21,17 @@ func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) err
 	if err != nil {
 		return err
 	}
-	inPath := s.Input.Path
+	inPath, from := s.Input.Path, fromSpec
 	if opts.Input != "" {
 		if inPath, err = filepath.Abs(opts.Input); err != nil {
 			return usage(err)
 		}
+		from = fromFlag
 	}
-	format, sum, err := checkInput(inPath, s)
+	if inPath == "" {
+		return usage(errors.New("no input: set input in the spec or pass --input"))
+	}
+	format, sum, err := checkInput(inPath, from, s)
 	if err != nil {
 		return err
 	}
@@ -38,9 +43,9 @@ func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "spec:   %s (%s) OK\n", s.Path(), s.Name)
-	fmt.Fprintf(&b, "input:  %s: %d items (%s, sha256 %.12s…)", inPath, sum.Items, format, sum.SHA256)
+	fmt.Fprintf(&b, "input:  %s: %s (%s, sha256 %.12s…)", inPath, count(sum.Items, "item", "items"), format, sum.SHA256)
 	if sum.BadCount > 0 {
-		fmt.Fprintf(&b, ", %d bad lines recorded as failed items", sum.BadCount)
+		fmt.Fprintf(&b, ", %s", count(sum.BadCount, "bad line recorded as a failed item", "bad lines recorded as failed items"))
 	}
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "task:   %s\n", describeTask(s))
@@ -59,11 +64,46 @@ func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) err
 	case err != nil:
 		fmt.Fprintf(&b, "first item: #%d is bad: %v\n", first.Idx, err)
 	default:
-		fmt.Fprintf(&b, "first item: #%d %s\n", first.Idx, first.Raw)
+		fmt.Fprintf(&b, "first item: #%d %s\n", first.Idx, preview(first.Raw))
 	}
 	b.WriteString("dry run: nothing was called and no job was created\n")
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// maxPreview is how much of the first item the dry run shows.
+const maxPreview = 240
+
+// preview is an item's raw JSON as the dry run shows it: whole when short,
+// else its first maxPreview bytes (cut between characters) and its size.
+func preview(raw []byte) string {
+	if len(raw) <= maxPreview {
+		return string(raw)
+	}
+	cut := maxPreview
+	for cut > 0 && !utf8.RuneStart(raw[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%s)", raw[:cut], formatSize(len(raw)))
+}
+
+// formatSize writes a byte count as "10.0 MiB", "12.5 KiB" or "300 bytes".
+func formatSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// count writes n with the noun's singular or plural.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func describeTask(s *spec.Spec) string {

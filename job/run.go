@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -115,16 +116,31 @@ func LoadSpec(path string, env func(string) (string, bool)) (*spec.Spec, error) 
 	return s, nil
 }
 
+// inputOrigin says where a run's input path came from, for messages about
+// it.
+type inputOrigin int
+
+const (
+	fromSpec     inputOrigin = iota // the spec's input
+	fromFlag                        // --input
+	fromManifest                    // the job's manifest (resume)
+)
+
 // checkInput scans an input once: item count, hash and bad lines. Bad lines
-// refuse the run unless the spec says to record them.
-func checkInput(path string, s *spec.Spec) (input.Format, input.Summary, error) {
+// refuse the run unless the spec says to record them. A missing input or a
+// directory is reported where it came from: at the spec's input key, as
+// --input, or as the job's recorded input.
+func checkInput(path string, from inputOrigin, s *spec.Spec) (input.Format, input.Summary, error) {
+	if err := checkInputFile(path, from, s); err != nil {
+		return "", input.Summary{}, usage(err)
+	}
 	f, err := formatOf(path, s)
 	if err != nil {
 		return "", input.Summary{}, usage(err)
 	}
 	sum, err := input.Scan(path, f)
 	if err != nil {
-		return "", input.Summary{}, usage(fmt.Errorf("reading the input: %w", err))
+		return "", input.Summary{}, usage(err)
 	}
 	if sum.BadCount > 0 && s.Input.OnBadLine != "record" {
 		var b strings.Builder
@@ -138,6 +154,39 @@ func checkInput(path string, s *spec.Spec) (input.Format, input.Summary, error) 
 		return "", input.Summary{}, usage(errors.New(b.String()))
 	}
 	return f, sum, nil
+}
+
+// checkInputFile reports an input that is missing or not a regular file.
+func checkInputFile(path string, from inputOrigin, s *spec.Spec) error {
+	fi, err := os.Stat(path)
+	var problem string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		problem = "not found"
+	case err != nil:
+		return fmt.Errorf("input: %w", err)
+	case fi.IsDir():
+		problem = "is a directory; tenax reads one file"
+	case !fi.Mode().IsRegular() && fi.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) == 0:
+		problem = "is not a regular file"
+	default:
+		return nil
+	}
+	switch from {
+	case fromSpec:
+		shown := path
+		if rel, err := filepath.Rel(s.Dir(), path); err == nil && filepath.IsLocal(rel) {
+			shown = rel
+		}
+		if problem == "not found" {
+			return s.ErrorAt("input.path", "input: %s not found (%s)", shown, path)
+		}
+		return s.ErrorAt("input.path", "input: %s %s", shown, problem)
+	case fromFlag:
+		return fmt.Errorf("--input %s: %s", path, problem)
+	default:
+		return fmt.Errorf("the job's input %s: %s (resume reads the input the job was created with)", path, problem)
+	}
 }
 
 func formatOf(path string, s *spec.Spec) (input.Format, error) {
@@ -169,7 +218,11 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, usage(err)
 	}
-	format, sum, err := checkInput(inPath, s)
+	from := fromSpec
+	if opts.Input != "" {
+		from = fromFlag
+	}
+	format, sum, err := checkInput(inPath, from, s)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +272,7 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer j.Close()
-	format, sum, err := checkInput(m.InputPath, s)
+	format, sum, err := checkInput(m.InputPath, fromManifest, s)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +361,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath st
 
 	r, err := input.Open(inPath, format)
 	if err != nil {
-		return nil, usage(fmt.Errorf("opening the input: %w", err))
+		return nil, usage(err)
 	}
 	defer r.Close()
 	dispatched := 0

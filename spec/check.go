@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -42,6 +43,9 @@ func (d *decoder) finish(s *Spec) {
 	d.checkPolicies(s)
 	d.checkClassify(s)
 	d.checkMock(s)
+	if d.files {
+		d.checkFiles(s)
+	}
 	d.resolvePaths(s)
 }
 
@@ -86,7 +90,7 @@ func (d *decoder) oneOf(path, value string, allowed []string) {
 	if value == "" || slices.Contains(allowed, value) {
 		return
 	}
-	d.errorf(d.at(path), suggest(value, allowed), "%s: unknown value %q (want %s)", path, value, orList(allowed))
+	d.errorf(d.at(path), suggest(value, allowed), "%s: unknown value %s (want %s)", path, quote(value), orList(allowed))
 }
 
 // orList writes "a, b or c".
@@ -195,8 +199,20 @@ func (d *decoder) defaults(s *Spec) {
 func (d *decoder) checkInput(s *Spec) {
 	d.oneOf("input.format", s.Input.Format, formats)
 	d.oneOf("input.on_bad_line", s.Input.OnBadLine, onBadLines)
+	if d.files && s.Input.Path != "" {
+		// A directory is never an input, whatever its name says; a missing
+		// file is job's to report, as --input may replace it.
+		if fi, err := os.Stat(s.abs(s.Input.Path)); err == nil && fi.IsDir() {
+			key := "input"
+			if _, mapping := d.keyPos["input.path"]; mapping {
+				key = "input.path"
+			}
+			d.errorf(d.at(key), "", "%s: %s is a directory; tenax reads one file", key, s.Input.Path)
+			return
+		}
+	}
 	if s.Input.Path != "" && s.Input.Format == "" {
-		d.problem("input", nil, "cannot tell the format of %q from its extension (want .jsonl, .ndjson, .csv or .txt, or set input.format)", s.Input.Path)
+		d.problem("input", nil, "cannot tell the format of %s from its extension (want .jsonl, .ndjson, .csv or .txt, or set input.format)", quote(s.Input.Path))
 	}
 }
 
@@ -423,12 +439,7 @@ func (d *decoder) checkMock(s *Spec) {
 // directories, and a command's program when it starts with ./ or ../ (a
 // bare name is looked up on PATH, as a shell would).
 func (d *decoder) resolvePaths(s *Spec) {
-	abs := func(p string) string {
-		if p == "" || filepath.IsAbs(p) || s.dir == "" {
-			return p
-		}
-		return filepath.Join(s.dir, p)
-	}
+	abs := s.abs
 	program := func(argv []string) {
 		if len(argv) > 0 && isRelativeProgram(argv[0]) {
 			argv[0] = abs(argv[0])

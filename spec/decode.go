@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 )
@@ -54,6 +56,9 @@ type decoder struct {
 	expanded []expansion
 	nodes    int
 	tooBig   bool
+	// files says to check the files the spec names (Load does, Parse
+	// does not).
+	files bool
 }
 
 // yamlDecoder is implemented by the types whose YAML has more than one
@@ -79,17 +84,26 @@ func (d *decoder) errorf(p pos, suggestion, format string, args ...any) {
 	d.errs = append(d.errs, &Error{File: d.file, Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, args...), Suggestion: suggestion})
 }
 
-// decodeFile parses data and decodes its one document into s.
+// decodeFile checks that data is YAML text of a sane size, parses it and
+// decodes its one document into s.
 func (d *decoder) decodeFile(data []byte, s *Spec) {
-	f, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		var ye yaml.Error
-		if errors.As(err, &ye) && ye.GetToken() != nil {
-			tk := ye.GetToken()
-			d.errorf(pos{tk.Position.Line, tk.Position.Column}, "", "%s", ye.GetMessage())
-		} else {
-			d.errorf(pos{1, 1}, "", "%v", err)
+	if !d.checkText(data) {
+		return
+	}
+	tokens := lexer.Tokenize(string(data))
+	n := 0
+	for _, tk := range tokens {
+		if tk.Type == token.CommentType {
+			continue
 		}
+		if n++; n > maxTokens {
+			d.errorf(tokenPos(tk), "", "the spec is too long: more than %d YAML tokens (keys, values, list items); a spec needs far fewer (put large data in the input file)", maxTokens)
+			return
+		}
+	}
+	f, err := parser.Parse(tokens, 0)
+	if err != nil {
+		d.syntaxError(data, err)
 		return
 	}
 	var body ast.Node
@@ -109,6 +123,52 @@ func (d *decoder) decodeFile(data []byte, s *Spec) {
 	}
 	ast.Walk(anchorCollector(d.anchors), body)
 	d.decodeValue(body, reflect.ValueOf(s).Elem(), "", 0)
+}
+
+// syntaxError reports the YAML parser's error at its position, in words a
+// user can act on where the library's are obscure.
+func (d *decoder) syntaxError(data []byte, err error) {
+	var ye yaml.Error
+	if !errors.As(err, &ye) || ye.GetToken() == nil {
+		d.errorf(pos{1, 1}, "", "%s", escapeControls(err.Error()))
+		return
+	}
+	p := tokenPos(ye.GetToken())
+	if col, ok := indentTab(data, p.line); ok {
+		d.errorf(pos{p.line, col}, "", "a tab cannot indent YAML; indent with spaces")
+		return
+	}
+	d.errorf(p, "", "%s", escapeControls(ye.GetMessage()))
+}
+
+// tokenPos is where a token starts.
+func tokenPos(tk *token.Token) pos {
+	if tk == nil || tk.Position == nil {
+		return pos{1, 1}
+	}
+	return pos{max(tk.Position.Line, 1), max(tk.Position.Column, 1)}
+}
+
+// indentTab returns the column of the first tab in the indentation of line
+// (1-based) of data, if there is one.
+func indentTab(data []byte, line int) (int, bool) {
+	for range line - 1 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return 0, false
+		}
+		data = data[i+1:]
+	}
+	for i, c := range data {
+		switch c {
+		case ' ':
+			continue
+		case '\t':
+			return i + 1, true
+		}
+		break
+	}
+	return 0, false
 }
 
 // anchorCollector records every anchor of a document by name.
@@ -227,7 +287,7 @@ func (d *decoder) decodeValue(n ast.Node, v reflect.Value, path string, depth in
 		case "false", "no", "off":
 			v.SetBool(false)
 		default:
-			d.errorf(posOf(n), "", "%s: expected true or false, got %q", path, s)
+			d.errorf(posOf(n), "", "%s: expected true or false, got %s", path, quote(s))
 		}
 	case reflect.Int, reflect.Int64:
 		s, ok := d.scalar(n, path, "an integer")
@@ -236,7 +296,7 @@ func (d *decoder) decodeValue(n ast.Node, v reflect.Value, path string, depth in
 		}
 		i, err := strconv.ParseInt(s, 0, 64)
 		if err != nil {
-			d.errorf(posOf(n), "", "%s: expected an integer, got %q", path, s)
+			d.errorf(posOf(n), "", "%s: expected an integer, got %s", path, quote(s))
 			return
 		}
 		if v.OverflowInt(i) {
@@ -251,7 +311,7 @@ func (d *decoder) decodeValue(n ast.Node, v reflect.Value, path string, depth in
 		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			d.errorf(posOf(n), "", "%s: expected a number, got %q", path, s)
+			d.errorf(posOf(n), "", "%s: expected a number, got %s", path, quote(s))
 			return
 		}
 		v.SetFloat(f)
@@ -319,7 +379,7 @@ func (d *decoder) decodeStruct(n ast.Node, v reflect.Value, path string, depth i
 			if path != "" {
 				where = " in " + path
 			}
-			d.errorf(posOf(e.Key), suggest(key, names), "unknown key %q%s", key, where)
+			d.errorf(posOf(e.Key), suggest(key, names), "unknown key %s%s", quote(key), where)
 			continue
 		}
 		kp := join(path, key)
@@ -454,7 +514,7 @@ func (d *decoder) typeError(n ast.Node, path, want string) {
 	case *ast.SequenceNode:
 		got = "a list"
 	default:
-		got = strconv.Quote(scalarText(n))
+		got = quote(scalarText(n))
 	}
 	if path == "" {
 		path = "the spec"
@@ -471,7 +531,7 @@ func (d *decoder) duration(n ast.Node, path string) (time.Duration, bool) {
 	}
 	dur, err := parseDuration(s)
 	if err != nil {
-		d.errorf(posOf(n), "", "%s: invalid duration %q (want e.g. \"500ms\", \"2s\", \"1m\", or a number of seconds)", path, s)
+		d.errorf(posOf(n), "", "%s: invalid duration %s (want e.g. \"500ms\", \"2s\", \"1m\", or a number of seconds)", path, quote(s))
 		return 0, false
 	}
 	if dur < 0 {
@@ -528,7 +588,7 @@ func (d *decoder) expand(s string, n ast.Node, path string) (string, bool) {
 		expr := s[i+2 : i+2+end]
 		name, def, hasDef := strings.Cut(expr, ":-")
 		if !validVarName(name) {
-			d.errorf(varPos(n, s, i), "", "%s: invalid variable name %q in ${%s} (write $$ for a literal $)", path, name, expr)
+			d.errorf(varPos(n, s, i), "", "%s: invalid variable name %s in ${%s} (write $$ for a literal $)", path, quote(name), quoteBare(expr))
 			ok = false
 		} else {
 			val, found := d.env(name)

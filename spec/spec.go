@@ -2,7 +2,9 @@ package spec
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,6 +61,9 @@ type Spec struct {
 	path    string
 	dir     string
 	secrets []string
+	// valuePos and keyPos are where each written value and key is, by
+	// its path, for ErrorAt.
+	valuePos, keyPos map[string]pos
 }
 
 // Input names the input file. In YAML it is a path string or a mapping.
@@ -344,28 +349,58 @@ func (s *Spec) Path() string { return s.path }
 func (s *Spec) Dir() string { return s.dir }
 
 // Load reads, expands, decodes, defaults and validates the spec file at
-// path. env looks up ${VAR}s (os.LookupEnv in production). Every problem
-// found is reported at once as Errors, each with file:line:col; an
-// unreadable file is a plain error.
+// path, then checks the files it names (see the package documentation).
+// env looks up ${VAR}s (os.LookupEnv in production). Every problem found
+// is reported at once as Errors, each with file:line:col; a file that
+// cannot be read, or is over MaxBytes, is a plain error.
 func Load(path string, env func(string) (string, bool)) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("spec: %w", err)
+		return nil, err
 	}
 	dir, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
-	return Parse(path, data, dir, env)
+	return parseSpec(path, data, dir, env, true)
 }
 
-// Parse is Load without the file: name is used in errors and for the
-// default job name, dir is what relative paths are resolved against.
+// readFile reads a spec file of at most MaxBytes, refusing a larger one
+// before reading it.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxBytes {
+		return nil, errors.New(tooLarge(path, fi.Size()))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	if len(data) > MaxBytes {
+		// Not a regular file (a pipe): its size was unknown.
+		return nil, errors.New(tooLarge(path, int64(len(data))))
+	}
+	return data, nil
+}
+
+// Parse is Load without the file system: name is used in errors and for
+// the default job name, dir is what relative paths are resolved against.
+// It never reads a file, so it does not check the files the spec names.
 func Parse(name string, data []byte, dir string, env func(string) (string, bool)) (*Spec, error) {
+	return parseSpec(name, data, dir, env, false)
+}
+
+// parseSpec is Parse, checking the named files when files is set.
+func parseSpec(name string, data []byte, dir string, env func(string) (string, bool), files bool) (*Spec, error) {
 	if env == nil {
 		env = func(string) (string, bool) { return "", false }
 	}
 	d := newDecoder(name, env)
+	d.files = files
 	s := &Spec{path: name, dir: dir}
 	d.decodeFile(data, s)
 	if len(d.errs) == 0 {
@@ -375,7 +410,31 @@ func Parse(name string, data []byte, dir string, env func(string) (string, bool)
 		return nil, d.errs.sorted()
 	}
 	s.secrets = d.secretValues(s.Task.APIKey)
+	s.valuePos, s.keyPos = d.set, d.keyPos
 	return s, nil
+}
+
+// ErrorAt returns a problem with the spec found after loading it (job's
+// check that the input file exists), positioned at the value the spec
+// wrote for key ("input.path", "task.argv[0]"), else at the key, else at
+// the file's start. The message is format's, as is.
+func (s *Spec) ErrorAt(key, format string, args ...any) *Error {
+	p, ok := s.valuePos[key]
+	if !ok {
+		p, ok = s.keyPos[key]
+	}
+	if !ok {
+		p = pos{1, 1}
+	}
+	return &Error{File: s.path, Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// abs makes a path from the spec absolute against its directory.
+func (s *Spec) abs(p string) string {
+	if p == "" || filepath.IsAbs(p) || s.dir == "" {
+		return p
+	}
+	return filepath.Join(s.dir, p)
 }
 
 // defaultName is the spec file's base name without its extension.

@@ -232,7 +232,7 @@ func TestDefaultsFillWhatTheSpecLeavesOut(t *testing.T) {
 		Checkpoint:  Checkpoint{FlushEvery: 100, FlushInterval: time.Second},
 		Cache:       Cache{Enabled: true},
 	}
-	want.path, want.dir = s.path, s.dir
+	want.path, want.dir, want.valuePos, want.keyPos = s.path, s.dir, s.valuePos, s.keyPos
 	if !reflect.DeepEqual(*s, want) {
 		t.Errorf("defaults differ\n got %+v\nwant %+v", *s, want)
 	}
@@ -375,7 +375,7 @@ func TestRelativePathsResolveAgainstTheSpecDirectory(t *testing.T) {
 		"input":            {s.Input.Path, filepath.Join(dir, "files.txt")},
 		"argv[0]":          {s.Task.Argv[0], filepath.Join(dir, "review.sh")},
 		"argv[1] template": {s.Task.Argv[1], "{{.text}}"},
-		"validate.command": {s.Validate.Command[0], filepath.Join(filepath.Dir(dir), "bin", "check-review")},
+		"validate.command": {s.Validate.Command[0], filepath.Join(dir, "check-review.sh")},
 		"name":             {s.Name, "review"},
 	}
 	for what, c := range checks {
