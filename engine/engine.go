@@ -35,13 +35,19 @@ type Engine struct {
 	slots    slots
 	adapt    adaptive
 
-	mu          sync.Mutex
-	stopReason  StopReason
-	stopDetail  string
-	stopping    chan struct{} // closed by the first stop
-	changed     chan struct{} // closed and replaced when the gate may open
-	paused      bool          // a trip or check-in awaits the operator
-	cooldown    time.Time     // no call before this instant
+	mu         sync.Mutex
+	stopReason StopReason
+	stopDetail string
+	stopping   chan struct{} // closed by the first stop
+	changed    chan struct{} // closed and replaced when the gate may open
+	paused     bool          // a trip or check-in awaits the operator
+	cooldown   time.Time     // no call before this instant
+	// After a cooldown, calls go one at a time until one ends without
+	// setting a new cooldown, so the waiting items do not all call at the
+	// instant it expires and meet a 429 together.
+	cooling     bool
+	probing     bool   // the one post-cooldown call is under way
+	cooldownSeq uint64 // counts cooldowns set or extended
 	lastFailure *Failure
 	tripReason  string
 	latest      []store.Record // the last few records, for check-ins
@@ -145,6 +151,8 @@ func (e *Engine) Cooldown(until time.Time, reason string) {
 	extended := until.After(e.cooldown)
 	if extended {
 		e.cooldown = until
+		e.cooling = true
+		e.cooldownSeq++
 	}
 	e.mu.Unlock()
 	if extended {
@@ -191,7 +199,22 @@ func (e *Engine) Run(ctx context.Context, src Source) (Summary, error) {
 		runErr   error
 		inBatch  int
 		sentOnce bool
+		// prefetched holds an item read ahead at a batch boundary, so that
+		// the last batch does not sleep its delay before seeing the end.
+		prefetched  *task.Item
+		prefetchErr error
 	)
+	next := func() (task.Item, error) {
+		if prefetched != nil || prefetchErr != nil {
+			it, err := prefetched, prefetchErr
+			prefetched, prefetchErr = nil, nil
+			if err != nil {
+				return task.Item{}, err
+			}
+			return *it, nil
+		}
+		return src.Next()
+	}
 dispatch:
 	for {
 		if !e.waitDispatchable(ctx) {
@@ -200,7 +223,7 @@ dispatch:
 		if !e.slots.acquire(ctx, e.stopping) {
 			break
 		}
-		item, err := src.Next()
+		item, err := next()
 		if err != nil {
 			e.slots.release()
 			if errors.Is(err, io.EOF) {
@@ -239,6 +262,11 @@ dispatch:
 			if inBatch == n {
 				inBatch = 0
 				wg.Wait()
+				it, err := src.Next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				prefetched, prefetchErr = &it, err
 				if e.cfg.Pacing.BatchDelay > 0 && !e.sleep(ctx, e.cfg.Pacing.BatchDelay) {
 					break
 				}

@@ -35,6 +35,10 @@ type itemRun struct {
 	costKnown   bool
 	cacheHit    bool
 	lastOutput  json.RawMessage
+	// probing: this item's next call is the one allowed after a cooldown;
+	// probeSeq is the cooldown count it started from.
+	probing  bool
+	probeSeq uint64
 }
 
 // runItem brings one item to its outcome: a record, or pending when the run
@@ -50,11 +54,13 @@ func (e *Engine) runItem(ctx context.Context, item task.Item) {
 			return
 		}
 		if !e.beforeCall(ctx, r) {
+			e.endProbe(r)
 			e.pending(&r.item)
 			return
 		}
 		permit, ok := e.permit(ctx)
 		if !ok {
+			e.endProbe(r)
 			e.pending(&r.item)
 			return
 		}
@@ -65,6 +71,7 @@ func (e *Engine) runItem(ctx context.Context, item task.Item) {
 		// tripped breaker's report counts it.
 		next, delay := e.afterCall(ctx, r, permit, gen, res, err)
 		e.callEnded()
+		e.endProbe(r)
 		switch next {
 		case stepDone:
 			return
@@ -240,13 +247,30 @@ func (e *Engine) beforeCall(ctx context.Context, r *itemRun) bool {
 	}
 	for {
 		e.mu.Lock()
-		until := e.cooldown
-		e.mu.Unlock()
-		d := time.Until(until)
-		if d <= 0 {
+		until, changed := e.cooldown, e.changed
+		if d := time.Until(until); d > 0 {
+			e.mu.Unlock()
+			if !e.sleep(ctx, d) {
+				return false
+			}
+			continue
+		}
+		if !e.cooling {
+			e.mu.Unlock()
 			break
 		}
-		if !e.sleep(ctx, d) {
+		if !e.probing {
+			// This item's call goes first after the cooldown.
+			e.probing, r.probing, r.probeSeq = true, true, e.cooldownSeq
+			e.mu.Unlock()
+			break
+		}
+		e.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		case <-e.stopping:
 			return false
 		}
 	}
@@ -262,6 +286,23 @@ func (e *Engine) beforeCall(ctx context.Context, r *itemRun) bool {
 		}
 	}
 	return true
+}
+
+// endProbe ends the item's post-cooldown call: if it set no new cooldown
+// the provider has room again and everyone may call; either way the
+// waiting items look again.
+func (e *Engine) endProbe(r *itemRun) {
+	if !r.probing {
+		return
+	}
+	r.probing = false
+	e.mu.Lock()
+	e.probing = false
+	if e.cooldownSeq == r.probeSeq {
+		e.cooling = false
+	}
+	e.broadcastLocked()
+	e.mu.Unlock()
 }
 
 // waitLimiter waits on a rate limiter, giving up when the run stops.
