@@ -49,6 +49,9 @@ type badCase struct {
 	spec string
 	// run uses job.Run instead of job.DryRun.
 	run bool
+	// flagInput, when set, is passed as --input (relative to the case
+	// directory).
+	flagInput string
 	// gen writes generated files (too large or too binary to commit)
 	// into the case's copy at dir.
 	gen func(t *testing.T, dir string)
@@ -149,6 +152,10 @@ func badCases() []badCase {
 		{name: "input-path-missing", items: fail},
 		{name: "input-directory", items: fail},
 		{name: "input-directory-with-format", items: fail},
+		// --input replaces the spec's input, which then need not exist.
+		{name: "input-flag-replaces-missing-spec-input", flagInput: "items.jsonl", items: 2},
+		{name: "input-flag-missing", flagInput: "nothere.jsonl", items: fail},
+		{name: "input-flag-directory", flagInput: "inputs", items: fail},
 		{name: "input-bad-lines-recorded", run: true, check: checkBadLinesRecorded},
 	}
 }
@@ -217,6 +224,9 @@ func runCase(t *testing.T, c badCase, dir, home string) outcome {
 		Home:   home,
 		Env:    func(string) (string, bool) { return "", false },
 		Logger: slog.New(slog.DiscardHandler),
+	}
+	if c.flagInput != "" {
+		opts.Input = filepath.Join(dir, c.flagInput)
 	}
 	done := make(chan outcome, 1)
 	start := time.Now()
@@ -547,5 +557,38 @@ func checkBadLinesRecorded(t *testing.T, o outcome) {
 		case !bad && rec.Class != "":
 			t.Errorf("#%d: failed (%s: %s), want success", rec.Idx, rec.Class, rec.Error)
 		}
+	}
+}
+
+// TestResumeNamesTheJobsInputWhenItIsGone: resume reads the input recorded
+// in the manifest, not the spec's; when that file is gone the message says
+// so, as a usage error.
+func TestResumeNamesTheJobsInputWhenItIsGone(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "items.jsonl")
+	writeFile(t, in, []byte(`{"n": 1}`+"\n"+`{"n": 2}`+"\n"))
+	writeFile(t, filepath.Join(dir, "spec.yaml"), []byte("input: items.jsonl\ntask:\n  type: exec\n  argv: [\"echo\", \"{{.n}}\"]\n"))
+	opts := job.Options{
+		Home:   filepath.Join(dir, "home"),
+		Env:    func(string) (string, bool) { return "", false },
+		Logger: slog.New(slog.DiscardHandler),
+		Limit:  1,
+	}
+	res, err := job.Run(t.Context(), filepath.Join(dir, "spec.yaml"), opts)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if res.Pending != 1 {
+		t.Fatalf("after a run limited to 1 item of 2, %d pending, want 1", res.Pending)
+	}
+	if err := os.Remove(in); err != nil {
+		t.Fatal(err)
+	}
+	opts.Limit = 0
+	_, err = job.Resume(t.Context(), res.JobID, opts)
+	want := "the job's input " + in + " not found (resume reads the input the job was created with)"
+	var ue *job.UsageError
+	if err == nil || err.Error() != want || !errors.As(err, &ue) {
+		t.Errorf("resume with the input gone: error %v (%T), want the usage error %q", err, err, want)
 	}
 }

@@ -183,9 +183,9 @@ func checkInputFile(path string, from inputOrigin, s *spec.Spec) error {
 		}
 		return s.ErrorAt("input.path", "input: %s %s", shown, problem)
 	case fromFlag:
-		return fmt.Errorf("--input %s: %s", path, problem)
+		return fmt.Errorf("--input %s %s", path, problem)
 	default:
-		return fmt.Errorf("the job's input %s: %s (resume reads the input the job was created with)", path, problem)
+		return fmt.Errorf("the job's input %s %s (resume reads the input the job was created with)", path, problem)
 	}
 }
 

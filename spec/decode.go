@@ -87,6 +87,9 @@ func (d *decoder) errorf(p pos, suggestion, format string, args ...any) {
 // decodeFile checks that data is YAML text of a sane size, parses it and
 // decodes its one document into s.
 func (d *decoder) decodeFile(data []byte, s *Spec) {
+	// The YAML library keeps a UTF-8 byte order mark as part of the first
+	// key; Windows editors write one.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	if !d.checkText(data) {
 		return
 	}
@@ -134,11 +137,53 @@ func (d *decoder) syntaxError(data []byte, err error) {
 		return
 	}
 	p := tokenPos(ye.GetToken())
+	msg := ye.GetMessage()
 	if col, ok := indentTab(data, p.line); ok {
 		d.errorf(pos{p.line, col}, "", "a tab cannot indent YAML; indent with spaces")
 		return
 	}
-	d.errorf(p, "", "%s", escapeControls(ye.GetMessage()))
+	if strings.Contains(strings.ToLower(msg), "tab") || strings.Contains(msg, "\t") {
+		// The library's wording ("tab character cannot use as a map key
+		// directly") hides the fix.
+		if col, ok := tabNear(data, p); ok {
+			p.col = col
+		}
+		d.errorf(p, "", "a tab cannot separate YAML here; use spaces")
+		return
+	}
+	d.errorf(p, "", "%s", escapeControls(msg))
+}
+
+// lineOf returns line (1-based) of data, without its line break.
+func lineOf(data []byte, line int) []byte {
+	for range line - 1 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return nil
+		}
+		data = data[i+1:]
+	}
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		data = data[:i]
+	}
+	return data
+}
+
+// tabNear returns the column of the last tab before p on p's line, or of
+// the line's first tab.
+func tabNear(data []byte, p pos) (int, bool) {
+	line := []rune(string(lineOf(data, p.line)))
+	col := 0
+	for i, r := range line {
+		if r != '\t' {
+			continue
+		}
+		if i+1 > p.col && col > 0 {
+			break
+		}
+		col = i + 1
+	}
+	return col, col > 0
 }
 
 // tokenPos is where a token starts.
@@ -152,14 +197,7 @@ func tokenPos(tk *token.Token) pos {
 // indentTab returns the column of the first tab in the indentation of line
 // (1-based) of data, if there is one.
 func indentTab(data []byte, line int) (int, bool) {
-	for range line - 1 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			return 0, false
-		}
-		data = data[i+1:]
-	}
-	for i, c := range data {
+	for i, c := range lineOf(data, line) {
 		switch c {
 		case ' ':
 			continue

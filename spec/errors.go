@@ -58,6 +58,24 @@ func (es Errors) sorted() Errors {
 	return slices.CompactFunc(es, func(a, b *Error) bool { return *a == *b })
 }
 
+// maxErrors bounds the problems reported for one spec: a file that is not
+// a spec at all (a data file given by mistake) would otherwise print one
+// line per key.
+const maxErrors = 20
+
+// capped keeps the first maxErrors problems and says how many more there
+// are, at the position of the first one left out.
+func (es Errors) capped() Errors {
+	if len(es) <= maxErrors {
+		return es
+	}
+	next := es[maxErrors]
+	return append(es[:maxErrors:maxErrors], &Error{
+		File: next.File, Line: next.Line, Col: next.Col,
+		Msg: fmt.Sprintf("… and %d more problems (fix the ones above first)", len(es)-maxErrors),
+	})
+}
+
 // suggest returns the candidate closest to word when it is within an edit
 // distance of 2 (ignoring case), else "". Short words need a closer match,
 // under half their length, so that "sql" does not suggest "llm". Ties go to

@@ -407,7 +407,7 @@ func parseSpec(name string, data []byte, dir string, env func(string) (string, b
 		d.finish(s)
 	}
 	if len(d.errs) > 0 {
-		return nil, d.errs.sorted()
+		return nil, d.errs.sorted().capped()
 	}
 	s.secrets = d.secretValues(s.Task.APIKey)
 	s.valuePos, s.keyPos = d.set, d.keyPos

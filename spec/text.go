@@ -33,11 +33,14 @@ func tooLarge(name string, size int64) string {
 	return fmt.Sprintf("%s is %s; a spec may be at most 1 MiB (put large data in the input file)", name, formatSize(size))
 }
 
-// formatSize writes a byte count as "10.0 MiB", "12.5 KiB" or "300 bytes";
+// formatSize writes a byte count as "2.0 GiB", "10.0 MiB", "12.5 KiB" or
+// "300 bytes";
 // sizes that would round to exactly 1.0 MiB keep their byte count, so that
 // a file just over the limit does not read as "1.0 MiB".
 func formatSize(n int64) string {
 	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 	case n >= 1<<20 && fmt.Sprintf("%.1f", float64(n)/(1<<20)) != "1.0":
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	case n >= 1<<10 && n < 1<<20:
@@ -72,7 +75,7 @@ func (d *decoder) checkText(data []byte) bool {
 			return false
 		case r == '\n':
 			line, col = line+1, 0
-		case !allowedRune(r, i):
+		case !allowedRune(r):
 			d.errorf(pos{line, col}, "", "the spec holds the control character %U, which YAML does not allow; remove it", r)
 			return false
 		}
@@ -83,16 +86,13 @@ func (d *decoder) checkText(data []byte) bool {
 }
 
 // allowedRune reports whether YAML allows r in a document: tab, line
-// breaks and printable characters (YAML 1.2, c-printable), and a byte
-// order mark at the start.
-func allowedRune(r rune, offset int) bool {
+// breaks and printable characters (YAML 1.2, c-printable).
+func allowedRune(r rune) bool {
 	switch {
 	case r == '\t' || r == '\r' || r == '\n' || r == 0x85:
 		return true
 	case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
 		return false
-	case r == 0xfeff:
-		return offset == 0
 	case r == 0xfffe || r == 0xffff:
 		return false
 	}
