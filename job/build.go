@@ -44,12 +44,25 @@ func (s *rateLimitSink) observe(rl llm.RateLimit) {
 		return
 	}
 	now := time.Now()
-	if rl.RequestsLimit > 0 && rl.RequestsRemaining == 0 && rl.RequestsReset > 0 {
-		e.Cooldown(now.Add(rl.RequestsReset), "provider request quota exhausted until its reset")
+	if d, ok := paceFor(rl.RequestsRemaining, rl.RequestsReset, e.Stats().Limit); ok {
+		e.Cooldown(now.Add(d), "provider request quota nearly exhausted")
 	}
-	if rl.TokensLimit > 0 && rl.TokensRemaining == 0 && rl.TokensReset > 0 {
-		e.Cooldown(now.Add(rl.TokensReset), "provider token quota exhausted until its reset")
+	if d, ok := paceFor(rl.TokensRemaining, rl.TokensReset, 1); ok {
+		e.Cooldown(now.Add(d), "provider token quota exhausted until its reset")
 	}
+}
+
+// paceFor turns a quota's remaining count and reset time into a pause: none
+// while more than inFlight calls remain; the whole reset when nothing
+// remains; otherwise the reset shared out among what remains, so that the
+// calls waiting for the last few slots go one by one (after a cooldown the
+// engine lets one call through at a time) instead of all at once into a
+// 429. A remaining count of -1 means the provider sent none.
+func paceFor(remaining int, reset time.Duration, inFlight int) (time.Duration, bool) {
+	if remaining < 0 || reset <= 0 || remaining >= max(inFlight, 1) {
+		return 0, false
+	}
+	return reset / time.Duration(remaining+1), true
 }
 
 // buildTask makes the task, the validator and the cache that a spec names.
