@@ -89,10 +89,10 @@ func pacingCases() []pacingCase {
 		// A batch dispatches at 0, 0.2, …, 1.8s (the item delay, not the
 		// 2 slots, sets the pace), its last item ends at 2.0s, then the
 		// batch delay; from the second batch on the item delay also comes
-		// before the batch's first dispatch: 3.0s + 9 × 3.2s = 31.8s. That
-		// includes the engine's 1s batch delay after the last batch too,
-		// before it sees the input is exhausted.
-		{"batches of 10, 2 in flight, item delay 0.2s, batch delay 1s", 2, batchBaseline, 31800 * time.Millisecond},
+		// before the batch's first dispatch: 3.0s + 9 × 3.2s = 31.8s, less
+		// the pause after the last batch, which the engine skips once it
+		// sees the input is exhausted: 30.8s.
+		{"batches of 10, 2 in flight, item delay 0.2s, batch delay 1s", 2, batchBaseline, 30800 * time.Millisecond},
 		// 100 items × 0.2s / 2 slots.
 		{"continuous, 2 in flight", 2, engine.Pacing{}, 10 * time.Second},
 		// 100 items × 0.2s / 10 slots.
