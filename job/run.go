@@ -189,11 +189,20 @@ func checkInputFile(path string, from inputOrigin, s *spec.Spec) error {
 	}
 }
 
+// formatOf is the spec's input.format when path is the spec's input, and
+// what path's extension says otherwise (--input, or a format not given).
 func formatOf(path string, s *spec.Spec) (input.Format, error) {
-	if s.Input.Format != "" && s.Input.Path == path {
+	if s.Input.Format != "" && sameFile(s.Input.Path, path) {
 		return input.ParseFormat(s.Input.Format)
 	}
 	return input.FormatOf(path)
+}
+
+// sameFile compares two paths once both are absolute.
+func sameFile(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
 }
 
 // Run starts a new job from the spec at specPath and runs it.
