@@ -53,7 +53,11 @@ type Engine struct {
 	latest      []store.Record // the last few records, for check-ins
 	activeCalls int
 	idle        chan struct{} // closed when activeCalls drops to 0
-	control     chan controlRequest
+	// The control loop's requests: flags set under mu, and a kick that
+	// never blocks the goroutine asking (a breaker listener inside a call).
+	tripWanted    bool
+	checkinWanted bool
+	control       chan struct{}
 
 	started   time.Time
 	done      atomic.Int64
@@ -67,13 +71,6 @@ type Engine struct {
 	outTokens atomic.Int64
 	costMicro atomic.Int64 // cost in millionths of a dollar
 }
-
-type controlRequest uint8
-
-const (
-	controlTrip controlRequest = iota + 1
-	controlCheckin
-)
 
 // latestKept is how many recent records a check-in shows.
 const latestKept = 5
@@ -89,7 +86,7 @@ func New(cfg Config, t task.Task, job store.Job) *Engine {
 		job:      job,
 		stopping: make(chan struct{}),
 		changed:  make(chan struct{}),
-		control:  make(chan controlRequest, 4),
+		control:  make(chan struct{}, 1),
 	}
 	if est, ok := t.(Estimator); ok {
 		e.est = est
@@ -372,7 +369,7 @@ func (e *Engine) breakerChanged(from, to breaker.State, c breaker.Counts) {
 	e.mu.Unlock()
 	e.emit(Event{Kind: BreakerChanged, State: to})
 	if trip && e.cfg.OnTrip != TripWait {
-		e.control <- controlTrip
+		e.requestControl(func() { e.tripWanted = true })
 	}
 }
 
@@ -381,23 +378,38 @@ func (e *Engine) breakerChanged(from, to breaker.State, c breaker.Counts) {
 // waits for a slot.
 func (e *Engine) controlLoop(ctx context.Context) {
 	for {
-		var req controlRequest
 		select {
 		case <-ctx.Done():
 			return
-		case req = <-e.control:
+		case <-e.control:
 		}
 		// Drain: in-flight calls finish and are recorded before anyone is
 		// asked anything.
 		if !e.waitIdle(ctx) {
 			return
 		}
-		switch req {
-		case controlTrip:
+		e.mu.Lock()
+		trip, checkin := e.tripWanted, e.checkinWanted
+		e.tripWanted, e.checkinWanted = false, false
+		e.mu.Unlock()
+		if trip {
 			e.handleTrip(ctx)
-		case controlCheckin:
+		}
+		if checkin && !e.isStopping() {
 			e.handleCheckin(ctx)
 		}
+	}
+}
+
+// requestControl records a request for the control loop and wakes it,
+// without ever blocking: requests made while it is busy coalesce.
+func (e *Engine) requestControl(set func()) {
+	e.mu.Lock()
+	set()
+	e.mu.Unlock()
+	select {
+	case e.control <- struct{}{}:
+	default:
 	}
 }
 
@@ -539,7 +551,7 @@ func (e *Engine) finish(ctx context.Context, item *task.Item, rec *store.Record,
 		e.emit(Event{Kind: ItemFinished, Item: item, Record: rec, Err: errOf(f), Decision: decisionOf(f)})
 	}
 	if checkin {
-		e.control <- controlCheckin
+		e.requestControl(func() { e.checkinWanted = true })
 	}
 	return nil
 }
