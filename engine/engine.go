@@ -70,6 +70,8 @@ type Engine struct {
 	inTokens  atomic.Int64
 	outTokens atomic.Int64
 	costMicro atomic.Int64 // cost in millionths of a dollar
+	reserved  atomic.Int64 // estimated tokens of the calls under way
+	exhausted atomic.Bool  // the dispatcher has read the end of the input
 }
 
 // latestKept is how many recent records a check-in shows.
@@ -224,6 +226,7 @@ dispatch:
 		if err != nil {
 			e.slots.release()
 			if errors.Is(err, io.EOF) {
+				e.exhausted.Store(true)
 				break
 			}
 			var bad *BadItem
@@ -261,6 +264,7 @@ dispatch:
 				wg.Wait()
 				it, err := src.Next()
 				if errors.Is(err, io.EOF) {
+					e.exhausted.Store(true)
 					break
 				}
 				prefetched, prefetchErr = &it, err
@@ -278,7 +282,10 @@ dispatch:
 	if err := e.job.Flush(flushCtx); err != nil && runErr == nil {
 		runErr = fmt.Errorf("engine: flushing the checkpoint: %w", err)
 	}
-	if e.stopReason == StopNone && ctx.Err() != nil {
+	e.mu.Lock()
+	unstopped := e.stopReason == StopNone
+	e.mu.Unlock()
+	if unstopped && ctx.Err() != nil {
 		// A canceled context without a Stop is an interruption.
 		e.Stop(StopSignal, "interrupted")
 	}
@@ -392,6 +399,12 @@ func (e *Engine) controlLoop(ctx context.Context) {
 		trip, checkin := e.tripWanted, e.checkinWanted
 		e.tripWanted, e.checkinWanted = false, false
 		e.mu.Unlock()
+		if e.exhausted.Load() && e.inFlight.Load() == 0 {
+			// Every item has its outcome: there is nothing left to decide,
+			// and a stop now would call a finished run aborted.
+			e.unpause()
+			continue
+		}
 		if trip {
 			e.handleTrip(ctx)
 		}
@@ -413,8 +426,19 @@ func (e *Engine) requestControl(set func()) {
 	}
 }
 
+// unpause lets the gate open again.
+func (e *Engine) unpause() {
+	e.mu.Lock()
+	e.paused = false
+	e.broadcastLocked()
+	e.mu.Unlock()
+}
+
 func (e *Engine) handleTrip(ctx context.Context) {
 	e.mu.Lock()
+	// A check-in answered meanwhile may have unpaused: a trip pauses until
+	// its own answer.
+	e.paused = true
 	report := TripReport{Reason: e.tripReason, Last: e.lastFailure}
 	e.mu.Unlock()
 	report.Stats = e.Stats()
@@ -423,7 +447,12 @@ func (e *Engine) handleTrip(ctx context.Context) {
 			e.Stop(StopBreaker, "circuit breaker open: "+report.Reason+"; flushing failed: "+err.Error())
 			return
 		}
-		if e.cfg.Prompter.Trip(ctx, report) == TripContinue {
+		decision := e.cfg.Prompter.Trip(ctx, report)
+		if ctx.Err() != nil {
+			// The run ended while the operator was asked: nobody answered.
+			return
+		}
+		if decision == TripContinue {
 			e.mu.Lock()
 			e.paused = false
 			e.mu.Unlock()
@@ -444,6 +473,9 @@ func (e *Engine) handleCheckin(ctx context.Context) {
 	latest := append([]store.Record(nil), e.latest...)
 	e.mu.Unlock()
 	goOn := e.cfg.Prompter.Checkin(ctx, latest, e.Stats())
+	if ctx.Err() != nil {
+		return
+	}
 	if !goOn {
 		e.Stop(StopOperator, "aborted by the operator at a check-in")
 		return
@@ -627,4 +659,12 @@ func (s *slots) setLimit(n int) {
 		s.wake = nil
 	}
 	s.mu.Unlock()
+}
+
+// maxHint is the retry policy's cap on server hints.
+func (e *Engine) maxHint() time.Duration {
+	if h := e.cfg.Retry.MaxHint; h > 0 {
+		return h
+	}
+	return 2 * time.Minute
 }

@@ -53,12 +53,7 @@ func (e *Engine) runItem(ctx context.Context, item task.Item) {
 			e.pending(&r.item)
 			return
 		}
-		if !e.beforeCall(ctx, r) {
-			e.endProbe(r)
-			e.pending(&r.item)
-			return
-		}
-		permit, ok := e.permit(ctx)
+		permit, estimate, ok := e.beforeCall(ctx, r)
 		if !ok {
 			e.endProbe(r)
 			e.pending(&r.item)
@@ -67,6 +62,7 @@ func (e *Engine) runItem(ctx context.Context, item task.Item) {
 		gen := e.adapt.generation()
 		e.callStarted()
 		res, err := e.task.Run(ctx, r.item)
+		e.reserved.Add(-int64(estimate))
 		// The call stays active until its outcome is handled, so that a
 		// tripped breaker's report counts it.
 		next, delay := e.afterCall(ctx, r, permit, gen, res, err)
@@ -147,12 +143,27 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, permit breaker.Permi
 		return e.heal(ctx, r, permit, outErr.Output, outErr.Err), 0
 	}
 	delay, d, stop := r.retrier.Failure(err)
-	if d.Class == classify.Canceled || ctx.Err() != nil {
+	if ctx.Err() != nil || (d.Class == classify.Canceled && e.isStopping()) {
 		permit.Release()
 		return stepPending, 0
 	}
-	if isOverload(err) {
-		e.adaptOverload(gen)
+	if d.Class == classify.Canceled {
+		// Canceled, but not by this run (a task's own context, a user
+		// rule): the item must not vanish into pending while the run goes
+		// on, so it fails as this item's problem.
+		d = classify.Decision{Class: classify.Item, Reason: "canceled, but not by the run: " + d.Reason}
+		stop = err
+	}
+	if d.Class == classify.Retryable {
+		var h retry.Hinter
+		if errors.As(err, &h) && h.RetryAfter() > 0 && isRateLimit(err) && e.cfg.Retry.MaxHint >= 0 {
+			// A 429's hint pauses every call to the provider, whether or
+			// not this item retries.
+			e.Cooldown(time.Now().Add(min(h.RetryAfter(), e.maxHint())), "rate limited: retry hint")
+		}
+		if isOverload(err) {
+			e.adaptOverload(gen)
+		}
 	}
 	if stop != nil {
 		e.fail(ctx, r, err, d)
@@ -165,10 +176,6 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, permit breaker.Permi
 		permit.Failure()
 	} else {
 		permit.Release()
-	}
-	var h retry.Hinter
-	if errors.As(err, &h) && h.RetryAfter() > 0 && isRateLimit(err) {
-		e.Cooldown(time.Now().Add(delay), "rate limited: retry hint")
 	}
 	e.retries.Add(1)
 	if e.cfg.OnEvent != nil {
@@ -227,53 +234,114 @@ func stopReason(err error) string {
 	return "heal budget"
 }
 
-// beforeCall enforces the budget, the cooldown and the rate limits. It
-// reports false when the run stops meanwhile.
-func (e *Engine) beforeCall(ctx context.Context, r *itemRun) bool {
+// beforeCall takes the item through the gate before a call: the budget
+// (reserving the call's estimated tokens), the pause of a tripped breaker
+// or a check-in and a breaker permit, a provider cooldown (after which one
+// call goes first), then the rate limiters. A pause or a cooldown that
+// comes while the item waits on the limiters sends it back to the gate
+// with the tokens it already holds, so that a long pause never releases a
+// burst. It returns the permit and the tokens reserved, or false when the
+// run stops meanwhile.
+func (e *Engine) beforeCall(ctx context.Context, r *itemRun) (breaker.Permit, int, bool) {
 	estimate := 0
 	if e.est != nil && (e.tokLimit != nil || e.cfg.Budget.MaxTokens > 0) {
 		estimate = e.est.EstimateTokens(r.item)
 	}
-	if b := e.cfg.Budget; b.MaxTokens > 0 || b.MaxCostUSD > 0 {
-		used := e.inTokens.Load() + e.outTokens.Load()
-		if b.MaxTokens > 0 && used+int64(estimate) > b.MaxTokens {
-			e.Stop(StopBudget, fmt.Sprintf("budget.max_tokens of %d reached (%d used, next call needs about %d)", b.MaxTokens, used, estimate))
-			return false
-		}
-		if cost := float64(e.costMicro.Load()) / 1e6; b.MaxCostUSD > 0 && cost >= b.MaxCostUSD {
-			e.Stop(StopBudget, fmt.Sprintf("budget.max_cost_usd of $%.4f reached ($%.4f spent)", b.MaxCostUSD, cost))
-			return false
-		}
+	if !e.reserve(estimate) {
+		return breaker.Permit{}, 0, false
 	}
+	paced := false
 	for {
-		e.mu.Lock()
-		until, changed := e.cooldown, e.changed
-		if d := time.Until(until); d > 0 {
-			e.mu.Unlock()
-			if !e.sleep(ctx, d) {
-				return false
+		permit, waited, ok := e.permit(ctx)
+		if !ok {
+			e.reserved.Add(-int64(estimate))
+			return breaker.Permit{}, 0, false
+		}
+		if waited {
+			// A pause or an open breaker held the item: whatever rate it
+			// was paced at is stale, and a burst of items released together
+			// must be paced again.
+			paced = false
+		}
+		if wait := e.cooldownWait(r); wait != nil {
+			permit.Release()
+			if !wait(ctx) {
+				e.reserved.Add(-int64(estimate))
+				return breaker.Permit{}, 0, false
 			}
 			continue
 		}
-		if !e.cooling {
-			e.mu.Unlock()
-			break
+		if paced {
+			return permit, estimate, true
 		}
-		if !e.probing {
-			// This item's call goes first after the cooldown.
-			e.probing, r.probing, r.probeSeq = true, true, e.cooldownSeq
-			e.mu.Unlock()
-			break
+		// The limiters come after the gate, so tokens are only taken by
+		// items that may call now.
+		permit.Release()
+		if !e.waitLimiters(ctx, estimate) {
+			e.reserved.Add(-int64(estimate))
+			return breaker.Permit{}, 0, false
 		}
-		e.mu.Unlock()
+		paced = true
+	}
+}
+
+// reserve checks the budget before a call, counting the calls already
+// under way at their estimates, and reserves this call's estimate. It
+// stops the run, and reports false, once a budget is reached.
+func (e *Engine) reserve(estimate int) bool {
+	b := e.cfg.Budget
+	if b.MaxTokens <= 0 && b.MaxCostUSD <= 0 {
+		return true
+	}
+	if b.MaxTokens > 0 {
+		used := e.inTokens.Load() + e.outTokens.Load()
+		if reserved := e.reserved.Add(int64(estimate)); used+reserved > b.MaxTokens {
+			e.reserved.Add(-int64(estimate))
+			e.Stop(StopBudget, fmt.Sprintf("budget.max_tokens of %d reached (%d used, %d more under way or next)", b.MaxTokens, used, reserved))
+			return false
+		}
+	}
+	if cost := float64(e.costMicro.Load()) / 1e6; b.MaxCostUSD > 0 && cost >= b.MaxCostUSD {
+		if b.MaxTokens > 0 {
+			e.reserved.Add(-int64(estimate))
+		}
+		e.Stop(StopBudget, fmt.Sprintf("budget.max_cost_usd of $%.4f reached ($%.4f spent)", b.MaxCostUSD, cost))
+		return false
+	}
+	return true
+}
+
+// cooldownWait returns nil when the item may call now as far as cooldowns
+// go, and otherwise a function that waits until it should look again. The
+// first item to find a cooldown over makes the first call alone.
+func (e *Engine) cooldownWait(r *itemRun) func(context.Context) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if d := time.Until(e.cooldown); d > 0 {
+		return func(ctx context.Context) bool { return e.sleep(ctx, d) }
+	}
+	if !e.cooling || r.probing {
+		return nil
+	}
+	if !e.probing {
+		e.probing, r.probing, r.probeSeq = true, true, e.cooldownSeq
+		return nil
+	}
+	changed := e.changed
+	return func(ctx context.Context) bool {
 		select {
 		case <-changed:
+			return true
 		case <-ctx.Done():
 			return false
 		case <-e.stopping:
 			return false
 		}
 	}
+}
+
+// waitLimiters waits for the request and token rate limiters.
+func (e *Engine) waitLimiters(ctx context.Context, estimate int) bool {
 	if e.reqLimit != nil {
 		if !e.waitLimiter(ctx, func(ctx context.Context) error { return e.reqLimit.Wait(ctx) }) {
 			return false
@@ -321,7 +389,7 @@ func (e *Engine) waitLimiter(ctx context.Context, wait func(context.Context) err
 
 // permit waits at the gate for a breaker permit. It reports false when the
 // run stops first.
-func (e *Engine) permit(ctx context.Context) (breaker.Permit, bool) {
+func (e *Engine) permit(ctx context.Context) (p breaker.Permit, waited, ok bool) {
 	for {
 		e.mu.Lock()
 		paused, changed := e.paused, e.changed
@@ -329,9 +397,11 @@ func (e *Engine) permit(ctx context.Context) (breaker.Permit, bool) {
 		if !paused {
 			p, err := e.br.Allow()
 			if err == nil {
-				return p, true
+				return p, waited, true
 			}
 		}
+		waited = true
+		var t *time.Timer
 		var timer <-chan time.Time
 		if !paused {
 			d := time.Until(e.br.ReadyAt())
@@ -339,17 +409,20 @@ func (e *Engine) permit(ctx context.Context) (breaker.Permit, bool) {
 				// Half-open with every probe slot taken: wait for a change.
 				d = time.Second
 			}
-			t := time.NewTimer(d)
+			t = time.NewTimer(d)
 			timer = t.C
-			defer t.Stop()
 		}
 		select {
 		case <-ctx.Done():
-			return breaker.Permit{}, false
 		case <-e.stopping:
-			return breaker.Permit{}, false
 		case <-changed:
 		case <-timer:
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if ctx.Err() != nil || e.isStopping() {
+			return breaker.Permit{}, waited, false
 		}
 	}
 }
