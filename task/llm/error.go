@@ -65,8 +65,16 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the SDK's error.
+// Unwrap returns the SDK's error, its text scrubbed of the API key: the
+// SDKs quote the response body, which a server may echo the key into, and
+// every layer of the chain is shown by Inspect and failure reports.
 func (e *Error) Unwrap() error { return e.Err }
+
+// scrubbedError is an SDK error whose message had the API key replaced. It
+// ends the chain on purpose: the raw SDK error would say it again.
+type scrubbedError struct{ msg string }
+
+func (e *scrubbedError) Error() string { return e.msg }
 
 // HTTPStatus returns the status code, for classify.StatusCoder.
 func (e *Error) HTTPStatus() int { return e.Status }
@@ -113,6 +121,9 @@ func newError(provider string, c *capture, sdkErr error, key string) *Error {
 	e := &Error{Provider: provider, Status: c.status, Err: sdkErr, Body: string(c.body)}
 	if key != "" {
 		e.Body = strings.ReplaceAll(e.Body, key, "[redacted]")
+		if sdkErr != nil {
+			e.Err = &scrubbedError{msg: strings.ReplaceAll(sdkErr.Error(), key, "[redacted]")}
+		}
 	}
 	var body struct {
 		Error     json.RawMessage `json:"error"`

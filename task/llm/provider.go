@@ -116,6 +116,10 @@ func (t *Task) anthropicSender() func(context.Context, []Message, *capture) (rep
 		aoption.WithHTTPClient(t.cfg.HTTPClient),
 		aoption.WithMaxRetries(0),
 		aoption.WithoutOpenTelemetry(),
+		// With a timeout of its own, the SDK does not compute one from
+		// max_tokens, which refuses large max_tokens locally ("streaming is
+		// required") before any request is made.
+		aoption.WithRequestTimeout(t.cfg.Timeout),
 	)
 	base := anthropic.MessageNewParams{Model: t.cfg.Model, MaxTokens: int64(t.maxTokens)}
 	if t.cfg.Temperature != nil {
