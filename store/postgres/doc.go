@@ -6,7 +6,7 @@
 // tenax apart):
 //
 //	tenax_jobs     id, created, updated, manifest jsonb
-//	tenax_records  seq bigserial, job_id, idx, failed, record jsonb
+//	tenax_records  seq bigserial, job_id, idx, failed, record json
 //
 // Records are only ever inserted; the latest of an idx is the one with the
 // highest seq, found through the index on (job_id, idx, seq DESC), which
@@ -14,10 +14,9 @@
 // INSERT committed before it returns, so Flush has nothing to do and
 // Finish writes no file: failures are a query (Job.Failures).
 //
-// The store passes the same conformance suite as store/jsonl, with two
-// differences a caller may notice: raw JSON comes back reformatted by jsonb
-// (same values, other spacing and key order), and a string holding U+0000
-// cannot be stored.
+// The store passes the same conformance suite as store/jsonl. Records are
+// stored as json (the text as written), not jsonb, which would reorder keys
+// and refuse a string holding U+0000 that an exec task's output may carry.
 //
 // Many workers appending to one job is where this store goes next: leases
 // on ranges of pending idx, renewed by heartbeat and taken over when they

@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS tenax_records (
 	job_id text NOT NULL REFERENCES tenax_jobs (id) ON DELETE CASCADE,
 	idx    bigint NOT NULL,
 	failed boolean NOT NULL,
-	record jsonb NOT NULL
+	record json NOT NULL
 );
 CREATE INDEX IF NOT EXISTS tenax_records_latest ON tenax_records (job_id, idx, seq DESC) INCLUDE (failed);
 `
@@ -238,9 +238,9 @@ func (j *Job) UpdateManifest(ctx context.Context, fn func(*store.Manifest)) erro
 }
 
 // Append inserts recs in one statement, committed before it returns. A
-// batch holding a record that cannot be encoded is refused whole. jsonb
-// cannot hold the character U+0000, so a record with "\u0000" in a string
-// is refused by the database.
+// batch holding a record that cannot be encoded is refused whole. Records
+// are json, not jsonb: kept as written (key order, "\u0000" in an output),
+// so an export reads the same from either store.
 func (j *Job) Append(ctx context.Context, recs ...store.Record) error {
 	id, err := j.check(true)
 	if err != nil {
@@ -262,7 +262,7 @@ func (j *Job) Append(ctx context.Context, recs ...store.Record) error {
 	_, err = j.pool.Exec(ctx, `
 		INSERT INTO tenax_records (job_id, idx, failed, record)
 		SELECT $1, r.idx, r.failed, r.record
-		FROM unnest($2::bigint[], $3::boolean[], $4::jsonb[]) WITH ORDINALITY AS r(idx, failed, record, n)
+		FROM unnest($2::bigint[], $3::boolean[], $4::json[]) WITH ORDINALITY AS r(idx, failed, record, n)
 		ORDER BY r.n`, id, idxs, failed, docs)
 	if err != nil {
 		return fmt.Errorf("postgres: appending %d records to job %s: %w", len(recs), id, err)

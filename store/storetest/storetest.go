@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FailuresAreLatestFailedRecordsInIdxOrder", testFailures},
 		{"ConcurrentAppendLosesNothing", testConcurrentAppend},
 		{"RecordsRoundTripEveryField", testRoundTrip},
+		{"OutputsAreKeptAsWritten", testOutputsVerbatim},
 		{"AppendRefusesUnencodableRecord", testAppendRefusesBadRecord},
 		{"ReadOnlyJobReadsButRefusesWrites", testReadOnly},
 		{"ClosedJobRefusesUse", testClosed},
@@ -619,6 +620,29 @@ func testRoundTrip(t *testing.T, s store.Store) {
 	}
 	if msg := DiffRecord(fails[0], full); msg != "" {
 		t.Errorf("failure record after a round trip: %s", msg)
+	}
+}
+
+// testOutputsVerbatim: an output comes back as written, whatever it holds:
+// key order, a NUL that an exec task printed, non-ASCII text.
+func testOutputsVerbatim(t *testing.T, s store.Store) {
+	outputs := []string{
+		`{"b":1,"a":2}`,
+		`"a NUL \u0000 from stdout"`,
+		`{"es":"vehículo","zh":"辆"}`,
+	}
+	j := create(t, s, manifest("verbatim"))
+	for i, out := range outputs {
+		r := ok(i)
+		r.Output = json.RawMessage(out)
+		appendRecs(t, j, r)
+	}
+	flush(t, j)
+	j = reopen(t, s, j)
+	for i, rec := range scanAll(t, j) {
+		if string(rec.Output) != outputs[i] {
+			t.Errorf("output %d came back as %s, want %s as written", i, rec.Output, outputs[i])
+		}
 	}
 }
 
