@@ -67,7 +67,9 @@ func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) err
 		fmt.Fprintf(&b, "first item: #%d %s\n", first.Idx, preview(first.Raw))
 	}
 	b.WriteString("dry run: nothing was called and no job was created\n")
-	_, err = io.WriteString(w, b.String())
+	// The task line shows argv and URLs, and the first item is input: both
+	// may hold a secret the spec expanded.
+	_, err = io.WriteString(w, s.Redact(b.String()))
 	return err
 }
 
