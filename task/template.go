@@ -79,6 +79,11 @@ func (t *Template) Name() string { return t.t.Name() }
 func TemplateData(item Item) map[string]any {
 	d := make(map[string]any, len(item.Fields)+4)
 	for k, v := range item.Fields {
+		if v == nil {
+			// A JSON null renders as nothing, not as text/template's
+			// "<no value>" in a prompt or an argument.
+			v = ""
+		}
 		d[k] = v
 	}
 	d["idx"] = item.Idx

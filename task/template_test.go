@@ -22,6 +22,7 @@ func TestTemplateRenders(t *testing.T) {
 		{"functions", "{{.word | trim | lower}}/{{upper .id}}", item, "harbor/U4"},
 		{"json", "{{json .tags}}", item, `["a","b"]`},
 		{"default fills an empty field", `{{.empty | default "none"}}`, item, "none"},
+		{"a JSON null renders as nothing", `[{{.gone}}]`, task.Item{Fields: map[string]any{"gone": nil}}, "[]"},
 		{"reserved names", "{{.idx}} {{.id}} [{{.feedback}}]", item, "4 u4 []"},
 		{"feedback on a re-ask", "{{.previous_output}} -> {{.feedback}}", healed, "{bad -> not JSON"},
 	}
