@@ -62,9 +62,19 @@ func (j *Job) resultsPath() string { return filepath.Join(j.dir, resultsFile) }
 
 // openResults opens results.jsonl for appending and repairs its tail.
 func (j *Job) openResults() error {
+	_, statErr := os.Stat(j.resultsPath())
 	f, err := os.OpenFile(j.resultsPath(), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("jsonl: %w", err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// A new file's directory entry is durable only once the directory
+		// is synced: without it, records fsynced into the file could vanish
+		// with the file itself on a power loss.
+		if err := syncDir(j.dir); err != nil {
+			f.Close()
+			return fmt.Errorf("jsonl: %w", err)
+		}
 	}
 	size, err := repairTail(f, j.resultsPath())
 	if err != nil {
@@ -525,4 +535,17 @@ func (j *Job) release() {
 		_ = j.lock.Close()
 		j.lock = nil
 	}
+}
+
+// syncDir fsyncs a directory, making the entries created in it durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
