@@ -66,8 +66,14 @@ func statusClass(status int) Class {
 	switch {
 	case status == 408, status == 409, status == 425, status == 429:
 		return Retryable
-	case status == 401, status == 402, status == 403, status == 404:
+	case status == 401, status == 402, status == 403:
 		return Fatal
+	case status == 404:
+		// DESIGN.md's fatal 404 is the model's: providers say so with a
+		// code (model_not_found, not_found_error), decided above. A bare
+		// 404 of an HTTP task (GET /users/{{.id}}) is this item's; a wrong
+		// base URL that 404s every item still trips the breaker.
+		return Item
 	case status >= 400 && status < 500:
 		return Item
 	case status >= 500 && status < 600:
@@ -84,8 +90,13 @@ func codeClass(code string) (c Class, decisive bool) {
 		"authentication_error", "invalid_api_key", "permission_error",
 		"not_found_error", "model_not_found":
 		return Fatal, true
-	case "overloaded_error", "rate_limit_error", "rate_limit_exceeded":
+	case "overloaded_error":
 		return Retryable, true
+	case "rate_limit_error", "rate_limit_exceeded":
+		// Not decisive: OpenAI's "Request too large" and Anthropic's spend
+		// limit come with these codes too, and only the 429's message
+		// tells them apart; a plain 429 is retryable by its status.
+		return Retryable, false
 	case "request_too_large":
 		return Item, true
 	case "invalid_request_error", "context_length_exceeded", "content_filter":
