@@ -72,6 +72,7 @@ type Engine struct {
 	costMicro atomic.Int64 // cost in millionths of a dollar
 	reserved  atomic.Int64 // estimated tokens of the calls under way
 	exhausted atomic.Bool  // the dispatcher has read the end of the input
+	trips     atomic.Int64
 }
 
 // latestKept is how many recent records a check-in shows.
@@ -174,6 +175,7 @@ func (e *Engine) Stats() Stats {
 		Calls:        int(e.calls.Load()),
 		Limit:        e.slots.Limit(),
 		Breaker:      e.br.State(),
+		Trips:        int(e.trips.Load()),
 		Usage:        task.Usage{InputTokens: e.inTokens.Load(), OutputTokens: e.outTokens.Load()},
 		CostUSD:      float64(e.costMicro.Load()) / 1e6,
 	}
@@ -363,6 +365,9 @@ func (e *Engine) broadcastLocked() {
 }
 
 func (e *Engine) breakerChanged(from, to breaker.State, c breaker.Counts) {
+	if from == breaker.Closed && to == breaker.Open {
+		e.trips.Add(1)
+	}
 	e.mu.Lock()
 	trip := to == breaker.Open && (e.cfg.OnTrip != TripWait || from == breaker.Closed)
 	if trip && e.cfg.OnTrip != TripWait {

@@ -346,6 +346,9 @@ func TestBreakerPromptContinueThenAbort(t *testing.T) {
 		if r := p.reports[0]; r.Reason != "3 consecutive failures" || r.Last == nil || r.Stats.Failed != 3 {
 			t.Errorf("first report = %+v, want reason '3 consecutive failures', a last failure, 3 failed", r)
 		}
+		if s.Trips != 2 {
+			t.Errorf("%d trips counted, want 2", s.Trips)
+		}
 		if s.Stop != engine.StopOperator || s.Failed != 6 || s.Pending != 14 {
 			t.Errorf("stop=%s failed=%d pending=%d, want operator/6/14", s.Stop, s.Failed, s.Pending)
 		}

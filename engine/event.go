@@ -99,6 +99,8 @@ type Stats struct {
 	Calls   int
 	Limit   int // current concurrency limit
 	Breaker breaker.State
+	// Trips counts the times the breaker opened from closed in this run.
+	Trips   int
 	Usage   task.Usage
 	CostUSD float64
 }

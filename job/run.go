@@ -437,6 +437,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath st
 	if err := j.UpdateManifest(closeCtx, func(m *store.Manifest) {
 		m.State = state
 		m.StopReason = sum.StopDetail
+		m.BreakerTrips += sum.Trips
 	}); err != nil && runErr == nil {
 		runErr = err
 	}

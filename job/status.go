@@ -135,6 +135,9 @@ func (r *Report) WriteText(w io.Writer, topGroups int) error {
 	if m.StopReason != "" {
 		fmt.Fprintf(&b, "Stopped:   %s\n", m.StopReason)
 	}
+	if m.BreakerTrips > 0 {
+		fmt.Fprintf(&b, "Breaker:   opened %d time(s)\n", m.BreakerTrips)
+	}
 	fmt.Fprintf(&b, "Input:     %s (%d items)\n", m.InputPath, m.Items)
 	fmt.Fprintf(&b, "Outcomes:  %d succeeded, %d failed, %d pending\n", r.Succeeded, r.Failed, r.Pending)
 	if r.Failed > 0 {

@@ -119,6 +119,9 @@ type Manifest struct {
 	// StopReason says why the job last stopped short (breaker, budget,
 	// operator, signal), empty when it ran to its end.
 	StopReason string `json:"stop_reason,omitempty"`
+	// BreakerTrips counts the times the circuit breaker opened, over every
+	// run of the job.
+	BreakerTrips int `json:"breaker_trips,omitempty"`
 }
 
 // Record is one finished item, as a line of results.jsonl. DESIGN.md fixes

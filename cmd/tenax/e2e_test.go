@@ -257,6 +257,9 @@ concurrency: {max: 4}
 	if !strings.Contains(r.stdout, "circuit breaker open") {
 		t.Errorf("summary does not say the breaker stopped the run:\n%s", r.stdout)
 	}
+	if st := w.tenax("status", id); !strings.Contains(st.stdout, "Breaker:   opened 1 time(s)") {
+		t.Errorf("status does not count the breaker's trip:\n%s", st.stdout)
+	}
 
 	// Fix the script; resume runs the pending items, --retry-failures the rest.
 	w.write("tool.sh", "#!/bin/sh\necho \"$1\" >> calls.log\necho fixed\n", 0o755)
