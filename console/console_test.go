@@ -120,9 +120,11 @@ func TestCheckinShowsLatestAndAsks(t *testing.T) {
 	}
 }
 
+// TestPlainProgressLine: the line counts what this run means to do (a
+// --limit or a resume), not the whole input.
 func TestPlainProgressLine(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := engine.Stats{Started: start, Total: 1000, Done: 250, InFlight: 8, Limit: 8, Retries: 12, Failed: 3, Breaker: breaker.Closed, HealAttempts: 4}
+	s := engine.Stats{Started: start, Total: 5000, Planned: 1000, Done: 250, InFlight: 8, Limit: 8, Retries: 12, Failed: 3, Breaker: breaker.Closed, HealAttempts: 4}
 	got := console.Line(s, start.Add(10*time.Second))
 	want := "progress: 250/1000 (25.0%) | 25.0 items/s | ETA 30s | in flight 8/8 | retries 12 | failed 3 | breaker closed | re-asks 4"
 	if got != want {

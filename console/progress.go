@@ -68,7 +68,7 @@ func (p *Progress) Run(ctx context.Context) {
 
 func (p *Progress) runLive(ctx context.Context) {
 	s := p.stats()
-	bar := progressbar.NewOptions64(int64(max(s.Total-s.Skipped, 1)),
+	bar := progressbar.NewOptions64(int64(max(s.Planned, 1)),
 		progressbar.OptionSetWriter(p.out),
 		progressbar.OptionSetWidth(20),
 		progressbar.OptionShowCount(),
@@ -104,7 +104,7 @@ func (p *Progress) runLive(ctx context.Context) {
 // Line renders one plain progress line: done/total, rate, ETA, in flight,
 // retries, failures and the breaker state.
 func Line(s engine.Stats, now time.Time) string {
-	todo := s.Total - s.Skipped
+	todo := s.Planned
 	pct := 100.0
 	if todo > 0 {
 		pct = 100 * float64(s.Done) / float64(todo)
@@ -145,7 +145,7 @@ func rateAndETA(s engine.Stats, now time.Time) (float64, time.Duration) {
 		return 0, -1
 	}
 	rate := float64(s.Done) / elapsed
-	left := s.Total - s.Skipped - s.Done
+	left := s.Planned - s.Done
 	if left < 0 {
 		left = 0
 	}

@@ -70,6 +70,9 @@ type Config struct {
 	// Skipped is how many of them a resume skips.
 	Total   int
 	Skipped int
+	// Planned is how many items this run means to finish, when fewer than
+	// Total-Skipped (a --limit run); 0 means all of them.
+	Planned int
 
 	// OnEvent receives every event. It is called from the engine's
 	// goroutines, outside its locks, and must not block.

@@ -166,6 +166,7 @@ func (e *Engine) Stats() Stats {
 		Started:      e.started,
 		Total:        e.cfg.Total,
 		Skipped:      e.cfg.Skipped,
+		Planned:      e.planned(),
 		Done:         int(e.done.Load()),
 		Succeeded:    int(e.succeeded.Load()),
 		Failed:       int(e.failed.Load()),
@@ -577,7 +578,7 @@ func (e *Engine) finish(ctx context.Context, item *task.Item, rec *store.Record,
 			e.latest = e.latest[:latestKept-1]
 		}
 		e.latest = append(e.latest, *rec)
-		last := e.cfg.Total > 0 && done >= int64(e.cfg.Total-e.cfg.Skipped)
+		last := e.cfg.Total > 0 && done >= int64(e.planned())
 		if done%int64(e.cfg.CheckinEvery) == 0 && !e.paused && !last {
 			e.paused = true
 			checkin = true
@@ -672,4 +673,13 @@ func (e *Engine) maxHint() time.Duration {
 		return h
 	}
 	return 2 * time.Minute
+}
+
+// planned is how many items the run means to finish.
+func (e *Engine) planned() int {
+	all := max(e.cfg.Total-e.cfg.Skipped, 0)
+	if e.cfg.Planned > 0 && e.cfg.Planned < all {
+		return e.cfg.Planned
+	}
+	return all
 }

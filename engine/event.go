@@ -88,6 +88,7 @@ type Stats struct {
 	Started   time.Time
 	Total     int // items in the input
 	Skipped   int // items a resume skipped (already recorded)
+	Planned   int // items this run means to finish
 	Done      int // items finished in this run
 	Succeeded int
 	Failed    int

@@ -359,7 +359,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath st
 			skipped++
 		}
 	}
-	cfg.Total, cfg.Skipped = m.Items, skipped
+	cfg.Total, cfg.Skipped, cfg.Planned = m.Items, skipped, opts.Limit
 	userEvents := opts.OnEvent
 	cfg.OnEvent = func(ev engine.Event) {
 		logEvent(log, ev)
