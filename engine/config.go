@@ -132,6 +132,13 @@ type Rejecter interface {
 	Reject(key string, reason string) error
 }
 
+// Cacher is implemented by tasks with a response cache: an item it would
+// serve from the cache makes no call, so it passes the rate limiters,
+// cooldowns and budget without waiting.
+type Cacher interface {
+	Cached(item task.Item) bool
+}
+
 // Estimator is implemented by tasks that can estimate the tokens a call will
 // consume before making it, for the tokens-per-minute limit and the budget.
 type Estimator interface {

@@ -24,11 +24,12 @@ import (
 // once. Stop, Cooldown and Stats may be called from any goroutine while it
 // runs.
 type Engine struct {
-	cfg  Config
-	task task.Task
-	job  store.Job
-	br   *breaker.Breaker
-	est  Estimator
+	cfg    Config
+	task   task.Task
+	job    store.Job
+	br     *breaker.Breaker
+	est    Estimator
+	cacher Cacher
 
 	reqLimit *rate.Limiter
 	tokLimit *rate.Limiter
@@ -93,6 +94,9 @@ func New(cfg Config, t task.Task, job store.Job) *Engine {
 	}
 	if est, ok := t.(Estimator); ok {
 		e.est = est
+	}
+	if c, ok := t.(Cacher); ok {
+		e.cacher = c
 	}
 	bs := cfg.Breaker
 	userHook := bs.OnStateChange

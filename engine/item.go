@@ -243,6 +243,11 @@ func stopReason(err error) string {
 // burst. It returns the permit and the tokens reserved, or false when the
 // run stops meanwhile.
 func (e *Engine) beforeCall(ctx context.Context, r *itemRun) (breaker.Permit, int, bool) {
+	if e.cacher != nil && r.item.Feedback == nil && e.cacher.Cached(r.item) {
+		// Served from the cache: no call, nothing to pace or pay for.
+		permit, _, ok := e.permit(ctx)
+		return permit, 0, ok
+	}
 	estimate := 0
 	if e.est != nil && (e.tokLimit != nil || e.cfg.Budget.MaxTokens > 0) {
 		estimate = e.est.EstimateTokens(r.item)

@@ -215,3 +215,31 @@ func TestCanceledNotByTheRunIsAFailureNotPending(t *testing.T) {
 		}
 	})
 }
+
+// cachedTask serves every item from its cache except those in miss.
+type cachedTask struct{ miss map[int]bool }
+
+func (c cachedTask) Cached(it task.Item) bool { return !c.miss[it.Idx] }
+func (c cachedTask) Run(_ context.Context, it task.Item) (task.Result, error) {
+	r, _ := ok("x")
+	r.CacheHit = !c.miss[it.Idx]
+	return r, nil
+}
+
+// TestCacheHitsAreNotRateLimited: a re-run served from the cache makes no
+// calls, so the rate limiter must not pace it.
+func TestCacheHitsAreNotRateLimited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		e := engine.New(engine.Config{Concurrency: 4, RequestsPerMinute: 60}, cachedTask{miss: map[int]bool{5: true, 6: true}}, &memJob{})
+		s, err := e.Run(context.Background(), items(100))
+		if err != nil || s.Succeeded != 100 {
+			t.Fatalf("succeeded %d: %v", s.Succeeded, err)
+		}
+		// Two real calls at 60 rpm: the second waits a second; 98 cache
+		// hits wait for nothing.
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("took %v: cache hits were paced like calls", took)
+		}
+	})
+}

@@ -274,6 +274,21 @@ func (t *Task) EstimateTokens(item task.Item) int {
 	return max(runes/4+t.maxTokens, 1)
 }
 
+// Cached reports whether Run would serve item from the response cache,
+// making no call: the engine lets such items past the rate limiters and
+// cooldowns, which exist for calls.
+func (t *Task) Cached(item task.Item) bool {
+	if t.cfg.Cache == nil {
+		return false
+	}
+	msgs, err := t.Messages(item)
+	if err != nil {
+		return false
+	}
+	_, ok, err := t.cfg.Cache.Get(CacheKey(t.call(msgs)))
+	return err == nil && ok
+}
+
 // Run makes one call for item, or serves it from the cache.
 //
 // Errors: a template that cannot render is marked classify.Item; a

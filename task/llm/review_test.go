@@ -58,3 +58,29 @@ func TestLargeAnthropicMaxTokensReachTheServer(t *testing.T) {
 		t.Fatalf("the server saw %d requests (error %v): the call was refused before it was made", hits.Load(), err)
 	}
 }
+
+type mapCache map[string][]byte
+
+func (m mapCache) Get(k string) ([]byte, bool, error) { v, ok := m[k]; return v, ok, nil }
+func (m mapCache) Put(k string, v []byte) error       { m[k] = v; return nil }
+
+func TestCachedSaysWhatRunWouldServe(t *testing.T) {
+	c := mapCache{}
+	tk, err := llm.New(llm.Config{Provider: "mock", Model: "mock-echo", Prompt: "say {{.w}}", Cache: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := task.Item{Fields: map[string]any{"w": "hi"}}
+	if tk.Cached(it) {
+		t.Fatal("Cached before any call")
+	}
+	if _, err := tk.Run(context.Background(), it); err != nil {
+		t.Fatal(err)
+	}
+	if !tk.Cached(it) {
+		t.Error("not Cached after a successful call")
+	}
+	if tk.Cached(task.Item{Fields: map[string]any{"w": "other"}}) {
+		t.Error("another item reported Cached")
+	}
+}
