@@ -53,7 +53,7 @@ func (e *Engine) runItem(ctx context.Context, item task.Item) {
 			e.pending(&r.item)
 			return
 		}
-		permit, estimate, ok := e.beforeCall(ctx, r)
+		permit, held, ok := e.beforeCall(ctx, r)
 		if !ok {
 			e.endProbe(r)
 			e.pending(&r.item)
@@ -62,7 +62,7 @@ func (e *Engine) runItem(ctx context.Context, item task.Item) {
 		gen := e.adapt.generation()
 		e.callStarted()
 		res, err := e.task.Run(ctx, r.item)
-		e.reserved.Add(-int64(estimate))
+		e.reserved.Add(-held)
 		// The call stays active until its outcome is handled, so that a
 		// tripped breaker's report counts it.
 		next, delay := e.afterCall(ctx, r, permit, gen, res, err)
@@ -242,7 +242,7 @@ func stopReason(err error) string {
 // with the tokens it already holds, so that a long pause never releases a
 // burst. It returns the permit and the tokens reserved, or false when the
 // run stops meanwhile.
-func (e *Engine) beforeCall(ctx context.Context, r *itemRun) (breaker.Permit, int, bool) {
+func (e *Engine) beforeCall(ctx context.Context, r *itemRun) (breaker.Permit, int64, bool) {
 	if e.cacher != nil && r.item.Feedback == nil && e.cacher.Cached(r.item) {
 		// Served from the cache: no call, nothing to pace or pay for.
 		permit, _, ok := e.permit(ctx)
@@ -252,14 +252,15 @@ func (e *Engine) beforeCall(ctx context.Context, r *itemRun) (breaker.Permit, in
 	if e.est != nil && (e.tokLimit != nil || e.cfg.Budget.MaxTokens > 0) {
 		estimate = e.est.EstimateTokens(r.item)
 	}
-	if !e.reserve(estimate) {
+	held, ok := e.reserve(estimate)
+	if !ok {
 		return breaker.Permit{}, 0, false
 	}
 	paced := false
 	for {
 		permit, waited, ok := e.permit(ctx)
 		if !ok {
-			e.reserved.Add(-int64(estimate))
+			e.reserved.Add(-held)
 			return breaker.Permit{}, 0, false
 		}
 		if waited {
@@ -271,19 +272,19 @@ func (e *Engine) beforeCall(ctx context.Context, r *itemRun) (breaker.Permit, in
 		if wait := e.cooldownWait(r); wait != nil {
 			permit.Release()
 			if !wait(ctx) {
-				e.reserved.Add(-int64(estimate))
+				e.reserved.Add(-held)
 				return breaker.Permit{}, 0, false
 			}
 			continue
 		}
 		if paced {
-			return permit, estimate, true
+			return permit, held, true
 		}
 		// The limiters come after the gate, so tokens are only taken by
 		// items that may call now.
 		permit.Release()
 		if !e.waitLimiters(ctx, estimate) {
-			e.reserved.Add(-int64(estimate))
+			e.reserved.Add(-held)
 			return breaker.Permit{}, 0, false
 		}
 		paced = true
@@ -291,29 +292,27 @@ func (e *Engine) beforeCall(ctx context.Context, r *itemRun) (breaker.Permit, in
 }
 
 // reserve checks the budget before a call, counting the calls already
-// under way at their estimates, and reserves this call's estimate. It
-// stops the run, and reports false, once a budget is reached.
-func (e *Engine) reserve(estimate int) bool {
+// under way at their estimates, and holds this call's estimate against the
+// token budget (released once the call returns). It returns the tokens
+// held, and false, stopping the run, once a budget is reached.
+func (e *Engine) reserve(estimate int) (int64, bool) {
 	b := e.cfg.Budget
-	if b.MaxTokens <= 0 && b.MaxCostUSD <= 0 {
-		return true
-	}
+	var held int64
 	if b.MaxTokens > 0 {
+		held = int64(estimate)
 		used := e.inTokens.Load() + e.outTokens.Load()
-		if reserved := e.reserved.Add(int64(estimate)); used+reserved > b.MaxTokens {
-			e.reserved.Add(-int64(estimate))
+		if reserved := e.reserved.Add(held); used+reserved > b.MaxTokens {
+			e.reserved.Add(-held)
 			e.Stop(StopBudget, fmt.Sprintf("budget.max_tokens of %d reached (%d used, %d more under way or next)", b.MaxTokens, used, reserved))
-			return false
+			return 0, false
 		}
 	}
 	if cost := float64(e.costMicro.Load()) / 1e6; b.MaxCostUSD > 0 && cost >= b.MaxCostUSD {
-		if b.MaxTokens > 0 {
-			e.reserved.Add(-int64(estimate))
-		}
+		e.reserved.Add(-held)
 		e.Stop(StopBudget, fmt.Sprintf("budget.max_cost_usd of $%.4f reached ($%.4f spent)", b.MaxCostUSD, cost))
-		return false
+		return 0, false
 	}
-	return true
+	return held, true
 }
 
 // cooldownWait returns nil when the item may call now as far as cooldowns
