@@ -243,7 +243,7 @@ func stopReason(err error) string {
 // burst. It returns the permit and the tokens reserved, or false when the
 // run stops meanwhile.
 func (e *Engine) beforeCall(ctx context.Context, r *itemRun) (breaker.Permit, int64, bool) {
-	if e.cacher != nil && r.item.Feedback == nil && e.cacher.Cached(r.item) {
+	if e.cacher != nil && r.item.Feedback == nil && e.mayWait() && e.cacher.Cached(r.item) {
 		// Served from the cache: no call, nothing to pace or pay for.
 		permit, _, ok := e.permit(ctx)
 		return permit, 0, ok
@@ -289,6 +289,18 @@ func (e *Engine) beforeCall(ctx context.Context, r *itemRun) (breaker.Permit, in
 		}
 		paced = true
 	}
+}
+
+// mayWait reports whether the gate has anything that could hold a call
+// back besides the breaker: rate limiters, a budget, a cooldown. Only then
+// is it worth asking the task whether the item is a cache hit.
+func (e *Engine) mayWait() bool {
+	if e.reqLimit != nil || e.tokLimit != nil || e.cfg.Budget.MaxTokens > 0 || e.cfg.Budget.MaxCostUSD > 0 {
+		return true
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cooling
 }
 
 // reserve checks the budget before a call, counting the calls already
