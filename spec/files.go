@@ -8,18 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/tenaxhq/tenax/validate"
 )
-
-// maxSchemaProblems caps the lines listed under an invalid JSON Schema.
-const maxSchemaProblems = 20
 
 // checkFiles checks, for Load, the files the spec names, each problem at
 // the value that names the file: the JSON Schema file exists and, like an
@@ -127,42 +121,8 @@ func schemaMessage(name string, err error) string {
 		}
 		return fmt.Sprintf("%s is not a usable JSON Schema: %v", name, err)
 	}
-	p := message.NewPrinter(language.English)
-	var lines []string
-	var walk func(*jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			lines = append(lines, "at "+pointer(e.InstanceLocation)+": "+e.ErrorKind.LocalizedString(p))
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	slices.Sort(lines)
-	lines = slices.Compact(lines)
-	if len(lines) > maxSchemaProblems {
-		lines = append(lines[:maxSchemaProblems], fmt.Sprintf("and %d more", len(lines)-maxSchemaProblems))
-	}
+	lines := validate.Violations(ve)
 	return fmt.Sprintf("%s is not a valid JSON Schema:\n  %s", name, strings.Join(lines, "\n  "))
-}
-
-// pointer writes a location in the schema as a quoted JSON Pointer, "root"
-// for the schema itself.
-func pointer(tokens []string) string {
-	if len(tokens) == 0 {
-		return "root"
-	}
-	r := strings.NewReplacer("~", "~0", "/", "~1")
-	var b strings.Builder
-	b.WriteByte('\'')
-	for _, tok := range tokens {
-		b.WriteByte('/')
-		b.WriteString(r.Replace(tok))
-	}
-	b.WriteByte('\'')
-	return b.String()
 }
 
 // offsetPos turns a byte offset of data into a 1-based line and column.

@@ -102,14 +102,16 @@ func (s *Schema) check(v any) error {
 	return &Error{
 		Validator: KindJSONSchema,
 		Message:   "output does not match schema " + s.name,
-		Details:   violations(ve),
+		Details:   Violations(ve),
 	}
 }
 
-// violations flattens ve's tree to its leaves, the violations a fix can
+// Violations flattens ve's tree to its leaves, the violations a fix can
 // address ("at '/es': missing property 'es'"), sorted, without duplicates
-// (the branches of an anyOf often repeat one), capped at maxDetails.
-func violations(ve *jsonschema.ValidationError) []string {
+// (the branches of an anyOf often repeat one), capped at 20 and a line
+// saying how many more. The spec package explains a schema that breaks
+// the JSON Schema rules with it too.
+func Violations(ve *jsonschema.ValidationError) []string {
 	p := message.NewPrinter(language.English)
 	var out []string
 	var walk func(*jsonschema.ValidationError)
