@@ -91,9 +91,16 @@ func childEnv(extra ...string) []string {
 
 func (w *workdir) tenax(args ...string) result {
 	w.t.Helper()
+	return w.tenaxEnv(nil, args...)
+}
+
+// tenaxEnv runs tenax like tenax, with extra environment variables
+// (KEY=value) for the child.
+func (w *workdir) tenaxEnv(env []string, args ...string) result {
+	w.t.Helper()
 	cmd := exec.Command(tenaxBin, append([]string{"--home", w.home}, args...)...)
 	cmd.Dir = w.dir
-	cmd.Env = childEnv()
+	cmd.Env = childEnv(env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -5,13 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -21,26 +19,6 @@ import (
 
 	"github.com/tenaxhq/tenax/mock"
 )
-
-// tenaxEnv runs tenax like workdir.tenax, with extra environment
-// variables (KEY=value) for the child.
-func (w *workdir) tenaxEnv(env []string, args ...string) result {
-	w.t.Helper()
-	cmd := exec.Command(tenaxBin, append([]string{"--home", w.home}, args...)...)
-	cmd.Dir = w.dir
-	cmd.Env = childEnv(env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatalf("running tenax %v: %v", args, err)
-	}
-	return result{code: code, stdout: out.String(), stderr: errb.String()}
-}
 
 // keyCounter serves a mock provider and counts the requests that
 // authenticate with key, so a test can tell the key really was sent.
