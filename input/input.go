@@ -202,7 +202,7 @@ func (r *Reader) start() error {
 	r.header = append([]string(nil), header...)
 	r.keyJSON = make([][]byte, len(header))
 	for i, h := range r.header {
-		r.keyJSON[i] = appendJSONString(nil, h)
+		r.keyJSON[i] = task.AppendJSONString(nil, h)
 	}
 	return nil
 }
@@ -225,7 +225,7 @@ func (r *Reader) nextLine() (task.Item, error) {
 		}
 		if r.format == TXT {
 			item := task.Item{Idx: r.idx, Fields: map[string]any{"text": string(line)}}
-			raw := append([]byte(`{"text":`), appendJSONString(nil, string(line))...)
+			raw := append([]byte(`{"text":`), task.AppendJSONString(nil, string(line))...)
 			item.Raw = append(raw, '}')
 			r.idx++
 			return item, nil
@@ -314,7 +314,7 @@ func (r *Reader) nextRecord() (task.Item, error) {
 			}
 			raw = append(raw, r.keyJSON[i]...)
 			raw = append(raw, ':')
-			raw = appendJSONString(raw, f)
+			raw = task.AppendJSONString(raw, f)
 		}
 		raw = append(raw, '}')
 		item := task.Item{Idx: r.idx, ID: idOf(fields["id"]), Fields: fields, Raw: raw}
@@ -325,7 +325,7 @@ func (r *Reader) nextRecord() (task.Item, error) {
 
 // bad returns a bad line's item, taking an idx, with its LineError.
 func (r *Reader) bad(text []byte, line int, err error) (task.Item, error) {
-	item := task.Item{Idx: r.idx, Raw: appendJSONString(nil, string(text))}
+	item := task.Item{Idx: r.idx, Raw: task.AppendJSONString(nil, string(text))}
 	r.idx++
 	return item, &LineError{Path: r.path, Line: line, Idx: item.Idx, Err: err}
 }
@@ -424,48 +424,4 @@ func csvText(rec []string) []byte {
 	_ = w.Write(rec) // writes to a bytes.Buffer cannot fail
 	w.Flush()
 	return trimEOL(b.Bytes())
-}
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
-// U+FFFD, so the result is always valid JSON.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		rn, size := utf8.DecodeRuneInString(s[i:])
-		if rn == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

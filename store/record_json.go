@@ -7,9 +7,9 @@ import (
 	"math"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/task"
 )
 
 // AppendJSON appends r as one line-free JSON object to dst and returns the
@@ -40,7 +40,7 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(r.Idx), 10)
 	if r.ID != "" {
 		b = append(b, `,"id":`...)
-		b = appendString(b, r.ID)
+		b = task.AppendJSONString(b, r.ID)
 	}
 	b = append(b, `,"input":`...)
 	if b, err = appendRaw(b, "input", r.Input); err != nil {
@@ -52,7 +52,7 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 	}
 	if r.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendString(b, r.Error)
+		b = task.AppendJSONString(b, r.Error)
 	}
 	if r.Class != 0 {
 		// String, unlike MarshalText, names a class without allocating.
@@ -61,7 +61,7 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 			return b, fmt.Errorf("class %d has no name", uint8(r.Class))
 		}
 		b = append(b, `,"class":`...)
-		b = appendString(b, name)
+		b = task.AppendJSONString(b, name)
 	}
 	b = append(b, `,"retryable":`...)
 	b = strconv.AppendBool(b, r.Retryable)
@@ -75,7 +75,7 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 	b = strconv.AppendBool(b, r.CacheHit)
 	if r.Fingerprint != "" {
 		b = append(b, `,"fingerprint":`...)
-		b = appendString(b, r.Fingerprint)
+		b = task.AppendJSONString(b, r.Fingerprint)
 	}
 	if len(r.TrackedErrors) > 0 {
 		b = append(b, `,"tracked_errors":`...)
@@ -139,56 +139,4 @@ func appendRaw(b []byte, field string, raw json.RawMessage) ([]byte, error) {
 		b = append(b, c)
 	}
 	return b, nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD
-// and U+2028/U+2029 are escaped, as encoding/json does.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
