@@ -221,6 +221,23 @@ func (e *Engine) Run(ctx context.Context, src Source) (Summary, error) {
 		}
 		return src.Next()
 	}
+	// Long-lived workers, as many as the most slots there can be, run the
+	// items: a goroutine per item would grow a fresh stack for every item
+	// whose call goes deep (an SDK, the checkpoint's JSON checks), which
+	// cost a third of the engine's time. The slots still decide how many
+	// items run at once.
+	work := make(chan task.Item)
+	var workers sync.WaitGroup
+	for range e.cfg.Concurrency {
+		workers.Go(func() {
+			for item := range work {
+				e.runItem(ctx, item)
+				e.inFlight.Add(-1)
+				e.slots.release()
+				wg.Done()
+			}
+		})
+	}
 dispatch:
 	for {
 		if !e.waitDispatchable(ctx) {
@@ -258,12 +275,7 @@ dispatch:
 		sentOnce = true
 		e.inFlight.Add(1)
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer e.slots.release()
-			defer e.inFlight.Add(-1)
-			e.runItem(ctx, item)
-		}()
+		work <- item
 		if n := e.cfg.Pacing.BatchSize; n > 0 {
 			inBatch++
 			if inBatch == n {
@@ -282,6 +294,8 @@ dispatch:
 		}
 	}
 	wg.Wait()
+	close(work)
+	workers.Wait()
 	stopControl()
 	<-controlDone
 

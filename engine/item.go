@@ -256,14 +256,16 @@ func (e *Engine) beforeCall(ctx context.Context, r *itemRun) (breaker.Permit, in
 	if !ok {
 		return breaker.Permit{}, 0, false
 	}
-	paced := false
+	// With no limiter there is nothing to pace: one pass through the gate.
+	unlimited := e.reqLimit == nil && (e.tokLimit == nil || estimate == 0)
+	paced := unlimited
 	for {
 		permit, waited, ok := e.permit(ctx)
 		if !ok {
 			e.reserved.Add(-held)
 			return breaker.Permit{}, 0, false
 		}
-		if waited {
+		if waited && !unlimited {
 			// A pause or an open breaker held the item: whatever rate it
 			// was paced at is stale, and a burst of items released together
 			// must be paced again.
@@ -333,10 +335,15 @@ func (e *Engine) reserve(estimate int) (int64, bool) {
 func (e *Engine) cooldownWait(r *itemRun) func(context.Context) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if !e.cooling {
+		// Cooldown sets cooling whenever it sets a pause, so nothing is
+		// pending: no need to read the clock under the lock.
+		return nil
+	}
 	if d := time.Until(e.cooldown); d > 0 {
 		return func(ctx context.Context) bool { return e.sleep(ctx, d) }
 	}
-	if !e.cooling || r.probing {
+	if r.probing {
 		return nil
 	}
 	if !e.probing {
