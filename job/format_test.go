@@ -8,10 +8,10 @@ import (
 	"github.com/tenaxhq/tenax/input"
 )
 
-// TestExplicitInputFormatHoldsForARelativeSpecPath: input.format wins over
-// the extension even when the spec was named by a relative path (its input
-// path is then relative too, the run's absolute).
-func TestExplicitInputFormatHoldsForARelativeSpecPath(t *testing.T) {
+// TestInputFormatWinsOverTheExtension: an input.format in the spec reads a
+// file whose extension says nothing (items.log) in that format, here with
+// the spec named by a relative path.
+func TestInputFormatWinsOverTheExtension(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	if err := os.WriteFile("items.log", []byte("{\"n\": 1}\n"), 0o644); err != nil {
