@@ -100,3 +100,28 @@ func (u Usage) Add(v Usage) Usage {
 
 // Total returns input plus output tokens.
 func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
+
+// Preparer is implemented by tasks whose work before a call (rendering a
+// prompt, estimating its tokens, keying a response cache) should be done once
+// per attempt rather than once for each question the engine asks. The engine
+// prepares an attempt, takes it through its gate with what Prepared says
+// (tokens for the limiter and the budget; a cache hit passes without waiting),
+// then runs it: prepare once, adjust after, as rate.Reservation does.
+type Preparer interface {
+	// Prepare readies the attempt for item. An error is the item's own
+	// (a template that does not render): the engine classifies it as it
+	// would an error from Run, without calling.
+	Prepare(ctx context.Context, item Item) (Prepared, error)
+}
+
+// Prepared is one attempt made ready to run.
+type Prepared struct {
+	// Tokens is the estimate of the tokens the call will consume (prompt
+	// and expected answer), 0 when unknown.
+	Tokens int
+	// Cached reports that Run will answer from the response cache without
+	// calling the provider: nothing to pace or pay for.
+	Cached bool
+	// Run makes the call. It is called at most once.
+	Run func(ctx context.Context) (Result, error)
+}
