@@ -429,3 +429,30 @@ func (b *Breaker) Trip() {
 	b.mu.Unlock()
 	b.notify()
 }
+
+// TripUntil opens the breaker until the given instant, whatever its counts:
+// a provider's cooldown ("no quota before 12:00:05") is a breaker that is
+// open for a time the server chose, then lets its probes through. An open
+// breaker whose timeout ends later is left as it is; one that ends earlier
+// is extended.
+func (b *Breaker) TripUntil(until time.Time) {
+	b.mu.Lock()
+	now := time.Now()
+	g := b.cur.Load()
+	if g.state != Open || until.After(g.readyAt) {
+		openedAt := now
+		if g.state == Open {
+			openedAt = g.openedAt
+		}
+		ng := b.newGeneration(Open, openedAt, now)
+		ng.readyAt = until // before it is published
+		b.cur.Store(ng)
+		if b.s.OnStateChange != nil {
+			// An extension is a change too: whoever waits for the old
+			// readyAt must look again.
+			b.pending = append(b.pending, change{from: g.state, to: Open, counts: g.counts()})
+		}
+	}
+	b.mu.Unlock()
+	b.notify()
+}

@@ -1,59 +1,135 @@
 package engine
 
-import "sync"
+import "sync/atomic"
 
-// adaptive is additive-increase, multiplicative-decrease concurrency: one
-// more slot after each window of successes as large as the current limit,
-// half the slots on a rate limit or overload. A decrease applies once per
-// generation: the burst of 429s answered to calls that started before the
-// last decrease does not halve the limit again and again.
+// Adaptive concurrency, told nothing, finds how many calls the provider
+// takes at once and holds there under noise. It borrows from TCP's
+// congestion control rather than from latency-gradient limiters (Vegas,
+// Netflix's Gradient2, Envoy's adaptive concurrency): an LLM call's latency
+// is dominated by the answer's length, not by queueing, so latency says
+// little about capacity, while a provider says "too many" outright with a
+// 429 and its rate-limit headers. docs/concurrency.md explains the choice.
+//
+//   - Slow start: from Config.InitialConcurrency the limit grows by one for
+//     every call that succeeds while all slots were in use, doubling each
+//     round trip, until the first sign of a limit.
+//   - Congestion avoidance after that: one more slot per round trip of
+//     successes at capacity.
+//   - Decrease: to decreaseFactor of the limit (to half when it ends slow
+//     start, which overshoots by up to twice), at most once per round trip: a capacity signal from a call that started before the last
+//     decrease is already answered by it (as TCP reacts once to a window of
+//     losses).
+//   - What counts as a signal: a 429 that the provider's headers do not
+//     explain as sporadic (they showed room for more calls). A 5xx, 529 or
+//     timeout is a failure of that call, handled by retries and the breaker,
+//     not a capacity signal. A decrease also needs the
+//     429s to be a pattern, more than noiseShare of a window's outcomes, so
+//     that 2% of random 429s do not pin the limit near √(2/p).
+//
+// The rate-limit headers, when the provider sends them, are the primary
+// signal and are handled by the gate: their limits pace calls and an
+// exhausted quota is a cooldown. Then the concurrency limit only has to be
+// large enough, and stops growing once calls wait on the pace instead of on
+// a slot.
 type adaptive struct {
-	mu        sync.Mutex
 	max       int
-	successes int
-	gen       uint64
+	slowStart bool
+	credit    float64 // fractional growth in congestion avoidance
+	gen       atomic.Uint64
+
+	// The noise filter's window, reset at each decrease and when full.
+	outcomes, signals int
 }
 
-func (a *adaptive) generation() uint64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.gen
+const (
+	// decreaseFactor is what remains of the limit after a decrease. TCP
+	// Reno halves; CUBIC keeps 0.7. Keeping 0.8 holds the average near
+	// 90% of the limit in the sawtooth that follows.
+	decreaseFactor = 0.8
+	// noiseShare is the share of 429s in a window of outcomes above which
+	// they are taken as the limit speaking rather than as noise.
+	noiseShare = 0.05
+	// minWindow is the fewest outcomes a noise window spans.
+	minWindow = 50
+)
+
+// callStart is what adaptive concurrency remembers of a call while it runs.
+type callStart struct {
+	counted    bool   // the call was counted in executing
+	gen        uint64 // the decrease generation it started in
+	atCapacity bool   // it took the last free slot, or waited for one
 }
 
-func (e *Engine) adaptSuccess() {
-	if !e.cfg.Adaptive {
-		return
+func newLimiter(cfg Config) *limiter {
+	l := &limiter{limit: cfg.Concurrency}
+	if cfg.Adaptive {
+		initial := cfg.InitialConcurrency
+		if initial <= 0 {
+			initial = min(4, cfg.Concurrency)
+		}
+		l.limit = max(1, min(initial, cfg.Concurrency))
+		l.adapt = &adaptive{max: cfg.Concurrency, slowStart: true}
 	}
-	a := &e.adapt
-	a.mu.Lock()
-	a.successes++
-	limit := e.slots.Limit()
-	grow := a.successes >= limit && limit < a.max
-	if grow {
-		a.successes = 0
-		limit++
-		e.slots.setLimit(limit)
-	}
-	a.mu.Unlock()
-	if grow {
-		e.emit(Event{Kind: ConcurrencyChanged, Limit: limit})
-	}
+	return l
 }
 
-func (e *Engine) adaptOverload(startedAt uint64) {
-	if !e.cfg.Adaptive {
-		return
+// outcome is what a call's end says about capacity.
+type outcome uint8
+
+const (
+	outcomeNeutral  outcome = iota // says nothing about capacity
+	outcomeSuccess                 // the call went through
+	outcomeCapacity                // a 429 the headers do not explain as sporadic
+)
+
+// ended takes a call's outcome and moves the limit. It returns the new
+// limit and whether it changed.
+func (l *limiter) ended(c callStart, o outcome) (int, bool) {
+	if c.counted {
+		l.executing.Add(-1)
 	}
-	a := &e.adapt
-	a.mu.Lock()
-	if startedAt != a.gen {
-		a.mu.Unlock()
-		return
+	a := l.adapt
+	if a == nil || o == outcomeNeutral {
+		return 0, false
 	}
-	a.gen++
-	a.successes = 0
-	limit := max(1, e.slots.Limit()/2)
-	e.slots.setLimit(limit)
-	a.mu.Unlock()
-	e.emit(Event{Kind: ConcurrencyChanged, Limit: limit})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old := l.limit
+	switch o {
+	case outcomeSuccess:
+		a.outcomes++
+		if c.atCapacity && l.limit < a.max {
+			if a.slowStart {
+				l.setLimitLocked(l.limit + 1)
+			} else if a.credit += 1 / float64(l.limit); a.credit >= 1 {
+				a.credit--
+				l.setLimitLocked(l.limit + 1)
+			}
+		}
+	case outcomeCapacity:
+		if c.gen != a.gen.Load() {
+			// Started before the last decrease, which already answered it.
+			break
+		}
+		a.outcomes++
+		a.signals++
+		if a.signals >= 3 && float64(a.signals) > noiseShare*float64(a.outcomes) {
+			next := int(float64(l.limit) * decreaseFactor)
+			if a.slowStart {
+				// Doubling each round trip, the limit has overshot by up
+				// to twice what the provider takes when the signal comes
+				// back: go back to where the last round trip started.
+				next = l.limit / 2
+				a.slowStart = false
+			}
+			a.credit = 0
+			a.outcomes, a.signals = 0, 0
+			a.gen.Add(1)
+			l.setLimitLocked(max(1, next))
+		}
+	}
+	if a.outcomes >= max(2*l.limit, minWindow) {
+		a.outcomes, a.signals = 0, 0
+	}
+	return l.limit, l.limit != old
 }

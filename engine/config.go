@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/store"
@@ -18,9 +19,10 @@ import (
 type Config struct {
 	// Concurrency is the most items in flight (default 8).
 	Concurrency int
-	// Adaptive starts at InitialConcurrency and adds one item of
-	// concurrency per window of successes, halving on rate limits and
-	// overload, never above Concurrency.
+	// Adaptive makes Concurrency a ceiling: the limit on calls at once
+	// starts at InitialConcurrency and finds the provider's capacity by
+	// itself (slow start, then one more per round trip; down on 429s that
+	// are a pattern, at most once per round trip). See adaptive.go.
 	Adaptive bool
 	// InitialConcurrency is where adaptive concurrency starts (default
 	// min(4, Concurrency)).
@@ -34,6 +36,10 @@ type Config struct {
 	Breaker breaker.Settings
 	// OnTrip is what happens when the breaker opens.
 	OnTrip TripAction
+	// BreakerCount lists the classes of final failures that count toward
+	// the breaker; nil counts every class (DESIGN.md's table). A final
+	// failure of another class neither counts nor resets the count.
+	BreakerCount []classify.Class
 	// Prompter asks the operator on TripPrompt and at check-ins. Without
 	// one, TripPrompt acts as TripAbort and check-ins are skipped.
 	Prompter Prompter
@@ -138,6 +144,24 @@ type Rejecter interface {
 type Cacher interface {
 	Cached(item task.Item) bool
 }
+
+// Quota is what a provider's rate-limit headers said on a response. A count
+// whose header was absent is -1; a reset that was absent is 0.
+// Engine.ObserveQuota takes it: the limits pace calls when the spec set
+// none, and an exhausted quota pauses dispatch until its reset.
+type Quota struct {
+	// RequestsLimit and RequestsRemaining count requests per minute.
+	RequestsLimit, RequestsRemaining int
+	// TokensLimit and TokensRemaining count tokens per minute.
+	TokensLimit, TokensRemaining int
+	// RequestsReset and TokensReset are how long until the quotas are
+	// whole again.
+	RequestsReset, TokensReset time.Duration
+}
+
+// window is the period the limits are counted over. Both providers state
+// their rate limits per minute.
+func (Quota) window() time.Duration { return time.Minute }
 
 // Estimator is implemented by tasks that can estimate the tokens a call will
 // consume before making it, for the tokens-per-minute limit and the budget.

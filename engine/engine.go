@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/heal"
@@ -21,59 +19,51 @@ import (
 )
 
 // Engine runs one task over a stream of items. Build one with New, call Run
-// once. Stop, Cooldown and Stats may be called from any goroutine while it
-// runs.
+// once. Stop, Cooldown, ObserveQuota and Stats may be called from any
+// goroutine while it runs.
+//
+// A run has two contexts, as River's client has: the context given to Run,
+// under which calls are made (canceling it cancels calls in flight), and a
+// dispatch context derived from it, under which everything waits (the
+// gate, a retry's backoff, pacing). Stop cancels the dispatch context with
+// a *StopError as its cause: nothing new starts, calls in flight finish and
+// are recorded.
 type Engine struct {
-	cfg    Config
-	task   task.Task
-	job    store.Job
-	br     *breaker.Breaker
-	est    Estimator
-	cacher Cacher
-
-	reqLimit *rate.Limiter
-	tokLimit *rate.Limiter
-	slots    slots
-	adapt    adaptive
+	cfg  Config
+	task task.Task
+	prep task.Preparer
+	est  Estimator
+	cach Cacher
+	job  store.Job
+	br   *breaker.Breaker
+	gate *gate
 
 	mu         sync.Mutex
-	stopReason StopReason
-	stopDetail string
-	stopping   chan struct{} // closed by the first stop
-	changed    chan struct{} // closed and replaced when the gate may open
-	paused     bool          // a trip or check-in awaits the operator
-	cooldown   time.Time     // no call before this instant
-	// After a cooldown, calls go one at a time until one ends without
-	// setting a new cooldown, so the waiting items do not all call at the
-	// instant it expires and meet a 429 together.
-	cooling     bool
-	probing     bool   // the one post-cooldown call is under way
-	cooldownSeq uint64 // counts cooldowns set or extended
-	lastFailure *Failure
-	tripReason  string
-	latest      []store.Record // the last few records, for check-ins
-	activeCalls int
-	idle        chan struct{} // closed when activeCalls drops to 0
-	// The control loop's requests: flags set under mu, and a kick that
-	// never blocks the goroutine asking (a breaker listener inside a call).
-	tripWanted    bool
-	checkinWanted bool
-	control       chan struct{}
+	stopCause  *StopError              // the first stop
+	cancelRun  context.CancelCauseFunc // cancels the dispatch context, once Run made it
+	runErr     error                   // the first failure of the run itself
+	lastFail   *Failure
+	tripReason string
+	latest     []store.Record // the last few records, for check-ins
+	// The control loop's requests: set under mu, with a kick that never
+	// blocks the goroutine asking (a breaker listener inside a call).
+	tripWanted, checkinWanted bool
+	control                   chan struct{}
+	idle                      chan struct{} // closed when active drops to 0
+	active                    atomic.Int64  // calls between the gate and their outcome
 
-	started   time.Time
-	done      atomic.Int64
-	succeeded atomic.Int64
-	failed    atomic.Int64
-	inFlight  atomic.Int64
-	retries   atomic.Int64
-	heals     atomic.Int64
-	calls     atomic.Int64
-	inTokens  atomic.Int64
-	outTokens atomic.Int64
-	costMicro atomic.Int64 // cost in millionths of a dollar
-	reserved  atomic.Int64 // estimated tokens of the calls under way
-	exhausted atomic.Bool  // the dispatcher has read the end of the input
-	trips     atomic.Int64
+	limitMu   sync.Mutex // orders ConcurrencyChanged events
+	lastLimit int        // the limit last reported, under limitMu
+
+	counted  [classify.Canceled + 1]bool // classes that count toward the breaker
+	startedN atomic.Int64                // Run's start, unix nanoseconds
+
+	done, succeeded, failed, inFlight atomic.Int64
+	retries, heals, callsN            atomic.Int64
+	inTokens, outTokens               atomic.Int64
+	costMicro                         atomic.Int64 // millionths of a dollar
+	exhausted                         atomic.Bool  // the dispatcher read the end of the input
+	trips                             atomic.Int64
 }
 
 // latestKept is how many recent records a check-in shows.
@@ -84,19 +74,19 @@ func New(cfg Config, t task.Task, job store.Job) *Engine {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 8
 	}
-	e := &Engine{
-		cfg:      cfg,
-		task:     t,
-		job:      job,
-		stopping: make(chan struct{}),
-		changed:  make(chan struct{}),
-		control:  make(chan struct{}, 1),
+	e := &Engine{cfg: cfg, task: t, job: job, control: make(chan struct{}, 1)}
+	e.prep, _ = t.(task.Preparer)
+	e.est, _ = t.(Estimator)
+	e.cach, _ = t.(Cacher)
+	if cfg.BreakerCount == nil {
+		for c := range e.counted {
+			e.counted[c] = true
+		}
 	}
-	if est, ok := t.(Estimator); ok {
-		e.est = est
-	}
-	if c, ok := t.(Cacher); ok {
-		e.cacher = c
+	for _, c := range cfg.BreakerCount {
+		if int(c) < len(e.counted) {
+			e.counted[c] = true
+		}
 	}
 	bs := cfg.Breaker
 	userHook := bs.OnStateChange
@@ -107,25 +97,9 @@ func New(cfg Config, t task.Task, job store.Job) *Engine {
 		}
 	}
 	e.br = breaker.New(bs)
-	if cfg.RequestsPerMinute > 0 {
-		perSec := float64(cfg.RequestsPerMinute) / 60
-		e.reqLimit = rate.NewLimiter(rate.Limit(perSec), max(1, int(math.Ceil(perSec))))
-	}
-	if cfg.TokensPerMinute > 0 {
-		perSec := float64(cfg.TokensPerMinute) / 60
-		// The burst must hold the largest single call, or WaitN refuses it.
-		e.tokLimit = rate.NewLimiter(rate.Limit(perSec), max(cfg.TokensPerMinute/6, 1))
-	}
-	limit := cfg.Concurrency
-	if cfg.Adaptive {
-		limit = cfg.InitialConcurrency
-		if limit <= 0 {
-			limit = min(4, cfg.Concurrency)
-		}
-		limit = min(limit, cfg.Concurrency)
-	}
-	e.slots.limit = limit
-	e.adapt.max = cfg.Concurrency
+	e.gate = newGate(cfg, e.br, func() (int64, float64) {
+		return e.inTokens.Load() + e.outTokens.Load(), float64(e.costMicro.Load()) / 1e6
+	})
 	return e
 }
 
@@ -133,52 +107,79 @@ func New(cfg Config, t task.Task, job store.Job) *Engine {
 func (e *Engine) Breaker() *breaker.Breaker { return e.br }
 
 // Stop makes the run stop dispatching: calls in flight finish and are
-// recorded, everything else stays pending. The first reason wins.
+// recorded, everything else stays pending. It may be called any number of
+// times from any goroutine, before or during Run; the first reason wins.
 func (e *Engine) Stop(reason StopReason, detail string) {
+	e.stop(&StopError{Reason: reason, Detail: detail})
+}
+
+func (e *Engine) stop(cause *StopError) {
+	if cause.Reason == StopNone {
+		cause.Reason = StopOperator
+	}
 	e.mu.Lock()
-	if e.stopReason != StopNone {
+	if e.stopCause != nil {
 		e.mu.Unlock()
 		return
 	}
-	e.stopReason, e.stopDetail = reason, detail
-	close(e.stopping)
+	e.stopCause = cause
+	cancel := e.cancelRun
 	e.mu.Unlock()
-	e.emit(Event{Kind: Stopping, Reason: detail})
+	if cancel != nil {
+		cancel(cause)
+	}
+	e.emit(Event{Kind: Stopping, Reason: cause.Detail})
+}
+
+// failed records a failure of the run itself (its checkpoint, its input)
+// and stops dispatch with it: DESIGN.md's exit 4. Only the first is kept.
+func (e *Engine) failRun(err error) {
+	e.mu.Lock()
+	if e.runErr == nil {
+		e.runErr = err
+	}
+	e.mu.Unlock()
+	e.stop(&StopError{Reason: StopStorage, Detail: err.Error(), Err: err})
 }
 
 // Cooldown pauses every call until the given instant (a later cooldown
-// extends an earlier one). The LLM task's rate-limit headers call it when a
-// provider's remaining quota is exhausted, and the engine itself when a 429
-// carries a retry hint.
+// extends an earlier one); when it ends, one call goes first and the rest
+// follow once it meets no new cooldown.
 func (e *Engine) Cooldown(until time.Time, reason string) {
-	e.mu.Lock()
-	extended := until.After(e.cooldown)
-	if extended {
-		e.cooldown = until
-		e.cooling = true
-		e.cooldownSeq++
-	}
-	e.mu.Unlock()
-	if extended {
+	if e.gate.cooldown(until) {
 		e.emit(Event{Kind: Cooldown, Until: until, Reason: reason})
+	}
+}
+
+// ObserveQuota takes a provider's rate-limit headers, seen on a response.
+// Limits the spec did not set pace calls from then on; an exhausted quota
+// is a cooldown until its reset; and a 429 met while the quota showed room
+// is sporadic: it delays only its own item.
+func (e *Engine) ObserveQuota(q Quota) {
+	if until, reason := e.gate.learn(q, int(e.gate.conc.executing.Load())); !until.IsZero() {
+		e.Cooldown(until, reason)
 	}
 }
 
 // Stats returns the run's counters now.
 func (e *Engine) Stats() Stats {
+	var started time.Time
+	if n := e.startedN.Load(); n != 0 {
+		started = time.Unix(0, n)
+	}
 	return Stats{
-		Started:      e.started,
+		Started:      started,
 		Total:        e.cfg.Total,
 		Skipped:      e.cfg.Skipped,
 		Planned:      e.planned(),
 		Done:         int(e.done.Load()),
 		Succeeded:    int(e.succeeded.Load()),
 		Failed:       int(e.failed.Load()),
-		InFlight:     int(e.inFlight.Load()),
+		InFlight:     int(e.gate.conc.executing.Load()),
 		Retries:      int(e.retries.Load()),
 		HealAttempts: int(e.heals.Load()),
-		Calls:        int(e.calls.Load()),
-		Limit:        e.slots.Limit(),
+		Calls:        int(e.callsN.Load()),
+		Limit:        e.gate.conc.Limit(),
 		Breaker:      e.br.State(),
 		Trips:        int(e.trips.Load()),
 		Usage:        task.Usage{InputTokens: e.inTokens.Load(), OutputTokens: e.outTokens.Load()},
@@ -188,363 +189,220 @@ func (e *Engine) Stats() Stats {
 
 // Run dispatches every item of src and returns when each dispatched item
 // has its outcome. Canceling ctx cancels the calls in flight (their items
-// stay pending); Stop ends the run gracefully. The returned error is for
-// failures of the run itself (the source, the checkpoint), never for item
-// failures, which the Summary counts.
+// stay pending); Stop ends the run gracefully. The returned error is a
+// failure of the run itself — the source could not be read, the
+// checkpoint could not be written — never an item's failure, which the
+// Summary counts; the Summary's Stop is then StopStorage.
 func (e *Engine) Run(ctx context.Context, src Source) (Summary, error) {
-	e.started = time.Now()
-	controlDone := make(chan struct{})
+	start := time.Now()
+	e.startedN.Store(start.UnixNano())
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	e.mu.Lock()
+	e.cancelRun = cancel
+	early := e.stopCause
+	e.mu.Unlock()
+	if early != nil {
+		cancel(early)
+	}
+
 	controlCtx, stopControl := context.WithCancel(ctx)
+	controlDone := make(chan struct{})
 	go func() {
 		defer close(controlDone)
 		e.controlLoop(controlCtx)
 	}()
 
-	var (
-		wg       sync.WaitGroup
-		runErr   error
-		inBatch  int
-		sentOnce bool
-		// prefetched holds an item read ahead at a batch boundary, so that
-		// the last batch does not sleep its delay before seeing the end.
-		prefetched  *task.Item
-		prefetchErr error
-	)
-	next := func() (task.Item, error) {
-		if prefetched != nil || prefetchErr != nil {
-			it, err := prefetched, prefetchErr
-			prefetched, prefetchErr = nil, nil
-			if err != nil {
-				return task.Item{}, err
-			}
-			return *it, nil
-		}
-		return src.Next()
-	}
-	// Long-lived workers, as many as the most slots there can be, run the
-	// items: a goroutine per item would grow a fresh stack for every item
-	// whose call goes deep (an SDK, the checkpoint's JSON checks), which
-	// cost a third of the engine's time. The slots still decide how many
-	// items run at once.
-	work := make(chan task.Item)
-	var workers sync.WaitGroup
-	for range e.cfg.Concurrency {
-		workers.Go(func() {
-			for item := range work {
-				e.runItem(ctx, item)
-				e.inFlight.Add(-1)
-				e.slots.release()
-				wg.Done()
-			}
-		})
-	}
-dispatch:
-	for {
-		if !e.waitDispatchable(ctx) {
-			break
-		}
-		if !e.slots.acquire(ctx, e.stopping) {
-			break
-		}
-		item, err := next()
-		if err != nil {
-			e.slots.release()
-			if errors.Is(err, io.EOF) {
-				e.exhausted.Store(true)
-				break
-			}
-			var bad *BadItem
-			if errors.As(err, &bad) {
-				if rerr := e.recordBad(ctx, bad); rerr != nil {
-					runErr = rerr
-					e.Stop(StopOperator, rerr.Error())
-					break dispatch
-				}
-				continue
-			}
-			runErr = fmt.Errorf("engine: reading items: %w", err)
-			e.Stop(StopOperator, runErr.Error())
-			break
-		}
-		if sentOnce && e.cfg.Pacing.ItemDelay > 0 {
-			if !e.sleep(ctx, e.cfg.Pacing.ItemDelay) {
-				e.slots.release()
-				break
-			}
-		}
-		sentOnce = true
-		e.inFlight.Add(1)
-		wg.Add(1)
-		work <- item
-		if n := e.cfg.Pacing.BatchSize; n > 0 {
-			inBatch++
-			if inBatch == n {
-				inBatch = 0
-				wg.Wait()
-				it, err := src.Next()
-				if errors.Is(err, io.EOF) {
-					e.exhausted.Store(true)
-					break
-				}
-				prefetched, prefetchErr = &it, err
-				if e.cfg.Pacing.BatchDelay > 0 && !e.sleep(ctx, e.cfg.Pacing.BatchDelay) {
-					break
-				}
-			}
-		}
-	}
-	wg.Wait()
-	close(work)
-	workers.Wait()
+	d := dispatcher{e: e, src: src, ctx: ctx, dctx: dctx}
+	d.run()
+
 	stopControl()
 	<-controlDone
-
-	flushCtx := context.WithoutCancel(ctx)
-	if err := e.job.Flush(flushCtx); err != nil && runErr == nil {
-		runErr = fmt.Errorf("engine: flushing the checkpoint: %w", err)
+	if err := e.job.Flush(context.WithoutCancel(ctx)); err != nil {
+		e.failRun(fmt.Errorf("engine: flushing the checkpoint: %w", err))
 	}
-	e.mu.Lock()
-	unstopped := e.stopReason == StopNone
-	e.mu.Unlock()
-	if unstopped && ctx.Err() != nil {
+	if ctx.Err() != nil {
 		// A canceled context without a Stop is an interruption.
 		e.Stop(StopSignal, "interrupted")
 	}
-	s := Summary{Stats: e.Stats(), Elapsed: time.Since(e.started)}
+	s := Summary{Stats: e.Stats(), Elapsed: time.Since(start)}
 	e.mu.Lock()
-	s.Stop, s.StopDetail, s.LastFailure = e.stopReason, e.stopDetail, e.lastFailure
+	if e.stopCause != nil {
+		s.Stop, s.StopDetail = e.stopCause.Reason, e.stopCause.Detail
+	}
+	s.LastFailure = e.lastFail
+	err := e.runErr
 	e.mu.Unlock()
 	if e.cfg.Total > 0 {
 		s.Pending = max(0, e.cfg.Total-e.cfg.Skipped-s.Done)
 	}
-	return s, runErr
+	return s, err
 }
 
-// waitDispatchable blocks while the run is paused or the breaker is open,
-// and reports false once the run stops.
-func (e *Engine) waitDispatchable(ctx context.Context) bool {
+// dispatcher reads items and hands them to workers: long-lived goroutines,
+// started as items need them up to the most that can run, since a
+// goroutine per item would grow a fresh stack for every item whose call
+// goes deep. The gate, not the number of workers, decides how many calls
+// go at once.
+type dispatcher struct {
+	e         *Engine
+	src       Source
+	ctx, dctx context.Context
+
+	work    chan task.Item
+	workers int
+	wg      sync.WaitGroup // items handed to workers and not yet ended
+	pool    sync.WaitGroup // the workers
+
+	inBatch    int
+	sentOnce   bool
+	prefetched *task.Item // read ahead at a batch boundary
+	pendingErr error      // the error read ahead instead
+}
+
+// maxWorkers bounds the workers by Config.Concurrency, so that items keep
+// their input order with a fixed limit (an item waiting out its backoff
+// holds its place, as it always did), and never more than the items that
+// can run: a spec's concurrency.max of a million over ten items starts
+// ten. With adaptive concurrency the call limit moves below that ceiling.
+func (d *dispatcher) maxWorkers() int {
+	n := d.e.cfg.Concurrency
+	if d.e.cfg.Total > 0 {
+		n = min(n, max(d.e.planned(), 1))
+	}
+	return n
+}
+
+func (d *dispatcher) run() {
+	e := d.e
+	d.work = make(chan task.Item)
+	limit := d.maxWorkers()
+	defer func() {
+		d.wg.Wait()
+		close(d.work)
+		d.pool.Wait()
+	}()
 	for {
-		if ctx.Err() != nil || e.isStopping() {
-			return false
+		if e.waitDispatchable(d.dctx) != nil {
+			return
 		}
-		e.mu.Lock()
-		paused, changed := e.paused, e.changed
-		e.mu.Unlock()
-		if !paused && e.br.State() != breaker.Open {
-			return true
+		item, err := d.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				e.exhausted.Store(true)
+				return
+			}
+			var bad *BadItem
+			if errors.As(err, &bad) {
+				if !e.recordBad(d.ctx, bad) {
+					return
+				}
+				continue
+			}
+			e.failRun(fmt.Errorf("engine: reading items: %w", err))
+			return
 		}
-		var timer <-chan time.Time
-		if !paused {
-			if d := time.Until(e.br.ReadyAt()); d > 0 {
-				t := time.NewTimer(d)
-				defer t.Stop()
-				timer = t.C
-			} else {
-				return true
+		if d.sentOnce && e.cfg.Pacing.ItemDelay > 0 && sleep(d.dctx, e.cfg.Pacing.ItemDelay) != nil {
+			e.pending(item)
+			return
+		}
+		d.sentOnce = true
+		e.inFlight.Add(1)
+		d.wg.Add(1)
+		select {
+		case d.work <- item:
+		default:
+			if d.workers < limit {
+				d.workers++
+				d.pool.Go(d.worker)
+			}
+			select {
+			case d.work <- item:
+			case <-d.dctx.Done():
+				e.inFlight.Add(-1)
+				d.wg.Done()
+				e.pending(item)
+				return
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-e.stopping:
-			return false
-		case <-changed:
-		case <-timer:
+		if n := e.cfg.Pacing.BatchSize; n > 0 {
+			d.inBatch++
+			if d.inBatch == n {
+				d.inBatch = 0
+				d.wg.Wait()
+				it, err := d.src.Next()
+				if errors.Is(err, io.EOF) {
+					e.exhausted.Store(true)
+					return
+				}
+				if err != nil {
+					// Let the loop's own handling see it.
+					d.prefetchErr(err)
+				} else {
+					d.prefetched = &it
+				}
+				if e.cfg.Pacing.BatchDelay > 0 && sleep(d.dctx, e.cfg.Pacing.BatchDelay) != nil {
+					if d.prefetched != nil {
+						e.pending(*d.prefetched)
+					}
+					return
+				}
+			}
 		}
 	}
 }
 
-func (e *Engine) isStopping() bool {
-	select {
-	case <-e.stopping:
-		return true
-	default:
-		return false
+func (d *dispatcher) worker() {
+	for item := range d.work {
+		d.e.runItem(d.ctx, d.dctx, item)
+		d.e.inFlight.Add(-1)
+		d.wg.Done()
 	}
 }
 
-// sleep waits d, and reports false if the run stopped meanwhile.
-func (e *Engine) sleep(ctx context.Context, d time.Duration) bool {
+// next returns the item read ahead, if any, else the source's next.
+func (d *dispatcher) next() (task.Item, error) {
+	if d.prefetched != nil {
+		it := *d.prefetched
+		d.prefetched = nil
+		return it, nil
+	}
+	if d.pendingErr != nil {
+		err := d.pendingErr
+		d.pendingErr = nil
+		return task.Item{}, err
+	}
+	return d.src.Next()
+}
+
+func (d *dispatcher) prefetchErr(err error) { d.pendingErr = err }
+
+// waitDispatchable blocks while the run is paused or its breaker open, so
+// that no item is read only to wait; it returns the stop's cause once the
+// run stops.
+func (e *Engine) waitDispatchable(ctx context.Context) error {
+	p, _, err := e.gate.open(ctx)
+	if err != nil {
+		return err
+	}
+	// Looking is not calling: a half-open probe slot goes back at once.
+	e.gate.release(p)
+	return nil
+}
+
+// sleep waits d, or returns ctx's cause if it ends first.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
+		return nil
 	case <-ctx.Done():
-		return false
-	case <-e.stopping:
-		return false
+		return context.Cause(ctx)
 	}
-}
-
-// broadcast wakes everything waiting at the gate.
-func (e *Engine) broadcastLocked() {
-	close(e.changed)
-	e.changed = make(chan struct{})
-}
-
-func (e *Engine) breakerChanged(from, to breaker.State, c breaker.Counts) {
-	if from == breaker.Closed && to == breaker.Open {
-		e.trips.Add(1)
-	}
-	e.mu.Lock()
-	trip := to == breaker.Open && (e.cfg.OnTrip != TripWait || from == breaker.Closed)
-	if trip && e.cfg.OnTrip != TripWait {
-		e.paused = true
-		e.tripReason = fmt.Sprintf("%d consecutive failures", c.ConsecutiveFailures)
-		if c.ConsecutiveFailures < max(e.cfg.Breaker.Threshold, 1) && c.WindowSize > 0 {
-			e.tripReason = fmt.Sprintf("%d failures in the last %d outcomes", c.WindowFailures, c.WindowSize)
-		}
-	}
-	e.broadcastLocked()
-	e.mu.Unlock()
-	e.emit(Event{Kind: BreakerChanged, State: to})
-	if trip && e.cfg.OnTrip != TripWait {
-		e.requestControl(func() { e.tripWanted = true })
-	}
-}
-
-// controlLoop handles what needs the operator: trips and check-ins. It runs
-// beside the dispatcher so that a trip is handled even while the dispatcher
-// waits for a slot.
-func (e *Engine) controlLoop(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-e.control:
-		}
-		// Drain: in-flight calls finish and are recorded before anyone is
-		// asked anything.
-		if !e.waitIdle(ctx) {
-			return
-		}
-		e.mu.Lock()
-		trip, checkin := e.tripWanted, e.checkinWanted
-		e.tripWanted, e.checkinWanted = false, false
-		e.mu.Unlock()
-		if e.exhausted.Load() && e.inFlight.Load() == 0 {
-			// Every item has its outcome: there is nothing left to decide,
-			// and a stop now would call a finished run aborted.
-			e.unpause()
-			continue
-		}
-		if trip {
-			e.handleTrip(ctx)
-		}
-		if checkin && !e.isStopping() {
-			e.handleCheckin(ctx)
-		}
-	}
-}
-
-// requestControl records a request for the control loop and wakes it,
-// without ever blocking: requests made while it is busy coalesce.
-func (e *Engine) requestControl(set func()) {
-	e.mu.Lock()
-	set()
-	e.mu.Unlock()
-	select {
-	case e.control <- struct{}{}:
-	default:
-	}
-}
-
-// unpause lets the gate open again.
-func (e *Engine) unpause() {
-	e.mu.Lock()
-	e.paused = false
-	e.broadcastLocked()
-	e.mu.Unlock()
-}
-
-func (e *Engine) handleTrip(ctx context.Context) {
-	e.mu.Lock()
-	// A check-in answered meanwhile may have unpaused: a trip pauses until
-	// its own answer.
-	e.paused = true
-	report := TripReport{Reason: e.tripReason, Last: e.lastFailure}
-	e.mu.Unlock()
-	report.Stats = e.Stats()
-	if e.cfg.OnTrip == TripPrompt && e.cfg.Prompter != nil {
-		if err := e.job.Flush(ctx); err != nil {
-			e.Stop(StopBreaker, "circuit breaker open: "+report.Reason+"; flushing failed: "+err.Error())
-			return
-		}
-		decision := e.cfg.Prompter.Trip(ctx, report)
-		if ctx.Err() != nil {
-			// The run ended while the operator was asked: nobody answered.
-			return
-		}
-		if decision == TripContinue {
-			e.mu.Lock()
-			e.paused = false
-			e.mu.Unlock()
-			e.br.Reset()
-			e.mu.Lock()
-			e.broadcastLocked()
-			e.mu.Unlock()
-			return
-		}
-		e.Stop(StopOperator, "aborted by the operator after the circuit breaker opened: "+report.Reason)
-		return
-	}
-	e.Stop(StopBreaker, "circuit breaker open: "+report.Reason)
-}
-
-func (e *Engine) handleCheckin(ctx context.Context) {
-	e.mu.Lock()
-	latest := append([]store.Record(nil), e.latest...)
-	e.mu.Unlock()
-	goOn := e.cfg.Prompter.Checkin(ctx, latest, e.Stats())
-	if ctx.Err() != nil {
-		return
-	}
-	if !goOn {
-		e.Stop(StopOperator, "aborted by the operator at a check-in")
-		return
-	}
-	e.mu.Lock()
-	e.paused = false
-	e.broadcastLocked()
-	e.mu.Unlock()
-}
-
-// waitIdle waits until no call is in progress.
-func (e *Engine) waitIdle(ctx context.Context) bool {
-	for {
-		e.mu.Lock()
-		if e.activeCalls == 0 {
-			e.mu.Unlock()
-			return true
-		}
-		if e.idle == nil {
-			e.idle = make(chan struct{})
-		}
-		idle := e.idle
-		e.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return false
-		case <-idle:
-		}
-	}
-}
-
-func (e *Engine) callStarted() {
-	e.mu.Lock()
-	e.activeCalls++
-	e.mu.Unlock()
-}
-
-func (e *Engine) callEnded() {
-	e.mu.Lock()
-	e.activeCalls--
-	if e.activeCalls == 0 && e.idle != nil {
-		close(e.idle)
-		e.idle = nil
-	}
-	e.mu.Unlock()
 }
 
 func (e *Engine) emit(ev Event) {
@@ -557,8 +415,9 @@ func (e *Engine) emit(ev Event) {
 	e.cfg.OnEvent(ev)
 }
 
-// recordBad records an item that failed before any call.
-func (e *Engine) recordBad(ctx context.Context, bad *BadItem) error {
+// recordBad records an item that failed before any call. It reports false
+// when the record could not be written (the run then stops).
+func (e *Engine) recordBad(ctx context.Context, bad *BadItem) bool {
 	rec := store.Record{
 		Idx:        bad.Item.Idx,
 		ID:         bad.Item.ID,
@@ -569,15 +428,17 @@ func (e *Engine) recordBad(ctx context.Context, bad *BadItem) error {
 		FinishedAt: time.Now().UTC(),
 	}
 	rec.Fingerprint = heal.Fingerprint(classify.Item.String(), rec.Error)
-	item := bad.Item
-	return e.finish(ctx, &item, &rec, &Failure{Item: item, Err: bad.Err, Decision: classify.Decision{Class: classify.Item, Reason: "bad input line"}})
+	return e.finish(ctx, bad.Item, rec, &Failure{Item: bad.Item, Err: bad.Err, Decision: classify.Decision{Class: classify.Item, Reason: "bad input line"}})
 }
 
-// finish appends the record, updates counters and schedules a check-in.
-func (e *Engine) finish(ctx context.Context, item *task.Item, rec *store.Record, f *Failure) error {
-	if err := e.job.Append(context.WithoutCancel(ctx), *rec); err != nil {
-		e.Stop(StopOperator, "writing the checkpoint failed: "+err.Error())
-		return fmt.Errorf("engine: recording item %d: %w", rec.Idx, err)
+// finish appends the record, updates counters and schedules a check-in. A
+// record that cannot be written stops the run (exit 4): the item stays
+// pending, since nothing says it finished, and it reports false.
+func (e *Engine) finish(ctx context.Context, item task.Item, rec store.Record, f *Failure) bool {
+	if err := e.job.Append(context.WithoutCancel(ctx), rec); err != nil {
+		e.failRun(fmt.Errorf("engine: writing the checkpoint for item %d: %w", rec.Idx, err))
+		e.pending(item)
+		return false
 	}
 	if f != nil {
 		e.failed.Add(1)
@@ -586,30 +447,32 @@ func (e *Engine) finish(ctx context.Context, item *task.Item, rec *store.Record,
 	}
 	done := e.done.Add(1)
 	checkin := false
-	e.mu.Lock()
-	if f != nil {
-		e.lastFailure = f
-	}
-	if e.cfg.CheckinEvery > 0 && e.cfg.Prompter != nil {
-		if len(e.latest) == latestKept {
-			copy(e.latest, e.latest[1:])
-			e.latest = e.latest[:latestKept-1]
+	if f != nil || (e.cfg.CheckinEvery > 0 && e.cfg.Prompter != nil) {
+		e.mu.Lock()
+		if f != nil {
+			e.lastFail = f
 		}
-		e.latest = append(e.latest, *rec)
-		last := e.cfg.Total > 0 && done >= int64(e.planned())
-		if done%int64(e.cfg.CheckinEvery) == 0 && !e.paused && !last {
-			e.paused = true
-			checkin = true
+		if e.cfg.CheckinEvery > 0 && e.cfg.Prompter != nil {
+			if len(e.latest) == latestKept {
+				copy(e.latest, e.latest[1:])
+				e.latest = e.latest[:latestKept-1]
+			}
+			e.latest = append(e.latest, rec)
+			last := e.cfg.Total > 0 && done >= int64(e.planned())
+			if done%int64(e.cfg.CheckinEvery) == 0 && !e.gate.paused.Load() && !last {
+				e.gate.pause()
+				checkin = true
+			}
 		}
+		e.mu.Unlock()
 	}
-	e.mu.Unlock()
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemFinished, Item: item, Record: rec, Err: errOf(f), Decision: decisionOf(f)})
 	}
 	if checkin {
 		e.requestControl(func() { e.checkinWanted = true })
 	}
-	return nil
+	return true
 }
 
 func errOf(f *Failure) error {
@@ -624,65 +487,6 @@ func decisionOf(f *Failure) classify.Decision {
 		return classify.Decision{}
 	}
 	return f.Decision
-}
-
-// slots is a counting semaphore whose limit can change while it is held,
-// for adaptive concurrency. Only the dispatcher acquires.
-type slots struct {
-	mu    sync.Mutex
-	limit int
-	used  int
-	wake  chan struct{}
-}
-
-func (s *slots) acquire(ctx context.Context, stop <-chan struct{}) bool {
-	for {
-		s.mu.Lock()
-		if s.used < s.limit {
-			s.used++
-			s.mu.Unlock()
-			return true
-		}
-		if s.wake == nil {
-			s.wake = make(chan struct{})
-		}
-		wake := s.wake
-		s.mu.Unlock()
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return false
-		case <-stop:
-			return false
-		}
-	}
-}
-
-func (s *slots) release() {
-	s.mu.Lock()
-	s.used--
-	if s.wake != nil {
-		close(s.wake)
-		s.wake = nil
-	}
-	s.mu.Unlock()
-}
-
-// Limit returns the current limit.
-func (s *slots) Limit() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.limit
-}
-
-func (s *slots) setLimit(n int) {
-	s.mu.Lock()
-	s.limit = n
-	if s.wake != nil {
-		close(s.wake)
-		s.wake = nil
-	}
-	s.mu.Unlock()
 }
 
 // maxHint is the retry policy's cap on server hints.
@@ -700,4 +504,26 @@ func (e *Engine) planned() int {
 		return e.cfg.Planned
 	}
 	return all
+}
+
+// account adds a call's usage and cost to the item and the run, and
+// corrects the token limiter from the real usage: spending more than the
+// estimate takes the difference as debt.
+func (e *Engine) account(r *itemRun, res task.Result, estimate int) {
+	if res.Usage.Total() == 0 && res.CostUSD == 0 {
+		return
+	}
+	r.usage = r.usage.Add(res.Usage)
+	e.inTokens.Add(res.Usage.InputTokens)
+	e.outTokens.Add(res.Usage.OutputTokens)
+	if res.CostUSD > 0 {
+		r.cost += res.CostUSD
+		r.costKnown = true
+		e.costMicro.Add(int64(math.Round(res.CostUSD * 1e6)))
+	}
+	if tok := e.gate.tok.Load(); tok != nil && estimate > 0 {
+		if extra := int(res.Usage.Total()) - estimate; extra > 0 {
+			tok.ReserveN(time.Now(), min(extra, tok.Burst()))
+		}
+	}
 }

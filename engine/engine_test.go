@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -567,46 +566,6 @@ func TestRateLimitHintPausesEveryone(t *testing.T) {
 		// runs meanwhile; the retry happens at 7s.
 		if len(callTimes) != 4 || callTimes[1] != 7*time.Second {
 			t.Fatalf("call times %v, want the retry at 7s", callTimes)
-		}
-	})
-}
-
-func TestAdaptiveConcurrencyHalvesOn429AndGrows(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var limits []int
-		var mu sync.Mutex
-		var n atomic.Int64
-		tk := task.Func(func(ctx context.Context, it task.Item) (task.Result, error) {
-			time.Sleep(10 * time.Millisecond)
-			if n.Add(1) == 60 {
-				return task.Result{}, classify.WithClass(hintErr{0}, classify.Retryable, "test")
-			}
-			return ok("x")
-		})
-		e := engine.New(engine.Config{Concurrency: 16, Adaptive: true, InitialConcurrency: 2, Retry: fastRetry, OnEvent: func(ev engine.Event) {
-			if ev.Kind == engine.ConcurrencyChanged {
-				mu.Lock()
-				limits = append(limits, ev.Limit)
-				mu.Unlock()
-			}
-		}}, tk, &memJob{})
-		if _, err := e.Run(context.Background(), items(400)); err != nil {
-			t.Fatal(err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		peak := slices.Max(limits)
-		if peak != 16 {
-			t.Errorf("limits %v never reached the max 16", limits)
-		}
-		halved := false
-		for i := 1; i < len(limits); i++ {
-			if limits[i] == limits[i-1]/2 {
-				halved = true
-			}
-		}
-		if !halved {
-			t.Errorf("limits %v: the 429 did not halve the limit", limits)
 		}
 	})
 }

@@ -65,13 +65,14 @@ func (k EventKind) String() string {
 type Event struct {
 	Kind EventKind
 	Time time.Time
-	// Item events.
-	Item     *task.Item
+	// Item events. Item and Record are copies, safe to keep: the engine
+	// goes on changing its own (a re-ask sets the item's feedback).
+	Item     task.Item
 	Attempt  int
 	Delay    time.Duration
 	Err      error
 	Decision classify.Decision
-	Record   *store.Record
+	Record   store.Record
 	// Breaker events.
 	State breaker.State
 	// Cooldown events.
@@ -92,7 +93,7 @@ type Stats struct {
 	Done      int // items finished in this run
 	Succeeded int
 	Failed    int
-	InFlight  int // items dispatched and not finished
+	InFlight  int // calls under way (items waiting out a backoff are not)
 	Retries   int // retried calls
 	// HealAttempts counts re-asks with feedback.
 	HealAttempts int
@@ -120,6 +121,10 @@ const (
 	StopOperator
 	// StopSignal: SIGINT or SIGTERM.
 	StopSignal
+	// StopStorage: tenax's own storage or input failed (the checkpoint
+	// could not be written, the input could not be read). Run returns the
+	// error; what was written stays and the job is resumable.
+	StopStorage
 )
 
 // String returns the reason's name.
@@ -133,6 +138,8 @@ func (r StopReason) String() string {
 		return "operator"
 	case StopSignal:
 		return "signal"
+	case StopStorage:
+		return "storage"
 	default:
 		return "none"
 	}
@@ -154,3 +161,19 @@ type Summary struct {
 	// LastFailure is the last item failure, for reports.
 	LastFailure *Failure
 }
+
+// StopError is why a run stopped dispatching: the cause of the context
+// that every wait of the run selects on (context.Cause returns it). The
+// first stop wins; later ones are ignored.
+type StopError struct {
+	Reason StopReason
+	// Detail explains the stop for people.
+	Detail string
+	// Err is the failure behind a StopStorage, nil otherwise.
+	Err error
+}
+
+func (e *StopError) Error() string { return "run stopped (" + e.Reason.String() + "): " + e.Detail }
+
+// Unwrap returns the failure behind the stop, if any.
+func (e *StopError) Unwrap() error { return e.Err }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strings"
 	"time"
 
 	"github.com/tenaxhq/tenax/breaker"
@@ -35,52 +33,79 @@ type itemRun struct {
 	costKnown   bool
 	cacheHit    bool
 	lastOutput  json.RawMessage
-	// probing: this item's next call is the one allowed after a cooldown;
-	// probeSeq is the cooldown count it started from.
-	probing  bool
-	probeSeq uint64
 }
 
 // runItem brings one item to its outcome: a record, or pending when the run
-// stops first.
-func (e *Engine) runItem(ctx context.Context, item task.Item) {
+// stops first. Calls are made under ctx; every wait is under dctx, the
+// dispatch context that Stop cancels.
+func (e *Engine) runItem(ctx, dctx context.Context, item task.Item) {
 	r := &itemRun{item: item, retrier: e.cfg.Retry.Start(), start: time.Now()}
 	if e.cfg.OnEvent != nil {
-		e.emit(Event{Kind: ItemStarted, Item: &r.item})
+		e.emit(Event{Kind: ItemStarted, Item: r.item})
 	}
 	for {
-		if e.isStopping() || ctx.Err() != nil {
-			e.pending(&r.item)
+		if dctx.Err() != nil {
+			e.pending(r.item)
 			return
 		}
-		permit, held, ok := e.beforeCall(ctx, r)
-		if !ok {
-			e.endProbe(r)
-			e.pending(&r.item)
+		prep, perr := e.prepare(ctx, r.item)
+		// An attempt that failed to prepare makes no request, but its failure
+		// still needs a breaker permit to count.
+		t, err := e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil)
+		if err != nil {
+			var budget *errBudget
+			if errors.As(err, &budget) {
+				e.Stop(StopBudget, budget.detail)
+			}
+			e.pending(r.item)
 			return
 		}
-		gen := e.adapt.generation()
-		e.callStarted()
-		res, err := e.task.Run(ctx, r.item)
-		e.reserved.Add(-held)
+		e.active.Add(1)
+		var res task.Result
+		switch {
+		case perr != nil:
+			err = perr
+		case prep.Run != nil:
+			res, err = prep.Run(ctx)
+		default:
+			res, err = e.task.Run(ctx, r.item)
+		}
 		// The call stays active until its outcome is handled, so that a
 		// tripped breaker's report counts it.
-		next, delay := e.afterCall(ctx, r, permit, gen, res, err)
+		next, delay := e.afterCall(ctx, r, &t, prep.Tokens, res, err)
 		e.callEnded()
-		e.endProbe(r)
 		switch next {
 		case stepDone:
 			return
 		case stepPending:
-			e.pending(&r.item)
+			e.pending(r.item)
 			return
 		case stepRetry:
-			if !e.sleep(ctx, delay) {
-				e.pending(&r.item)
+			if sleep(dctx, delay) != nil {
+				e.pending(r.item)
 				return
 			}
 		}
 	}
+}
+
+// prepare readies one attempt: through the task's Preparer when it has one,
+// so the prompt is rendered, estimated and keyed once; otherwise from the
+// older Estimator and Cacher, asked only when something would use the
+// answer.
+func (e *Engine) prepare(ctx context.Context, item task.Item) (task.Prepared, error) {
+	if e.prep != nil {
+		return e.prep.Prepare(ctx, item)
+	}
+	var p task.Prepared
+	limited := e.gate.tok.Load() != nil || e.cfg.Budget.MaxTokens > 0
+	if e.est != nil && limited {
+		p.Tokens = e.est.EstimateTokens(item)
+	}
+	if e.cach != nil && item.Feedback == nil && (limited || e.gate.req.Load() != nil || e.cfg.Budget.MaxCostUSD > 0 || e.gate.cool.State() != breaker.Closed) {
+		p.Cached = e.cach.Cached(item)
+	}
+	return p, nil
 }
 
 // step is what an item does after a call.
@@ -94,15 +119,18 @@ const (
 )
 
 // afterCall handles one call's result: it records the item, or says to call
-// again (after a delay) or to leave the item pending.
-func (e *Engine) afterCall(ctx context.Context, r *itemRun, permit breaker.Permit, gen uint64, res task.Result, err error) (step, time.Duration) {
+// again (after a delay) or to leave the item pending. It settles the
+// call's ticket: the breaker permit, the cooldown probe, the call slot and
+// what adaptive concurrency learns.
+func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate int, res task.Result, err error) (step, time.Duration) {
 	r.calls++
-	e.calls.Add(1)
-	e.account(r, res, err)
+	e.callsN.Add(1)
+	e.account(r, res, estimate)
 
 	var outErr *task.OutputError
 	switch {
 	case err == nil:
+		e.endCall(t, outcomeSuccess, false)
 		r.retrier.Success()
 		r.generations++
 		r.lastOutput = res.Output
@@ -111,40 +139,43 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, permit breaker.Permi
 		}
 		verr := e.validate(ctx, res.Output)
 		if verr == nil {
-			e.succeed(ctx, r, res)
-			permit.Success()
-			e.adaptSuccess()
+			if e.succeed(ctx, r, res) {
+				t.permit.Success()
+			} else {
+				t.permit.Release()
+			}
 			return stepDone, 0
 		}
 		if ctx.Err() != nil {
-			permit.Release()
+			t.permit.Release()
 			return stepPending, 0
 		}
 		var marked *classify.Error
 		if errors.As(verr, &marked) && marked.Class == classify.Fatal {
 			// The validator itself cannot run: the setup is wrong. Other
 			// validation errors are invalid whatever their words say.
-			e.fail(ctx, r, verr, classify.Decision{Class: classify.Fatal, Reason: marked.Reason})
-			permit.Failure()
+			e.fail(ctx, r, t.permit, verr, classify.Decision{Class: classify.Fatal, Reason: marked.Reason})
 			return stepDone, 0
 		}
 		if res.CacheKey != "" && e.cfg.Cache != nil {
 			_ = e.cfg.Cache.Reject(res.CacheKey, verr.Error())
 		}
 		r.cacheHit = false
-		return e.heal(ctx, r, permit, outputText(res.Output), verr), 0
+		return e.heal(ctx, r, t.permit, outputText(res.Output), verr), 0
 	case errors.As(err, &outErr):
 		// The call worked; its output is unusable. It resets the retry
 		// streak and spends heal budget, as DESIGN.md requires.
+		e.endCall(t, outcomeSuccess, false)
 		r.retrier.Success()
 		r.generations++
 		r.lastOutput = mustJSONString(outErr.Output)
 		r.cacheHit = false
-		return e.heal(ctx, r, permit, outErr.Output, outErr.Err), 0
+		return e.heal(ctx, r, t.permit, outErr.Output, outErr.Err), 0
 	}
 	delay, d, stop := r.retrier.Failure(err)
-	if ctx.Err() != nil || (d.Class == classify.Canceled && e.isStopping()) {
-		permit.Release()
+	if ctx.Err() != nil || (d.Class == classify.Canceled && e.stopped()) {
+		e.endCall(t, outcomeNeutral, false)
+		t.permit.Release()
 		return stepPending, 0
 	}
 	if d.Class == classify.Canceled {
@@ -154,42 +185,68 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, permit breaker.Permi
 		d = classify.Decision{Class: classify.Item, Reason: "canceled, but not by the run: " + d.Reason}
 		stop = err
 	}
-	if d.Class == classify.Retryable {
-		var h retry.Hinter
-		if errors.As(err, &h) && h.RetryAfter() > 0 && isRateLimit(err) && e.cfg.Retry.MaxHint >= 0 {
-			// A 429's hint pauses every call to the provider, whether or
-			// not this item retries.
-			e.Cooldown(time.Now().Add(min(h.RetryAfter(), e.maxHint())), "rate limited: retry hint")
-		}
-		if isOverload(err) {
-			e.adaptOverload(gen)
-		}
+	o, cooled := outcomeNeutral, false
+	if d.Class == classify.Retryable && isRateLimit(err) {
+		o, cooled = e.rateLimited(err)
 	}
+	e.endCall(t, o, cooled)
 	if stop != nil {
-		e.fail(ctx, r, err, d)
-		permit.Failure()
+		e.fail(ctx, r, t.permit, err, d)
 		return stepDone, 0
 	}
-	if permit.Probe() {
+	if t.permit.Probe() {
 		// A failed probe re-opens the breaker; the item waits at the gate
 		// with everyone else.
-		permit.Failure()
+		t.permit.Failure()
 	} else {
-		permit.Release()
+		t.permit.Release()
 	}
 	e.retries.Add(1)
 	if e.cfg.OnEvent != nil {
-		e.emit(Event{Kind: ItemRetry, Item: &r.item, Attempt: r.retrier.Consecutive(), Delay: delay, Err: err, Decision: d})
+		e.emit(Event{Kind: ItemRetry, Item: r.item, Attempt: r.retrier.Consecutive(), Delay: delay, Err: err, Decision: d})
 	}
 	return stepRetry, delay
+}
+
+// rateLimited judges a 429. When the provider's latest rate-limit headers
+// showed room for more calls than are under way, it is sporadic: only its
+// own item waits (its retry delay honours the hint), and it says nothing
+// about capacity. Otherwise it is the shared limit speaking: a capacity
+// signal for adaptive concurrency and, with a retry hint, a cooldown that
+// pauses every call to the provider until the hint expires (DESIGN.md), so
+// the herd does not come back at once.
+func (e *Engine) rateLimited(err error) (o outcome, cooled bool) {
+	if room, known := e.gate.quotaRoom(int(e.gate.conc.executing.Load())); known && room {
+		return outcomeNeutral, false
+	}
+	var h retry.Hinter
+	if errors.As(err, &h) && h.RetryAfter() > 0 && e.cfg.Retry.MaxHint >= 0 {
+		until := time.Now().Add(min(h.RetryAfter(), e.maxHint()))
+		e.Cooldown(until, "rate limited: retry hint")
+		cooled = true
+	}
+	return outcomeCapacity, cooled
+}
+
+// endCall settles the gate's side of a call and reports a new concurrency
+// limit. Limits move from many goroutines at once: reading the limit and
+// emitting under one lock keeps the events in the order the limit took.
+func (e *Engine) endCall(t *ticket, o outcome, cooled bool) {
+	if _, moved := e.gate.callEnded(t, o, cooled); moved && e.cfg.OnEvent != nil {
+		e.limitMu.Lock()
+		if limit := e.gate.conc.Limit(); limit != e.lastLimit {
+			e.lastLimit = limit
+			e.emit(Event{Kind: ConcurrencyChanged, Limit: limit})
+		}
+		e.limitMu.Unlock()
+	}
 }
 
 // heal handles an invalid output: it spends heal budget and prepares the
 // re-ask, or records the item as failed. It reports whether to call again.
 func (e *Engine) heal(ctx context.Context, r *itemRun, permit breaker.Permit, output string, verr error) step {
 	if e.cfg.NoHeal {
-		e.failWith(ctx, r, verr, verr, classify.Decision{Class: classify.Invalid, Reason: "heal disabled"})
-		permit.Failure()
+		e.failWith(ctx, r, permit, verr, verr, classify.Decision{Class: classify.Invalid, Reason: "heal disabled"})
 		return stepDone
 	}
 	if r.tracker == nil {
@@ -206,8 +263,7 @@ func (e *Engine) heal(ctx context.Context, r *itemRun, permit breaker.Permit, ou
 		stop = r.tracker.Spend(next.Fingerprint, output)
 	}
 	if stop != nil {
-		e.failWith(ctx, r, fmt.Errorf("%w (%v)", verr, stop), verr, classify.Decision{Class: classify.Invalid, Reason: stopReason(stop)})
-		permit.Failure()
+		e.failWith(ctx, r, permit, fmt.Errorf("%w (%v)", verr, stop), verr, classify.Decision{Class: classify.Invalid, Reason: stopReason(stop)})
 		return stepDone
 	}
 	permit.Release()
@@ -221,7 +277,7 @@ func (e *Engine) heal(ctx context.Context, r *itemRun, permit breaker.Permit, ou
 	msg := heal.FormatFeedback(heal.FeedbackInput{PreviousOutput: output, Err: verr, Stderr: stderr, Hints: e.cfg.Hints})
 	r.item.Feedback = &task.Feedback{PreviousOutput: output, Message: msg, Attempt: r.heals}
 	if e.cfg.OnEvent != nil {
-		e.emit(Event{Kind: ItemHeal, Item: &r.item, Attempt: r.heals, Err: verr, Decision: classify.Decision{Class: classify.Invalid, Reason: "validation"}})
+		e.emit(Event{Kind: ItemHeal, Item: r.item, Attempt: r.heals, Err: verr, Decision: classify.Decision{Class: classify.Invalid, Reason: "validation"}})
 	}
 	return stepReask
 }
@@ -234,244 +290,6 @@ func stopReason(err error) string {
 	return "heal budget"
 }
 
-// beforeCall takes the item through the gate before a call: the budget
-// (reserving the call's estimated tokens), the pause of a tripped breaker
-// or a check-in and a breaker permit, a provider cooldown (after which one
-// call goes first), then the rate limiters. A pause or a cooldown that
-// comes while the item waits on the limiters sends it back to the gate
-// with the tokens it already holds, so that a long pause never releases a
-// burst. It returns the permit and the tokens reserved, or false when the
-// run stops meanwhile.
-func (e *Engine) beforeCall(ctx context.Context, r *itemRun) (breaker.Permit, int64, bool) {
-	if e.cacher != nil && r.item.Feedback == nil && e.mayWait() && e.cacher.Cached(r.item) {
-		// Served from the cache: no call, nothing to pace or pay for.
-		permit, _, ok := e.permit(ctx)
-		return permit, 0, ok
-	}
-	estimate := 0
-	if e.est != nil && (e.tokLimit != nil || e.cfg.Budget.MaxTokens > 0) {
-		estimate = e.est.EstimateTokens(r.item)
-	}
-	held, ok := e.reserve(estimate)
-	if !ok {
-		return breaker.Permit{}, 0, false
-	}
-	// With no limiter there is nothing to pace: one pass through the gate.
-	unlimited := e.reqLimit == nil && (e.tokLimit == nil || estimate == 0)
-	paced := unlimited
-	for {
-		permit, waited, ok := e.permit(ctx)
-		if !ok {
-			e.reserved.Add(-held)
-			return breaker.Permit{}, 0, false
-		}
-		if waited && !unlimited {
-			// A pause or an open breaker held the item: whatever rate it
-			// was paced at is stale, and a burst of items released together
-			// must be paced again.
-			paced = false
-		}
-		if wait := e.cooldownWait(r); wait != nil {
-			permit.Release()
-			if !wait(ctx) {
-				e.reserved.Add(-held)
-				return breaker.Permit{}, 0, false
-			}
-			continue
-		}
-		if paced {
-			return permit, held, true
-		}
-		// The limiters come after the gate, so tokens are only taken by
-		// items that may call now.
-		permit.Release()
-		if !e.waitLimiters(ctx, estimate) {
-			e.reserved.Add(-held)
-			return breaker.Permit{}, 0, false
-		}
-		paced = true
-	}
-}
-
-// mayWait reports whether the gate has anything that could hold a call
-// back besides the breaker: rate limiters, a budget, a cooldown. Only then
-// is it worth asking the task whether the item is a cache hit.
-func (e *Engine) mayWait() bool {
-	if e.reqLimit != nil || e.tokLimit != nil || e.cfg.Budget.MaxTokens > 0 || e.cfg.Budget.MaxCostUSD > 0 {
-		return true
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.cooling
-}
-
-// reserve checks the budget before a call, counting the calls already
-// under way at their estimates, and holds this call's estimate against the
-// token budget (released once the call returns). It returns the tokens
-// held, and false, stopping the run, once a budget is reached.
-func (e *Engine) reserve(estimate int) (int64, bool) {
-	b := e.cfg.Budget
-	var held int64
-	if b.MaxTokens > 0 {
-		held = int64(estimate)
-		used := e.inTokens.Load() + e.outTokens.Load()
-		if reserved := e.reserved.Add(held); used+reserved > b.MaxTokens {
-			e.reserved.Add(-held)
-			e.Stop(StopBudget, fmt.Sprintf("budget.max_tokens of %d reached (%d used, %d more under way or next)", b.MaxTokens, used, reserved))
-			return 0, false
-		}
-	}
-	if cost := float64(e.costMicro.Load()) / 1e6; b.MaxCostUSD > 0 && cost >= b.MaxCostUSD {
-		e.reserved.Add(-held)
-		e.Stop(StopBudget, fmt.Sprintf("budget.max_cost_usd of $%.4f reached ($%.4f spent)", b.MaxCostUSD, cost))
-		return 0, false
-	}
-	return held, true
-}
-
-// cooldownWait returns nil when the item may call now as far as cooldowns
-// go, and otherwise a function that waits until it should look again. The
-// first item to find a cooldown over makes the first call alone.
-func (e *Engine) cooldownWait(r *itemRun) func(context.Context) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.cooling {
-		// Cooldown sets cooling whenever it sets a pause, so nothing is
-		// pending: no need to read the clock under the lock.
-		return nil
-	}
-	if d := time.Until(e.cooldown); d > 0 {
-		return func(ctx context.Context) bool { return e.sleep(ctx, d) }
-	}
-	if r.probing {
-		return nil
-	}
-	if !e.probing {
-		e.probing, r.probing, r.probeSeq = true, true, e.cooldownSeq
-		return nil
-	}
-	changed := e.changed
-	return func(ctx context.Context) bool {
-		select {
-		case <-changed:
-			return true
-		case <-ctx.Done():
-			return false
-		case <-e.stopping:
-			return false
-		}
-	}
-}
-
-// waitLimiters waits for the request and token rate limiters.
-func (e *Engine) waitLimiters(ctx context.Context, estimate int) bool {
-	if e.reqLimit != nil {
-		if !e.waitLimiter(ctx, func(ctx context.Context) error { return e.reqLimit.Wait(ctx) }) {
-			return false
-		}
-	}
-	if e.tokLimit != nil && estimate > 0 {
-		n := min(estimate, e.tokLimit.Burst())
-		if !e.waitLimiter(ctx, func(ctx context.Context) error { return e.tokLimit.WaitN(ctx, n) }) {
-			return false
-		}
-	}
-	return true
-}
-
-// endProbe ends the item's post-cooldown call: if it set no new cooldown
-// the provider has room again and everyone may call; either way the
-// waiting items look again.
-func (e *Engine) endProbe(r *itemRun) {
-	if !r.probing {
-		return
-	}
-	r.probing = false
-	e.mu.Lock()
-	e.probing = false
-	if e.cooldownSeq == r.probeSeq {
-		e.cooling = false
-	}
-	e.broadcastLocked()
-	e.mu.Unlock()
-}
-
-// waitLimiter waits on a rate limiter, giving up when the run stops.
-func (e *Engine) waitLimiter(ctx context.Context, wait func(context.Context) error) bool {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-e.stopping:
-			cancel()
-		case <-wctx.Done():
-		}
-	}()
-	return wait(wctx) == nil
-}
-
-// permit waits at the gate for a breaker permit. It reports false when the
-// run stops first.
-func (e *Engine) permit(ctx context.Context) (p breaker.Permit, waited, ok bool) {
-	for {
-		e.mu.Lock()
-		paused, changed := e.paused, e.changed
-		e.mu.Unlock()
-		if !paused {
-			p, err := e.br.Allow()
-			if err == nil {
-				return p, waited, true
-			}
-		}
-		waited = true
-		var t *time.Timer
-		var timer <-chan time.Time
-		if !paused {
-			d := time.Until(e.br.ReadyAt())
-			if d <= 0 {
-				// Half-open with every probe slot taken: wait for a change.
-				d = time.Second
-			}
-			t = time.NewTimer(d)
-			timer = t.C
-		}
-		select {
-		case <-ctx.Done():
-		case <-e.stopping:
-		case <-changed:
-		case <-timer:
-		}
-		if t != nil {
-			t.Stop()
-		}
-		if ctx.Err() != nil || e.isStopping() {
-			return breaker.Permit{}, waited, false
-		}
-	}
-}
-
-// account adds a call's usage and cost to the item and the run, and
-// corrects the token limiter from the real usage.
-func (e *Engine) account(r *itemRun, res task.Result, err error) {
-	if res.Usage.Total() == 0 && res.CostUSD == 0 {
-		return
-	}
-	r.usage = r.usage.Add(res.Usage)
-	e.inTokens.Add(res.Usage.InputTokens)
-	e.outTokens.Add(res.Usage.OutputTokens)
-	if res.CostUSD > 0 {
-		r.cost += res.CostUSD
-		r.costKnown = true
-		e.costMicro.Add(int64(math.Round(res.CostUSD * 1e6)))
-	}
-	if e.tokLimit != nil && e.est != nil {
-		if extra := int(res.Usage.Total()) - e.est.EstimateTokens(r.item); extra > 0 {
-			// Spent more than estimated: take the difference as debt.
-			e.tokLimit.ReserveN(time.Now(), min(extra, e.tokLimit.Burst()))
-		}
-	}
-}
-
 func (e *Engine) validate(ctx context.Context, out json.RawMessage) error {
 	if e.cfg.Validator == nil {
 		return nil
@@ -479,20 +297,24 @@ func (e *Engine) validate(ctx context.Context, out json.RawMessage) error {
 	return e.cfg.Validator.Validate(ctx, out)
 }
 
-func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) {
+// succeed records the item's success; it reports false when the record
+// could not be written.
+func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) bool {
 	rec := e.record(r)
 	rec.Output = res.Output
-	_ = e.finish(ctx, &r.item, &rec, nil)
+	return e.finish(ctx, r.item, rec, nil)
 }
 
-func (e *Engine) fail(ctx context.Context, r *itemRun, err error, d classify.Decision) {
-	e.failWith(ctx, r, err, err, d)
+func (e *Engine) fail(ctx context.Context, r *itemRun, permit breaker.Permit, err error, d classify.Decision) {
+	e.failWith(ctx, r, permit, err, err, d)
 }
 
-// failWith records the item as failed with err; its fingerprint is taken
-// from fpErr, the error that names what is wrong (for an invalid output,
-// the validation error without the heal loop's reason for stopping).
-func (e *Engine) failWith(ctx context.Context, r *itemRun, err, fpErr error, d classify.Decision) {
+// failWith records the item as failed with err and reports the failure to
+// the breaker if its class counts (Config.BreakerCount); its fingerprint
+// is taken from fpErr, the error that names what is wrong (for an invalid
+// output, the validation error without the heal loop's reason for
+// stopping).
+func (e *Engine) failWith(ctx context.Context, r *itemRun, permit breaker.Permit, err, fpErr error, d classify.Decision) {
 	rec := e.record(r)
 	rec.Output = r.lastOutput
 	if rec.Output == nil {
@@ -511,7 +333,12 @@ func (e *Engine) failWith(ctx context.Context, r *itemRun, err, fpErr error, d c
 			rec.TrackedErrors = b
 		}
 	}
-	_ = e.finish(ctx, &r.item, &rec, &Failure{Item: r.item, Err: err, Decision: d, Attempts: r.calls})
+	written := e.finish(ctx, r.item, rec, &Failure{Item: r.item, Err: err, Decision: d, Attempts: r.calls})
+	if written && int(d.Class) < len(e.counted) && e.counted[d.Class] {
+		permit.Failure()
+	} else {
+		permit.Release()
+	}
 }
 
 func (e *Engine) record(r *itemRun) store.Record {
@@ -534,7 +361,7 @@ func (e *Engine) record(r *itemRun) store.Record {
 	return rec
 }
 
-func (e *Engine) pending(item *task.Item) {
+func (e *Engine) pending(item task.Item) {
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemPending, Item: item})
 	}
@@ -559,19 +386,4 @@ func mustJSONString(s string) json.RawMessage {
 func isRateLimit(err error) bool {
 	var sc classify.StatusCoder
 	return errors.As(err, &sc) && sc.HTTPStatus() == 429
-}
-
-// isOverload reports whether err says the provider is saturated: a 429
-// rate limit, a 529 or an overloaded error. Adaptive concurrency halves on
-// them.
-func isOverload(err error) bool {
-	var sc classify.StatusCoder
-	if errors.As(err, &sc) {
-		switch sc.HTTPStatus() {
-		case 429, 529, 503:
-			return true
-		}
-	}
-	var pc classify.ProviderCoder
-	return errors.As(err, &pc) && strings.Contains(pc.ProviderCode(), "overloaded")
 }

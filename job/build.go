@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/cache"
@@ -32,37 +31,21 @@ type built struct {
 	rateLimits *rateLimitSink
 }
 
-// rateLimitSink forwards an LLM provider's exhausted quotas to the engine
-// as cooldowns, so dispatch pauses before a 429 rather than after.
+// rateLimitSink forwards an LLM provider's rate-limit headers to the
+// engine, which paces by the limits they name and pauses before a 429
+// rather than after.
 type rateLimitSink struct {
 	engine *engine.Engine
 }
 
 func (s *rateLimitSink) observe(rl llm.RateLimit) {
-	e := s.engine
-	if e == nil {
+	if s.engine == nil {
 		return
 	}
-	now := time.Now()
-	if d, ok := paceFor(rl.RequestsRemaining, rl.RequestsReset, e.Stats().Limit); ok {
-		e.Cooldown(now.Add(d), "provider request quota nearly exhausted")
-	}
-	if d, ok := paceFor(rl.TokensRemaining, rl.TokensReset, 1); ok {
-		e.Cooldown(now.Add(d), "provider token quota exhausted until its reset")
-	}
-}
-
-// paceFor turns a quota's remaining count and reset time into a pause: none
-// while more than inFlight calls remain; the whole reset when nothing
-// remains; otherwise the reset shared out among what remains, so that the
-// calls waiting for the last few slots go one by one (after a cooldown the
-// engine lets one call through at a time) instead of all at once into a
-// 429. A remaining count of -1 means the provider sent none.
-func paceFor(remaining int, reset time.Duration, inFlight int) (time.Duration, bool) {
-	if remaining < 0 || reset <= 0 || remaining >= max(inFlight, 1) {
-		return 0, false
-	}
-	return reset / time.Duration(remaining+1), true
+	s.engine.ObserveQuota(engine.Quota{
+		RequestsLimit: rl.RequestsLimit, RequestsRemaining: rl.RequestsRemaining, RequestsReset: rl.RequestsReset,
+		TokensLimit: rl.TokensLimit, TokensRemaining: rl.TokensRemaining, TokensReset: rl.TokensReset,
+	})
 }
 
 // buildTask makes the task, the validator and the cache that a spec names.

@@ -8,6 +8,7 @@ const (
 	ExitFailures    = 1   // finished with failures
 	ExitUsage       = 2   // usage or spec error
 	ExitAborted     = 3   // aborted by the breaker, a budget or the operator
+	ExitStorage     = 4   // tenax's own storage or input failed; the job is resumable
 	ExitInterrupted = 130 // interrupted by a signal
 )
 
@@ -20,6 +21,8 @@ func exitCode(s engine.Summary, failed int) int {
 		return ExitAborted
 	case engine.StopSignal:
 		return ExitInterrupted
+	case engine.StopStorage:
+		return ExitStorage
 	}
 	if failed > 0 {
 		return ExitFailures

@@ -442,6 +442,11 @@ func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath st
 		runErr = err
 	}
 	res.ExitCode = exitCode(sum, res.Failed)
+	if runErr != nil {
+		// The run's own storage or input failed: whatever the items did,
+		// the job is not what it should be until a resume.
+		res.ExitCode = ExitStorage
+	}
 	if res.Pending > 0 {
 		res.ResumeCommand = "tenax resume " + m.ID
 		if opts.Home != "" && opts.Home != DefaultHome {
@@ -471,7 +476,7 @@ func logEvent(log *slog.Logger, ev engine.Event) {
 	case engine.ItemHeal:
 		log.Debug("re-asking item with feedback", "idx", ev.Item.Idx, "heal_attempt", ev.Attempt, "error", ev.Err)
 	case engine.ItemFinished:
-		if ev.Record != nil && ev.Record.Failed() {
+		if ev.Record.Failed() {
 			log.Log(ctx, slog.LevelInfo, "item failed", "idx", ev.Record.Idx, "class", ev.Record.Class.String(), "error", firstLine(ev.Record.Error))
 		}
 	case engine.BreakerChanged:

@@ -1,0 +1,438 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/retry"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// Regression tests for the control plane's review (issue 9), each named
+// after what broke.
+
+// fullDiskJob accepts a few records, then fails every write as a full disk
+// does.
+type fullDiskJob struct {
+	memJob
+	room    int
+	refused atomic.Int64
+}
+
+func (j *fullDiskJob) Append(ctx context.Context, recs ...store.Record) error {
+	j.mu.Lock()
+	full := len(j.records)+len(recs) > j.room
+	j.mu.Unlock()
+	if full {
+		j.refused.Add(1)
+		return fmt.Errorf("write /jobs/x/results.jsonl: %w", syscall.ENOSPC)
+	}
+	return j.memJob.Append(ctx, recs...)
+}
+
+func TestFailedCheckpointWriteIsNotAnOperatorAbort(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int64
+		tk := task.Func(func(context.Context, task.Item) (task.Result, error) {
+			calls.Add(1)
+			time.Sleep(10 * time.Millisecond)
+			return ok("x")
+		})
+		job := &fullDiskJob{room: 20}
+		e := engine.New(engine.Config{Concurrency: 4, Total: 3000}, tk, job)
+		s, err := e.Run(context.Background(), items(3000))
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("Run returned %v, want the checkpoint's ENOSPC", err)
+		}
+		if s.Stop != engine.StopStorage || !strings.Contains(s.StopDetail, "no space left on device") || !strings.Contains(s.StopDetail, "results.jsonl") {
+			t.Errorf("stop %s %q, want storage with the OS error and the path", s.Stop, s.StopDetail)
+		}
+		// Dispatch stops at the first failed write: the calls in flight
+		// then, and nothing more, are paid for and lost.
+		// A call's slot is handed on as it ends, just before its record is
+		// written, so the bound is the records plus two rounds of slots.
+		if n := calls.Load(); n > int64(job.room)+2*4 {
+			t.Errorf("%d calls for %d writable records: dispatch went on after the disk was full", n, job.room)
+		}
+		if s.Succeeded != job.room || s.Pending != 3000-job.room {
+			t.Errorf("succeeded %d pending %d, want %d and %d: an unwritten item is pending, not done", s.Succeeded, s.Pending, job.room, 3000-job.room)
+		}
+	})
+}
+
+func TestInputReadErrorIsNotAnOperatorAbort(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		readErr := errors.New("read units.jsonl: input/output error")
+		inner := items(100)
+		n := 0
+		src := engine.SourceFunc(func() (task.Item, error) {
+			if n++; n > 5 {
+				return task.Item{}, readErr
+			}
+			return inner.Next()
+		})
+		e := engine.New(engine.Config{Concurrency: 2}, task.Func(func(context.Context, task.Item) (task.Result, error) { return ok("x") }), &memJob{})
+		s, err := e.Run(context.Background(), src)
+		if !errors.Is(err, readErr) || s.Stop != engine.StopStorage {
+			t.Fatalf("err %v, stop %s: want the input's error and a storage stop", err, s.Stop)
+		}
+		if s.Succeeded > 5 || s.Pending != 0 || s.Done != s.Succeeded {
+			t.Errorf("succeeded %d done %d: only items read before the error may finish", s.Succeeded, s.Done)
+		}
+	})
+}
+
+func TestStatsWhileRunStartsIsRaceFree(t *testing.T) {
+	e := engine.New(engine.Config{Concurrency: 2}, task.Func(func(context.Context, task.Item) (task.Result, error) { return ok("x") }), &memJob{})
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = e.Stats().Started
+			}
+		}
+	})
+	if _, err := e.Run(context.Background(), items(50)); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+	if e.Stats().Started.IsZero() {
+		t.Error("Stats().Started is zero after Run")
+	}
+}
+
+func TestStopTwiceWithStopNoneDoesNotPanic(t *testing.T) {
+	e := engine.New(engine.Config{}, task.Func(func(context.Context, task.Item) (task.Result, error) { return ok("x") }), &memJob{})
+	e.Stop(engine.StopNone, "first")
+	e.Stop(engine.StopNone, "second")
+	s, err := e.Run(context.Background(), items(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Stop(engine.StopBreaker, "after the run")
+	if s.Done != 0 || s.Stop != engine.StopOperator || s.StopDetail != "first" {
+		t.Fatalf("done %d stop %s %q: a stop before Run must keep every item pending, first reason kept", s.Done, s.Stop, s.StopDetail)
+	}
+}
+
+func TestQueuedEventsDoNotChangeWhenTheItemIsReasked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tk := &scriptTask{script: []func() (task.Result, error){
+			func() (task.Result, error) { return ok("wrong") },
+			func() (task.Result, error) { return ok("wrong again") },
+			func() (task.Result, error) { return ok("valid") },
+		}}
+		var mu sync.Mutex
+		var queued []engine.Event
+		e := engine.New(engine.Config{Concurrency: 1, Validator: onlyValid, OnEvent: func(ev engine.Event) {
+			mu.Lock()
+			queued = append(queued, ev)
+			mu.Unlock()
+		}}, tk, &memJob{})
+		if _, err := e.Run(context.Background(), items(1)); err != nil {
+			t.Fatal(err)
+		}
+		var heals []int
+		for _, ev := range queued {
+			switch ev.Kind {
+			case engine.ItemStarted:
+				if ev.Item.Feedback != nil {
+					t.Errorf("the queued start event's item has feedback %q: it changed after it was sent", ev.Item.Feedback.Message)
+				}
+			case engine.ItemHeal:
+				heals = append(heals, ev.Item.Feedback.Attempt)
+			}
+		}
+		if fmt.Sprint(heals) != "[1 2]" {
+			t.Errorf("heal events carry feedback attempts %v, want [1 2]", heals)
+		}
+	})
+}
+
+// limitLog records the concurrency limit over fake time.
+type limitLog struct {
+	mu     sync.Mutex
+	start  time.Time
+	at     []time.Duration
+	limits []int
+}
+
+func (l *limitLog) onEvent(ev engine.Event) {
+	if ev.Kind != engine.ConcurrencyChanged {
+		return
+	}
+	l.mu.Lock()
+	l.at = append(l.at, time.Since(l.start))
+	l.limits = append(l.limits, ev.Limit)
+	l.mu.Unlock()
+}
+
+// firstAt is when the limit first reached n, or -1.
+func (l *limitLog) firstAt(n int) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, v := range l.limits {
+		if v >= n {
+			return l.at[i]
+		}
+	}
+	return -1
+}
+
+// decreases counts the decreases from the initial limit on.
+func (l *limitLog) decreases(initial int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, prev := 0, initial
+	for _, v := range l.limits {
+		if v < prev {
+			n++
+		}
+		prev = v
+	}
+	return n
+}
+
+var noisy429 = classify.WithClass(hintErr{0}, classify.Retryable, "test")
+
+type status503 struct{}
+
+func (status503) Error() string   { return "503 service unavailable" }
+func (status503) HTTPStatus() int { return 503 }
+
+func TestAdaptiveSlowStartReachesTheCeilingInFewRoundTrips(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := &limitLog{start: time.Now()}
+		const rtt = 300 * time.Millisecond
+		tk := task.Func(func(context.Context, task.Item) (task.Result, error) {
+			time.Sleep(rtt)
+			return ok("x")
+		})
+		e := engine.New(engine.Config{Concurrency: 300, Adaptive: true, Retry: fastRetry, OnEvent: log.onEvent}, tk, &memJob{})
+		if _, err := e.Run(context.Background(), items(20000)); err != nil {
+			t.Fatal(err)
+		}
+		// From 4, doubling each round trip: 300 after ⌈log2(75)⌉ = 7.
+		if at := log.firstAt(300); at < 0 || at > 8*rtt {
+			t.Errorf("limit reached 300 at %v, want within 8 round trips (%v); a linear ramp takes ~%v", at, 8*rtt, 296*rtt/4)
+		}
+	})
+}
+
+func TestAdaptiveHoldsTheCeilingUnderSporadic429sAnd5xx(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := &limitLog{start: time.Now()}
+		var n atomic.Int64
+		tk := task.Func(func(context.Context, task.Item) (task.Result, error) {
+			time.Sleep(100 * time.Millisecond)
+			switch k := n.Add(1); {
+			case k%50 == 0: // 2% random 429s, no headers
+				return task.Result{}, noisy429
+			case k%50 == 25: // 2% 503s
+				return task.Result{}, classify.WithClass(status503{}, classify.Retryable, "test")
+			}
+			return ok("x")
+		})
+		e := engine.New(engine.Config{Concurrency: 64, Adaptive: true, Retry: retry.Policy{MaxAttempts: 10, Backoff: fastRetry.Backoff}, OnEvent: log.onEvent}, tk, &memJob{})
+		s, err := e.Run(context.Background(), items(20000))
+		if err != nil || s.Succeeded != 20000 {
+			t.Fatalf("succeeded %d, err %v", s.Succeeded, err)
+		}
+		if log.firstAt(64) < 0 {
+			t.Fatalf("limits %v never reached the ceiling 64", log.limits)
+		}
+		if d := log.decreases(4); d > 0 {
+			t.Errorf("%d decreases under 2%% scattered 429s and 2%% 503s (limits %v): noise must not pin the limit", d, log.limits)
+		}
+	})
+}
+
+func TestAdaptiveFindsAHiddenConcurrencyLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const hidden = 40
+		log := &limitLog{start: time.Now()}
+		var executing, calls, limited atomic.Int64
+		tk := task.Func(func(context.Context, task.Item) (task.Result, error) {
+			over := executing.Add(1) > hidden
+			defer executing.Add(-1)
+			calls.Add(1)
+			time.Sleep(100 * time.Millisecond)
+			if over {
+				limited.Add(1)
+				return task.Result{}, noisy429
+			}
+			return ok("x")
+		})
+		e := engine.New(engine.Config{Concurrency: 400, Adaptive: true, Retry: retry.Policy{MaxAttempts: 50, Backoff: fastRetry.Backoff}, OnEvent: log.onEvent}, tk, &memJob{})
+		s, err := e.Run(context.Background(), items(20000))
+		if err != nil || s.Succeeded != 20000 {
+			t.Fatalf("succeeded %d, err %v", s.Succeeded, err)
+		}
+		// Time-weighted mean limit over the second half of the run.
+		log.mu.Lock()
+		end := time.Since(log.start)
+		var area, span float64
+		for i := range log.at {
+			next := end
+			if i+1 < len(log.at) {
+				next = log.at[i+1]
+			}
+			if next < end/2 {
+				continue
+			}
+			from := max(log.at[i], end/2)
+			area += float64(log.limits[i]) * (next - from).Seconds()
+			span += (next - from).Seconds()
+		}
+		log.mu.Unlock()
+		mean := area / span
+		share := float64(limited.Load()) / float64(calls.Load())
+		t.Logf("mean limit %.1f (hidden %d), %.1f%% of calls limited, %d decreases", mean, hidden, 100*share, log.decreases(4))
+		if mean < 0.75*hidden || mean > 1.25*hidden {
+			t.Errorf("mean limit %.1f over the second half, want within 25%% of the hidden %d", mean, hidden)
+		}
+		if share > 0.10 {
+			t.Errorf("%.1f%% of calls answered 429, want at most 10%%", 100*share)
+		}
+	})
+}
+
+func TestAdaptiveDecreasesOncePerRoundTripForABurstOf429s(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := &limitLog{start: time.Now()}
+		var n atomic.Int64
+		tk := task.Func(func(context.Context, task.Item) (task.Result, error) {
+			k := n.Add(1)
+			time.Sleep(100 * time.Millisecond)
+			if k <= 32 { // the whole first round trip is refused
+				return task.Result{}, noisy429
+			}
+			return ok("x")
+		})
+		e := engine.New(engine.Config{Concurrency: 32, Adaptive: true, InitialConcurrency: 32, Retry: fastRetry, OnEvent: log.onEvent}, tk, &memJob{})
+		if _, err := e.Run(context.Background(), items(32)); err != nil {
+			t.Fatal(err)
+		}
+		if d := log.decreases(32); d != 1 || log.limits[0] != 16 {
+			t.Errorf("limits %v: 32 429s from one round trip must decrease once (to 16, leaving slow start)", log.limits)
+		}
+	})
+}
+
+// quotaTask reports rate-limit headers on every call, as the LLM task does.
+type quotaTask struct {
+	e     *engine.Engine
+	quota engine.Quota
+	run   func(task.Item) (task.Result, error)
+}
+
+func (q *quotaTask) Run(_ context.Context, it task.Item) (task.Result, error) {
+	q.e.ObserveQuota(q.quota)
+	return q.run(it)
+}
+
+func TestQuotaHeadersPaceTheRunWhenTheSpecSetNoLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := &callLog{start: time.Now()}
+		q := &quotaTask{quota: engine.Quota{RequestsLimit: 600, RequestsRemaining: 500, TokensLimit: -1, TokensRemaining: -1}}
+		q.run = func(task.Item) (task.Result, error) {
+			log.add()
+			time.Sleep(10 * time.Millisecond)
+			return ok("x")
+		}
+		q.e = engine.New(engine.Config{Concurrency: 64, Adaptive: true}, q, &memJob{})
+		if _, err := q.e.Run(context.Background(), items(120)); err != nil {
+			t.Fatal(err)
+		}
+		// 600 a minute is 10 a second: after the first calls learn it, the
+		// remaining ~110 take about 11s.
+		last := log.at[len(log.at)-1]
+		if last < 10*time.Second || last > 13*time.Second {
+			t.Errorf("the 120th call went at %v, want 10–13s: paced at the 600/min the headers named", last)
+		}
+	})
+}
+
+func TestSporadic429WithQuotaLeftDelaysOnlyItsItem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := &callLog{start: time.Now()}
+		var first atomic.Bool
+		q := &quotaTask{quota: engine.Quota{RequestsLimit: -1, RequestsRemaining: 5000, TokensLimit: -1, TokensRemaining: -1}}
+		q.run = func(it task.Item) (task.Result, error) {
+			log.add()
+			if it.Idx == 0 && first.CompareAndSwap(false, true) {
+				return task.Result{}, classify.WithClass(hinted429{30 * time.Second}, classify.Retryable, "test")
+			}
+			time.Sleep(time.Second)
+			return ok("x")
+		}
+		q.e = engine.New(engine.Config{Concurrency: 2, Retry: fastRetry}, q, &memJob{})
+		if _, err := q.e.Run(context.Background(), items(3)); err != nil {
+			t.Fatal(err)
+		}
+		// Item 0 waits its 30s hint; items 1 and 2 go meanwhile.
+		if len(log.at) != 4 || log.at[2] != time.Second || log.at[3] != 30*time.Second {
+			t.Errorf("calls at %v, want [0 0 1s 30s]: a 429 while the quota shows room delays only its item", log.at)
+		}
+	})
+}
+
+func TestExhaustedQuotaPausesEveryoneUntilItsReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := &callLog{start: time.Now()}
+		q := &quotaTask{quota: engine.Quota{RequestsLimit: -1, RequestsRemaining: 0, RequestsReset: 5 * time.Second, TokensLimit: -1, TokensRemaining: -1}}
+		q.run = func(task.Item) (task.Result, error) {
+			log.add()
+			q.quota.RequestsRemaining = 100 // the first call saw the last of it
+			return ok("x")
+		}
+		q.e = engine.New(engine.Config{Concurrency: 1}, q, &memJob{})
+		if _, err := q.e.Run(context.Background(), items(2)); err != nil {
+			t.Fatal(err)
+		}
+		if len(log.at) != 2 || log.at[1] != 5*time.Second {
+			t.Errorf("calls at %v, want the second at 5s, when the quota resets", log.at)
+		}
+	})
+}
+
+func TestWorkersAreBoundedByTheItemsNotByConcurrencyMax(t *testing.T) {
+	before := countGoroutines()
+	var peak atomic.Int64
+	tk := task.Func(func(context.Context, task.Item) (task.Result, error) {
+		for {
+			n := int64(countGoroutines() - before)
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		return ok("x")
+	})
+	e := engine.New(engine.Config{Concurrency: 1_000_000, Total: 3}, tk, &memJob{})
+	if _, err := e.Run(context.Background(), items(3)); err != nil {
+		t.Fatal(err)
+	}
+	if p := peak.Load(); p > 20 {
+		t.Errorf("%d goroutines for 3 items with concurrency.max 1e6: workers must be bounded by the items", p)
+	}
+}
+
+func countGoroutines() int { return runtime.NumGoroutine() }

@@ -1,0 +1,508 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/tenaxhq/tenax/breaker"
+)
+
+// gate decides when the next call may go. Everything that can hold a call
+// back is here, checked in one order on one path:
+//
+//  1. the budget: the call's estimated tokens are reserved against
+//     budget.max_tokens, and a spent budget stops the run;
+//  2. a call slot: the concurrency limit (adaptive or fixed) counts calls,
+//     not items, so an item sleeping before its retry holds none;
+//  3. the run's pause (a tripped breaker or a check-in awaiting the
+//     operator) and the run's breaker permit;
+//  4. the provider's cooldown: a second breaker, opened until the time a
+//     server named (its quota exhausted), that then lets one probe call
+//     through and closes when the probe meets no new cooldown;
+//  5. the request and token rate limiters, configured or learned from the
+//     provider's rate-limit headers.
+//
+// A wait at 3–5 releases what was taken at 3–4 and starts over at 3, so a
+// long pause never releases a burst paced for a moment that has passed.
+// Waits end on the dispatch context: a stopped run leaves waiting items
+// pending. Nothing polls: waiters sleep on a broadcast channel that every
+// state change closes, or on a timer for the instant a breaker turns
+// half-open.
+type gate struct {
+	br   *breaker.Breaker // the run's breaker
+	cool *breaker.Breaker // provider cooldowns
+	conc *limiter
+
+	// Configured limits win over learned ones; a learned limiter is made on
+	// the first rate-limit headers that name the provider's limit.
+	req, tok                 atomic.Pointer[rate.Limiter]
+	reqConfigured, tokConfig bool
+
+	budget   Budget
+	reserved atomic.Int64 // estimated tokens of the calls under way
+	spent    func() (tokens int64, usd float64)
+
+	paused  atomic.Bool
+	changed atomic.Pointer[chan struct{}] // closed and replaced on every change
+
+	quota atomic.Pointer[quotaSeen] // the provider's latest rate-limit headers
+}
+
+// quotaSeen is a Quota and when it was seen.
+type quotaSeen struct {
+	Quota
+	at time.Time
+}
+
+// ticket is a call let through the gate. Report its end with gate.done.
+type ticket struct {
+	permit breaker.Permit // the run's breaker
+	cool   breaker.Permit // the provider's cooldown
+	tokens int64          // held against budget.max_tokens
+	slot   bool           // holds a call slot
+	call   callStart      // for adaptive concurrency
+}
+
+func newGate(cfg Config, br *breaker.Breaker, spent func() (int64, float64)) *gate {
+	g := &gate{br: br, budget: cfg.Budget, spent: spent}
+	ch := make(chan struct{})
+	g.changed.Store(&ch)
+	g.cool = breaker.New(breaker.Settings{
+		// Only TripUntil opens it: failures are the run breaker's business.
+		Threshold: -1,
+		Probes:    1,
+		OnStateChange: func(from, to breaker.State, c breaker.Counts) {
+			g.broadcast()
+		},
+	})
+	if cfg.RequestsPerMinute > 0 {
+		g.req.Store(requestLimiter(float64(cfg.RequestsPerMinute)))
+		g.reqConfigured = true
+	}
+	if cfg.TokensPerMinute > 0 {
+		g.tok.Store(tokenLimiter(float64(cfg.TokensPerMinute)))
+		g.tokConfig = true
+	}
+	g.conc = newLimiter(cfg)
+	return g
+}
+
+func requestLimiter(perMinute float64) *rate.Limiter {
+	perSec := perMinute / 60
+	return rate.NewLimiter(rate.Limit(perSec), max(1, int(math.Ceil(perSec))))
+}
+
+func tokenLimiter(perMinute float64) *rate.Limiter {
+	// The burst must hold the largest single call, or WaitN refuses it.
+	return rate.NewLimiter(rate.Limit(perMinute/60), max(int(perMinute/6), 1))
+}
+
+// broadcast wakes everything waiting at the gate to look again.
+func (g *gate) broadcast() {
+	ch := make(chan struct{})
+	old := g.changed.Swap(&ch)
+	close(*old)
+}
+
+// pause holds every call at the gate until unpause.
+func (g *gate) pause() {
+	g.paused.Store(true)
+	g.broadcast()
+}
+
+func (g *gate) unpause() {
+	g.paused.Store(false)
+	g.broadcast()
+}
+
+// errBudget is returned by pass when a budget is reached; the detail says
+// which.
+type errBudget struct{ detail string }
+
+func (e *errBudget) Error() string { return e.detail }
+
+// pass waits until a call estimated at tokens may go, and returns its
+// ticket. A cached call makes no request: it only needs the run's breaker.
+// It returns ctx's cause when the run stops first, and *errBudget when a
+// budget is reached.
+func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error) {
+	var t ticket
+	if cached {
+		p, _, err := g.open(ctx)
+		t.permit = p
+		return t, err
+	}
+	held, err := g.reserve(tokens)
+	if err != nil {
+		return t, err
+	}
+	t.tokens = held
+	req, tok := g.req.Load(), g.tok.Load()
+	paced := req == nil && (tok == nil || tokens <= 0)
+	var atCapacity bool
+	for {
+		p, waited, err := g.open(ctx)
+		if err != nil {
+			g.abandon(&t)
+			return ticket{}, err
+		}
+		if waited {
+			// The pace of a moment that passed is stale: a burst of items
+			// released together must be paced again.
+			paced = req == nil && (tok == nil || tokens <= 0)
+		}
+		c, err := g.cool.Allow()
+		if err != nil {
+			g.release(p)
+			if err := g.waitCooldown(ctx); err != nil {
+				g.abandon(&t)
+				return ticket{}, err
+			}
+			continue
+		}
+		if !paced {
+			// Tokens are taken only by calls that may go now.
+			g.release(p)
+			g.release(c)
+			if err := g.waitLimiters(ctx, req, tok, tokens); err != nil {
+				g.abandon(&t)
+				return ticket{}, err
+			}
+			paced = true
+			continue
+		}
+		if !t.slot {
+			// The slot comes last, so that calls waiting on a limiter hold
+			// none: a full set of slots then means concurrency is what
+			// binds, the signal for adaptive concurrency to grow.
+			full, waitedSlot, err := g.conc.acquire(ctx)
+			if err != nil {
+				g.release(p)
+				g.release(c)
+				g.abandon(&t)
+				return ticket{}, err
+			}
+			t.slot, atCapacity = true, full
+			if waitedSlot {
+				// The run may have paused meanwhile: look again.
+				g.release(p)
+				g.release(c)
+				continue
+			}
+		}
+		t.permit, t.cool = p, c
+		t.call = g.conc.started(atCapacity)
+		return t, nil
+	}
+}
+
+// open waits until the run is not paused and its breaker gives a permit.
+// waited says whether it had to wait.
+func (g *gate) open(ctx context.Context) (p breaker.Permit, waited bool, err error) {
+	for {
+		changed := *g.changed.Load()
+		if !g.paused.Load() {
+			p, err := g.br.Allow()
+			if err == nil {
+				return p, waited, nil
+			}
+		}
+		waited = true
+		var timer <-chan time.Time
+		if !g.paused.Load() {
+			if d := time.Until(g.br.ReadyAt()); d > 0 {
+				t := time.NewTimer(d)
+				defer t.Stop()
+				timer = t.C
+			}
+			// Half-open with its probes out: a probe's outcome changes
+			// the state, or its release broadcasts.
+		}
+		select {
+		case <-ctx.Done():
+			return breaker.Permit{}, waited, context.Cause(ctx)
+		case <-changed:
+		case <-timer:
+		}
+	}
+}
+
+// waitCooldown waits until the provider's cooldown may have ended.
+func (g *gate) waitCooldown(ctx context.Context) error {
+	changed := *g.changed.Load()
+	if _, err := g.cool.Allow(); err == nil {
+		// Ended meanwhile: the caller asks again. The permit is not kept,
+		// so a half-open probe slot must be given back.
+		return nil
+	}
+	var timer <-chan time.Time
+	if d := time.Until(g.cool.ReadyAt()); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-changed:
+	case <-timer:
+	}
+	return nil
+}
+
+// waitLimiters waits for the request and token rate limiters.
+func (g *gate) waitLimiters(ctx context.Context, req, tok *rate.Limiter, tokens int) error {
+	if req != nil {
+		if err := req.Wait(ctx); err != nil {
+			return stopErr(ctx, err)
+		}
+	}
+	if tok != nil && tokens > 0 {
+		if err := tok.WaitN(ctx, min(tokens, tok.Burst())); err != nil {
+			return stopErr(ctx, err)
+		}
+	}
+	return nil
+}
+
+// stopErr is ctx's cause when ctx is done, else err: a limiter refuses a
+// wait that would outlast the context's deadline.
+func stopErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
+}
+
+// release gives back a permit that will not be used. A half-open probe slot
+// freed this way may let a waiter through, so waiters look again.
+func (g *gate) release(p breaker.Permit) {
+	p.Release()
+	if p.Probe() {
+		g.broadcast()
+	}
+}
+
+// abandon undoes what a ticket took before the call was made.
+func (g *gate) abandon(t *ticket) {
+	g.reserved.Add(-t.tokens)
+	t.tokens = 0
+	if t.slot {
+		g.conc.release()
+		t.slot = false
+	}
+}
+
+// reserve checks the budget before a call, counting the calls already under
+// way at their estimates, and holds this call's estimate against the token
+// budget until the call returns.
+func (g *gate) reserve(estimate int) (int64, error) {
+	b := g.budget
+	if b.MaxTokens <= 0 && b.MaxCostUSD <= 0 {
+		return 0, nil
+	}
+	used, cost := g.spent()
+	var held int64
+	if b.MaxTokens > 0 {
+		held = int64(estimate)
+		if reserved := g.reserved.Add(held); used+reserved > b.MaxTokens {
+			g.reserved.Add(-held)
+			return 0, &errBudget{fmt.Sprintf("budget.max_tokens of %d reached (%d used, %d more under way or next)", b.MaxTokens, used, reserved)}
+		}
+	}
+	if b.MaxCostUSD > 0 && cost >= b.MaxCostUSD {
+		g.reserved.Add(-held)
+		return 0, &errBudget{fmt.Sprintf("budget.max_cost_usd of $%.4f reached ($%.4f spent)", b.MaxCostUSD, cost)}
+	}
+	return held, nil
+}
+
+// callEnded returns what the call's ticket holds and tells adaptive
+// concurrency the outcome; it returns the concurrency limit and whether it
+// moved. cooldownFailed says the call met a new provider cooldown (its
+// probe, if it was one, failed).
+func (g *gate) callEnded(t *ticket, o outcome, cooldownFailed bool) (limit int, moved bool) {
+	g.reserved.Add(-t.tokens)
+	t.tokens = 0
+	limit, moved = g.conc.ended(t.call, o)
+	t.call = callStart{}
+	if t.slot {
+		g.conc.release()
+		t.slot = false
+	}
+	if cooldownFailed {
+		g.release(t.cool)
+	} else {
+		t.cool.Success()
+	}
+	t.cool = breaker.Permit{}
+	return limit, moved
+}
+
+// cooldown pauses every call until the given instant; a later cooldown
+// extends an earlier one. It reports whether it extended anything.
+func (g *gate) cooldown(until time.Time) bool {
+	if !until.After(time.Now()) {
+		return false
+	}
+	if g.cool.State() == breaker.Open && !until.After(g.cool.ReadyAt()) {
+		return false
+	}
+	g.cool.TripUntil(until)
+	return true
+}
+
+// learn takes the provider's rate-limit headers: the limits they name pace
+// calls when the spec named none, and an exhausted quota is a cooldown.
+// It returns the cooldown it set, if any.
+func (g *gate) learn(q Quota, executing int) (until time.Time, reason string) {
+	now := time.Now()
+	g.quota.Store(&quotaSeen{Quota: q, at: now})
+	if q.RequestsLimit > 0 && !g.reqConfigured {
+		perMinute := float64(q.RequestsLimit) * float64(time.Minute) / float64(q.window())
+		if l := g.req.Load(); l == nil {
+			g.req.CompareAndSwap(nil, requestLimiter(perMinute))
+		} else if math.Abs(float64(l.Limit())-perMinute/60) > 1e-9 {
+			l.SetLimit(rate.Limit(perMinute / 60))
+		}
+	}
+	if q.TokensLimit > 0 && !g.tokConfig {
+		perMinute := float64(q.TokensLimit) * float64(time.Minute) / float64(q.window())
+		if l := g.tok.Load(); l == nil {
+			g.tok.CompareAndSwap(nil, tokenLimiter(perMinute))
+		} else if math.Abs(float64(l.Limit())-perMinute/60) > 1e-9 {
+			l.SetLimit(rate.Limit(perMinute / 60))
+			l.SetBurst(max(int(perMinute/6), 1))
+		}
+	}
+	if d, ok := paceFor(q.RequestsRemaining, q.RequestsReset, executing); ok {
+		until, reason = now.Add(d), "provider request quota nearly exhausted"
+	}
+	if d, ok := paceFor(q.TokensRemaining, q.TokensReset, 1); ok && now.Add(d).After(until) {
+		until, reason = now.Add(d), "provider token quota exhausted until its reset"
+	}
+	return until, reason
+}
+
+// quotaRoom reports whether the provider's latest headers, seen within
+// the last few seconds, showed room for more calls than are under way: a
+// 429 then is sporadic (a provider hiccup), not the shared limit.
+func (g *gate) quotaRoom(executing int) (room, known bool) {
+	q := g.quota.Load()
+	if q == nil || time.Since(q.at) > 5*time.Second {
+		return false, false
+	}
+	known = q.RequestsRemaining >= 0 || q.TokensRemaining >= 0
+	room = (q.RequestsRemaining < 0 || q.RequestsRemaining > executing) && q.TokensRemaining != 0
+	return room, known
+}
+
+// paceFor turns a quota's remaining count and reset time into a pause: none
+// while more than inFlight calls remain; the whole reset when nothing
+// remains; otherwise the reset shared out among what remains, so that the
+// calls waiting for the last few slots go one by one (after a cooldown one
+// probe goes first) instead of all at once into a 429. A remaining count of
+// -1 means the provider sent none.
+func paceFor(remaining int, reset time.Duration, inFlight int) (time.Duration, bool) {
+	if remaining < 0 || reset <= 0 || remaining >= max(inFlight, 1) {
+		return 0, false
+	}
+	return reset / time.Duration(remaining+1), true
+}
+
+// limiter is the call concurrency limit: a counting semaphore whose limit
+// can move while it is held, with waiters served in arrival order so that
+// items keep their input order and a release wakes one waiter, not all.
+// With Config.Adaptive it moves by the rules in adaptive.go.
+type limiter struct {
+	mu      sync.Mutex
+	limit   int
+	used    int
+	waiters []chan struct{} // FIFO; a receive means the slot is yours
+	adapt   *adaptive       // nil when the limit is fixed
+
+	executing atomic.Int64 // calls between started and release
+}
+
+// acquire waits for a call slot. full reports that the slot was the last
+// free one or had to be waited for: concurrency, not something else, is
+// what holds calls back.
+func (l *limiter) acquire(ctx context.Context) (full, waited bool, err error) {
+	l.mu.Lock()
+	if l.used < l.limit && len(l.waiters) == 0 {
+		l.used++
+		full = l.used >= l.limit
+		l.mu.Unlock()
+		return full, false, nil
+	}
+	ch := make(chan struct{}, 1)
+	l.waiters = append(l.waiters, ch)
+	l.mu.Unlock()
+	select {
+	case <-ch:
+		return true, true, nil
+	case <-ctx.Done():
+		l.mu.Lock()
+		for i, w := range l.waiters {
+			if w == ch {
+				l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
+				l.mu.Unlock()
+				return false, true, context.Cause(ctx)
+			}
+		}
+		l.mu.Unlock()
+		// Granted as we gave up: hand the slot on.
+		l.release()
+		return false, true, context.Cause(ctx)
+	}
+}
+
+// started marks a call under way and returns what adaptive concurrency
+// needs to judge its outcome.
+func (l *limiter) started(atCapacity bool) callStart {
+	l.executing.Add(1)
+	c := callStart{counted: true, atCapacity: atCapacity}
+	if l.adapt != nil {
+		c.gen = l.adapt.gen.Load()
+	}
+	return c
+}
+
+// release gives a slot back, to the first waiter if there is one.
+func (l *limiter) release() {
+	l.mu.Lock()
+	l.used--
+	l.grantLocked()
+	l.mu.Unlock()
+}
+
+// grantLocked hands free slots to waiters. l.mu must be held.
+func (l *limiter) grantLocked() {
+	for l.used < l.limit && len(l.waiters) > 0 {
+		ch := l.waiters[0]
+		l.waiters[0] = nil
+		l.waiters = l.waiters[1:]
+		l.used++
+		ch <- struct{}{}
+	}
+}
+
+// Limit returns the current limit.
+func (l *limiter) Limit() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.limit
+}
+
+// setLimit moves the limit; slots above a lowered limit are not taken back,
+// they are simply not handed on until the calls holding them end.
+func (l *limiter) setLimitLocked(n int) {
+	l.limit = n
+	l.grantLocked()
+}
