@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,33 +12,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tenaxhq/tenax/job"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden want.txt files of testdata/bad from what the code does now")
-
-// caseDeadline is how long one bad-input case may take before the test
-// calls it a hang: a few seconds of work at most, with room for a loaded
-// machine. The race detector slows the 10 MB cases more than tenfold, so
-// a -race build allows ten times as long.
-func caseDeadline() time.Duration {
-	const deadline = 10 * time.Second
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "-race" && s.Value == "true" {
-				return 10 * deadline
-			}
-		}
-	}
-	return deadline
-}
 
 // badCase is one entry of the bad-input corpus in testdata/bad/<name>/.
 type badCase struct {
@@ -216,9 +197,10 @@ func TestReliabilityBadInput(t *testing.T) {
 // recover: a panic anywhere crashes the test binary, which fails the test.
 func runCase(t *testing.T, c badCase, dir, home string) outcome {
 	t.Helper()
-	deadline := caseDeadline()
-	ctx, cancel := context.WithTimeout(t.Context(), deadline)
-	defer cancel()
+	// No wall-clock deadline: a loaded machine may take as long as it
+	// takes, and go test's -timeout catches a real hang with every
+	// goroutine's stack.
+	ctx := t.Context()
 	specPath := filepath.Join(dir, cmp.Or(c.spec, "spec.yaml"))
 	opts := job.Options{
 		Home:   home,
@@ -228,27 +210,13 @@ func runCase(t *testing.T, c badCase, dir, home string) outcome {
 	if c.flagInput != "" {
 		opts.Input = filepath.Join(dir, c.flagInput)
 	}
-	done := make(chan outcome, 1)
-	start := time.Now()
-	go func() {
-		var o outcome
-		if c.run {
-			o.result, o.err = job.Run(ctx, specPath, opts)
-		} else {
-			var b strings.Builder
-			o.err = job.DryRun(ctx, specPath, opts, &b)
-			o.report = b.String()
-		}
-		done <- o
-	}()
 	var o outcome
-	select {
-	case o = <-done:
-	case <-time.After(deadline + time.Second):
-		t.Fatalf("the case hung: no answer after %s", time.Since(start).Round(time.Millisecond))
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("the case ran into its %s deadline (took %s)", deadline, time.Since(start).Round(time.Millisecond))
+	if c.run {
+		o.result, o.err = job.Run(ctx, specPath, opts)
+	} else {
+		var b strings.Builder
+		o.err = job.DryRun(ctx, specPath, opts, &b)
+		o.report = b.String()
 	}
 	if o.result != nil && o.result.Dir != "" {
 		o.records = readRecords(t, filepath.Join(o.result.Dir, "results.jsonl"))
