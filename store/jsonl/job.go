@@ -71,7 +71,7 @@ func (j *Job) openResults() error {
 		// A new file's directory entry is durable only once the directory
 		// is synced: without it, records fsynced into the file could vanish
 		// with the file itself on a power loss.
-		if err := syncDir(j.dir); err != nil {
+		if err := store.SyncDir(j.dir); err != nil {
 			f.Close()
 			return fmt.Errorf("jsonl: %w", err)
 		}
@@ -535,17 +535,4 @@ func (j *Job) release() {
 		_ = j.lock.Close()
 		j.lock = nil
 	}
-}
-
-// syncDir fsyncs a directory, making the entries created in it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
