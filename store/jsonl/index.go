@@ -228,6 +228,11 @@ func openIndex(ctx context.Context, dir string, f *os.File, size int64) (*os.Fil
 		if err != nil {
 			return nil, 0, fmt.Errorf("jsonl: %w", err)
 		}
+		// Entries past the log's end (a log cut short by hand) go.
+		if err := w.Truncate(int64(len(indexHeader)) + n*indexEntrySize); err != nil {
+			w.Close()
+			return nil, 0, fmt.Errorf("jsonl: %w", err)
+		}
 		if _, err := w.Write(missing); err != nil {
 			w.Close()
 			return nil, 0, fmt.Errorf("jsonl: %w", err)

@@ -144,3 +144,32 @@ func splitLines(b []byte) func(func([]byte) bool) {
 		}
 	}
 }
+
+// TestIndexOfALogCutShortByHandIsCutToo: entries past the log's end stayed
+// in results.idx, and a writer appended after them.
+func TestIndexOfALogCutShortByHandIsCutToo(t *testing.T) {
+	s := &jsonl.Store{Home: t.TempDir()}
+	j := createJob(t, s)
+	id := j.Manifest().ID
+	for i := range 5 {
+		mustAppend(t, j, record(i))
+	}
+	mustClose(t, j)
+	b, err := os.ReadFile(resultsPath(j))
+	must(t, err)
+	lines := slices.Collect(splitLines(b))
+	must(t, os.WriteFile(resultsPath(j), slices.Concat(lines[:3]...), 0o644))
+	w, err := s.Open(t.Context(), id)
+	must(t, err)
+	mustAppend(t, w, record(9))
+	mustClose(t, w)
+	fi, err := os.Stat(indexPath(j))
+	must(t, err)
+	if want := int64(16 + 4*16); fi.Size() != want {
+		t.Errorf("results.idx is %d bytes after the log was cut to 3 lines and one appended, want %d", fi.Size(), want)
+	}
+	o, scanned := outcomesOf(t, s, id)
+	if !slices.Equal(scanned, []int{0, 1, 2, 9}) || o.Get(3) != store.Pending {
+		t.Errorf("after the cut: Scan %v, Outcomes.Get(3) %v; want [0 1 2 9] and pending", scanned, o.Get(3))
+	}
+}
