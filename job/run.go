@@ -23,8 +23,16 @@ import (
 // Options are what `tenax run` and `tenax resume` take besides the spec or
 // the job id.
 type Options struct {
-	// Home is tenax's data directory (jobs live in Home/jobs).
+	// Home is tenax's data directory: the LLM cache lives in Home/cache,
+	// and, when Store is nil, the jobs in Home/jobs.
 	Home string
+	// Store holds the jobs (a JSONL store over Home when nil). A
+	// *jsonl.Store whose flush settings are zero takes the spec's
+	// checkpoint section.
+	Store store.Store
+	// StoreFlag, when set, is the --store the caller was given, repeated
+	// (its password hidden) in the resume command a run prints.
+	StoreFlag string
 	// Env looks up ${VAR}s in the spec (os.LookupEnv when nil).
 	Env func(string) (string, bool)
 	// Version is recorded in the manifest.
@@ -57,8 +65,11 @@ type Options struct {
 
 // Started describes a run that is about to dispatch its first item.
 type Started struct {
-	JobID  string
-	Dir    string
+	JobID string
+	// Dir is the job's directory in a JSONL store, empty in another.
+	Dir string
+	// Store says where the job lives (DescribeStore).
+	Store  string
 	Engine *engine.Engine
 	// Redact replaces the spec's secrets in a text, for whatever the
 	// caller prints about the run (the breaker's Inspect view).
@@ -68,8 +79,10 @@ type Started struct {
 // Result is how a run ended.
 type Result struct {
 	JobID string
-	// Dir is the job's directory.
-	Dir     string
+	// Dir is the job's directory in a JSONL store, empty in another.
+	Dir string
+	// Store says where the job lives (DescribeStore).
+	Store   string
 	Summary engine.Summary
 	// Succeeded, Failed and Pending count the job's items after the run,
 	// across every run of the job.
@@ -94,12 +107,22 @@ func (o *Options) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// store returns the job store, flushing as the spec's checkpoint section
-// says (the defaults without a spec).
-func (o *Options) store(s *spec.Spec) *jsonl.Store {
-	st := &jsonl.Store{Home: o.Home}
-	if s != nil {
-		st.FlushEvery, st.FlushInterval = s.Checkpoint.FlushEvery, s.Checkpoint.FlushInterval
+// store returns the job store; a JSONL store flushes as the spec's
+// checkpoint section says unless its own settings say otherwise.
+func (o *Options) store(s *spec.Spec) store.Store {
+	st := o.Store
+	if st == nil {
+		st = &jsonl.Store{Home: o.Home}
+	}
+	if js, ok := st.(*jsonl.Store); ok && s != nil {
+		c := *js
+		if c.FlushEvery == 0 {
+			c.FlushEvery = s.Checkpoint.FlushEvery
+		}
+		if c.FlushInterval == 0 {
+			c.FlushInterval = s.Checkpoint.FlushInterval
+		}
+		return &c
 	}
 	return st
 }
@@ -259,7 +282,7 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("creating the job: %w", err)
 	}
 	defer j.Close()
-	return execute(ctx, s, b, j, inPath, format, nil, opts)
+	return execute(ctx, s, b, st, j, inPath, format, nil, opts)
 }
 
 // Resume runs the items of job id that have no record (and, with
@@ -276,7 +299,8 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, err := opts.store(s).Open(ctx, id)
+	st := opts.store(s)
+	j, err := st.Open(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -304,15 +328,15 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	if err := j.SetState(ctx, store.StateRunning); err != nil {
 		return nil, err
 	}
-	return execute(ctx, s, b, j, m.InputPath, format, outcomes, opts)
+	return execute(ctx, s, b, st, j, m.InputPath, format, outcomes, opts)
 }
 
 // readManifest reads a job's manifest without taking its lock.
-func readManifest(ctx context.Context, st *jsonl.Store, id string) (store.Manifest, error) {
+func readManifest(ctx context.Context, st store.Store, id string) (store.Manifest, error) {
 	j, err := st.OpenReadOnly(ctx, id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return store.Manifest{}, usage(fmt.Errorf("no job %s under %s (see `tenax status --all`)", id, filepath.Join(st.Home, "jobs")))
+			return store.Manifest{}, usage(fmt.Errorf("no job %s in %s (see `tenax status --all`)", id, DescribeStore(st)))
 		}
 		return store.Manifest{}, err
 	}
@@ -322,7 +346,7 @@ func readManifest(ctx context.Context, st *jsonl.Store, id string) (store.Manife
 
 // execute runs the engine over the input, skipping what outcomes say is
 // done, and closes the run properly whatever stopped it.
-func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath string, format input.Format, outcomes store.Outcomes, opts Options) (*Result, error) {
+func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j store.Job, inPath string, format input.Format, outcomes store.Outcomes, opts Options) (*Result, error) {
 	m := j.Manifest()
 	dir := ""
 	if jj, ok := j.(interface{ Dir() string }); ok {
@@ -403,7 +427,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath st
 	b.rateLimits.engine = e
 	log.Info("job started", "spec", s.Path(), "input", inPath, "items", m.Items, "skipped", skipped, "dir", dir)
 	if opts.OnStart != nil {
-		opts.OnStart(Started{JobID: m.ID, Dir: dir, Engine: e, Redact: s.Redact})
+		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: e, Redact: s.Redact})
 	}
 	sum, runErr := e.Run(ctx, src)
 
@@ -412,7 +436,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath st
 	if err := j.Finish(closeCtx); err != nil && runErr == nil {
 		runErr = fmt.Errorf("finishing the job: %w", err)
 	}
-	res := &Result{JobID: m.ID, Dir: dir, Summary: sum}
+	res := &Result{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Summary: sum}
 	after, err := j.Outcomes(closeCtx)
 	if err != nil && runErr == nil {
 		runErr = err
@@ -447,14 +471,33 @@ func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath st
 		// the job is not what it should be until a resume.
 		res.ExitCode = ExitStorage
 	}
-	if res.Pending > 0 {
+	// A job whose directory was removed has nothing to resume; one whose
+	// counts could not be read after an error may still have items left.
+	gone := errors.Is(runErr, store.ErrNotFound)
+	if !gone && (res.Pending > 0 || runErr != nil) {
 		res.ResumeCommand = "tenax resume " + m.ID
 		if opts.Home != "" && opts.Home != DefaultHome {
 			res.ResumeCommand += " --home " + opts.Home
 		}
+		if opts.StoreFlag != "" {
+			shown := opts.StoreFlag
+			if loc, err := store.ParseLocation(opts.StoreFlag); err == nil {
+				shown = loc.String()
+			}
+			res.ResumeCommand += " --store " + shellQuote(shown)
+		}
 	}
 	log.Info("job stopped", "state", state, "succeeded", res.Succeeded, "failed", res.Failed, "pending", res.Pending, "stop", sum.Stop.String(), "elapsed", sum.Elapsed.Round(time.Millisecond))
 	return res, runErr
+}
+
+// shellQuote quotes s for a POSIX shell when it holds more than letters,
+// digits and punctuation a shell leaves alone.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // DefaultHome is where jobs live when neither --home nor TENAX_HOME says

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 )
 
 // Export formats accepted by Export and WriteOutput.
@@ -148,14 +149,18 @@ func WriteFileAtomic(path string, perm os.FileMode, write func(io.Writer) error)
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("store: writing %s: %w", path, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		return fmt.Errorf("store: writing %s: %w", path, err)
 	}
 	return nil
 }
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
+// SyncDir fsyncs a directory, making the entries created, renamed or
+// removed in it durable: a file fsynced into a new directory entry can
+// vanish with the entry on a power loss until the directory is synced too.
+// A file system that cannot sync a directory (os.ErrInvalid) is not an
+// error: the entry stands as well as that file system can keep it.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -164,9 +169,15 @@ func syncDir(dir string) error {
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
-	// Some file systems cannot sync a directory; the rename stands.
-	if errors.Is(err, os.ErrInvalid) {
+	if cannotSyncDir(err) {
 		return nil
 	}
 	return err
+}
+
+// cannotSyncDir reports an error that says the file system cannot fsync a
+// directory (EINVAL on Linux, as some network and FUSE file systems
+// answer), as opposed to one that says the sync failed.
+func cannotSyncDir(err error) bool {
+	return errors.Is(err, os.ErrInvalid) || errors.Is(err, syscall.EINVAL)
 }

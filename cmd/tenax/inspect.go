@@ -12,7 +12,6 @@ import (
 
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
-	"github.com/tenaxhq/tenax/store/jsonl"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -27,7 +26,11 @@ lists every job.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st := &jsonl.Store{Home: g.homeDir()}
+			st, closeStore, err := g.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
 			if all, _ := cmd.Flags().GetBool("all"); all {
 				return listJobs(ctx, g, st)
 			}
@@ -43,18 +46,19 @@ lists every job.`,
 			return r.WriteText(cmd.OutOrStdout(), top)
 		},
 	}
+	addStoreFlag(cmd, g)
 	cmd.Flags().IntVar(&top, "top", 10, "how many error groups to show")
 	cmd.Flags().Bool("all", false, "list every job instead")
 	return cmd
 }
 
-func listJobs(ctx context.Context, g *globals, st *jsonl.Store) error {
+func listJobs(ctx context.Context, g *globals, st store.Store) error {
 	ms, err := st.List(ctx)
 	if err != nil {
 		return err
 	}
 	if len(ms) == 0 {
-		fmt.Fprintf(g.stdout, "no jobs under %s\n", g.homeDir())
+		fmt.Fprintf(g.stdout, "no jobs in %s\n", job.DescribeStore(st))
 		return nil
 	}
 	for _, m := range ms {
@@ -64,7 +68,7 @@ func listJobs(ctx context.Context, g *globals, st *jsonl.Store) error {
 }
 
 // openJob opens args[0], or the latest job, read-only.
-func openJob(ctx context.Context, st *jsonl.Store, args []string) (store.Job, error) {
+func openJob(ctx context.Context, st store.Store, args []string) (store.Job, error) {
 	var id string
 	if len(args) == 1 {
 		id = args[0]
@@ -74,13 +78,13 @@ func openJob(ctx context.Context, st *jsonl.Store, args []string) (store.Job, er
 			return nil, err
 		}
 		if len(ms) == 0 {
-			return nil, usageErr(fmt.Errorf("no jobs under %s: start one with `tenax run SPEC`", st.Home))
+			return nil, usageErr(fmt.Errorf("no jobs in %s: start one with `tenax run SPEC`", job.DescribeStore(st)))
 		}
 		id = ms[len(ms)-1].ID
 	}
 	j, err := st.OpenReadOnly(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, usageErr(fmt.Errorf("no job %s under %s (see `tenax status --all`)", id, st.Home))
+		return nil, usageErr(fmt.Errorf("no job %s in %s (see `tenax status --all`)", id, job.DescribeStore(st)))
 	}
 	return j, err
 }
@@ -102,7 +106,12 @@ func newExportCmd(g *globals) *cobra.Command {
 			if !slices.Contains([]string{store.FormatJSONL, store.FormatCSV}, format) {
 				return usageErr(fmt.Errorf("--format %q: want jsonl or csv", format))
 			}
-			j, err := openJob(ctx, &jsonl.Store{Home: g.homeDir()}, args)
+			st, closeStore, err := g.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			j, err := openJob(ctx, st, args)
 			if err != nil {
 				return err
 			}
@@ -117,6 +126,7 @@ func newExportCmd(g *globals) *cobra.Command {
 			return store.Export(ctx, j, cmd.OutOrStdout(), format, filter)
 		},
 	}
+	addStoreFlag(cmd, g)
 	cmd.Flags().BoolVar(&failed, "failed", false, "only the items whose latest record failed (with their tracked errors)")
 	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl or csv")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file (atomically) instead of stdout")

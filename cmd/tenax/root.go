@@ -36,6 +36,7 @@ var version = "0.1.0-dev"
 // globals are the flags every command shares, and the process's streams.
 type globals struct {
 	home      string
+	storeURL  string // --store, on the commands that read or write jobs
 	logFormat string
 	logLevel  string
 	quiet     bool
@@ -101,7 +102,8 @@ input file, with retries and backoff, error classification, a circuit breaker th
 before spending more, self-healing re-asks on invalid output, and a checkpoint that lets
 any run resume where it stopped.
 
-Jobs live in ./.tenax (--home or TENAX_HOME moves them).
+Jobs live in ./.tenax (--home or TENAX_HOME moves them; --store or TENAX_STORE
+names another directory or a PostgreSQL database: postgres://user@host/db).
 
 Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or spec error;
 3 aborted (breaker, budget or operator); 130 interrupted.`,

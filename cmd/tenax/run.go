@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -52,6 +53,7 @@ resume command; a second one cancels them (their items stay pending).`,
 			})
 		},
 	}
+	addStoreFlag(cmd, g)
 	fl := cmd.Flags()
 	fl.StringVar(&f.input, "input", "", "input file instead of the spec's (.jsonl, .csv or .txt)")
 	fl.StringVar(&f.output, "output", "", "write the compacted, idx-ordered results here at the end (.jsonl or .csv)")
@@ -78,6 +80,7 @@ unless --force.`,
 			})
 		},
 	}
+	addStoreFlag(cmd, g)
 	fl := cmd.Flags()
 	fl.BoolVar(&f.retryFailures, "retry-failures", false, "also re-run items whose latest record failed")
 	fl.BoolVar(&f.force, "force", false, "resume even though the input file changed")
@@ -95,9 +98,14 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	st, closeStore, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
 	interactive := g.interactive()
 	opts := job.Options{
-		Home: g.homeDir(), Version: version, Input: f.input, Output: f.output, Limit: f.limit,
+		Home: g.homeDir(), Store: st, StoreFlag: g.storeURL, Version: version, Input: f.input, Output: f.output, Limit: f.limit,
 		RetryFailures: f.retryFailures, Force: f.force, Interactive: interactive, Logger: log,
 	}
 
@@ -110,7 +118,7 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	var running atomic.Pointer[engine.Engine]
 	go handleSignals(ctx, g, &running, cancel)
 	opts.OnStart = func(s job.Started) {
-		fmt.Fprintf(g.stderr, "tenax: job %s (%s)\n", s.JobID, s.Dir)
+		fmt.Fprintf(g.stderr, "tenax: job %s (%s)\n", s.JobID, cmp.Or(s.Dir, s.Store))
 		running.Store(s.Engine)
 		if prompter != nil {
 			prompter.inner.Redact = s.Redact
@@ -217,8 +225,11 @@ func printSummary(w io.Writer, r *job.Result) {
 	if s.StopDetail != "" {
 		fmt.Fprintf(&b, "Stopped: %s\n", s.StopDetail)
 	}
-	if r.Failed > 0 {
+	switch {
+	case r.Failed > 0 && r.Dir != "":
 		fmt.Fprintf(&b, "Failures: %s/failures.jsonl (tenax status %s shows them grouped)\n", r.Dir, r.JobID)
+	case r.Failed > 0:
+		fmt.Fprintf(&b, "Failures: tenax export %s --failed (tenax status %s shows them grouped)\n", r.JobID, r.JobID)
 	}
 	if r.ResumeCommand != "" {
 		fmt.Fprintf(&b, "Resume: %s\n", r.ResumeCommand)

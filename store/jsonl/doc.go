@@ -5,6 +5,9 @@
 //	                replaced atomically (temp file, fsync, rename)
 //	results.jsonl   append-only, one record per finished item: the
 //	                checkpoint, and the only source of truth
+//	results.idx     16 bytes per line of results.jsonl (offset, length,
+//	                _idx, failed): what resume reads instead of the log;
+//	                a cache, checked against the log, rebuilt from it
 //	failures.jsonl  the failed items with their last error, written by
 //	                Finish (temp file, fsync, rename)
 //	lock            flock'ed while a process has the job open for writing
@@ -17,10 +20,21 @@
 // newline, completes it) so the next record starts on a fresh line. Any
 // other damaged line is a *CorruptError naming the line, never skipped.
 //
-// Reading never loads the log. Outcomes scans each line for its top-level
-// _idx, error and class keys only, so resuming a job costs a byte per item
-// however large the outputs; Scan remembers one offset per item and decodes
-// one record at a time.
+// Reading never loads the log. Outcomes reads results.idx, sixteen bytes
+// per record, so resuming a job costs time in proportion to its records,
+// not to the bytes of their outputs, and a byte of memory per item. The
+// index is trusted only as far as it checks out against the log (its last
+// usable entry must name the line really there); the lines it lacks are
+// read from the log, scanning each for its top-level _idx, error and class
+// keys only, and an index that does not match is rebuilt. Scan remembers
+// one offset per item and decodes one record at a time.
+//
+// A failed write or fsync (a full disk) is kept: every later Append and
+// Flush returns it, with the path and the OS error, and Append refuses its
+// records, so the caller stops rather than computing results it cannot
+// save. So is a job directory removed while the job runs (noticed at the
+// next flush, store.ErrNotFound): an open file would otherwise take the
+// writes where nobody can find them.
 //
 // Store.Open takes the lock: a second writer — a second `tenax resume` of
 // a running job — gets an *InUseError ("job … is in use by another tenax

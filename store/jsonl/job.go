@@ -24,6 +24,13 @@ const flushBytes = 4 << 20
 // lock and appends to results.jsonl through an in-memory buffer that is
 // written and fsynced every FlushEvery records, every FlushInterval, on
 // Flush and on Close. Its methods are safe for concurrent use.
+//
+// A write or fsync that fails is kept as the job's error: every later
+// Append and Flush returns it (the path and the OS error, such as "no
+// space left on device"), Append refusing its records, until a Flush
+// manages to write what was accepted before. So a record Append took is
+// either written by a later Flush or reported lost by its error, and a
+// record Append refused is not kept at all.
 type Job struct {
 	dir      string
 	readOnly bool
@@ -32,17 +39,24 @@ type Job struct {
 	// mu guards the fields below it; Append holds it only to encode.
 	mu         sync.Mutex
 	manifest   store.Manifest
-	pending    []byte // encoded records not yet written
-	spare      []byte // the buffer the last write emptied, for reuse
-	unsynced   int    // records appended since the last fsync
+	pending    []byte       // encoded records not yet written
+	pendingIdx []indexEntry // their index entries, start relative to pending
+	spare      []byte       // the buffer the last write emptied, for reuse
+	spareIdx   []indexEntry
+	unsynced   int   // records appended since the last fsync
+	err        error // the last failed write, until a write succeeds
 	flushEvery int
 	closed     bool
 
 	// writeMu serializes writes to results.jsonl, keeping them in append
-	// order, and guards results and size. Taken before mu, never after.
-	writeMu sync.Mutex
-	results *os.File
-	size    int64 // bytes of results.jsonl known to hold whole records
+	// order, and guards the fields below it. Taken before mu, never after.
+	writeMu   sync.Mutex
+	results   *os.File
+	identity  os.FileInfo // results.jsonl as opened, to notice it replaced or removed
+	size      int64       // bytes of results.jsonl known to hold whole records
+	index     *os.File    // results.idx open for appending; nil once it falls out of step
+	indexSize int64
+	indexBuf  []byte
 
 	manifestMu sync.Mutex // serializes manifest writes
 
@@ -71,7 +85,7 @@ func (j *Job) openResults() error {
 		// A new file's directory entry is durable only once the directory
 		// is synced: without it, records fsynced into the file could vanish
 		// with the file itself on a power loss.
-		if err := syncDir(j.dir); err != nil {
+		if err := store.SyncDir(j.dir); err != nil {
 			f.Close()
 			return fmt.Errorf("jsonl: %w", err)
 		}
@@ -81,7 +95,16 @@ func (j *Job) openResults() error {
 		f.Close()
 		return err
 	}
+	if j.identity, err = f.Stat(); err != nil {
+		f.Close()
+		return fmt.Errorf("jsonl: %w", err)
+	}
 	j.results, j.size = f, size
+	// The index is a cache: a job whose index cannot be written runs on,
+	// and its readers complete what the index lacks from the log.
+	if idx, n, err := openIndex(context.Background(), j.dir, f, size); err == nil {
+		j.index, j.indexSize = idx, n
+	}
 	return nil
 }
 
@@ -217,35 +240,49 @@ func (j *Job) writableLocked() error {
 
 // Append encodes recs into the job's buffer; they reach the file within
 // FlushEvery records or FlushInterval, and are durable once Flush returns.
-// A batch holding a record that cannot be encoded is refused whole. Append
-// does not give up when ctx is canceled: a finished item's record is worth
-// keeping through an interruption.
+// It either takes every record of recs or none: a batch holding a record
+// that cannot be encoded is refused whole, and so is every batch after a
+// write failed (the error names the file and the OS error) until a Flush
+// succeeds. Append does not give up when ctx is canceled: a finished
+// item's record is worth keeping through an interruption.
 func (j *Job) Append(_ context.Context, recs ...store.Record) error {
 	j.mu.Lock()
+	for len(j.pending) >= flushBytes && j.err == nil && !j.closed {
+		// The disk is slower than the appends: write what waits before
+		// taking more, which holds this caller back until it catches up.
+		j.mu.Unlock()
+		if err := j.flush(true); err != nil {
+			return err
+		}
+		j.mu.Lock()
+	}
 	if err := j.writableLocked(); err != nil {
 		j.mu.Unlock()
 		return err
 	}
-	before := len(j.pending)
+	if j.err != nil {
+		err := j.err
+		j.mu.Unlock()
+		return err
+	}
+	before, beforeIdx := len(j.pending), len(j.pendingIdx)
 	for i := range recs {
+		start := len(j.pending)
 		var err error
 		if j.pending, err = recs[i].AppendJSON(j.pending); err != nil {
-			j.pending = j.pending[:before]
+			j.pending, j.pendingIdx = j.pending[:before], j.pendingIdx[:beforeIdx]
 			j.mu.Unlock()
 			return fmt.Errorf("jsonl: %w", err)
 		}
 		j.pending = append(j.pending, '\n')
+		j.pendingIdx = append(j.pendingIdx, indexEntry{
+			start: int64(start), length: uint32(len(j.pending) - start), idx: recs[i].Idx, failed: recs[i].Failed(),
+		})
 	}
 	j.unsynced += len(recs)
-	due := j.unsynced >= j.flushEvery
-	full := len(j.pending) >= flushBytes
+	due := j.unsynced >= j.flushEvery || len(j.pending) >= flushBytes
 	j.mu.Unlock()
-	switch {
-	case full:
-		// The disk is slower than the appends: write now, which holds
-		// this caller back until it catches up.
-		return j.flush(true)
-	case due:
+	if due {
 		// Group commit: the flusher writes and fsyncs in the background
 		// while appends go on into the other buffer, so no caller waits
 		// for the disk on the hot path.
@@ -282,33 +319,87 @@ func (j *Job) flush(wait bool) error {
 		return store.ErrClosed
 	}
 	j.mu.Lock()
-	buf, n := j.pending, j.unsynced
+	buf, entries, n := j.pending, j.pendingIdx, j.unsynced
 	if n == 0 && len(buf) == 0 {
 		j.mu.Unlock()
 		return nil
 	}
-	j.pending, j.spare, j.unsynced = j.spare[:0], nil, 0
+	j.pending, j.pendingIdx, j.spare, j.spareIdx, j.unsynced = j.spare[:0], j.spareIdx[:0], nil, nil, 0
 	j.mu.Unlock()
 
-	_, err := j.results.Write(buf)
+	err := j.checkIdentity()
 	if err == nil {
-		err = j.results.Sync()
+		if _, err = j.results.Write(buf); err == nil {
+			err = j.results.Sync()
+		}
+		if err != nil {
+			// Cut whatever part of buf reached the file, so the log never
+			// holds half a record.
+			_ = j.results.Truncate(j.size)
+			err = fmt.Errorf("jsonl: writing %s: %w", j.resultsPath(), err)
+		}
 	}
 	if err != nil {
-		// Cut whatever part of buf reached the file, so the log never
-		// holds half a record, and keep buf for the next flush.
-		_ = j.results.Truncate(j.size)
+		// Keep buf for the next flush, before what was appended since.
 		j.mu.Lock()
 		j.pending = append(buf, j.pending...)
+		j.pendingIdx = append(shift(entries, 0), shift(j.pendingIdx, int64(len(buf)))...)
 		j.unsynced += n
+		j.err = err
 		j.mu.Unlock()
-		return fmt.Errorf("jsonl: writing %s: %w", j.resultsPath(), err)
+		return err
 	}
+	j.writeIndex(entries)
 	j.size += int64(len(buf))
 	j.mu.Lock()
-	j.spare = buf[:0]
+	j.spare, j.spareIdx, j.err = buf[:0], entries[:0], nil
 	j.mu.Unlock()
 	return nil
+}
+
+// shift moves entries' starts by d, in place.
+func shift(entries []indexEntry, d int64) []indexEntry {
+	for i := range entries {
+		entries[i].start += d
+	}
+	return entries
+}
+
+// checkIdentity reports a job directory removed or replaced during the
+// run: an open file takes writes after its name is gone, so without this
+// check the records would be "saved" where nobody can find them.
+func (j *Job) checkIdentity() error {
+	fi, err := os.Stat(j.resultsPath())
+	if err == nil && os.SameFile(fi, j.identity) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("jsonl: checking %s: %w", j.resultsPath(), err)
+	}
+	return fmt.Errorf("jsonl: %s was removed or replaced while the job ran; its records cannot be saved there: job %s: %w",
+		j.resultsPath(), filepath.Base(j.dir), store.ErrNotFound)
+}
+
+// writeIndex adds the entries of records just written at j.size to
+// results.idx. An index that cannot be written is cut back to its last
+// whole entry and left behind: readers complete it from the log.
+func (j *Job) writeIndex(entries []indexEntry) {
+	if j.index == nil {
+		return
+	}
+	b := j.indexBuf[:0]
+	for _, e := range entries {
+		e.start += j.size
+		b = appendEntry(b, e)
+	}
+	j.indexBuf = b
+	if _, err := j.index.Write(b); err != nil {
+		_ = j.index.Truncate(j.indexSize)
+		_ = j.index.Close()
+		j.index = nil
+		return
+	}
+	j.indexSize += int64(len(b))
 }
 
 // snapshot flushes a writer's records and opens results.jsonl for
@@ -328,7 +419,10 @@ func (j *Job) snapshot(ctx context.Context) (*os.File, int64, error) {
 	}
 	f, err := os.Open(j.resultsPath())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
+		// Create makes results.jsonl before the manifest: a job without
+		// it lost its records, which is not the same as having none.
+		return nil, 0, fmt.Errorf("jsonl: %s is missing: the records of job %s were removed: %w",
+			j.resultsPath(), filepath.Base(j.dir), store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("jsonl: %w", err)
@@ -350,32 +444,24 @@ func (j *Job) snapshot(ctx context.Context) (*os.File, int64, error) {
 // ctxCheckEvery is how many lines a read goes between looks at its context.
 const ctxCheckEvery = 1 << 14
 
-// Outcomes reads the latest outcome of every idx. It decodes only the
-// _idx, error and class keys of each line, so it needs one byte per item
-// and a fixed buffer, however large the outputs.
+// Outcomes reads the latest outcome of every idx from results.idx, sixteen
+// bytes per record, reading from the log only the lines the index lacks
+// (all of them when it is missing or does not match the log). It needs one
+// byte per item and fixed buffers, however large the outputs.
 func (j *Job) Outcomes(ctx context.Context) (store.Outcomes, error) {
 	f, size, err := j.snapshot(ctx)
-	if err != nil || f == nil {
+	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	var o store.Outcomes
-	lr := newLogReader(io.NewSectionReader(f, 0, size), j.resultsPath(), 0)
-	for n := 0; ; n++ {
-		if n%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		line, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			return o, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		o.Set(line.idx, outcomeOf(line.failed))
+	_, err = walkLog(ctx, j.dir, f, size,
+		func(e indexEntry) { o.Set(e.idx, outcomeOf(e.failed)) },
+		func() { o = o[:0] }, nil)
+	if err != nil {
+		return nil, err
 	}
+	return o, nil
 }
 
 func outcomeOf(failed bool) store.Outcome {
@@ -400,37 +486,27 @@ func (j *Job) Failures(ctx context.Context, fn func(store.Record) error) error {
 
 func (j *Job) scan(ctx context.Context, onlyFailed bool, fn func(store.Record) error) error {
 	f, size, err := j.snapshot(ctx)
-	if err != nil || f == nil {
+	if err != nil {
 		return err
 	}
 	defer f.Close()
 	path := j.resultsPath()
 	// offsets[idx] is the start of idx's latest line plus one; 0 for none.
 	var offsets []int64
-	lr := newLogReader(io.NewSectionReader(f, 0, size), path, 0)
-	for n := 0; ; n++ {
-		if n%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
+	_, err = walkLog(ctx, j.dir, f, size, func(e indexEntry) {
+		if onlyFailed && !e.failed {
+			if e.idx < len(offsets) {
+				offsets[e.idx] = 0
 			}
+			return
 		}
-		line, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			break
+		if e.idx >= len(offsets) {
+			offsets = append(offsets, make([]int64, e.idx+1-len(offsets))...)
 		}
-		if err != nil {
-			return err
-		}
-		if onlyFailed && !line.failed {
-			if line.idx < len(offsets) {
-				offsets[line.idx] = 0
-			}
-			continue
-		}
-		if line.idx >= len(offsets) {
-			offsets = append(offsets, make([]int64, line.idx+1-len(offsets))...)
-		}
-		offsets[line.idx] = line.start + 1
+		offsets[e.idx] = e.start + 1
+	}, func() { offsets = offsets[:0] }, nil)
+	if err != nil {
+		return err
 	}
 	var (
 		br         = bufio.NewReaderSize(nil, 64<<10)
@@ -524,6 +600,10 @@ func (j *Job) Close() error {
 		err = fmt.Errorf("jsonl: %w", cerr)
 	}
 	j.results = nil
+	if j.index != nil {
+		_ = j.index.Close()
+		j.index = nil
+	}
 	j.writeMu.Unlock()
 	j.release()
 	return err
@@ -535,17 +615,4 @@ func (j *Job) release() {
 		_ = j.lock.Close()
 		j.lock = nil
 	}
-}
-
-// syncDir fsyncs a directory, making the entries created in it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

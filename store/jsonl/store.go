@@ -114,6 +114,15 @@ func (s *Store) Create(ctx context.Context, m store.Manifest) (store.Job, error)
 	}
 	dir := filepath.Join(jobs, m.ID)
 	m.Updated = time.Now()
+	// results.jsonl exists before the manifest does, so that a job whose
+	// log is missing is known to have lost it.
+	f, err := os.OpenFile(filepath.Join(dir, resultsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("jsonl: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("jsonl: %w", err)
+	}
 	if err := writeManifest(dir, &m); err != nil {
 		return nil, err
 	}

@@ -77,6 +77,18 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// String names the database, for messages: "PostgreSQL db at host:port",
+// with the schema when the connection sets a search_path. It never shows
+// a password.
+func (s *Store) String() string {
+	c := s.pool.Config().ConnConfig
+	name := fmt.Sprintf("PostgreSQL %s at %s:%d", c.Database, c.Host, c.Port)
+	if sp := c.RuntimeParams["search_path"]; sp != "" {
+		name += " (schema " + sp + ")"
+	}
+	return name
+}
+
 // Close closes the store's connections. Jobs opened from it stop working.
 func (s *Store) Close() { s.pool.Close() }
 

@@ -1,0 +1,268 @@
+package jsonl
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/tenaxhq/tenax/store"
+)
+
+// The outcomes index, results.idx, lets a resume read sixteen bytes per
+// record instead of the record: after a 16-byte header, one entry per line
+// of results.jsonl, in log order, each
+//
+//	start  uint64  offset of the line in results.jsonl
+//	length uint32  bytes of the line, its newline included
+//	idx    uint32  the record's _idx; the top bit set when it failed
+//
+// little-endian. The log stays the only source of truth: the index is
+// written after the log lines it describes are fsynced, it is never
+// fsynced itself, and a reader trusts it only as far as it checks out —
+// entries in order and inside the log, the last one naming the line that
+// is really there. An index that is missing or behind is completed from
+// the log (reading only the lines it lacks); one that does not check out
+// is rebuilt from the whole log.
+const (
+	indexFile       = "results.idx"
+	indexHeader     = "tenax results 1\n"
+	indexEntrySize  = 16
+	indexFailedFlag = 1 << 31
+)
+
+// indexEntry is one line of the log, as the index keeps it.
+type indexEntry struct {
+	start  int64
+	length uint32
+	idx    int
+	failed bool
+}
+
+func (e indexEntry) end() int64 { return e.start + int64(e.length) }
+
+func appendEntry(b []byte, e indexEntry) []byte {
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.start))
+	b = binary.LittleEndian.AppendUint32(b, e.length)
+	v := uint32(e.idx)
+	if e.failed {
+		v |= indexFailedFlag
+	}
+	return binary.LittleEndian.AppendUint32(b, v)
+}
+
+func decodeEntry(b []byte) indexEntry {
+	v := binary.LittleEndian.Uint32(b[12:])
+	return indexEntry{
+		start:  int64(binary.LittleEndian.Uint64(b)),
+		length: binary.LittleEndian.Uint32(b[8:]),
+		idx:    int(v &^ indexFailedFlag),
+		failed: v&indexFailedFlag != 0,
+	}
+}
+
+func entryOf(line lineInfo) indexEntry {
+	return indexEntry{start: line.start, length: uint32(line.end - line.start), idx: line.idx, failed: line.failed}
+}
+
+// errIndexBad is an index that does not describe the log: it is rebuilt.
+var errIndexBad = errors.New("jsonl: results.idx does not match results.jsonl")
+
+// checkedIndex opens the index and checks it against the log f of size
+// bytes: the entries it can vouch for, and the offset of the log they
+// cover. A missing or unusable index covers nothing (n 0, covered 0) and
+// is returned nil.
+func checkedIndex(path string, f *os.File, size int64) (idx *os.File, n int64, covered int64) {
+	idx, err := os.Open(path)
+	if err != nil {
+		return nil, 0, 0
+	}
+	fi, err := idx.Stat()
+	var head [len(indexHeader)]byte
+	if err != nil || fi.Size() < int64(len(indexHeader)) || (fi.Size()-int64(len(indexHeader)))%indexEntrySize != 0 {
+		idx.Close()
+		return nil, 0, 0
+	}
+	if _, err := idx.ReadAt(head[:], 0); err != nil || string(head[:]) != indexHeader {
+		idx.Close()
+		return nil, 0, 0
+	}
+	n = (fi.Size() - int64(len(indexHeader))) / indexEntrySize
+	// A writer may have indexed lines past size since the caller looked:
+	// use the entries that end within it (they are in log order).
+	var raw [indexEntrySize]byte
+	entry := func(i int64) (indexEntry, bool) {
+		if _, err := idx.ReadAt(raw[:], int64(len(indexHeader))+i*indexEntrySize); err != nil {
+			return indexEntry{}, false
+		}
+		return decodeEntry(raw[:]), true
+	}
+	lo, hi := int64(0), n // entries [0, lo) end within size; [hi, n) do not
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		e, ok := entry(mid)
+		if !ok {
+			idx.Close()
+			return nil, 0, 0
+		}
+		if e.end() <= size {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	n = lo
+	if n == 0 {
+		return idx, 0, 0
+	}
+	last, ok := entry(n - 1)
+	if !ok || last.length == 0 || !lineMatches(f, last) {
+		idx.Close()
+		return nil, 0, 0
+	}
+	return idx, n, last.end()
+}
+
+// lineMatches reads the log line e names and reports whether it is that
+// record.
+func lineMatches(f *os.File, e indexEntry) bool {
+	lr := newLogReader(io.NewSectionReader(f, e.start, int64(e.length)), "", e.start)
+	line, err := lr.next()
+	return err == nil && line.start == e.start && line.end == e.end() && line.idx == e.idx && line.failed == e.failed
+}
+
+// walkIndex calls fn with every line of the log f up to size, in log
+// order: the first n from the index idx (nil for none), the rest read from
+// the log after covered. fromLog, when set, also receives the lines read
+// from the log, for a writer to add them to the index. An index found out
+// of order midway is errIndexBad.
+func walkIndex(ctx context.Context, idx *os.File, n, covered int64, f *os.File, size int64, path string,
+	fn func(indexEntry), fromLog func(indexEntry)) error {
+	if idx != nil && n > 0 {
+		br := bufio.NewReaderSize(io.NewSectionReader(idx, int64(len(indexHeader)), n*indexEntrySize), 64<<10)
+		var raw [indexEntrySize]byte
+		var prevEnd int64
+		for i := range n {
+			if i%ctxCheckEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if _, err := io.ReadFull(br, raw[:]); err != nil {
+				return errIndexBad
+			}
+			e := decodeEntry(raw[:])
+			if e.start < prevEnd || e.length == 0 || e.end() > covered || e.idx > maxIdx {
+				return errIndexBad
+			}
+			prevEnd = e.end()
+			fn(e)
+		}
+	}
+	if covered >= size {
+		return nil
+	}
+	lr := newLogReader(io.NewSectionReader(f, covered, size-covered), path, covered)
+	// The index has an entry per line before covered: error messages
+	// count lines from there.
+	lr.lineNo = int(n)
+	for n := 0; ; n++ {
+		if n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		e := entryOf(line)
+		fn(e)
+		if fromLog != nil {
+			fromLog(e)
+		}
+	}
+}
+
+// walkLog calls fn with every line of the log f up to size, through the
+// index when it checks out and from the log alone when it does not.
+// fromLog is as in walkIndex.
+func walkLog(ctx context.Context, dir string, f *os.File, size int64, fn func(indexEntry), reset func(), fromLog func(indexEntry)) (rebuilt bool, err error) {
+	path := filepath.Join(dir, resultsFile)
+	idx, n, covered := checkedIndex(filepath.Join(dir, indexFile), f, size)
+	if idx != nil {
+		defer idx.Close()
+	}
+	err = walkIndex(ctx, idx, n, covered, f, size, path, fn, fromLog)
+	if !errors.Is(err, errIndexBad) {
+		return idx == nil || n == 0, err
+	}
+	reset()
+	return true, walkIndex(ctx, nil, 0, 0, f, size, path, fn, fromLog)
+}
+
+// openIndex brings results.idx up to date with the log for a writer, which
+// then appends to it as it flushes: an index that checks out gets the
+// entries of the lines it lacks; any other is rebuilt. It returns the
+// index open for appending and its size.
+func openIndex(ctx context.Context, dir string, f *os.File, size int64) (*os.File, int64, error) {
+	path := filepath.Join(dir, indexFile)
+	idx, n, covered := checkedIndex(path, f, size)
+	if idx != nil {
+		idx.Close()
+		var missing []byte
+		err := walkIndex(ctx, nil, 0, covered, f, size, filepath.Join(dir, resultsFile), func(e indexEntry) {
+			missing = appendEntry(missing, e)
+		}, nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, 0, fmt.Errorf("jsonl: %w", err)
+		}
+		// Entries past the log's end (a log cut short by hand) go.
+		if err := w.Truncate(int64(len(indexHeader)) + n*indexEntrySize); err != nil {
+			w.Close()
+			return nil, 0, fmt.Errorf("jsonl: %w", err)
+		}
+		if _, err := w.Write(missing); err != nil {
+			w.Close()
+			return nil, 0, fmt.Errorf("jsonl: %w", err)
+		}
+		return w, int64(len(indexHeader)) + n*indexEntrySize + int64(len(missing)), nil
+	}
+	// Rebuild: the whole log, into a new file renamed over the old.
+	err := store.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		bw.WriteString(indexHeader)
+		var b [indexEntrySize]byte
+		err := walkIndex(ctx, nil, 0, 0, f, size, filepath.Join(dir, resultsFile), func(e indexEntry) {
+			bw.Write(appendEntry(b[:0], e))
+		}, nil)
+		if err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, 0, fmt.Errorf("jsonl: %w", err)
+	}
+	fi, err := w.Stat()
+	if err != nil {
+		w.Close()
+		return nil, 0, fmt.Errorf("jsonl: %w", err)
+	}
+	return w, fi.Size(), nil
+}
