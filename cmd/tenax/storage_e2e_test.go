@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFullDiskStopsTheRunWithExit4 runs a 3,000-item exec job whose home is
+// a 300 KiB tmpfs that holds a few hundred records. When the checkpoint
+// cannot be written, tenax must stop dispatching at once (not call all
+// 3,000 items and lose them), say what failed and where, exit 4, and leave
+// a job that resumes elsewhere with every written record kept.
+func TestFullDiskStopsTheRunWithExit4(t *testing.T) {
+	w := newWorkdir(t)
+	disk := filepath.Join(t.TempDir(), "disk")
+	if err := os.MkdirAll(disk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", disk).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs here (%v: %s); run as root on Linux (as CI does) to test a full disk", err, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", disk).Run() })
+
+	pad := strings.Repeat("x", 300)
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "{\"n\":%d,\"pad\":%q}\n", i, pad)
+	}
+	w.write("items.jsonl", b.String(), 0o644)
+	w.write("echo.sh", "#!/bin/sh\necho \"$1\" >> calls.log\nprintf '%s' \"$2\"\n", 0o755)
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: ["./echo.sh", "{{.n}}", "{{.pad}}"]
+concurrency: {max: 8}
+`, 0o644)
+	home := filepath.Join(disk, "home")
+	r := w.tenax("--home", home, "run", "job.yaml")
+	if r.code != 4 {
+		t.Fatalf("exit %d, want 4 (storage failed)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	all := r.stdout + r.stderr
+	if !strings.Contains(all, "no space left on device") || !strings.Contains(all, "results.jsonl") {
+		t.Errorf("the output does not say what failed and where:\n%s", all)
+	}
+	if strings.Contains(all, "operator") {
+		t.Errorf("a full disk reported as the operator's doing:\n%s", all)
+	}
+	id := jobID(t, r)
+	written := readRecords(t, filepath.Join(home, "jobs", id, "results.jsonl"))
+	calls := sum(callCounts(t, filepath.Join(w.dir, "calls.log")))
+	if len(written) == 0 || len(written) >= 3000 {
+		t.Fatalf("%d records written: the disk was meant to fill part way", len(written))
+	}
+	// Dispatch stops at the first failed write: what was in flight then
+	// (two rounds of slots) and the records the store could not keep are
+	// lost, not the rest of the input.
+	if calls > len(written)+200 {
+		t.Errorf("%d calls for %d records written: dispatch went on after the disk was full", calls, len(written))
+	}
+
+	// The job resumes on a disk with room, keeping what was written.
+	roomy := filepath.Join(t.TempDir(), "home")
+	if out, err := exec.Command("cp", "-a", home, roomy).CombinedOutput(); err != nil {
+		t.Fatalf("copying the job: %v: %s", err, out)
+	}
+	r = w.tenax("--home", roomy, "resume", id)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	recs := readRecords(t, filepath.Join(roomy, "jobs", id, "results.jsonl"))
+	seen := map[int]int{}
+	for _, rec := range recs {
+		seen[rec.Idx]++
+	}
+	if len(seen) != 3000 {
+		t.Errorf("%d distinct items recorded after resume, want 3000", len(seen))
+	}
+	for idx, n := range seen {
+		if n > 1 {
+			t.Errorf("item %d recorded %d times", idx, n)
+		}
+	}
+}
