@@ -26,16 +26,13 @@ import (
 // fullDiskJob accepts a few records, then fails every write as a full disk
 // does.
 type fullDiskJob struct {
-	memJob
+	*memJob
 	room    int
 	refused atomic.Int64
 }
 
 func (j *fullDiskJob) Append(ctx context.Context, recs ...store.Record) error {
-	j.mu.Lock()
-	full := len(j.records)+len(recs) > j.room
-	j.mu.Unlock()
-	if full {
+	if j.count()+len(recs) > j.room {
 		j.refused.Add(1)
 		return fmt.Errorf("write /jobs/x/results.jsonl: %w", syscall.ENOSPC)
 	}
@@ -50,7 +47,7 @@ func TestFailedCheckpointWriteIsNotAnOperatorAbort(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 			return ok("x")
 		})
-		job := &fullDiskJob{room: 20}
+		job := &fullDiskJob{memJob: newMemJob(), room: 20}
 		e := engine.New(engine.Config{Concurrency: 4, Total: 3000}, tk, job)
 		s, err := e.Run(context.Background(), items(3000))
 		if !errors.Is(err, syscall.ENOSPC) {
@@ -83,7 +80,7 @@ func TestInputReadErrorIsNotAnOperatorAbort(t *testing.T) {
 			}
 			return inner.Next()
 		})
-		e := engine.New(engine.Config{Concurrency: 2}, task.Func(func(context.Context, task.Item) (task.Result, error) { return ok("x") }), &memJob{})
+		e := engine.New(engine.Config{Concurrency: 2}, task.Func(func(context.Context, task.Item) (task.Result, error) { return ok("x") }), newMemJob())
 		s, err := e.Run(context.Background(), src)
 		if !errors.Is(err, readErr) || s.Stop != engine.StopStorage {
 			t.Fatalf("err %v, stop %s: want the input's error and a storage stop", err, s.Stop)
@@ -95,7 +92,7 @@ func TestInputReadErrorIsNotAnOperatorAbort(t *testing.T) {
 }
 
 func TestStatsWhileRunStartsIsRaceFree(t *testing.T) {
-	e := engine.New(engine.Config{Concurrency: 2}, task.Func(func(context.Context, task.Item) (task.Result, error) { return ok("x") }), &memJob{})
+	e := engine.New(engine.Config{Concurrency: 2}, task.Func(func(context.Context, task.Item) (task.Result, error) { return ok("x") }), newMemJob())
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Go(func() {
@@ -119,7 +116,7 @@ func TestStatsWhileRunStartsIsRaceFree(t *testing.T) {
 }
 
 func TestStopTwiceWithStopNoneDoesNotPanic(t *testing.T) {
-	e := engine.New(engine.Config{}, task.Func(func(context.Context, task.Item) (task.Result, error) { return ok("x") }), &memJob{})
+	e := engine.New(engine.Config{}, task.Func(func(context.Context, task.Item) (task.Result, error) { return ok("x") }), newMemJob())
 	e.Stop(engine.StopNone, "first")
 	e.Stop(engine.StopNone, "second")
 	s, err := e.Run(context.Background(), items(10))
@@ -145,7 +142,7 @@ func TestQueuedEventsDoNotChangeWhenTheItemIsReasked(t *testing.T) {
 			mu.Lock()
 			queued = append(queued, ev)
 			mu.Unlock()
-		}}, tk, &memJob{})
+		}}, tk, newMemJob())
 		if _, err := e.Run(context.Background(), items(1)); err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +222,7 @@ func TestAdaptiveSlowStartReachesTheCeilingInFewRoundTrips(t *testing.T) {
 			time.Sleep(rtt)
 			return ok("x")
 		})
-		e := engine.New(engine.Config{Concurrency: 300, Adaptive: true, Retry: fastRetry, OnEvent: log.onEvent}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 300, Adaptive: true, Retry: fastRetry, OnEvent: log.onEvent}, tk, newMemJob())
 		if _, err := e.Run(context.Background(), items(20000)); err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +247,7 @@ func TestAdaptiveHoldsTheCeilingUnderSporadic429sAnd5xx(t *testing.T) {
 			}
 			return ok("x")
 		})
-		e := engine.New(engine.Config{Concurrency: 64, Adaptive: true, Retry: retry.Policy{MaxAttempts: 10, Backoff: fastRetry.Backoff}, OnEvent: log.onEvent}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 64, Adaptive: true, Retry: retry.Policy{MaxAttempts: 10, Backoff: fastRetry.Backoff}, OnEvent: log.onEvent}, tk, newMemJob())
 		s, err := e.Run(context.Background(), items(20000))
 		if err != nil || s.Succeeded != 20000 {
 			t.Fatalf("succeeded %d, err %v", s.Succeeded, err)
@@ -280,7 +277,7 @@ func TestAdaptiveFindsAHiddenConcurrencyLimit(t *testing.T) {
 			}
 			return ok("x")
 		})
-		e := engine.New(engine.Config{Concurrency: 400, Adaptive: true, Retry: retry.Policy{MaxAttempts: 50, Backoff: fastRetry.Backoff}, OnEvent: log.onEvent}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 400, Adaptive: true, Retry: retry.Policy{MaxAttempts: 50, Backoff: fastRetry.Backoff}, OnEvent: log.onEvent}, tk, newMemJob())
 		s, err := e.Run(context.Background(), items(20000))
 		if err != nil || s.Succeeded != 20000 {
 			t.Fatalf("succeeded %d, err %v", s.Succeeded, err)
@@ -326,7 +323,7 @@ func TestAdaptiveDecreasesOncePerRoundTripForABurstOf429s(t *testing.T) {
 			}
 			return ok("x")
 		})
-		e := engine.New(engine.Config{Concurrency: 32, Adaptive: true, InitialConcurrency: 32, Retry: fastRetry, OnEvent: log.onEvent}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 32, Adaptive: true, InitialConcurrency: 32, Retry: fastRetry, OnEvent: log.onEvent}, tk, newMemJob())
 		if _, err := e.Run(context.Background(), items(32)); err != nil {
 			t.Fatal(err)
 		}
@@ -357,7 +354,7 @@ func TestQuotaHeadersPaceTheRunWhenTheSpecSetNoLimit(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 			return ok("x")
 		}
-		q.e = engine.New(engine.Config{Concurrency: 64, Adaptive: true}, q, &memJob{})
+		q.e = engine.New(engine.Config{Concurrency: 64, Adaptive: true}, q, newMemJob())
 		if _, err := q.e.Run(context.Background(), items(120)); err != nil {
 			t.Fatal(err)
 		}
@@ -383,7 +380,7 @@ func TestSporadic429WithQuotaLeftDelaysOnlyItsItem(t *testing.T) {
 			time.Sleep(time.Second)
 			return ok("x")
 		}
-		q.e = engine.New(engine.Config{Concurrency: 2, Retry: fastRetry}, q, &memJob{})
+		q.e = engine.New(engine.Config{Concurrency: 2, Retry: fastRetry}, q, newMemJob())
 		if _, err := q.e.Run(context.Background(), items(3)); err != nil {
 			t.Fatal(err)
 		}
@@ -403,7 +400,7 @@ func TestExhaustedQuotaPausesEveryoneUntilItsReset(t *testing.T) {
 			q.quota.RequestsRemaining = 100 // the first call saw the last of it
 			return ok("x")
 		}
-		q.e = engine.New(engine.Config{Concurrency: 1}, q, &memJob{})
+		q.e = engine.New(engine.Config{Concurrency: 1}, q, newMemJob())
 		if _, err := q.e.Run(context.Background(), items(2)); err != nil {
 			t.Fatal(err)
 		}
@@ -426,7 +423,7 @@ func TestWorkersAreBoundedByTheItemsNotByConcurrencyMax(t *testing.T) {
 		}
 		return ok("x")
 	})
-	e := engine.New(engine.Config{Concurrency: 1_000_000, Total: 3}, tk, &memJob{})
+	e := engine.New(engine.Config{Concurrency: 1_000_000, Total: 3}, tk, newMemJob())
 	if _, err := e.Run(context.Background(), items(3)); err != nil {
 		t.Fatal(err)
 	}

@@ -20,55 +20,66 @@ import (
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/memory"
 	"github.com/tenaxhq/tenax/task"
 )
 
-// memJob is an in-memory store.Job for engine tests.
+// memJob is a job of store/memory, the in-memory store that passes the
+// conformance suite, that also counts what the engine appends per idx so
+// a test can tell a second record for one item.
 type memJob struct {
+	store.Job
 	mu      sync.Mutex
+	appends map[int]int
 	records []store.Record
-	flushes int
 }
 
-func (j *memJob) Manifest() store.Manifest                                    { return store.Manifest{} }
-func (j *memJob) SetState(context.Context, store.State) error                 { return nil }
-func (j *memJob) UpdateManifest(context.Context, func(*store.Manifest)) error { return nil }
-func (j *memJob) Flush(context.Context) error                                 { j.mu.Lock(); j.flushes++; j.mu.Unlock(); return nil }
-func (j *memJob) Finish(context.Context) error                                { return nil }
-func (j *memJob) Close() error                                                { return nil }
-func (j *memJob) Scan(context.Context, func(store.Record) error) error        { return nil }
-func (j *memJob) Failures(context.Context, func(store.Record) error) error {
-	return nil
-}
-func (j *memJob) Append(_ context.Context, recs ...store.Record) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.records = append(j.records, recs...)
-	return nil
-}
-func (j *memJob) Outcomes(context.Context) (store.Outcomes, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	var o store.Outcomes
-	for _, r := range j.records {
-		if r.Failed() {
-			o.Set(r.Idx, store.Failed)
-		} else {
-			o.Set(r.Idx, store.Succeeded)
-		}
+// newMemJob creates a job in a fresh memory store.
+func newMemJob() *memJob {
+	var st memory.Store
+	j, err := st.Create(context.Background(), store.Manifest{ID: "test", Created: time.Now()})
+	if err != nil {
+		panic(err)
 	}
-	return o, nil
+	return &memJob{Job: j, appends: map[int]int{}}
 }
 
+func (j *memJob) Append(ctx context.Context, recs ...store.Record) error {
+	if err := j.Job.Append(ctx, recs...); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, r := range recs {
+		j.appends[r.Idx]++
+		j.records = append(j.records, r)
+	}
+	return nil
+}
+
+func (j *memJob) count() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.records)
+}
+
+// byIdx returns the job's records by idx, read back from the store; it
+// panics if the engine appended two records for one idx.
 func (j *memJob) byIdx() map[int]store.Record {
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	m := map[int]store.Record{}
-	for _, r := range j.records {
-		if _, dup := m[r.Idx]; dup {
-			panic(fmt.Sprintf("two records for idx %d", r.Idx))
+	for idx, n := range j.appends {
+		if n > 1 {
+			j.mu.Unlock()
+			panic(fmt.Sprintf("two records for idx %d", idx))
 		}
+	}
+	j.mu.Unlock()
+	m := map[int]store.Record{}
+	if err := j.Scan(context.Background(), func(r store.Record) error {
 		m[r.Idx] = r
+		return nil
+	}); err != nil {
+		panic(err)
 	}
 	return m
 }
@@ -147,7 +158,7 @@ func TestCounterResetsAfterInvalidOutput(t *testing.T) {
 			func() (task.Result, error) { return task.Result{}, errRetryable },
 			func() (task.Result, error) { return ok("valid") },
 		}}
-		job := &memJob{}
+		job := newMemJob()
 		e := engine.New(engine.Config{Concurrency: 1, Retry: fastRetry, Validator: onlyValid}, tk, job)
 		s, err := e.Run(context.Background(), items(1))
 		if err != nil {
@@ -170,7 +181,7 @@ func TestRetryableStreakExhausts(t *testing.T) {
 		tk := &scriptTask{script: []func() (task.Result, error){
 			func() (task.Result, error) { return task.Result{}, errRetryable },
 		}}
-		job := &memJob{}
+		job := newMemJob()
 		e := engine.New(engine.Config{Concurrency: 1, Retry: fastRetry}, tk, job)
 		if _, err := e.Run(context.Background(), items(1)); err != nil {
 			t.Fatal(err)
@@ -198,7 +209,7 @@ func TestEveryItemGetsOneRecord(t *testing.T) {
 			time.Sleep(time.Duration(it.Idx%7) * time.Millisecond)
 			return ok("done")
 		})
-		job := &memJob{}
+		job := newMemJob()
 		e := engine.New(engine.Config{Concurrency: 16, Retry: fastRetry, Total: 500}, tk, job)
 		s, err := e.Run(context.Background(), items(500))
 		if err != nil {
@@ -229,7 +240,7 @@ func TestConcurrencyLimitHolds(t *testing.T) {
 			cur.Add(-1)
 			return ok("x")
 		})
-		e := engine.New(engine.Config{Concurrency: 5}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 5}, tk, newMemJob())
 		if _, err := e.Run(context.Background(), items(100)); err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +262,7 @@ func TestBreakerTripAborts(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 			return task.Result{}, errFatal
 		})
-		job := &memJob{}
+		job := newMemJob()
 		const threshold, conc = 5, 4
 		e := engine.New(engine.Config{Concurrency: conc, Retry: fastRetry, Breaker: breaker.Settings{Threshold: threshold}, OnTrip: engine.TripAbort, Total: 100}, tk, job)
 		s, err := e.Run(context.Background(), items(100))
@@ -285,7 +296,7 @@ func TestScatteredItemErrorsNeverTrip(t *testing.T) {
 			}
 			return ok("x")
 		})
-		e := engine.New(engine.Config{Concurrency: 1, Breaker: breaker.Settings{Threshold: 2}}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 1, Breaker: breaker.Settings{Threshold: 2}}, tk, newMemJob())
 		s, err := e.Run(context.Background(), items(50))
 		if err != nil {
 			t.Fatal(err)
@@ -334,7 +345,7 @@ func TestBreakerPromptContinueThenAbort(t *testing.T) {
 			return ok("x")
 		})
 		p := &scriptedPrompter{answers: []engine.TripDecision{engine.TripContinue, engine.TripAbortRun}}
-		e := engine.New(engine.Config{Concurrency: 1, Breaker: breaker.Settings{Threshold: 3}, OnTrip: engine.TripPrompt, Prompter: p, Total: 20}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 1, Breaker: breaker.Settings{Threshold: 3}, OnTrip: engine.TripPrompt, Prompter: p, Total: 20}, tk, newMemJob())
 		s, err := e.Run(context.Background(), items(20))
 		if err != nil {
 			t.Fatal(err)
@@ -375,7 +386,7 @@ func TestBreakerWaitRecovers(t *testing.T) {
 			Breaker:     breaker.Settings{Threshold: threshold, ResetTimeout: 10 * time.Second, Probes: probes},
 			OnTrip:      engine.TripWait,
 			Total:       40,
-		}, tk, &memJob{})
+		}, tk, newMemJob())
 		s, err := e.Run(context.Background(), items(40))
 		if err != nil {
 			t.Fatal(err)
@@ -402,7 +413,7 @@ func TestGracefulStopLeavesPending(t *testing.T) {
 			time.Sleep(time.Second)
 			return ok("x")
 		})
-		job := &memJob{}
+		job := newMemJob()
 		e = engine.New(engine.Config{Concurrency: 4, Total: 100}, tk, job)
 		s, err := e.Run(context.Background(), items(100))
 		if err != nil {
@@ -431,7 +442,7 @@ func TestHardCancelKeepsInterruptedItemsPending(t *testing.T) {
 			<-ctx.Done()
 			return task.Result{}, ctx.Err()
 		})
-		job := &memJob{}
+		job := newMemJob()
 		e := engine.New(engine.Config{Concurrency: 3, Total: 10}, tk, job)
 		s, err := e.Run(ctx, items(10))
 		if err != nil {
@@ -453,7 +464,7 @@ func TestHealLoopFeedsBackAndSucceeds(t *testing.T) {
 			func() (task.Result, error) { return ok("valid") },
 		}}
 		hints := []heal.Hint{{Match: regexp.MustCompile("end of JSON"), Text: "Answer with one complete JSON object."}}
-		job := &memJob{}
+		job := newMemJob()
 		e := engine.New(engine.Config{Validator: onlyValid, Hints: hints}, tk, job)
 		if _, err := e.Run(context.Background(), items(1)); err != nil {
 			t.Fatal(err)
@@ -475,7 +486,7 @@ func TestHealLoopFeedsBackAndSucceeds(t *testing.T) {
 func TestAlwaysInvalidStopsAtErrorBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tk := &scriptTask{script: []func() (task.Result, error){func() (task.Result, error) { return ok("nope") }}}
-		job := &memJob{}
+		job := newMemJob()
 		e := engine.New(engine.Config{Validator: onlyValid, Heal: heal.Budget{MaxAttempts: 8, MaxErrorAttempts: 3}}, tk, job)
 		if _, err := e.Run(context.Background(), items(1)); err != nil {
 			t.Fatal(err)
@@ -504,7 +515,7 @@ func TestBadItemsAreRecordedAsItemFailures(t *testing.T) {
 			}
 			return it, nil
 		})
-		job := &memJob{}
+		job := newMemJob()
 		e := engine.New(engine.Config{Concurrency: 1}, task.Func(func(context.Context, task.Item) (task.Result, error) { return ok("x") }), job)
 		s, err := e.Run(context.Background(), src)
 		if err != nil {
@@ -523,7 +534,7 @@ func TestBudgetStopsDispatch(t *testing.T) {
 			r.Usage = task.Usage{InputTokens: 60, OutputTokens: 40}
 			return r, nil
 		})
-		e := engine.New(engine.Config{Concurrency: 1, Budget: engine.Budget{MaxTokens: 450}, Total: 10}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 1, Budget: engine.Budget{MaxTokens: 450}, Total: 10}, tk, newMemJob())
 		s, err := e.Run(context.Background(), items(10))
 		if err != nil {
 			t.Fatal(err)
@@ -558,7 +569,7 @@ func TestRateLimitHintPausesEveryone(t *testing.T) {
 			time.Sleep(time.Second)
 			return ok("x")
 		})
-		e := engine.New(engine.Config{Concurrency: 1, Retry: fastRetry}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 1, Retry: fastRetry}, tk, newMemJob())
 		if _, err := e.Run(context.Background(), items(3)); err != nil {
 			t.Fatal(err)
 		}
@@ -576,7 +587,7 @@ func TestCheckinPausesAndAsks(t *testing.T) {
 		e := engine.New(engine.Config{Concurrency: 2, CheckinEvery: 10, Prompter: p, Total: 100}, task.Func(func(context.Context, task.Item) (task.Result, error) {
 			time.Sleep(time.Millisecond)
 			return ok("x")
-		}), &memJob{})
+		}), newMemJob())
 		s, err := e.Run(context.Background(), items(100))
 		if err != nil {
 			t.Fatal(err)
@@ -614,7 +625,7 @@ func TestPostCooldownCallsGoOneAtATime(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 			return ok("x")
 		})
-		e = engine.New(engine.Config{Concurrency: 8}, tk, &memJob{})
+		e = engine.New(engine.Config{Concurrency: 8}, tk, newMemJob())
 		s, err := e.Run(context.Background(), items(40))
 		if err != nil || s.Succeeded != 40 {
 			t.Fatalf("succeeded %d, err %v", s.Succeeded, err)
@@ -631,7 +642,7 @@ func TestPacingBatches(t *testing.T) {
 		e := engine.New(engine.Config{Concurrency: 2, Pacing: engine.Pacing{BatchSize: 10, BatchDelay: time.Second, ItemDelay: 200 * time.Millisecond}}, task.Func(func(context.Context, task.Item) (task.Result, error) {
 			time.Sleep(200 * time.Millisecond)
 			return ok("x")
-		}), &memJob{})
+		}), newMemJob())
 		if _, err := e.Run(context.Background(), items(20)); err != nil {
 			t.Fatal(err)
 		}

@@ -152,7 +152,7 @@ func TestReliabilityFaultStorm(t *testing.T) {
 			OnTrip: engine.TripWait,
 			Total:  n,
 		}
-		job := &memJob{}
+		job := newMemJob()
 		s, err := engine.New(cfg, tk, job).Run(context.Background(), items(n))
 		if err != nil {
 			t.Fatal(err)
@@ -206,7 +206,7 @@ func TestReliabilityFaultStorm(t *testing.T) {
 
 		// --retry-failures: the provider is up again, so one pass over the
 		// failed items brings every one of them to success.
-		retryJob := &memJob{}
+		retryJob := newMemJob()
 		s2, err := engine.New(engine.Config{Concurrency: concurrency, Retry: cfg.Retry, Total: len(failed)}, tk, retryJob).
 			Run(context.Background(), itemsAt(failed))
 		if err != nil {

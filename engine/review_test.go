@@ -53,7 +53,7 @@ func TestCheckinThatOutlivesTheRunIsNotAnAbort(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 			return ok("x")
 		})
-		e := engine.New(engine.Config{Concurrency: 8, CheckinEvery: 5, Prompter: p, Total: 10}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 8, CheckinEvery: 5, Prompter: p, Total: 10}, tk, newMemJob())
 		s, err := e.Run(context.Background(), items(10))
 		if err != nil {
 			t.Fatal(err)
@@ -96,7 +96,7 @@ func TestCooldownHoldsItemsWaitingOnTheRateLimiter(t *testing.T) {
 			}
 			return ok("x")
 		})
-		e := engine.New(engine.Config{Concurrency: 4, RequestsPerMinute: 60, Retry: fastRetry}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 4, RequestsPerMinute: 60, Retry: fastRetry}, tk, newMemJob())
 		if _, err := e.Run(context.Background(), items(8)); err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestContinueAfterALongPauseKeepsTheRateLimit(t *testing.T) {
 		e := engine.New(engine.Config{
 			Concurrency: 8, RequestsPerMinute: 60, Breaker: breaker.Settings{Threshold: 3},
 			OnTrip: engine.TripPrompt, Prompter: p,
-		}, tk, &memJob{})
+		}, tk, newMemJob())
 		if _, err := e.Run(context.Background(), items(20)); err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +159,7 @@ func TestRateLimitHintPausesOthersEvenWhenTheItemGivesUp(t *testing.T) {
 			}
 			return ok("x")
 		})
-		e := engine.New(engine.Config{Concurrency: 1, Retry: retry.Policy{MaxAttempts: 1}}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 1, Retry: retry.Policy{MaxAttempts: 1}}, tk, newMemJob())
 		if _, err := e.Run(context.Background(), items(2)); err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func (t *estimatingTask) EstimateTokens(task.Item) int { return 100 }
 func TestTokenBudgetCountsCallsUnderWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tk := &estimatingTask{}
-		e := engine.New(engine.Config{Concurrency: 8, Budget: engine.Budget{MaxTokens: 450}, Total: 20}, tk, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 8, Budget: engine.Budget{MaxTokens: 450}, Total: 20}, tk, newMemJob())
 		s, err := e.Run(context.Background(), items(20))
 		if err != nil {
 			t.Fatal(err)
@@ -203,7 +203,7 @@ func TestCanceledNotByTheRunIsAFailureNotPending(t *testing.T) {
 			}
 			return ok("x")
 		})
-		job := &memJob{}
+		job := newMemJob()
 		e := engine.New(engine.Config{Concurrency: 1, Total: 3}, tk, job)
 		s, err := e.Run(context.Background(), items(3))
 		if err != nil {
@@ -231,7 +231,7 @@ func (c cachedTask) Run(_ context.Context, it task.Item) (task.Result, error) {
 func TestCacheHitsAreNotRateLimited(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		e := engine.New(engine.Config{Concurrency: 4, RequestsPerMinute: 60}, cachedTask{miss: map[int]bool{5: true, 6: true}}, &memJob{})
+		e := engine.New(engine.Config{Concurrency: 4, RequestsPerMinute: 60}, cachedTask{miss: map[int]bool{5: true, 6: true}}, newMemJob())
 		s, err := e.Run(context.Background(), items(100))
 		if err != nil || s.Succeeded != 100 {
 			t.Fatalf("succeeded %d: %v", s.Succeeded, err)
