@@ -24,6 +24,18 @@ type goodput struct {
 	Items, RPM, Concurrency, Rounds int
 	Prefill                         bool
 	Variants                        string
+	// Latency is the mock's answer time; Sporadic429 and Server5xx are the
+	// shares of requests it answers 429 (with Retry-After: 1, whatever the
+	// limit) and 500 at random.
+	Latency                time.Duration
+	Sporadic429, Server5xx float64
+	// Cookbook is the path of the OpenAI cookbook's
+	// api_request_parallel_processor.py for the cookbook variants, and
+	// Python the interpreter that has aiohttp.
+	Cookbook, Python string
+	// Series, when set, is a directory that receives one CSV per run:
+	// second, successes in that second, the concurrency limit.
+	Series string
 }
 
 // goodputRun is what one run measured.
@@ -38,6 +50,9 @@ type goodputRun struct {
 	cooldowns          int   // Cooldown events: dispatch paused
 	decreases, minimum int   // adaptive limit halvings, lowest limit
 	final              int   // the concurrency limit at the end
+	// to90 is how long the run took to first finish, in one second, 90% of
+	// the limit's requests per second; 0 if it never did.
+	to90 time.Duration
 }
 
 func (r goodputRun) perMinute() float64 { return float64(r.succeeded) / r.elapsed.Minutes() }
@@ -51,54 +66,82 @@ func (r goodputRun) share429() float64 {
 
 func (g goodput) run(ctx context.Context, out io.Writer) error {
 	variants := strings.Split(g.Variants, ",")
-	fmt.Fprintf(out, "goodput: %d requests, hidden limit %d rpm, concurrency max %d, prefill %v\n", g.Items, g.RPM, g.Concurrency, g.Prefill)
-	fmt.Fprintf(out, "%-5s %-8s %8s %5s %6s %7s %9s %6s %7s %7s %6s %6s %9s %8s %4s %5s  %-22s %s\n",
-		"round", "variant", "seconds", "ok", "failed", "pending", "ok/min", "limit%", "calls", "mockreq", "429s", "429%", "cooldowns", "halvings", "min", "final", "load", "stop")
+	fmt.Fprintf(out, "goodput: %d requests, hidden limit %d rpm, latency %v, sporadic 429s %.0f%%, 5xx %.0f%%, concurrency max %d, prefill %v\n",
+		g.Items, g.RPM, g.Latency, 100*g.Sporadic429, 100*g.Server5xx, g.Concurrency, g.Prefill)
+	fmt.Fprintf(out, "%-5s %-13s %8s %5s %6s %7s %9s %6s %7s %7s %6s %6s %9s %9s %4s %5s %6s  %-22s %s\n",
+		"round", "variant", "seconds", "ok", "failed", "pending", "ok/min", "limit%", "calls", "mockreq", "429s", "429%", "cooldowns", "decreases", "min", "final", "to90%", "load", "stop")
 	byVariant := map[string][]goodputRun{}
 	for round := 1; round <= g.Rounds; round++ {
 		for _, v := range variants {
 			load := loadAverage()
-			r, err := g.once(ctx, v)
+			r, err := g.once(ctx, v, round)
 			if err != nil {
 				return fmt.Errorf("%s: %w", v, err)
 			}
 			byVariant[v] = append(byVariant[v], r)
-			fmt.Fprintf(out, "%-5d %-8s %8.2f %5d %6d %7d %9.0f %5.1f%% %7d %7d %6d %5.1f%% %9d %8d %4d %5d  %-22s %s\n",
+			fmt.Fprintf(out, "%-5d %-13s %8.2f %5d %6d %7d %9.0f %5.1f%% %7d %7d %6d %5.1f%% %9d %9d %4d %5d %5.1fs  %-22s %s\n",
 				round, v, r.elapsed.Seconds(), r.succeeded, r.failed, r.pending, r.perMinute(), 100*r.perMinute()/float64(g.RPM),
-				r.calls, r.requests, r.limited, 100*r.share429(), r.cooldowns, r.decreases, r.minimum, r.final, load, r.stop)
+				r.calls, r.requests, r.limited, 100*r.share429(), r.cooldowns, r.decreases, r.minimum, r.final, r.to90.Seconds(), load, r.stop)
 		}
 	}
 	fmt.Fprintln(out)
 	for _, v := range variants {
-		var perMin, share, secs []float64
+		var perMin, share, secs, to90 []float64
 		for _, r := range byVariant[v] {
 			perMin = append(perMin, r.perMinute())
 			share = append(share, r.share429())
 			secs = append(secs, r.elapsed.Seconds())
+			to90 = append(to90, r.to90.Seconds())
 		}
-		fmt.Fprintf(out, "median %-8s %8.2f s  %6.0f ok/min = %5.1f%% of the limit  429s %5.1f%% of requests\n",
-			v, median(secs), median(perMin), 100*median(perMin)/float64(g.RPM), 100*median(share))
+		fmt.Fprintf(out, "median %-13s %8.2f s  %6.0f ok/min = %5.1f%% of the limit  429s %5.1f%% of requests  90%% of the limit after %.1f s\n",
+			v, median(secs), median(perMin), 100*median(perMin)/float64(g.RPM), 100*median(share), median(to90))
 	}
 	return nil
 }
 
 // once runs one job against a fresh mock server.
-func (g goodput) once(ctx context.Context, variant string) (goodputRun, error) {
+//
+// Variants: adaptive (concurrency.adaptive, told nothing), fixed
+// (concurrency.max, told nothing), told (adaptive, and
+// rate_limit.requests_per_minute set to the exact limit), cookbook and
+// cookbook-half (the OpenAI cookbook's parallel processor told the exact
+// limit, or half of it).
+func (g goodput) once(ctx context.Context, variant string, round int) (goodputRun, error) {
 	var adaptive bool
+	rateLimit := ""
 	switch variant {
 	case "adaptive":
 		adaptive = true
 	case "fixed":
+	case "told":
+		adaptive = true
+		rateLimit = fmt.Sprintf("rate_limit: {requests_per_minute: %d}\n", g.RPM)
+	case "cookbook", "cookbook-half":
 	default:
-		return goodputRun{}, fmt.Errorf("unknown variant %q: want adaptive or fixed", variant)
+		return goodputRun{}, fmt.Errorf("unknown variant %q: want adaptive, fixed, told, cookbook or cookbook-half", variant)
 	}
-	srv := mock.New(mock.Config{RPM: g.RPM})
-	hs := httptest.NewServer(srv)
+	srv := mock.New(mock.Config{RPM: g.RPM, Latency: g.Latency, Seed: int64(round),
+		Faults: mock.Faults{RateLimit: g.Sporadic429, Server: g.Server5xx}})
+	// The cookbook's script accepts only https:// URLs.
+	cook := strings.HasPrefix(variant, "cookbook")
+	var hs *httptest.Server
+	if cook {
+		hs = httptest.NewTLSServer(srv)
+	} else {
+		hs = httptest.NewServer(srv)
+	}
 	defer hs.Close()
 	if g.Prefill {
 		if err := prefill(ctx, srv, g.RPM); err != nil {
 			return goodputRun{}, err
 		}
+	}
+	if cook {
+		rpm := g.RPM
+		if variant == "cookbook-half" {
+			rpm /= 2
+		}
+		return g.cookbook(ctx, variant, srv, hs, rpm)
 	}
 	spec := fmt.Sprintf(`name: goodput-%s
 input: items.jsonl
@@ -110,8 +153,9 @@ task:
   model: mock-echo
   prompt: "{{.word}}"
 concurrency: {max: %d, adaptive: %v}
-cache: {enabled: false}
-`, variant, hs.URL, g.Concurrency, adaptive)
+retry: {max_attempts: 10}
+%scache: {enabled: false}
+`, variant, hs.URL, g.Concurrency, adaptive, rateLimit)
 	path, cleanup, err := workDir(spec, g.Items)
 	if err != nil {
 		return goodputRun{}, err
@@ -120,12 +164,18 @@ cache: {enabled: false}
 
 	r := goodputRun{variant: variant, minimum: g.Concurrency}
 	var mu sync.Mutex
+	series := newSeries()
+	start := time.Now()
 	onEvent := func(ev engine.Event) {
 		switch ev.Kind {
 		case engine.Cooldown:
 			mu.Lock()
 			r.cooldowns++
 			mu.Unlock()
+		case engine.ItemFinished:
+			if !ev.Record.Failed() {
+				series.success(time.Since(start))
+			}
 		case engine.ConcurrencyChanged:
 			mu.Lock()
 			if ev.Limit < r.final {
@@ -134,6 +184,7 @@ cache: {enabled: false}
 			r.final = ev.Limit
 			r.minimum = min(r.minimum, ev.Limit)
 			mu.Unlock()
+			series.limit(time.Since(start), ev.Limit)
 		}
 	}
 	r.final = g.Concurrency
@@ -141,8 +192,8 @@ cache: {enabled: false}
 		r.final = min(4, g.Concurrency) // concurrency.initial's default
 		r.minimum = r.final
 	}
+	series.limit(0, r.final)
 	before := srv.Stats()
-	start := time.Now()
 	res, err := job.Run(ctx, path, job.Options{Home: filepath.Join(filepath.Dir(path), "home"), Logger: quietLogger(), OnEvent: onEvent})
 	r.elapsed = time.Since(start)
 	if err != nil {
@@ -158,6 +209,12 @@ cache: {enabled: false}
 	r.calls, r.retries = res.Summary.Calls, res.Summary.Retries
 	r.requests = after.Requests - before.Requests
 	r.limited = after.RateLimited - before.RateLimited
+	r.to90 = series.reached(0.9 * float64(g.RPM) / 60)
+	if g.Series != "" {
+		if err := series.write(filepath.Join(g.Series, fmt.Sprintf("%s-%d.csv", variant, round))); err != nil {
+			return goodputRun{}, err
+		}
+	}
 	return r, nil
 }
 

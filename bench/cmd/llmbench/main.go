@@ -49,7 +49,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fs.IntVar(&g.Concurrency, "concurrency", 64, "concurrency.max")
 		fs.BoolVar(&g.Prefill, "prefill", false, "fill the mock's window at the limit's pace for a minute before each job, so the job meets the limit in steady state")
 		fs.IntVar(&g.Rounds, "rounds", 3, "rounds of adaptive and fixed concurrency")
-		fs.StringVar(&g.Variants, "variants", "adaptive,fixed", "which variants to run, in order")
+		fs.StringVar(&g.Variants, "variants", "adaptive,fixed", "which variants to run, in order: adaptive, fixed, told, cookbook, cookbook-half")
+		fs.DurationVar(&g.Latency, "latency", 0, "the mock's answer latency")
+		fs.Float64Var(&g.Sporadic429, "sporadic429", 0, "share of requests the mock answers 429 at random, whatever the limit")
+		fs.Float64Var(&g.Server5xx, "server5xx", 0, "share of requests the mock answers 500 at random")
+		fs.StringVar(&g.Cookbook, "cookbook", "", "path of the OpenAI cookbook's api_request_parallel_processor.py, for the cookbook variants")
+		fs.StringVar(&g.Python, "python", "python3", "the Python that runs it (with aiohttp: Debian's python3-aiohttp)")
+		fs.StringVar(&g.Series, "series", "", "directory for a CSV per run of successes and the concurrency limit by second")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
