@@ -135,16 +135,16 @@ func New(cfg Config) (*Task, error) {
 		t.maxStderr = DefaultMaxStderr
 	}
 	for i, src := range cfg.Argv {
-		tmpl, err := parse("argv["+strconv.Itoa(i)+"]", src)
+		tmpl, err := task.ParseTemplate("argv["+strconv.Itoa(i)+"]", src)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("exec: %w", err)
 		}
 		t.argv = append(t.argv, tmpl)
 	}
 	if cfg.Stdin != "" {
-		tmpl, err := parse("stdin", cfg.Stdin)
+		tmpl, err := task.ParseTemplate("stdin", cfg.Stdin)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("exec: %w", err)
 		}
 		t.stdin = tmpl
 	}
@@ -157,9 +157,9 @@ func New(cfg Config) (*Task, error) {
 	}
 	slices.Sort(names) // deterministic errors and environment order
 	for _, name := range names {
-		tmpl, err := parse("env["+name+"]", cfg.Env[name])
+		tmpl, err := task.ParseTemplate("env["+name+"]", cfg.Env[name])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("exec: %w", err)
 		}
 		t.env = append(t.env, envTemplate{name, tmpl})
 	}
@@ -189,11 +189,11 @@ func New(cfg Config) (*Task, error) {
 // *task.OutputError. A template that cannot render is marked
 // classify.Item.
 func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
-	d := data(item)
+	d := task.TemplateData(item)
 	var sb strings.Builder
 	argv := make([]string, len(t.argv))
 	for i, tmpl := range t.argv {
-		s, err := render(tmpl, d, &sb)
+		s, err := tmpl.Execute(&sb, d)
 		if err != nil {
 			return task.Result{}, err
 		}
@@ -201,7 +201,7 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	}
 	var stdin string
 	if t.stdin != nil {
-		s, err := render(t.stdin, d, &sb)
+		s, err := t.stdin.Execute(&sb, d)
 		if err != nil {
 			return task.Result{}, err
 		}
@@ -325,7 +325,7 @@ func (t *Task) environ(d map[string]any, item task.Item) (env []string, cleanup 
 	}
 	var sb strings.Builder
 	for _, e := range t.env {
-		v, err := render(e.tmpl, d, &sb)
+		v, err := e.tmpl.Execute(&sb, d)
 		if err != nil {
 			return nil, cleanup, err
 		}

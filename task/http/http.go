@@ -100,12 +100,12 @@ func New(cfg Config) (*Task, error) {
 		t.client = &nethttp.Client{}
 	}
 	var err error
-	if t.url, err = parse("url", cfg.URL); err != nil {
-		return nil, err
+	if t.url, err = task.ParseTemplate("url", cfg.URL); err != nil {
+		return nil, fmt.Errorf("http: %w", err)
 	}
 	if cfg.Body != "" {
-		if t.body, err = parse("body", cfg.Body); err != nil {
-			return nil, err
+		if t.body, err = task.ParseTemplate("body", cfg.Body); err != nil {
+			return nil, fmt.Errorf("http: %w", err)
 		}
 	}
 	names := make([]string, 0, len(cfg.Headers))
@@ -117,9 +117,9 @@ func New(cfg Config) (*Task, error) {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		tmpl, err := parse("headers["+name+"]", cfg.Headers[name])
+		tmpl, err := task.ParseTemplate("headers["+name+"]", cfg.Headers[name])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("http: %w", err)
 		}
 		t.headers = append(t.headers, headerTemplate{name, tmpl})
 	}
@@ -136,15 +136,15 @@ func New(cfg Config) (*Task, error) {
 // under OutputJSON is a *task.OutputError. A template that cannot render,
 // or renders a URL that does not parse, is marked classify.Item.
 func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
-	d := data(item)
+	d := task.TemplateData(item)
 	var sb strings.Builder
-	url, err := render(t.url, d, &sb)
+	url, err := t.url.Execute(&sb, d)
 	if err != nil {
 		return task.Result{}, err
 	}
 	var body io.Reader
 	if t.body != nil {
-		s, err := render(t.body, d, &sb)
+		s, err := t.body.Execute(&sb, d)
 		if err != nil {
 			return task.Result{}, err
 		}
@@ -160,7 +160,7 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 		return task.Result{}, classify.WithClass(fmt.Errorf("http: url: %w", err), classify.Item, "template")
 	}
 	for _, h := range t.headers {
-		v, err := render(h.tmpl, d, &sb)
+		v, err := h.tmpl.Execute(&sb, d)
 		if err != nil {
 			return task.Result{}, err
 		}
