@@ -35,6 +35,7 @@ type itemRun struct {
 	costKnown   bool
 	cacheHit    bool
 	lastOutput  json.RawMessage
+	finish      string // the last call's finish reason (LLM tasks)
 	// probing: this item's next call is the one allowed after a cooldown;
 	// probeSeq is the cooldown count it started from.
 	probing  bool
@@ -453,6 +454,9 @@ func (e *Engine) permit(ctx context.Context) (p breaker.Permit, waited, ok bool)
 // account adds a call's usage and cost to the item and the run, and
 // corrects the token limiter from the real usage.
 func (e *Engine) account(r *itemRun, res task.Result, err error) {
+	if res.FinishReason != "" {
+		r.finish = res.FinishReason
+	}
 	if res.Usage.Total() == 0 && res.CostUSD == 0 {
 		return
 	}
@@ -499,6 +503,7 @@ func (e *Engine) failWith(ctx context.Context, r *itemRun, err, fpErr error, d c
 		rec.Output = json.RawMessage("null")
 	}
 	rec.Error = err.Error()
+	rec.Stderr = stderrTail(err)
 	rec.Class = d.Class
 	rec.Retryable = d.Class == classify.Retryable
 	name := d.Class.String()
@@ -523,6 +528,7 @@ func (e *Engine) record(r *itemRun) store.Record {
 		HealAttempts:       r.heals,
 		GenerationAttempts: r.generations,
 		CacheHit:           r.cacheHit && r.heals == 0,
+		FinishReason:       r.finish,
 		Usage:              r.usage,
 		DurationMS:         time.Since(r.start).Milliseconds(),
 		FinishedAt:         time.Now().UTC(),
@@ -532,6 +538,26 @@ func (e *Engine) record(r *itemRun) store.Record {
 		rec.CostUSD = &c
 	}
 	return rec
+}
+
+// stderrTail is the end of a failed command's stderr carried by err (an
+// exec task's exit, a command validator's failure), at most
+// store.MaxStderrTail bytes cut at a line or rune boundary; "" for errors
+// of HTTP calls, whose bodies are not stderr.
+func stderrTail(err error) string {
+	d := classify.Describe(err)
+	if d.Stderr == "" || d.Status != 0 {
+		return ""
+	}
+	s := strings.TrimRight(d.Stderr, " \t\r\n")
+	if len(s) <= store.MaxStderrTail {
+		return s
+	}
+	s = s[len(s)-store.MaxStderrTail:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)/2 {
+		return s[i+1:]
+	}
+	return strings.ToValidUTF8(s, "")
 }
 
 func (e *Engine) pending(item *task.Item) {
