@@ -1,8 +1,10 @@
 package job
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -77,7 +79,7 @@ func buildTask(s *spec.Spec, home string) (*built, error) {
 			dir = s.Dir()
 		}
 		et, err := execTask.New(execTask.Config{
-			Argv: t.Argv, Stdin: t.Stdin, Env: t.Env, Dir: dir, Timeout: t.Timeout,
+			Argv: t.Argv, Stdin: t.Stdin, Env: t.Env, Dir: dir, Timeout: t.Timeout, AllowOptionValues: t.AllowOptionValues,
 			ExitCodes: execTask.ExitCodes{Retryable: t.ExitCodes.Retryable, Fatal: t.ExitCodes.Fatal, Item: t.ExitCodes.Item},
 			Output:    t.Output,
 		})
@@ -94,17 +96,11 @@ func buildTask(s *spec.Spec, home string) (*built, error) {
 		}
 		b.task = ht
 	case "llm":
-		cfg := llm.Config{
-			Provider: t.Provider, BaseURL: t.BaseURL, APIKey: t.APIKey, Model: t.Model,
-			System: t.System, Prompt: t.Prompt, MaxTokens: t.MaxTokens, Temperature: t.Temperature,
-			Output: t.Output, Timeout: t.Timeout, OnRateLimit: b.rateLimits.observe,
+		cfg, err := llmConfig(s)
+		if err != nil {
+			return nil, err
 		}
-		if len(s.Prices) > 0 {
-			cfg.Prices = map[string]llm.Price{}
-			for model, p := range s.Prices {
-				cfg.Prices[model] = llm.Price{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok}
-			}
-		}
+		cfg.OnRateLimit = b.rateLimits.observe
 		if t.Provider == "mock" && t.BaseURL == "" {
 			b.mock = mock.New(mockConfig(s.Mock))
 			cfg.HTTPClient = b.mock.Client()
@@ -135,6 +131,44 @@ func buildTask(s *spec.Spec, home string) (*built, error) {
 	}
 	b.validator = v
 	return b, nil
+}
+
+// llmConfig maps the spec's llm task onto llm.Config, without the hooks
+// (rate limits, cache, mock) a run adds.
+func llmConfig(s *spec.Spec) (llm.Config, error) {
+	t := s.Task
+	cfg := llm.Config{
+		Provider: t.Provider, BaseURL: t.BaseURL, APIKey: t.APIKey, AzureADToken: t.AzureADToken, APIVersion: t.APIVersion,
+		Model: t.Model, System: t.System, Prompt: t.Prompt,
+		MaxTokens: t.MaxTokens, MaxTokensCeiling: t.MaxTokensCeiling,
+		Temperature: t.Temperature, TopP: t.TopP, Stop: t.Stop, Seed: t.Seed,
+		ReasoningEffort: t.ReasoningEffort, ThinkingBudget: t.ThinkingBudget, CachePrompt: t.CachePrompt,
+		Headers: t.Headers, Output: t.Output, Timeout: t.Timeout,
+		NoHeal: s.Heal.MaxAttempts == 0,
+	}
+	if len(t.ExtraBody.JSON) > 0 {
+		if err := json.Unmarshal(t.ExtraBody.JSON, &cfg.ExtraBody); err != nil {
+			return cfg, fmt.Errorf("task.extra_body: %w", err)
+		}
+	}
+	if sch := s.Validate.JSONSchema; sch.IsSet() {
+		cfg.Schema = sch.Inline
+		if sch.Path != "" {
+			b, err := os.ReadFile(sch.Path)
+			if err != nil {
+				return cfg, fmt.Errorf("validate.json_schema: %w", err)
+			}
+			cfg.Schema = b
+		}
+	}
+	if len(s.Prices) > 0 {
+		cfg.Prices = map[string]llm.Price{}
+		for model, p := range s.Prices {
+			cfg.Prices[model] = llm.Price{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok,
+				CachedInputPerMTok: p.CachedInputPerMTok, CacheWritePerMTok: p.CacheWritePerMTok}
+		}
+	}
+	return cfg, nil
 }
 
 func mockConfig(m spec.Mock) mock.Config {

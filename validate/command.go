@@ -124,11 +124,11 @@ func (c *CommandValidator) Validate(ctx context.Context, output json.RawMessage)
 		// Copying its output failed: the check did not complete.
 		msg = fmt.Sprintf("command %s did not complete: %v", c.argv[0], err)
 	}
-	// The last line is where most tools and interpreters print their
-	// conclusion (a Python traceback ends with the exception), and it
-	// makes the message, and so the error's fingerprint, tell one
-	// failure from another.
-	if last := lastLine(text); last != "" {
+	// The headline (a Python traceback's exception, a panic, else the last
+	// line, where most tools print their conclusion) makes the message,
+	// and so the error's fingerprint, tell one failure from another; an
+	// exec task names its failures by the same rule.
+	if last := classify.Headline(text); last != "" {
 		msg += ": " + last
 	}
 	return &Error{Validator: KindCommand, Message: msg, StderrText: firstLines(text)}

@@ -55,15 +55,6 @@ func (e *Error) Error() string {
 // feedback can show its first lines. It implements classify.StderrCarrier.
 func (e *Error) Stderr() string { return e.StderrText }
 
-// lastLine returns the last line of s that is not blank, trimmed.
-func lastLine(s string) string {
-	s = strings.TrimRight(s, " \t\r\n")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return strings.TrimSpace(s)
-}
-
 // All returns a Validator that runs vs in order and returns the first
 // error; nil validators are skipped. All() accepts every output.
 func All(vs ...Validator) Validator {
