@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tenaxhq/tenax/breaker"
@@ -190,15 +191,17 @@ func buildValidator(s *spec.Spec) (engine.Validator, error) {
 			sch *validate.Schema
 			err error
 		)
+		name := "validate.json_schema (inline)"
 		if v.JSONSchema.Path != "" {
 			sch, err = validate.JSONSchemaFile(v.JSONSchema.Path)
+			name = specRelative(s, v.JSONSchema.Path)
 		} else {
 			sch, err = validate.JSONSchema(v.JSONSchema.Inline, filepath.Join(s.Dir(), "inline-schema.json"))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("validate.json_schema: %w", err)
 		}
-		vs = append(vs, sch)
+		vs = append(vs, sch.Named(name))
 	}
 	if v.Regex != "" {
 		re, err := validate.Regex(v.Regex)
@@ -212,7 +215,7 @@ func buildValidator(s *spec.Spec) (engine.Validator, error) {
 		if err != nil {
 			return nil, fmt.Errorf("validate.command: %w", err)
 		}
-		vs = append(vs, c)
+		vs = append(vs, c.Named(specRelative(s, v.Command[0])))
 	}
 	switch len(vs) {
 	case 0:
@@ -221,6 +224,25 @@ func buildValidator(s *spec.Spec) (engine.Validator, error) {
 		return vs[0], nil
 	}
 	return validate.All(vs...), nil
+}
+
+// specRelative names a path the spec resolved as the spec wrote it:
+// relative to the spec's directory ("./check.sh", "schemas/out.json"), so
+// that what tenax tells a provider never shows a local directory. A bare
+// program name stays as it is; a path outside the spec's directory keeps
+// only its base name.
+func specRelative(s *spec.Spec, p string) string {
+	if !filepath.IsAbs(p) {
+		return p
+	}
+	rel, err := filepath.Rel(s.Dir(), p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.Base(p)
+	}
+	if !strings.Contains(rel, string(filepath.Separator)) {
+		return "." + string(filepath.Separator) + rel
+	}
+	return rel
 }
 
 // engineConfig maps the spec's policies onto the engine's.

@@ -30,7 +30,7 @@ type Error struct {
 	// "command".
 	Validator string
 	// Message says what failed, in one line. A command's message ends
-	// with the last non-empty line of its stderr.
+	// with its stderr's headline (classify.Headline).
 	Message string
 	// Details are the schema violations, one per failing location
 	// ("at '/es': missing property 'es'"), sorted, at most 20 (a last
