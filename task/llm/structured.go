@@ -106,7 +106,10 @@ func fitProblem(doc schemaDoc, sub subset) string {
 	if _, ok := doc["anyOf"]; ok {
 		return "the schema's root is an anyOf"
 	}
-	return walkSchema(map[string]any(doc), "#", 0, sub)
+	if p := walkSchema(map[string]any(doc), "#", 0, sub); p != "" {
+		return "schema " + p
+	}
+	return ""
 }
 
 func walkSchema(node map[string]any, at string, depth int, sub subset) string {
@@ -221,6 +224,28 @@ func anthropicOutputConfigModel(model string) bool {
 		}
 	}
 	return true
+}
+
+// StructuredFor says how a Task built from cfg would ask for JSON, and
+// why, without building it (no API key needed): what `tenax validate`
+// prints.
+func StructuredFor(cfg Config) (Structured, error) {
+	wire := ProviderOpenAI
+	if cfg.Provider == ProviderAnthropic {
+		wire = ProviderAnthropic
+	}
+	if cfg.Provider == ProviderMock {
+		cfg.Model = cmpOr(cfg.Model, "mock-echo")
+	}
+	cfg.Output = cmpOr(cfg.Output, OutputText)
+	var schema schemaDoc
+	if len(cfg.Schema) > 0 {
+		var err error
+		if schema, err = decodeSchema(cfg.Schema); err != nil {
+			return Structured{}, err
+		}
+	}
+	return chooseStructured(cfg, wire, schema), nil
 }
 
 // chooseStructured decides how cfg asks for JSON; cfg has its defaults.
