@@ -159,6 +159,14 @@ func byExit(err error) (Decision, bool) {
 	case 126, 127: // not executable; not found
 		return Decision{Class: Fatal, Reason: "exit " + strconv.Itoa(code)}, true
 	}
+	// Any other code says only "failed": what the command wrote says
+	// whether it is worth another try ("Connection reset by peer").
+	if s, ok := errors.AsType[stderrError](err); ok {
+		if d, ok := stderrKeywords(s.Stderr()); ok {
+			d.Reason = "exit " + strconv.Itoa(code) + ", stderr " + d.Reason
+			return d, true
+		}
+	}
 	return Decision{Class: Item, Reason: "exit " + strconv.Itoa(code)}, true
 }
 

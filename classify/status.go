@@ -87,6 +87,8 @@ func statusClass(status int) Class {
 func codeClass(code string) (c Class, decisive bool) {
 	switch code {
 	case "insufficient_quota", "enforced_spend_limit_reached", "billing_error",
+		"organization_spend_limit_exceeded", "project_spend_limit_exceeded",
+		"organization_usage_limit_exceeded", "credit_balance_exhausted",
 		"authentication_error", "invalid_api_key", "permission_error",
 		"not_found_error", "model_not_found":
 		return Fatal, true

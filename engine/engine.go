@@ -510,6 +510,9 @@ func (e *Engine) planned() int {
 // corrects the token limiter from the real usage: spending more than the
 // estimate takes the difference as debt.
 func (e *Engine) account(r *itemRun, res task.Result, estimate int) {
+	if res.FinishReason != "" {
+		r.finish = res.FinishReason
+	}
 	if res.Usage.Total() == 0 && res.CostUSD == 0 {
 		return
 	}

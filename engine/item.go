@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tenaxhq/tenax/breaker"
@@ -33,6 +34,7 @@ type itemRun struct {
 	costKnown   bool
 	cacheHit    bool
 	lastOutput  json.RawMessage
+	finish      string // the last call's finish reason (LLM tasks)
 }
 
 // runItem brings one item to its outcome: a record, or pending when the run
@@ -321,6 +323,7 @@ func (e *Engine) failWith(ctx context.Context, r *itemRun, permit breaker.Permit
 		rec.Output = json.RawMessage("null")
 	}
 	rec.Error = err.Error()
+	rec.Stderr = stderrTail(err)
 	rec.Class = d.Class
 	rec.Retryable = d.Class == classify.Retryable
 	name := d.Class.String()
@@ -350,6 +353,7 @@ func (e *Engine) record(r *itemRun) store.Record {
 		HealAttempts:       r.heals,
 		GenerationAttempts: r.generations,
 		CacheHit:           r.cacheHit && r.heals == 0,
+		FinishReason:       r.finish,
 		Usage:              r.usage,
 		DurationMS:         time.Since(r.start).Milliseconds(),
 		FinishedAt:         time.Now().UTC(),
@@ -359,6 +363,26 @@ func (e *Engine) record(r *itemRun) store.Record {
 		rec.CostUSD = &c
 	}
 	return rec
+}
+
+// stderrTail is the end of a failed command's stderr carried by err (an
+// exec task's exit, a command validator's failure), at most
+// store.MaxStderrTail bytes cut at a line or rune boundary; "" for errors
+// of HTTP calls, whose bodies are not stderr.
+func stderrTail(err error) string {
+	d := classify.Describe(err)
+	if d.Stderr == "" || d.Status != 0 {
+		return ""
+	}
+	s := strings.TrimRight(d.Stderr, " \t\r\n")
+	if len(s) <= store.MaxStderrTail {
+		return s
+	}
+	s = s[len(s)-store.MaxStderrTail:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)/2 {
+		return s[i+1:]
+	}
+	return strings.ToValidUTF8(s, "")
 }
 
 func (e *Engine) pending(item task.Item) {

@@ -1,9 +1,12 @@
 package job
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/cache"
@@ -60,7 +63,7 @@ func buildTask(s *spec.Spec, home string) (*built, error) {
 			dir = s.Dir()
 		}
 		et, err := execTask.New(execTask.Config{
-			Argv: t.Argv, Stdin: t.Stdin, Env: t.Env, Dir: dir, Timeout: t.Timeout,
+			Argv: t.Argv, Stdin: t.Stdin, Env: t.Env, Dir: dir, Timeout: t.Timeout, AllowOptionValues: t.AllowOptionValues,
 			ExitCodes: execTask.ExitCodes{Retryable: t.ExitCodes.Retryable, Fatal: t.ExitCodes.Fatal, Item: t.ExitCodes.Item},
 			Output:    t.Output,
 		})
@@ -77,17 +80,11 @@ func buildTask(s *spec.Spec, home string) (*built, error) {
 		}
 		b.task = ht
 	case "llm":
-		cfg := llm.Config{
-			Provider: t.Provider, BaseURL: t.BaseURL, APIKey: t.APIKey, Model: t.Model,
-			System: t.System, Prompt: t.Prompt, MaxTokens: t.MaxTokens, Temperature: t.Temperature,
-			Output: t.Output, Timeout: t.Timeout, OnRateLimit: b.rateLimits.observe,
+		cfg, err := llmConfig(s)
+		if err != nil {
+			return nil, err
 		}
-		if len(s.Prices) > 0 {
-			cfg.Prices = map[string]llm.Price{}
-			for model, p := range s.Prices {
-				cfg.Prices[model] = llm.Price{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok}
-			}
-		}
+		cfg.OnRateLimit = b.rateLimits.observe
 		if t.Provider == "mock" && t.BaseURL == "" {
 			b.mock = mock.New(mockConfig(s.Mock))
 			cfg.HTTPClient = b.mock.Client()
@@ -120,6 +117,44 @@ func buildTask(s *spec.Spec, home string) (*built, error) {
 	return b, nil
 }
 
+// llmConfig maps the spec's llm task onto llm.Config, without the hooks
+// (rate limits, cache, mock) a run adds.
+func llmConfig(s *spec.Spec) (llm.Config, error) {
+	t := s.Task
+	cfg := llm.Config{
+		Provider: t.Provider, BaseURL: t.BaseURL, APIKey: t.APIKey, AzureADToken: t.AzureADToken, APIVersion: t.APIVersion,
+		Model: t.Model, System: t.System, Prompt: t.Prompt,
+		MaxTokens: t.MaxTokens, MaxTokensCeiling: t.MaxTokensCeiling,
+		Temperature: t.Temperature, TopP: t.TopP, Stop: t.Stop, Seed: t.Seed,
+		ReasoningEffort: t.ReasoningEffort, ThinkingBudget: t.ThinkingBudget, CachePrompt: t.CachePrompt,
+		Headers: t.Headers, Output: t.Output, Timeout: t.Timeout,
+		NoHeal: s.Heal.MaxAttempts == 0,
+	}
+	if len(t.ExtraBody.JSON) > 0 {
+		if err := json.Unmarshal(t.ExtraBody.JSON, &cfg.ExtraBody); err != nil {
+			return cfg, fmt.Errorf("task.extra_body: %w", err)
+		}
+	}
+	if sch := s.Validate.JSONSchema; sch.IsSet() {
+		cfg.Schema = sch.Inline
+		if sch.Path != "" {
+			b, err := os.ReadFile(sch.Path)
+			if err != nil {
+				return cfg, fmt.Errorf("validate.json_schema: %w", err)
+			}
+			cfg.Schema = b
+		}
+	}
+	if len(s.Prices) > 0 {
+		cfg.Prices = map[string]llm.Price{}
+		for model, p := range s.Prices {
+			cfg.Prices[model] = llm.Price{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok,
+				CachedInputPerMTok: p.CachedInputPerMTok, CacheWritePerMTok: p.CacheWritePerMTok}
+		}
+	}
+	return cfg, nil
+}
+
 func mockConfig(m spec.Mock) mock.Config {
 	return mock.Config{
 		Latency: m.Latency.Min, LatencyMax: m.Latency.Max, Seed: m.Seed, RPM: m.RPM, TPM: m.TPM,
@@ -139,15 +174,17 @@ func buildValidator(s *spec.Spec) (engine.Validator, error) {
 			sch *validate.Schema
 			err error
 		)
+		name := "validate.json_schema (inline)"
 		if v.JSONSchema.Path != "" {
 			sch, err = validate.JSONSchemaFile(v.JSONSchema.Path)
+			name = specRelative(s, v.JSONSchema.Path)
 		} else {
 			sch, err = validate.JSONSchema(v.JSONSchema.Inline, filepath.Join(s.Dir(), "inline-schema.json"))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("validate.json_schema: %w", err)
 		}
-		vs = append(vs, sch)
+		vs = append(vs, sch.Named(name))
 	}
 	if v.Regex != "" {
 		re, err := validate.Regex(v.Regex)
@@ -161,7 +198,7 @@ func buildValidator(s *spec.Spec) (engine.Validator, error) {
 		if err != nil {
 			return nil, fmt.Errorf("validate.command: %w", err)
 		}
-		vs = append(vs, c)
+		vs = append(vs, c.Named(specRelative(s, v.Command[0])))
 	}
 	switch len(vs) {
 	case 0:
@@ -170,6 +207,25 @@ func buildValidator(s *spec.Spec) (engine.Validator, error) {
 		return vs[0], nil
 	}
 	return validate.All(vs...), nil
+}
+
+// specRelative names a path the spec resolved as the spec wrote it:
+// relative to the spec's directory ("./check.sh", "schemas/out.json"), so
+// that what tenax tells a provider never shows a local directory. A bare
+// program name stays as it is; a path outside the spec's directory keeps
+// only its base name.
+func specRelative(s *spec.Spec, p string) string {
+	if !filepath.IsAbs(p) {
+		return p
+	}
+	rel, err := filepath.Rel(s.Dir(), p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.Base(p)
+	}
+	if !strings.Contains(rel, string(filepath.Separator)) {
+		return "." + string(filepath.Separator) + rel
+	}
+	return rel
 }
 
 // engineConfig maps the spec's policies onto the engine's.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tenaxhq/tenax/input"
 	"github.com/tenaxhq/tenax/spec"
+	"github.com/tenaxhq/tenax/task/llm"
 )
 
 // DryRun checks everything a run would check (the spec, the input, the
@@ -116,8 +117,36 @@ func describeTask(s *spec.Spec) string {
 	case "http":
 		return fmt.Sprintf("http %s %s (output %s)", orDefault(t.Method, "GET"), t.URL, orDefault(t.Output, "text"))
 	default:
-		return fmt.Sprintf("llm %s model %s (max_tokens %d, output %s)", t.Provider, t.Model, t.MaxTokens, orDefault(t.Output, "text"))
+		desc := fmt.Sprintf("llm %s model %s (max_tokens %d, output %s)", t.Provider, t.Model, t.MaxTokens, orDefault(t.Output, "text"))
+		if notes, err := Notes(s); err == nil && len(notes) > 0 {
+			desc += "; " + notes[0]
+		}
+		return desc
 	}
+}
+
+// Notes are what `tenax validate` adds after the resolved spec: decisions
+// tenax makes from it that the spec does not spell out (how an llm task
+// asks for JSON, and why). Each is one line.
+func Notes(s *spec.Spec) ([]string, error) {
+	if s.Task.Type != "llm" {
+		return nil, nil
+	}
+	cfg, err := llmConfig(s)
+	if err != nil {
+		return nil, err
+	}
+	st, err := llm.StructuredFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("validate.json_schema: %w", err)
+	}
+	notes := []string{fmt.Sprintf("structured output: %s (%s)", st.Mode, st.Why)}
+	if s.Heal.MaxAttempts == 0 {
+		notes = append(notes, "an answer cut off at max_tokens is an item failure (heal.max_attempts is 0)")
+	} else if s.Task.MaxTokensCeiling > s.Task.MaxTokens {
+		notes = append(notes, fmt.Sprintf("an answer cut off at max_tokens is re-asked with max_tokens doubled, up to %d", s.Task.MaxTokensCeiling))
+	}
+	return notes, nil
 }
 
 func adaptiveText(s *spec.Spec) string {

@@ -177,7 +177,14 @@ func (r *Report) WriteText(w io.Writer, topGroups int) error {
 		fmt.Fprintf(&b, ", %s of item time\n", r.Busy.Round(time.Millisecond))
 	}
 	if r.Usage.Total() > 0 || r.CostUSD > 0 {
-		fmt.Fprintf(&b, "Tokens:    %d in, %d out", r.Usage.InputTokens, r.Usage.OutputTokens)
+		fmt.Fprintf(&b, "Tokens:    %d in", r.Usage.InputTokens)
+		if u := r.Usage; u.CachedInputTokens > 0 || u.CacheWriteTokens > 0 {
+			fmt.Fprintf(&b, " (%d from the prompt cache, %d written to it)", u.CachedInputTokens, u.CacheWriteTokens)
+		}
+		fmt.Fprintf(&b, ", %d out", r.Usage.OutputTokens)
+		if r.Usage.ReasoningTokens > 0 {
+			fmt.Fprintf(&b, " (%d reasoning)", r.Usage.ReasoningTokens)
+		}
 		if r.CostUSD > 0 {
 			fmt.Fprintf(&b, " | cost $%.4f", r.CostUSD)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/jsonl"
+	"github.com/tenaxhq/tenax/task"
 )
 
 // TestReportGroupsFailuresByFingerprintWithHints: failures whose messages
@@ -25,7 +26,7 @@ func TestReportGroupsFailuresByFingerprintWithHints(t *testing.T) {
 	}
 	defer j.Close()
 	recs := []store.Record{
-		{Idx: 0, Output: json.RawMessage(`"ok"`)},
+		{Idx: 0, Output: json.RawMessage(`"ok"`), Usage: task.Usage{InputTokens: 1000, OutputTokens: 50, CachedInputTokens: 800, ReasoningTokens: 20}},
 		{Idx: 1, Error: "unexpected end of JSON input at offset 12", Class: classify.Invalid},
 		{Idx: 2, Error: "unexpected end of JSON input at offset 40", Class: classify.Invalid},
 		{Idx: 3, Error: "unexpected end of JSON input at offset 7", Class: classify.Invalid},
@@ -54,7 +55,8 @@ func TestReportGroupsFailuresByFingerprintWithHints(t *testing.T) {
 	if err := r.WriteText(&b, 10); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"1 succeeded, 4 failed, 1 pending", "invalid 3", "hint: Answer with complete JSON.", "e.g. #1: unexpected end of JSON input at offset 12"} {
+	for _, want := range []string{"1 succeeded, 4 failed, 1 pending", "invalid 3", "hint: Answer with complete JSON.", "e.g. #1: unexpected end of JSON input at offset 12",
+		"Tokens:    1000 in (800 from the prompt cache, 0 written to it), 50 out (20 reasoning)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("status text lacks %q:\n%s", want, b.String())
 		}

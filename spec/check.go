@@ -16,7 +16,8 @@ import (
 // The allowed values of the spec's enumerations.
 var (
 	taskTypes  = []string{"llm", "exec", "http"}
-	providers  = []string{"openai", "anthropic", "mock"}
+	providers  = []string{"openai", "anthropic", "azure", "mock"}
+	efforts    = []string{"minimal", "low", "medium", "high"}
 	outputs    = []string{"text", "json"}
 	formats    = []string{"jsonl", "csv", "txt"}
 	onBadLines = []string{"fail", "record"}
@@ -26,10 +27,12 @@ var (
 )
 
 // taskKeys says which task keys belong to which task type; the others
-// (type, output, timeout) apply to all.
+// (type, output, timeout) apply to all. A key may belong to several.
 var taskKeys = map[string][]string{
-	"llm":  {"provider", "base_url", "api_key", "model", "system", "prompt", "max_tokens", "temperature"},
-	"exec": {"argv", "stdin", "env", "exit_codes", "dir"},
+	"llm": {"provider", "base_url", "api_key", "model", "system", "prompt", "max_tokens", "temperature",
+		"max_tokens_ceiling", "top_p", "stop", "seed", "reasoning_effort", "thinking_budget", "cache_prompt",
+		"api_version", "azure_ad_token", "headers", "extra_body"},
+	"exec": {"argv", "stdin", "env", "exit_codes", "dir", "allow_option_values"},
 	"http": {"method", "url", "headers", "body"},
 }
 
@@ -131,7 +134,19 @@ func (d *decoder) defaults(s *Spec) {
 	t := &s.Task
 	switch t.Type {
 	case "llm":
-		def("task.max_tokens", func() { t.MaxTokens = 1024 })
+		def("task.max_tokens", func() {
+			// Room for the answer after the reasoning or thinking that
+			// counts against max_tokens: task/llm's defaults, which the
+			// manifest then shows.
+			switch {
+			case t.ThinkingBudget > 0:
+				t.MaxTokens = t.ThinkingBudget + 1024
+			case t.Provider != "anthropic" && reasoningModel(t.Model):
+				t.MaxTokens = 16384
+			default:
+				t.MaxTokens = 1024
+			}
+		})
 		def("task.timeout", func() { t.Timeout = 60 * time.Second })
 		def("task.output", func() {
 			t.Output = "text"
@@ -228,12 +243,12 @@ func (d *decoder) checkTask(s *Spec) {
 		return
 	}
 	// A key of another task type is a mistake the decoder cannot see.
-	for typ, keys := range taskKeys {
+	for _, typ := range taskTypes {
 		if typ == t.Type {
 			continue
 		}
-		for _, k := range keys {
-			if p := "task." + k; d.isSet(p) {
+		for _, k := range taskKeys[typ] {
+			if p := "task." + k; d.isSet(p) && !slices.Contains(taskKeys[t.Type], k) {
 				d.errorf(d.at(p), "", "%s: does not apply to %s tasks (it is for %s tasks)", p, t.Type, typ)
 			}
 		}
@@ -251,12 +266,7 @@ func (d *decoder) checkTask(s *Spec) {
 		if t.Prompt == "" {
 			d.problem("task.prompt", task, "missing for an llm task")
 		}
-		if t.MaxTokens < 1 {
-			d.problem("task.max_tokens", nil, "must be at least 1, got %d", t.MaxTokens)
-		}
-		if t.Temperature != nil && (*t.Temperature < 0 || *t.Temperature > 2) {
-			d.problem("task.temperature", nil, "must be between 0 and 2, got %g", *t.Temperature)
-		}
+		d.checkLLM(t)
 	case "exec":
 		if len(t.Argv) == 0 {
 			d.problem("task.argv", task, "missing or empty for an exec task (a list: program, then arguments)")
@@ -279,6 +289,99 @@ func (d *decoder) checkTask(s *Spec) {
 		}
 		d.oneOf("task.method", t.Method, methods)
 	}
+}
+
+// checkLLM checks the llm task's sampling, reasoning and provider keys.
+func (d *decoder) checkLLM(t *Task) {
+	if t.MaxTokens < 1 {
+		d.problem("task.max_tokens", nil, "must be at least 1, got %d", t.MaxTokens)
+	}
+	if t.MaxTokensCeiling < 0 || t.MaxTokensCeiling > 0 && t.MaxTokensCeiling < t.MaxTokens {
+		d.problem("task.max_tokens_ceiling", nil, "must be at least task.max_tokens (%d), got %d", t.MaxTokens, t.MaxTokensCeiling)
+	}
+	if t.Temperature != nil && (*t.Temperature < 0 || *t.Temperature > 2) {
+		d.problem("task.temperature", nil, "must be between 0 and 2, got %g", *t.Temperature)
+	}
+	if t.TopP != nil && (*t.TopP < 0 || *t.TopP > 1) {
+		d.problem("task.top_p", nil, "must be between 0 and 1, got %g", *t.TopP)
+	}
+	for i, stop := range t.Stop {
+		if stop == "" {
+			d.problem(fmt.Sprintf("task.stop[%d]", i), nil, "a stop sequence cannot be empty")
+		}
+	}
+	anthropic := t.Provider == "anthropic"
+	if !anthropic && len(t.Stop) > 4 {
+		d.problem("task.stop", nil, "OpenAI takes at most 4 stop sequences, got %d", len(t.Stop))
+	}
+	if anthropic && t.Seed != nil {
+		d.problem("task.seed", nil, "anthropic has no seed")
+	}
+	allowed := efforts
+	if anthropic {
+		allowed = efforts[1:]
+	}
+	d.oneOf("task.reasoning_effort", t.ReasoningEffort, allowed)
+	if d.isSet("task.thinking_budget") {
+		switch {
+		case !anthropic:
+			d.problem("task.thinking_budget", nil, "extended thinking is anthropic's; OpenAI's reasoning models take task.reasoning_effort")
+		case t.ThinkingBudget < 1024:
+			d.problem("task.thinking_budget", nil, "must be at least 1024 (anthropic's minimum), got %d", t.ThinkingBudget)
+		case t.MaxTokens > 0 && t.ThinkingBudget >= t.MaxTokens:
+			d.problem("task.thinking_budget", nil, "must be less than task.max_tokens (%d), which holds the thinking and the answer", t.MaxTokens)
+		case t.Temperature != nil && *t.Temperature != 1:
+			d.problem("task.temperature", nil, "extended thinking takes no temperature other than 1")
+		}
+	}
+	if t.CachePrompt && !anthropic {
+		d.problem("task.cache_prompt", nil, "is anthropic's; OpenAI caches long prompts by itself (the cached tokens are counted all the same)")
+	}
+	if t.Provider == "azure" {
+		if t.BaseURL == "" {
+			d.problem("task.base_url", []string{"task"}, "missing for azure: the resource's endpoint, https://NAME.openai.azure.com")
+		}
+	} else {
+		for _, k := range []string{"task.api_version", "task.azure_ad_token"} {
+			if d.isSet(k) {
+				d.problem(k, nil, "is for provider azure only")
+			}
+		}
+	}
+	if t.APIKey != "" && t.AzureADToken != "" {
+		d.problem("task.azure_ad_token", nil, "give task.api_key or task.azure_ad_token, not both")
+	}
+	for name := range t.Headers {
+		if !isToken(name) {
+			d.problem("task.headers."+name, nil, "%s is not a valid header name", quote(name))
+		}
+	}
+}
+
+// reasoningModel reports whether an OpenAI model reasons before it answers
+// (o1, o3, o4, gpt-5 and their snapshots), as task/llm decides it.
+func reasoningModel(model string) bool {
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+		if model == p || strings.HasPrefix(model, p+"-") {
+			return true
+		}
+	}
+	return false
+}
+
+// isToken reports whether s is an RFC 9110 token, as header names must be.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 func (d *decoder) checkValidate(s *Spec) {
@@ -363,7 +466,8 @@ func (d *decoder) checkPolicies(s *Spec) {
 	}
 	atLeast("checkin_every", s.CheckinEvery, 0)
 	for model, p := range s.Prices {
-		for key, v := range map[string]float64{"input_per_mtok": p.InputPerMTok, "output_per_mtok": p.OutputPerMTok} {
+		for key, v := range map[string]float64{"input_per_mtok": p.InputPerMTok, "output_per_mtok": p.OutputPerMTok,
+			"cached_input_per_mtok": p.CachedInputPerMTok, "cache_write_per_mtok": p.CacheWritePerMTok} {
 			if v < 0 {
 				d.problem(join(join("prices", model), key), nil, "must not be negative, got %g", v)
 			}

@@ -792,16 +792,18 @@ func join(path, key string) string {
 // variable whose name says it is secret, and apiKey (the resolved
 // task.api_key, a secret even when written literally). Longest first, so
 // that redaction replaces a secret before any secret inside it.
-func (d *decoder) secretValues(apiKey string) []string {
+func (d *decoder) secretValues(always ...string) []string {
 	var out []string
-	if apiKey != "" {
-		out = append(out, apiKey)
+	for _, v := range always {
+		if v != "" {
+			out = append(out, v)
+		}
 	}
 	for _, e := range d.expanded {
 		if e.value == "" {
 			continue
 		}
-		if e.path == "task.api_key" || strings.HasPrefix(e.path, "task.headers.") || strings.HasPrefix(e.path, "task.env.") || secretName(e.name) {
+		if secretPath(e.path) || secretName(e.name) {
 			out = append(out, e.value)
 		}
 	}
@@ -811,6 +813,23 @@ func (d *decoder) secretValues(apiKey string) []string {
 	out = slices.DeleteFunc(out, func(v string) bool { return len(v) < minSecretLen })
 	slices.SortFunc(out, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
 	return slices.Compact(out)
+}
+
+// secretPath reports whether a value expanded at path is a secret whatever
+// its variable's name: credentials, and what is sent with a request
+// (headers, the URL and its query, bodies, a command's environment), where
+// a variable named CRED or AUTH holds a secret as often as one named KEY.
+func secretPath(path string) bool {
+	switch path {
+	case "task.api_key", "task.azure_ad_token", "task.url", "task.body":
+		return true
+	}
+	for _, p := range []string{"task.headers.", "task.env.", "task.extra_body."} {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // minSecretLen is the shortest value treated as a secret.

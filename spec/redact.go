@@ -13,10 +13,12 @@ import (
 // redactedText replaces every secret in the redacted spec.
 const redactedText = "[redacted]"
 
-// Secrets returns the values that must never be shown: those that came
-// from ${VAR} expansion into task.api_key, task.headers or task.env, those
-// of any variable whose name contains KEY, TOKEN, SECRET or PASSWORD
-// (case-insensitive), and task.api_key however it was written. Logs,
+// Secrets returns the values that must never be shown: every value that
+// came from ${VAR} expansion into task.api_key, task.azure_ad_token,
+// task.headers, task.env, task.url, task.body or task.extra_body, whatever
+// the variable's name; those of any variable whose name contains KEY,
+// TOKEN, SECRET or PASSWORD (case-insensitive), wherever they went; and
+// task.api_key and task.azure_ad_token however they were written. Logs,
 // errors and records should scrub them too.
 func (s *Spec) Secrets() []string { return slices.Clone(s.secrets) }
 
@@ -62,6 +64,11 @@ func (s *Spec) value(v reflect.Value) (any, bool) {
 			return s.redactValue(x.inline), true
 		}
 		return nil, false
+	case Object:
+		if x.inline == nil {
+			return nil, false
+		}
+		return s.redactValue(x.inline), true
 	}
 	switch v.Kind() {
 	case reflect.String:

@@ -41,6 +41,25 @@ func (s *Schema) decodeYAML(d *decoder, n ast.Node, path string, depth int) {
 	}
 }
 
+// decodeYAML reads a mapping as a JSON object.
+func (o *Object) decodeYAML(d *decoder, n ast.Node, path string, depth int) {
+	if _, ok := n.(*ast.MappingNode); !ok {
+		d.typeError(n, path, "a mapping")
+		return
+	}
+	before := len(d.errs)
+	o.inline = d.toValue(n, path, depth)
+	if len(d.errs) > before {
+		return
+	}
+	raw, err := json.Marshal(o.inline)
+	if err != nil {
+		d.errorf(posOf(n), "", "%s: %v", path, err)
+		return
+	}
+	o.JSON = raw
+}
+
 // decodeYAML reads a command as a list or as a single program name.
 func (c *Command) decodeYAML(d *decoder, n ast.Node, path string, depth int) {
 	if _, ok := n.(*ast.SequenceNode); ok {

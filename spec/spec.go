@@ -85,9 +85,10 @@ type Task struct {
 	Type string `yaml:"type"`
 
 	// Provider (llm) is "openai" (any OpenAI-compatible base_url),
-	// "anthropic" or "mock".
+	// "anthropic", "azure" or "mock".
 	Provider string `yaml:"provider"`
-	// BaseURL (llm) replaces the provider's default endpoint.
+	// BaseURL (llm) replaces the provider's default endpoint; for azure it
+	// is the resource's endpoint, required.
 	BaseURL string `yaml:"base_url"`
 	// APIKey (llm) authenticates the calls; usually ${SOME_API_KEY}. It is
 	// always treated as a secret.
@@ -99,11 +100,40 @@ type Task struct {
 	// Prompt (llm) is the user prompt template, rendered from the item's
 	// fields.
 	Prompt string `yaml:"prompt"`
-	// MaxTokens (llm) bounds the answer; default 1024.
+	// MaxTokens (llm) bounds the answer, reasoning and thinking included;
+	// 0 (unset) lets the task choose: 1024, 16384 for OpenAI's reasoning
+	// models, thinking_budget + 1024 with thinking on.
 	MaxTokens int `yaml:"max_tokens"`
+	// MaxTokensCeiling (llm) lets a re-ask after an answer cut off at
+	// max_tokens double max_tokens, up to this; 0 never raises it.
+	MaxTokensCeiling int `yaml:"max_tokens_ceiling"`
 	// Temperature (llm) is the sampling temperature; nil leaves the
 	// provider's default.
 	Temperature *float64 `yaml:"temperature"`
+	// TopP (llm) is nucleus sampling's top_p, 0 to 1.
+	TopP *float64 `yaml:"top_p"`
+	// Stop (llm) lists stop sequences.
+	Stop []string `yaml:"stop"`
+	// Seed (llm, OpenAI wire) asks for repeatable sampling.
+	Seed *int64 `yaml:"seed"`
+	// ReasoningEffort (llm) is OpenAI's reasoning_effort (minimal, low,
+	// medium, high) or Anthropic's effort (low, medium, high).
+	ReasoningEffort string `yaml:"reasoning_effort"`
+	// ThinkingBudget (llm, anthropic) turns on extended thinking with this
+	// many tokens (at least 1024).
+	ThinkingBudget int `yaml:"thinking_budget"`
+	// CachePrompt (llm, anthropic) marks the system prompt for the
+	// provider's prompt cache.
+	CachePrompt bool `yaml:"cache_prompt"`
+	// APIVersion (llm, azure) is Azure OpenAI's api-version; default
+	// 2024-10-21.
+	APIVersion string `yaml:"api_version"`
+	// AzureADToken (llm, azure) is an Entra ID access token, sent as a
+	// bearer token instead of an api-key; always a secret.
+	AzureADToken string `yaml:"azure_ad_token"`
+	// ExtraBody (llm) adds fields to every request body (vLLM's or
+	// Ollama's own options).
+	ExtraBody Object `yaml:"extra_body"`
 
 	// Argv (exec) is the command as an argv template, never run through a
 	// shell.
@@ -117,13 +147,18 @@ type Task struct {
 	// Dir (exec) is the command's working directory, absolute once
 	// resolved; "" is tenax's own.
 	Dir string `yaml:"dir"`
+	// AllowOptionValues (exec) lets item values start an argument with
+	// "-", which the program would read as an option; by default such an
+	// item fails unless the value comes after a "--" argument.
+	AllowOptionValues bool `yaml:"allow_option_values"`
 
 	// Method (http) is the request method; default GET, or POST when a
 	// body is set.
 	Method string `yaml:"method"`
 	// URL (http) is the request URL template.
 	URL string `yaml:"url"`
-	// Headers (http) are header templates.
+	// Headers (http, llm) are header templates for an http task, and
+	// headers added to every request of an llm task.
 	Headers map[string]string `yaml:"headers"`
 	// Body (http) is the request body template.
 	Body string `yaml:"body"`
@@ -173,6 +208,14 @@ type Schema struct {
 
 // IsSet reports whether a schema was given.
 func (s Schema) IsSet() bool { return s.Path != "" || len(s.Inline) > 0 }
+
+// Object is a JSON object written as a YAML mapping (task.extra_body).
+type Object struct {
+	// JSON is the object as JSON; nil when unset.
+	JSON json.RawMessage
+
+	inline any // the mapping with its key order, for Redacted
+}
 
 // Command is an argv. In YAML it may be a list or a single string, which
 // is the program alone (never split, never run through a shell).
@@ -305,6 +348,12 @@ type ClassifyRule struct {
 type Price struct {
 	InputPerMTok  float64 `yaml:"input_per_mtok"`
 	OutputPerMTok float64 `yaml:"output_per_mtok"`
+	// CachedInputPerMTok prices input read from the provider's prompt
+	// cache; 0 means input_per_mtok.
+	CachedInputPerMTok float64 `yaml:"cached_input_per_mtok"`
+	// CacheWritePerMTok prices input written to Anthropic's prompt cache;
+	// 0 means input_per_mtok.
+	CacheWritePerMTok float64 `yaml:"cache_write_per_mtok"`
 }
 
 // Mock configures the simulated provider.
@@ -409,7 +458,7 @@ func parseSpec(name string, data []byte, dir string, env func(string) (string, b
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted().capped()
 	}
-	s.secrets = d.secretValues(s.Task.APIKey)
+	s.secrets = d.secretValues(s.Task.APIKey, s.Task.AzureADToken)
 	s.valuePos, s.keyPos = d.set, d.keyPos
 	return s, nil
 }

@@ -127,7 +127,7 @@ breaker:
 			name: "llm without provider, model or prompt",
 			src:  "task:\n  type: llm\n",
 			want: []string{
-				`job.yaml:1:1: task.provider: missing for an llm task (want openai, anthropic or mock)`,
+				`job.yaml:1:1: task.provider: missing for an llm task (want openai, anthropic, azure or mock)`,
 				`job.yaml:1:1: task.model: missing for an llm task`,
 				`job.yaml:1:1: task.prompt: missing for an llm task`,
 			},
@@ -431,10 +431,12 @@ func TestRedactedNeverShowsASecret(t *testing.T) {
 		"DB_PASSWORD":    "hunter2",
 		"DEPLOY":         "prod",
 		"PLAIN":          "visible-value",
+		"API_CRED":       "cred-4567",
 	}
-	src := `task:
+	src := `name: ${PLAIN}
+task:
   type: http
-  url: https://example.com/${DEPLOY}/${PLAIN}
+  url: https://example.com/${DEPLOY}?cred=${API_CRED}
   headers:
     Authorization: Bearer ${AUTH}
     X-Env: ${DEPLOY}
@@ -444,7 +446,9 @@ validate:
 `
 	s := parse(t, src, env)
 	secrets := s.Secrets()
-	for _, want := range []string{"bearer-zzz", "hunter2", "sk-live-abc123", "prod"} {
+	// Every value expanded into the url, headers or body is a secret,
+	// whatever its variable's name (API_CRED says nothing of KEY or TOKEN).
+	for _, want := range []string{"bearer-zzz", "hunter2", "sk-live-abc123", "prod", "cred-4567"} {
 		if !strings.Contains(strings.Join(secrets, "\n"), want) {
 			t.Errorf("Secrets() = %q lacks %q", secrets, want)
 		}
@@ -458,7 +462,7 @@ validate:
 		t.Fatal(err)
 	}
 	for name, out := range map[string][]byte{"json": j, "yaml": y} {
-		for _, secret := range []string{"sk-live-abc123", "bearer-zzz", "hunter2"} {
+		for _, secret := range []string{"sk-live-abc123", "bearer-zzz", "hunter2", "cred-4567"} {
 			if strings.Contains(string(out), secret) {
 				t.Errorf("%s output shows the secret %q:\n%s", name, secret, out)
 			}

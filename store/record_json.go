@@ -73,6 +73,14 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(r.GenerationAttempts), 10)
 	b = append(b, `,"cache_hit":`...)
 	b = strconv.AppendBool(b, r.CacheHit)
+	if r.FinishReason != "" {
+		b = append(b, `,"finish_reason":`...)
+		b = task.AppendJSONString(b, r.FinishReason)
+	}
+	if r.Stderr != "" {
+		b = append(b, `,"stderr":`...)
+		b = task.AppendJSONString(b, r.Stderr)
+	}
 	if r.Fingerprint != "" {
 		b = append(b, `,"fingerprint":`...)
 		b = task.AppendJSONString(b, r.Fingerprint)
@@ -87,6 +95,19 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 	b = strconv.AppendInt(b, r.Usage.InputTokens, 10)
 	b = append(b, `,"output_tokens":`...)
 	b = strconv.AppendInt(b, r.Usage.OutputTokens, 10)
+	for _, f := range [...]struct {
+		name string
+		n    int64
+	}{
+		{`,"cached_input_tokens":`, r.Usage.CachedInputTokens},
+		{`,"cache_write_tokens":`, r.Usage.CacheWriteTokens},
+		{`,"reasoning_tokens":`, r.Usage.ReasoningTokens},
+	} {
+		if f.n != 0 {
+			b = append(b, f.name...)
+			b = strconv.AppendInt(b, f.n, 10)
+		}
+	}
 	b = append(b, '}')
 	if r.CostUSD != nil {
 		f := *r.CostUSD

@@ -138,13 +138,23 @@ type Record struct {
 	HealAttempts       int             `json:"heal_attempts"`
 	GenerationAttempts int             `json:"generation_attempts"`
 	CacheHit           bool            `json:"cache_hit"`
-	Fingerprint        string          `json:"fingerprint,omitempty"`
-	TrackedErrors      json.RawMessage `json:"tracked_errors,omitempty"`
-	Usage              task.Usage      `json:"usage"`
-	CostUSD            *float64        `json:"cost_usd,omitempty"`
-	DurationMS         int64           `json:"duration_ms"`
-	FinishedAt         time.Time       `json:"finished_at"`
+	// FinishReason is why the provider stopped the item's last answer
+	// (LLM tasks only): "stop", "length", "end_turn", "refusal", ….
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Stderr is the tail of a failed command's stderr (exec tasks and
+	// command validators), at most MaxStderrTail bytes.
+	Stderr        string          `json:"stderr,omitempty"`
+	Fingerprint   string          `json:"fingerprint,omitempty"`
+	TrackedErrors json.RawMessage `json:"tracked_errors,omitempty"`
+	Usage         task.Usage      `json:"usage"`
+	CostUSD       *float64        `json:"cost_usd,omitempty"`
+	DurationMS    int64           `json:"duration_ms"`
+	FinishedAt    time.Time       `json:"finished_at"`
 }
+
+// MaxStderrTail is the most of a command's stderr a Record keeps: its
+// last bytes, where programs print their conclusion.
+const MaxStderrTail = 4 << 10
 
 // Failed reports whether the record is a failure.
 func (r *Record) Failed() bool { return r.Class != classify.Unknown || r.Error != "" }

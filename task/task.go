@@ -69,6 +69,12 @@ type Result struct {
 	// task has no cache. The engine rejects the entry when the output
 	// proves invalid, so the next run regenerates it.
 	CacheKey string
+	// FinishReason is why the provider stopped generating, in its own
+	// words (OpenAI's finish_reason "stop", "length", "content_filter";
+	// Anthropic's stop_reason "end_turn", "max_tokens", "refusal"); "" for
+	// tasks that have none. It is set on failed attempts too, with the
+	// Result returned beside the error.
+	FinishReason string
 }
 
 // OutputError reports an attempt whose call worked but whose output is
@@ -89,13 +95,33 @@ func (e *OutputError) Unwrap() error { return e.Err }
 
 // Usage counts the tokens of LLM calls.
 type Usage struct {
-	InputTokens  int64 `json:"input_tokens"`
+	// InputTokens counts every input token, cached ones included.
+	InputTokens int64 `json:"input_tokens"`
+	// OutputTokens counts every output token, reasoning and thinking
+	// included.
 	OutputTokens int64 `json:"output_tokens"`
+	// CachedInputTokens are the input tokens read from the provider's
+	// prompt cache (OpenAI's prompt_tokens_details.cached_tokens,
+	// Anthropic's cache_read_input_tokens), priced lower.
+	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
+	// CacheWriteTokens are the input tokens written to Anthropic's prompt
+	// cache (cache_creation_input_tokens), priced higher.
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+	// ReasoningTokens are the output tokens spent on reasoning that is not
+	// part of the answer (OpenAI's completion_tokens_details.
+	// reasoning_tokens), when the provider says.
+	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
 }
 
 // Add returns the sum of u and v.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
+	return Usage{
+		InputTokens:       u.InputTokens + v.InputTokens,
+		OutputTokens:      u.OutputTokens + v.OutputTokens,
+		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
+		CacheWriteTokens:  u.CacheWriteTokens + v.CacheWriteTokens,
+		ReasoningTokens:   u.ReasoningTokens + v.ReasoningTokens,
+	}
 }
 
 // Total returns input plus output tokens.

@@ -34,6 +34,7 @@ const waitDelay = 2 * time.Second
 // own process.
 type CommandValidator struct {
 	argv    []string
+	name    string // argv[0] as messages name it
 	timeout time.Duration
 	dir     string
 }
@@ -52,7 +53,17 @@ func Command(argv []string, timeout time.Duration, dir string) (*CommandValidato
 	if timeout < 0 {
 		return nil, fmt.Errorf("validate: command %s: negative timeout %v", argv[0], timeout)
 	}
-	return &CommandValidator{argv: slices.Clone(argv), timeout: timeout, dir: dir}, nil
+	return &CommandValidator{argv: slices.Clone(argv), name: argv[0], timeout: timeout, dir: dir}, nil
+}
+
+// Named returns a copy of c whose messages call the program name rather
+// than argv[0]: a path relative to the spec instead of the absolute one
+// the spec resolved, so the heal feedback a provider reads shows no local
+// directory.
+func (c *CommandValidator) Named(name string) *CommandValidator {
+	n := *c
+	n.name = name
+	return &n
 }
 
 // Validate runs the command with the output's text on its stdin (the
@@ -112,23 +123,23 @@ func (c *CommandValidator) Validate(ctx context.Context, output json.RawMessage)
 	var exitErr *exec.ExitError
 	switch {
 	case runCtx.Err() != nil:
-		msg = fmt.Sprintf("command %s timed out after %v", c.argv[0], c.timeout)
+		msg = fmt.Sprintf("command %s timed out after %v", c.name, c.timeout)
 	case errors.As(err, &exitErr):
 		ws, _ := exitErr.Sys().(syscall.WaitStatus)
 		if ws.Signaled() {
-			msg = fmt.Sprintf("command %s was killed by signal %v", c.argv[0], ws.Signal())
+			msg = fmt.Sprintf("command %s was killed by signal %v", c.name, ws.Signal())
 		} else {
-			msg = fmt.Sprintf("command %s exited with status %d", c.argv[0], exitErr.ExitCode())
+			msg = fmt.Sprintf("command %s exited with status %d", c.name, exitErr.ExitCode())
 		}
 	default:
 		// Copying its output failed: the check did not complete.
-		msg = fmt.Sprintf("command %s did not complete: %v", c.argv[0], err)
+		msg = fmt.Sprintf("command %s did not complete: %v", c.name, err)
 	}
-	// The last line is where most tools and interpreters print their
-	// conclusion (a Python traceback ends with the exception), and it
-	// makes the message, and so the error's fingerprint, tell one
-	// failure from another.
-	if last := lastLine(text); last != "" {
+	// The headline (a Python traceback's exception, a panic, else the last
+	// line, where most tools print their conclusion) makes the message,
+	// and so the error's fingerprint, tell one failure from another; an
+	// exec task names its failures by the same rule.
+	if last := classify.Headline(text); last != "" {
 		msg += ": " + last
 	}
 	return &Error{Validator: KindCommand, Message: msg, StderrText: firstLines(text)}

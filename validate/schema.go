@@ -23,7 +23,7 @@ const maxDetails = 20
 // Schema validates outputs against a compiled JSON Schema. It is immutable
 // and safe for concurrent use.
 type Schema struct {
-	name   string
+	name   string // what messages call the schema
 	schema *jsonschema.Schema
 }
 
@@ -48,6 +48,16 @@ func JSONSchema(schema []byte, name string) (*Schema, error) {
 		return nil, fmt.Errorf("validate: schema %s: %w", name, err)
 	}
 	return &Schema{name: name, schema: compiled}, nil
+}
+
+// Named returns a copy of s whose messages call the schema name (a path
+// relative to the spec, "the inline schema") rather than the name it was
+// compiled under, which "$ref"s resolve against and which may be a local
+// absolute path that heal feedback must not send to a provider.
+func (s *Schema) Named(name string) *Schema {
+	n := *s
+	n.name = name
+	return &n
 }
 
 // JSONSchemaFile compiles the JSON Schema in the file at path; relative

@@ -30,7 +30,7 @@ type Error struct {
 	// "command".
 	Validator string
 	// Message says what failed, in one line. A command's message ends
-	// with the last non-empty line of its stderr.
+	// with its stderr's headline (classify.Headline).
 	Message string
 	// Details are the schema violations, one per failing location
 	// ("at '/es': missing property 'es'"), sorted, at most 20 (a last
@@ -54,15 +54,6 @@ func (e *Error) Error() string {
 // Stderr returns the command validator's captured stderr, so the heal
 // feedback can show its first lines. It implements classify.StderrCarrier.
 func (e *Error) Stderr() string { return e.StderrText }
-
-// lastLine returns the last line of s that is not blank, trimmed.
-func lastLine(s string) string {
-	s = strings.TrimRight(s, " \t\r\n")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return strings.TrimSpace(s)
-}
 
 // All returns a Validator that runs vs in order and returns the first
 // error; nil validators are skipped. All() accepts every output.

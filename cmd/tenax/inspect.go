@@ -139,7 +139,10 @@ func newValidateCmd(g *globals) *cobra.Command {
 		Short: "Check a job spec and print it resolved, with defaults and secrets redacted",
 		Long: `Check a job spec: unknown keys (with a suggestion), wrong types, impossible values
 and missing environment variables are reported with file:line:col. On success the
-resolved spec is printed with every default filled in and secrets redacted.`,
+resolved spec is printed with every default filled in and secrets redacted, followed
+by comments on what tenax decides from it: for an llm task, how JSON output is asked
+of the provider (OpenAI strict json_schema, json_object, Anthropic output_config or a
+forced tool, or the prompt alone) and why.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := job.LoadSpec(args[0], os.LookupEnv)
@@ -149,6 +152,13 @@ resolved spec is printed with every default filled in and secrets redacted.`,
 			y, err := s.RedactedYAML()
 			if err != nil {
 				return err
+			}
+			notes, err := job.Notes(s)
+			if err != nil {
+				return err
+			}
+			for _, n := range notes {
+				y = append(y, "# "+s.Redact(n)+"\n"...)
 			}
 			_, err = cmd.OutOrStdout().Write(y)
 			return err

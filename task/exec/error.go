@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tenaxhq/tenax/classify"
 )
 
 // ExitError reports a command that did not end well: it exited non-zero,
@@ -39,7 +41,9 @@ type ExitError struct {
 	Err error
 }
 
-// Error reads like "./review.sh: exit 2: first line of stderr".
+// Error reads like "./review.sh: exit 2: what went wrong", where what went
+// wrong is stderr's headline (classify.Headline): a Python traceback's
+// exception line, a Go panic, or the last line the command wrote.
 func (e *ExitError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Argv0)
@@ -57,7 +61,7 @@ func (e *ExitError) Error() string {
 		b.WriteString("exit ")
 		b.WriteString(strconv.Itoa(e.Code))
 	}
-	if line := firstLine(e.StderrText); line != "" {
+	if line := classify.Headline(e.StderrText); line != "" {
 		b.WriteString(": ")
 		b.WriteString(line)
 	} else if e.Code == 126 || e.Code == 127 {
@@ -82,13 +86,3 @@ func (e *ExitError) Signal() string { return e.Sig }
 // Stderr returns the captured stderr. It implements classify.StderrCarrier,
 // so that rules can match it.
 func (e *ExitError) Stderr() string { return e.StderrText }
-
-// firstLine returns the first non-blank line of s, trimmed.
-func firstLine(s string) string {
-	for line := range strings.Lines(s) {
-		if line = strings.TrimSpace(line); line != "" {
-			return line
-		}
-	}
-	return ""
-}

@@ -82,6 +82,13 @@ type Config struct {
 	// MaxStderr caps the stderr an ExitError keeps, head and tail; 0 means
 	// DefaultMaxStderr.
 	MaxStderr int
+	// AllowOptionValues lets an item's value start an argument with "-".
+	// By default such an attempt fails as the item's fault (classify.Item)
+	// before anything runs, since the program would read the value as an
+	// option ("-o/tmp/pwned" given to sort): unless the argument's
+	// template itself starts with "-" ("--file={{.f}}"), or comes after an
+	// argument that is exactly "--", which ends a program's options.
+	AllowOptionValues bool
 }
 
 // ExitCodes lists exit codes whose class the user knows, such as
@@ -99,6 +106,7 @@ type ExitCodes struct {
 // shell. It implements task.Task and is safe for concurrent use.
 type Task struct {
 	argv      []*task.Template
+	argvSrc   []string
 	stdin     *task.Template
 	env       []envTemplate
 	dir       string
@@ -106,6 +114,7 @@ type Task struct {
 	exitClass map[int]classify.Class
 	json      bool
 	maxStderr int
+	options   bool // Config.AllowOptionValues
 }
 
 type envTemplate struct {
@@ -120,7 +129,7 @@ func New(cfg Config) (*Task, error) {
 	if len(cfg.Argv) == 0 {
 		return nil, errors.New("exec: argv is empty")
 	}
-	t := &Task{dir: cfg.Dir, timeout: cfg.Timeout, maxStderr: cfg.MaxStderr}
+	t := &Task{dir: cfg.Dir, timeout: cfg.Timeout, maxStderr: cfg.MaxStderr, options: cfg.AllowOptionValues, argvSrc: slices.Clone(cfg.Argv)}
 	switch cfg.Output {
 	case "", OutputText:
 	case OutputJSON:
@@ -135,16 +144,16 @@ func New(cfg Config) (*Task, error) {
 		t.maxStderr = DefaultMaxStderr
 	}
 	for i, src := range cfg.Argv {
-		tmpl, err := parse("argv["+strconv.Itoa(i)+"]", src)
+		tmpl, err := task.ParseTemplate("argv["+strconv.Itoa(i)+"]", src)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("exec: %w", err)
 		}
 		t.argv = append(t.argv, tmpl)
 	}
 	if cfg.Stdin != "" {
-		tmpl, err := parse("stdin", cfg.Stdin)
+		tmpl, err := task.ParseTemplate("stdin", cfg.Stdin)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("exec: %w", err)
 		}
 		t.stdin = tmpl
 	}
@@ -157,9 +166,9 @@ func New(cfg Config) (*Task, error) {
 	}
 	slices.Sort(names) // deterministic errors and environment order
 	for _, name := range names {
-		tmpl, err := parse("env["+name+"]", cfg.Env[name])
+		tmpl, err := task.ParseTemplate("env["+name+"]", cfg.Env[name])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("exec: %w", err)
 		}
 		t.env = append(t.env, envTemplate{name, tmpl})
 	}
@@ -189,19 +198,22 @@ func New(cfg Config) (*Task, error) {
 // *task.OutputError. A template that cannot render is marked
 // classify.Item.
 func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
-	d := data(item)
+	d := task.TemplateData(item)
 	var sb strings.Builder
 	argv := make([]string, len(t.argv))
 	for i, tmpl := range t.argv {
-		s, err := render(tmpl, d, &sb)
+		s, err := tmpl.Execute(&sb, d)
 		if err != nil {
+			return task.Result{}, err
+		}
+		if err := t.checkArg(i, s); err != nil {
 			return task.Result{}, err
 		}
 		argv[i] = s
 	}
 	var stdin string
 	if t.stdin != nil {
-		s, err := render(t.stdin, d, &sb)
+		s, err := t.stdin.Execute(&sb, d)
 		if err != nil {
 			return task.Result{}, err
 		}
@@ -278,6 +290,31 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	return task.Result{}, t.mark(e)
 }
 
+// checkArg refuses, as the item's fault, an argument no program should get
+// from an item: one holding a NUL byte (no argument can carry it), or one
+// that starts with "-" because of the item's value (see
+// Config.AllowOptionValues).
+func (t *Task) checkArg(i int, arg string) error {
+	field := "argv[" + strconv.Itoa(i) + "]"
+	if strings.IndexByte(arg, 0) >= 0 {
+		return classify.WithClass(fmt.Errorf("exec: %s holds a NUL byte, which no program argument can carry", field), classify.Item, "NUL in argv")
+	}
+	if i == 0 || t.options || !strings.HasPrefix(arg, "-") || strings.HasPrefix(t.argvSrc[i], "-") || slices.Contains(t.argvSrc[1:i], "--") {
+		return nil
+	}
+	return classify.WithClass(fmt.Errorf(
+		"exec: %s is %s, which %s would read as an option: put \"--\" before it in task.argv, or set task.allow_option_values: true",
+		field, quoteShort(arg), t.argvSrc[0]), classify.Item, "option value")
+}
+
+// quoteShort quotes s, cut to 60 bytes.
+func quoteShort(s string) string {
+	if len(s) > 60 {
+		return strconv.Quote(strings.ToValidUTF8(s[:60], "")) + "…"
+	}
+	return strconv.Quote(s)
+}
+
 // mark applies the exit_codes rules to e.
 func (t *Task) mark(e *ExitError) error {
 	if class, ok := t.exitClass[e.Code]; ok && e.Sig == "" {
@@ -325,9 +362,12 @@ func (t *Task) environ(d map[string]any, item task.Item) (env []string, cleanup 
 	}
 	var sb strings.Builder
 	for _, e := range t.env {
-		v, err := render(e.tmpl, d, &sb)
+		v, err := e.tmpl.Execute(&sb, d)
 		if err != nil {
 			return nil, cleanup, err
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			return nil, cleanup, classify.WithClass(fmt.Errorf("exec: env[%s] holds a NUL byte, which no environment variable can carry", e.name), classify.Item, "NUL in env")
 		}
 		env = append(env, e.name+"="+v)
 	}

@@ -209,7 +209,8 @@ func TestRunReportsExitCodeAndSignal(t *testing.T) {
 		stderr   string
 		errorEnd string
 	}{
-		{"exit 2", []string{"exit", "2", "boom\nmore detail\n"}, 2, "", "boom\nmore detail\n", ": exit 2: boom"},
+		{"exit 2", []string{"exit", "2", "boom\nmore detail\n"}, 2, "", "boom\nmore detail\n", ": exit 2: more detail"},
+		{"python traceback", []string{"exit", "1", pyTraceback}, 1, "", pyTraceback, ": exit 1: FileNotFoundError: [Errno 2] No such file or directory: 'a.go'"},
 		{"exit 75", []string{"exit", "75", "try later"}, 75, "", "try later", ": exit 75: try later"},
 		{"silent exit 1", []string{"exit", "1", ""}, 1, "", "", ": exit 1"},
 		{"killed", []string{"kill-self"}, -1, "killed", "", ": signal killed"},
@@ -640,6 +641,9 @@ func TestClassifierReadsTheCarriedSignals(t *testing.T) {
 		want classify.Class
 	}{
 		{"exit 2 is the item's fault", t.Context(), helperConfig(t, "exit", "2", "bad input"), classify.Item},
+		{"exit 1 saying connection reset is transient", t.Context(), helperConfig(t, "exit", "1", "Traceback (most recent call last):\n  File \"r.py\", line 3, in <module>\nConnectionResetError: [Errno 104] Connection reset by peer\n"), classify.Retryable},
+		{"exit 1 whose last lines time out is transient", t.Context(), helperConfig(t, "exit", "1", "curl: (28) Operation timed out after 30001 milliseconds\nreview failed\n"), classify.Retryable},
+		{"exit 1 with a missing file is the item's", t.Context(), helperConfig(t, "exit", "1", pyTraceback), classify.Item},
 		{"exit 75 is transient", t.Context(), helperConfig(t, "exit", "75", ""), classify.Retryable},
 		{"killed by a signal", t.Context(), helperConfig(t, "kill-self"), classify.Retryable},
 		{"not found", t.Context(), Config{Argv: []string{"tenax-no-such-command"}}, classify.Fatal},
@@ -664,4 +668,62 @@ func TestClassifierReadsTheCarriedSignals(t *testing.T) {
 			}
 		})
 	}
+}
+
+const pyTraceback = `Traceback (most recent call last):
+  File "review.py", line 12, in <module>
+    main(sys.argv[1])
+  File "review.py", line 8, in main
+    with open(path) as f:
+         ^^^^^^^^^^
+FileNotFoundError: [Errno 2] No such file or directory: 'a.go'
+`
+
+func TestRunRefusesItemValuesThatWouldBeOptions(t *testing.T) {
+	dir := t.TempDir()
+	pwned := filepath.Join(dir, "pwned")
+	fields := map[string]any{"f": "-o" + pwned, "nul": "a\x00b"}
+	tests := []struct {
+		name    string
+		argv    []string
+		allow   bool
+		wantErr string // "" for success
+	}{
+		{"value starting with -", []string{"args", "{{.f}}"}, false, `argv[2] is "-o`},
+		{"after --", []string{"args", "--", "{{.f}}"}, false, ""},
+		{"template starts with -", []string{"args", "--out={{.f}}"}, false, ""},
+		{"allowed by the spec", []string{"args", "{{.f}}"}, true, ""},
+		{"NUL byte", []string{"args", "x{{.nul}}"}, true, "argv[2] holds a NUL byte"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := helperConfig(t, tt.argv...)
+			cfg.AllowOptionValues = tt.allow
+			_, err := mustNew(t, cfg).Run(t.Context(), task.Item{Fields: fields})
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Run = %v, want an error containing %q", err, tt.wantErr)
+			}
+			if d := classify.Classify(err); d.Class != classify.Item {
+				t.Errorf("classified %v, want item: only this item's value is bad", d)
+			}
+			var ee *ExitError
+			if errors.As(err, &ee) {
+				t.Errorf("the command ran (%v); it must be refused before starting", ee)
+			}
+		})
+	}
+	t.Run("NUL in env", func(t *testing.T) {
+		cfg := helperConfig(t, "args")
+		cfg.Env["X"] = "{{.nul}}"
+		_, err := mustNew(t, cfg).Run(t.Context(), task.Item{Fields: fields})
+		if err == nil || !strings.Contains(err.Error(), "env[X] holds a NUL byte") || classify.Classify(err).Class != classify.Item {
+			t.Errorf("Run = %v, want an item error naming env[X]", err)
+		}
+	})
 }

@@ -43,9 +43,11 @@ type Config struct {
 	Timeout time.Duration
 	// Output is OutputText (the default, "") or OutputJSON.
 	Output string
-	// Client makes the requests; nil means net/http's default client,
-	// which stops after 10 requests of a redirect chain and never retries
-	// a request that reached the server.
+	// Client makes the requests; nil means a client that follows at most
+	// 10 redirects and, on a redirect to another host, drops every header
+	// of Headers and the Referer (which would carry the first URL's query):
+	// a header the spec fills from ${API_KEY} must not reach a host it was
+	// not meant for. A Client given here is used as it is.
 	Client *nethttp.Client
 }
 
@@ -94,18 +96,17 @@ func New(cfg Config) (*Task, error) {
 		return nil, fmt.Errorf("http: negative timeout %v", cfg.Timeout)
 	}
 	if t.client == nil {
-		// The zero Client stops a redirect chain at 10 requests; its
-		// transport retries only a request that a reused connection lost
-		// before sending it.
-		t.client = &nethttp.Client{}
+		// Its transport retries only a request that a reused connection
+		// lost before sending it.
+		t.client = &nethttp.Client{CheckRedirect: t.checkRedirect}
 	}
 	var err error
-	if t.url, err = parse("url", cfg.URL); err != nil {
-		return nil, err
+	if t.url, err = task.ParseTemplate("url", cfg.URL); err != nil {
+		return nil, fmt.Errorf("http: %w", err)
 	}
 	if cfg.Body != "" {
-		if t.body, err = parse("body", cfg.Body); err != nil {
-			return nil, err
+		if t.body, err = task.ParseTemplate("body", cfg.Body); err != nil {
+			return nil, fmt.Errorf("http: %w", err)
 		}
 	}
 	names := make([]string, 0, len(cfg.Headers))
@@ -117,9 +118,9 @@ func New(cfg Config) (*Task, error) {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		tmpl, err := parse("headers["+name+"]", cfg.Headers[name])
+		tmpl, err := task.ParseTemplate("headers["+name+"]", cfg.Headers[name])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("http: %w", err)
 		}
 		t.headers = append(t.headers, headerTemplate{name, tmpl})
 	}
@@ -136,15 +137,15 @@ func New(cfg Config) (*Task, error) {
 // under OutputJSON is a *task.OutputError. A template that cannot render,
 // or renders a URL that does not parse, is marked classify.Item.
 func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
-	d := data(item)
+	d := task.TemplateData(item)
 	var sb strings.Builder
-	url, err := render(t.url, d, &sb)
+	url, err := t.url.Execute(&sb, d)
 	if err != nil {
 		return task.Result{}, err
 	}
 	var body io.Reader
 	if t.body != nil {
-		s, err := render(t.body, d, &sb)
+		s, err := t.body.Execute(&sb, d)
 		if err != nil {
 			return task.Result{}, err
 		}
@@ -160,7 +161,7 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 		return task.Result{}, classify.WithClass(fmt.Errorf("http: url: %w", err), classify.Item, "template")
 	}
 	for _, h := range t.headers {
-		v, err := render(h.tmpl, d, &sb)
+		v, err := h.tmpl.Execute(&sb, d)
 		if err != nil {
 			return task.Result{}, err
 		}
@@ -194,6 +195,32 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	}
 	return t.result(b)
 }
+
+// maxRedirects is how many redirects a request follows, as net/http's
+// default.
+const maxRedirects = 10
+
+// checkRedirect follows a redirect, stripping what the spec added to the
+// request when the redirect leaves the first request's host: net/http
+// copies every header but Authorization, Cookie and WWW-Authenticate, and
+// sets a Referer holding the previous URL, query and all.
+func (t *Task) checkRedirect(req *nethttp.Request, via []*nethttp.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	if sameHost(req.URL.Host, via[0].URL.Host) {
+		return nil
+	}
+	req.Header.Del("Referer")
+	for _, h := range t.headers {
+		req.Header.Del(h.name)
+	}
+	return nil
+}
+
+// sameHost compares hosts as net/http does for its own sensitive headers:
+// case-insensitively, with the port.
+func sameHost(a, b string) bool { return strings.EqualFold(a, b) }
 
 // result turns the body into the item's output.
 func (t *Task) result(body []byte) (task.Result, error) {

@@ -10,6 +10,7 @@ import (
 	nethttp "net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -460,4 +461,55 @@ func TestClassifierReadsTheCarriedSignals(t *testing.T) {
 			t.Errorf("%v classified %v, want retryable", err, d)
 		}
 	})
+}
+
+func TestRedirectToAnotherHostDropsTheSpecsHeadersAndReferer(t *testing.T) {
+	var mu sync.Mutex
+	var seen []nethttp.Header
+	other := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Clone())
+		mu.Unlock()
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer other.Close()
+	first := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		switch r.URL.Path {
+		case "/away":
+			nethttp.Redirect(w, r, other.URL+"/landing", nethttp.StatusFound)
+		case "/here":
+			nethttp.Redirect(w, r, "/landed", nethttp.StatusFound)
+		default:
+			mu.Lock()
+			seen = append(seen, r.Header.Clone())
+			mu.Unlock()
+			_, _ = io.WriteString(w, "ok")
+		}
+	}))
+	defer first.Close()
+
+	for _, tt := range []struct {
+		path     string
+		wantKept bool
+	}{{"/away", false}, {"/here", true}} {
+		seen = nil
+		tk, err := New(Config{URL: first.URL + tt.path + "?cred=secret-cred-123", Headers: map[string]string{"X-Api-Key": "secret-key-456", "Accept": "text/plain"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tk.Run(t.Context(), task.Item{}); err != nil {
+			t.Fatalf("%s: %v", tt.path, err)
+		}
+		if len(seen) != 1 {
+			t.Fatalf("%s: the landing page was hit %d times, want 1", tt.path, len(seen))
+		}
+		h := seen[0]
+		kept := h.Get("X-Api-Key") == "secret-key-456"
+		if kept != tt.wantKept {
+			t.Errorf("%s: X-Api-Key reached the landing host: %v, want %v", tt.path, kept, tt.wantKept)
+		}
+		if !tt.wantKept && (strings.Contains(h.Get("Referer"), "secret-cred-123") || h.Get("Accept") != "") {
+			t.Errorf("%s: the other host received %v; want neither the Referer with the query nor the spec's headers", tt.path, h)
+		}
+	}
 }

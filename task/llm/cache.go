@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strconv"
 )
 
@@ -27,6 +28,10 @@ type Call struct {
 	MaxTokens   int       `json:"max_tokens"`
 	Temperature *float64  `json:"temperature"`
 	Output      string    `json:"output"`
+	// Extra holds the other settings that shape the answer (top_p, stop,
+	// seed, reasoning, extra_body, the structured output schema); nil when
+	// none is set, which keeps the keys of calls without them unchanged.
+	Extra map[string]any `json:"extra,omitempty"`
 }
 
 // CacheKey returns the hex SHA-256 of c's canonical JSON (its fields in a
@@ -41,12 +46,22 @@ func CacheKey(c Call) string {
 		MaxTokens   int       `json:"max_tokens"`
 		Temperature *string   `json:"temperature"`
 		Output      string    `json:"output"`
-	}{c.Provider, c.BaseURL, c.Model, c.Messages, c.MaxTokens, nil, c.Output}
+		Extra       any       `json:"extra,omitempty"`
+	}{c.Provider, c.BaseURL, c.Model, c.Messages, c.MaxTokens, nil, c.Output, nil}
+	if len(c.Extra) > 0 {
+		canonical.Extra = c.Extra // encoding/json sorts map keys
+	}
 	if c.Temperature != nil {
 		t := strconv.FormatFloat(*c.Temperature, 'g', -1, 64)
 		canonical.Temperature = &t
 	}
-	b, _ := json.Marshal(canonical) // strings and ints always encode
+	b, err := json.Marshal(canonical)
+	if err != nil {
+		// Only Extra can fail (an extra_body value JSON cannot hold); key
+		// what can be keyed.
+		canonical.Extra = fmt.Sprint(c.Extra)
+		b, _ = json.Marshal(canonical)
+	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

@@ -24,7 +24,8 @@ type Error struct {
 	Type string
 	// Code is OpenAI's error code, such as "rate_limit_exceeded",
 	// "insufficient_quota", "invalid_api_key", "model_not_found",
-	// "context_length_exceeded"; "" when the body has none (Anthropic).
+	// "context_length_exceeded", or Anthropic's error.details.error_code,
+	// such as "enforced_spend_limit_reached"; "" when the body has none.
 	Code string
 	// Message is the error's message from the body.
 	Message string
@@ -136,12 +137,20 @@ func newError(provider string, c *capture, sdkErr error, key string) *Error {
 			Type    string `json:"type"`
 			Param   any    `json:"param"`
 			Code    any    `json:"code"`
+			Details struct {
+				ErrorCode string `json:"error_code"`
+			} `json:"details"`
 		}
 		var text string
 		switch {
 		case json.Unmarshal(body.Error, &detail) == nil:
 			e.Message, e.Type = detail.Message, detail.Type
 			e.Param, e.Code = scalar(detail.Param), scalar(detail.Code)
+			if detail.Details.ErrorCode != "" {
+				// Anthropic's finer code: it tells a spend limit from a
+				// rate limit where the type and status are the same.
+				e.Code = detail.Details.ErrorCode
+			}
 		case json.Unmarshal(body.Error, &text) == nil: // {"error": "..."} of some compatible servers
 			e.Message = text
 		default:

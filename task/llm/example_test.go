@@ -10,7 +10,10 @@ import (
 )
 
 // An LLM task against the in-process mock provider: mock-json answers
-// with the prompt and its length, as JSON.
+// with the prompt and its length, as JSON. Without a schema, JSON output
+// is asked for with OpenAI's json_object mode, and since no message says
+// "JSON", the task adds "Answer with JSON." as a system prompt (which the
+// input tokens count).
 func Example() {
 	provider := mock.New(mock.Config{})
 	t, err := llm.New(llm.Config{
@@ -29,9 +32,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
+	fmt.Println(t.Structured().Mode)
 	fmt.Println(string(res.Output))
 	fmt.Println("tokens:", res.Usage.InputTokens, "in,", res.Usage.OutputTokens, "out; cost:", res.CostUSD)
 	// Output:
+	// json_object
 	// {"text":"Translate 'cat' to Spanish.","length":27}
-	// tokens: 6 in, 12 out; cost: 0
+	// tokens: 11 in, 12 out; cost: 0
 }

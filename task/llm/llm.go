@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -43,45 +44,108 @@ const (
 const (
 	// DefaultTimeout is the per-attempt timeout when Config.Timeout is 0.
 	DefaultTimeout = 2 * time.Minute
+	// DefaultMaxTokens is max_tokens when Config.MaxTokens is 0, for models
+	// that answer without reasoning first.
+	DefaultMaxTokens = 1024
 	// DefaultAnthropicMaxTokens is Anthropic's max_tokens (which the API
-	// requires) when Config.MaxTokens is 0.
-	DefaultAnthropicMaxTokens = 1024
+	// requires) when Config.MaxTokens is 0 and thinking is off.
+	DefaultAnthropicMaxTokens = DefaultMaxTokens
+	// DefaultReasoningMaxTokens is max_completion_tokens for OpenAI's
+	// reasoning models (o1, o3, o4, gpt-5) when Config.MaxTokens is 0:
+	// their hidden reasoning counts against it, and 1024 can be spent on
+	// reasoning alone, leaving an empty answer that is re-asked at full
+	// cost.
+	DefaultReasoningMaxTokens = 16384
+	// MinThinkingBudget is the least budget Anthropic accepts for
+	// extended thinking.
+	MinThinkingBudget = 1024
 	// MockBaseURL is provider mock's base URL when Config.BaseURL is "";
 	// only an in-process transport can reach it.
 	MockBaseURL = "http://mock.invalid/v1"
 	// MockAPIKey is provider mock's key when Config.APIKey is "".
 	MockAPIKey = "mock-key"
+	// DefaultAzureAPIVersion is Azure OpenAI's api-version when
+	// Config.APIVersion is "".
+	DefaultAzureAPIVersion = "2024-10-21"
 
 	openAIBaseURL    = "https://api.openai.com/v1/"
 	anthropicBaseURL = "https://api.anthropic.com/"
 )
 
+// ProviderAzure is Azure OpenAI: OpenAI's wire format at a resource's
+// endpoint (BaseURL), the deployment named by Model, an api-version query
+// parameter, and an api-key header (or an Entra ID bearer token).
+const ProviderAzure = "azure"
+
 // Config describes an LLM task. Provider, Model and Prompt are required
 // (Model defaults to mock-echo for provider mock).
 type Config struct {
-	// Provider is "openai" (any OpenAI-compatible server), "anthropic" or
-	// "mock".
+	// Provider is "openai" (any OpenAI-compatible server), "anthropic",
+	// "azure" or "mock".
 	Provider string
 	// BaseURL is the API's base URL; "" means the provider's own
 	// (https://api.openai.com/v1, https://api.anthropic.com, MockBaseURL).
+	// For azure it is the resource's endpoint
+	// (https://NAME.openai.azure.com), required.
 	BaseURL string
-	// APIKey authenticates the calls. "" means $OPENAI_API_KEY or
-	// $ANTHROPIC_API_KEY, and MockAPIKey for provider mock. It never
-	// appears in errors, results or cache keys.
+	// APIKey authenticates the calls. "" means $OPENAI_API_KEY,
+	// $ANTHROPIC_API_KEY or $AZURE_OPENAI_API_KEY, and MockAPIKey for
+	// provider mock. It never appears in errors, results or cache keys.
 	APIKey string
-	// Model is the model to call.
+	// AzureADToken is an Entra ID (Azure AD) access token sent as a bearer
+	// token instead of an api-key; "" means $AZURE_OPENAI_AD_TOKEN when no
+	// key is set. Azure only.
+	AzureADToken string
+	// APIVersion is Azure's api-version; "" means DefaultAzureAPIVersion.
+	APIVersion string
+	// Model is the model to call; for azure, the deployment's name.
 	Model string
 	// System and Prompt are text/template templates rendered with the
 	// item's fields; a field the template names but the item lacks is an
 	// error (missingkey=error). System is optional.
 	System, Prompt string
-	// MaxTokens caps the answer; 0 means the provider's default
-	// (DefaultAnthropicMaxTokens for Anthropic, which requires one).
+	// MaxTokens caps the answer, reasoning and thinking included; 0 means
+	// DefaultMaxTokens, DefaultReasoningMaxTokens for OpenAI's reasoning
+	// models, ThinkingBudget+DefaultMaxTokens with thinking on.
 	MaxTokens int
-	// Temperature is sent when set.
-	Temperature *float64
+	// MaxTokensCeiling lets the re-ask of an answer cut off at MaxTokens
+	// double max_tokens at each such re-ask, up to this ceiling; 0 never
+	// raises it.
+	MaxTokensCeiling int
+	// Temperature and TopP are sent when set.
+	Temperature, TopP *float64
+	// Stop lists stop sequences (OpenAI allows 4).
+	Stop []string
+	// Seed asks OpenAI for repeatable sampling; Anthropic has none.
+	Seed *int64
+	// ReasoningEffort is OpenAI's reasoning_effort ("minimal", "low",
+	// "medium", "high") or Anthropic's output_config.effort ("low",
+	// "medium", "high").
+	ReasoningEffort string
+	// ThinkingBudget turns on Anthropic's extended thinking with this many
+	// tokens (at least MinThinkingBudget, less than MaxTokens). Thinking
+	// blocks are kept out of the output; their tokens count in the usage.
+	ThinkingBudget int
+	// CachePrompt marks the system prompt for Anthropic's prompt cache
+	// (cache_control ephemeral). OpenAI caches long prompts by itself.
+	CachePrompt bool
+	// Headers are added to every request (an OpenAI-compatible gateway's
+	// own headers). They cannot replace the authentication headers.
+	Headers map[string]string
+	// ExtraBody adds fields to the top level of every request body, for
+	// servers with options of their own (vLLM's guided_json, Ollama's
+	// options). A field the task also sets is replaced.
+	ExtraBody map[string]any
 	// Output is "text" (the default) or "json".
 	Output string
+	// Schema is the JSON Schema the output must match
+	// (validate.json_schema), sent to the provider as structured output
+	// when the provider can take it (see Structured). The output is
+	// validated locally all the same.
+	Schema json.RawMessage
+	// NoHeal says the heal loop is off: an answer cut off at max_tokens is
+	// then an item failure rather than invalid output to re-ask.
+	NoHeal bool
 	// Timeout bounds one attempt; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// HTTPClient sends the requests; nil means a plain http.Client. For
@@ -103,14 +167,17 @@ type Config struct {
 // Task calls an LLM once per attempt. It is safe for concurrent use; its
 // configuration is fixed when New builds it.
 type Task struct {
-	cfg       Config // with defaults applied
-	wire      string // the wire format: ProviderOpenAI or ProviderAnthropic
-	system    *task.Template
-	prompt    *task.Template
-	price     Price
-	priced    bool
-	maxTokens int // as sent; 0 for none
-	send      func(ctx context.Context, msgs []Message, c *capture) (reply, error)
+	cfg        Config // with defaults applied
+	wire       string // the wire format: ProviderOpenAI or ProviderAnthropic
+	system     *task.Template
+	prompt     *task.Template
+	price      Price
+	priced     bool
+	maxTokens  int // as sent before any raise; 0 for none
+	structured Structured
+	schema     schemaDoc // the decoded Schema, nil without one
+	extra      map[string]any
+	send       func(ctx context.Context, c *call, cap *capture) (reply, error)
 }
 
 // Message is one message of a conversation.
@@ -123,6 +190,7 @@ type Message struct {
 type reply struct {
 	content string
 	refusal string
+	finish  string // the provider's finish_reason or stop_reason
 	usage   task.Usage
 }
 
@@ -134,6 +202,21 @@ func New(cfg Config) (*Task, error) {
 		t.wire = ProviderOpenAI
 		cfg.BaseURL = cmpOr(cfg.BaseURL, openAIBaseURL)
 		cfg.APIKey = cmpOr(cfg.APIKey, os.Getenv("OPENAI_API_KEY"))
+	case ProviderAzure:
+		t.wire = ProviderOpenAI
+		if cfg.BaseURL == "" {
+			return nil, errors.New("llm: azure needs base_url: the resource's endpoint, https://NAME.openai.azure.com")
+		}
+		cfg.APIVersion = cmpOr(cfg.APIVersion, DefaultAzureAPIVersion)
+		if cfg.APIKey == "" && cfg.AzureADToken == "" {
+			cfg.APIKey = os.Getenv("AZURE_OPENAI_API_KEY")
+			if cfg.APIKey == "" {
+				cfg.AzureADToken = os.Getenv("AZURE_OPENAI_AD_TOKEN")
+			}
+		}
+		if cfg.APIKey != "" && cfg.AzureADToken != "" {
+			return nil, errors.New("llm: azure takes an api_key or an Entra ID token, not both")
+		}
 	case ProviderAnthropic:
 		t.wire = ProviderAnthropic
 		cfg.BaseURL = cmpOr(cfg.BaseURL, anthropicBaseURL)
@@ -147,14 +230,18 @@ func New(cfg Config) (*Task, error) {
 		cfg.APIKey = cmpOr(cfg.APIKey, MockAPIKey)
 		cfg.Model = cmpOr(cfg.Model, mock.ModelEcho)
 	default:
-		return nil, fmt.Errorf("llm: unknown provider %q (want openai, anthropic or mock)", cfg.Provider)
+		return nil, fmt.Errorf("llm: unknown provider %q (want openai, anthropic, azure or mock)", cfg.Provider)
+	}
+	if cfg.Provider != ProviderAzure && cfg.AzureADToken != "" {
+		return nil, errors.New("llm: an Entra ID token is for provider azure only")
 	}
 	if cfg.Model == "" {
 		return nil, errors.New("llm: model is required")
 	}
-	if cfg.APIKey == "" {
-		env := map[string]string{ProviderOpenAI: "OPENAI_API_KEY", ProviderAnthropic: "ANTHROPIC_API_KEY"}[cfg.Provider]
-		return nil, fmt.Errorf("llm: no API key for %s: set api_key or $%s", cfg.Provider, env)
+	if cfg.APIKey == "" && cfg.AzureADToken == "" {
+		env := map[string]string{ProviderOpenAI: "$OPENAI_API_KEY", ProviderAnthropic: "$ANTHROPIC_API_KEY",
+			ProviderAzure: "$AZURE_OPENAI_API_KEY or $AZURE_OPENAI_AD_TOKEN"}[cfg.Provider]
+		return nil, fmt.Errorf("llm: no API key for %s: set api_key or %s", cfg.Provider, env)
 	}
 	if strings.TrimSpace(cfg.Prompt) == "" {
 		return nil, errors.New("llm: prompt is required")
@@ -163,11 +250,8 @@ func New(cfg Config) (*Task, error) {
 	if cfg.Output != OutputText && cfg.Output != OutputJSON {
 		return nil, fmt.Errorf("llm: unknown output %q (want text or json)", cfg.Output)
 	}
-	if cfg.MaxTokens < 0 {
-		return nil, fmt.Errorf("llm: max_tokens is %d, want a positive number or 0 for the default", cfg.MaxTokens)
-	}
-	if t := cfg.Temperature; t != nil && (math.IsNaN(*t) || *t < 0 || math.IsInf(*t, 0)) {
-		return nil, fmt.Errorf("llm: temperature is %v, want a number from 0", *t)
+	if err := checkSampling(cfg, t.wire); err != nil {
+		return nil, err
 	}
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("llm: timeout is %v, want a positive duration or 0 for the default", cfg.Timeout)
@@ -187,10 +271,17 @@ func New(cfg Config) (*Task, error) {
 			return nil, err
 		}
 	}
-	t.maxTokens = cfg.MaxTokens
-	if t.wire == ProviderAnthropic && t.maxTokens == 0 {
-		t.maxTokens = DefaultAnthropicMaxTokens
+	t.maxTokens = defaultMaxTokens(cfg, t.wire)
+	if cfg.ThinkingBudget > 0 && cfg.ThinkingBudget >= t.maxTokens {
+		return nil, fmt.Errorf("llm: thinking budget %d must be less than max_tokens %d, which holds the thinking and the answer", cfg.ThinkingBudget, t.maxTokens)
 	}
+	if len(cfg.Schema) > 0 {
+		if t.schema, err = decodeSchema(cfg.Schema); err != nil {
+			return nil, err
+		}
+	}
+	t.structured = chooseStructured(cfg, t.wire, t.schema)
+	t.extra = callExtra(cfg, t.structured)
 	t.price, t.priced = LookupPrice(cfg.Prices, cfg.Model)
 	t.cfg = cfg
 	if t.wire == ProviderAnthropic {
@@ -200,6 +291,113 @@ func New(cfg Config) (*Task, error) {
 	}
 	return t, nil
 }
+
+// checkSampling checks the sampling and reasoning settings against what
+// the wire format accepts.
+func checkSampling(cfg Config, wire string) error {
+	if cfg.MaxTokens < 0 {
+		return fmt.Errorf("llm: max_tokens is %d, want a positive number or 0 for the default", cfg.MaxTokens)
+	}
+	if cfg.MaxTokensCeiling < 0 || cfg.MaxTokensCeiling > 0 && cfg.MaxTokensCeiling < cfg.MaxTokens {
+		return fmt.Errorf("llm: max_tokens_ceiling %d is below max_tokens %d", cfg.MaxTokensCeiling, cfg.MaxTokens)
+	}
+	for name, v := range map[string]*float64{"temperature": cfg.Temperature, "top_p": cfg.TopP} {
+		if v != nil && (math.IsNaN(*v) || *v < 0 || math.IsInf(*v, 0)) {
+			return fmt.Errorf("llm: %s is %v, want a number from 0", name, *v)
+		}
+	}
+	if cfg.TopP != nil && *cfg.TopP > 1 {
+		return fmt.Errorf("llm: top_p is %v, want a number from 0 to 1", *cfg.TopP)
+	}
+	for i, s := range cfg.Stop {
+		if s == "" {
+			return fmt.Errorf("llm: stop[%d] is empty", i)
+		}
+	}
+	switch wire {
+	case ProviderAnthropic:
+		if cfg.Seed != nil {
+			return errors.New("llm: anthropic has no seed")
+		}
+		if e := cfg.ReasoningEffort; e != "" && e != "low" && e != "medium" && e != "high" {
+			return fmt.Errorf("llm: reasoning_effort %q: anthropic's effort is low, medium or high", e)
+		}
+		if cfg.ThinkingBudget != 0 && cfg.ThinkingBudget < MinThinkingBudget {
+			return fmt.Errorf("llm: thinking budget %d is below anthropic's minimum of %d", cfg.ThinkingBudget, MinThinkingBudget)
+		}
+		if cfg.ThinkingBudget > 0 && (cfg.Temperature != nil && *cfg.Temperature != 1 || cfg.TopP != nil && *cfg.TopP < 0.95) {
+			return errors.New("llm: extended thinking takes no temperature (other than 1) and no top_p below 0.95")
+		}
+	default:
+		if cfg.ThinkingBudget != 0 {
+			return errors.New("llm: a thinking budget is anthropic's; OpenAI reasoning models take reasoning_effort")
+		}
+		if cfg.CachePrompt {
+			return errors.New("llm: cache_prompt is anthropic's; OpenAI caches long prompts by itself")
+		}
+		switch cfg.ReasoningEffort {
+		case "", "none", "minimal", "low", "medium", "high", "xhigh":
+		default:
+			return fmt.Errorf("llm: reasoning_effort %q: want minimal, low, medium or high", cfg.ReasoningEffort)
+		}
+	}
+	return nil
+}
+
+// defaultMaxTokens is max_tokens as sent when no re-ask raised it: the
+// configured one, else a default that leaves room for the answer after
+// reasoning or thinking. 0 (OpenAI wire, nothing set) sends none.
+func defaultMaxTokens(cfg Config, wire string) int {
+	switch {
+	case cfg.MaxTokens > 0:
+		return cfg.MaxTokens
+	case cfg.ThinkingBudget > 0:
+		return cfg.ThinkingBudget + DefaultMaxTokens
+	case wire == ProviderOpenAI && reasoningModel(cfg.Model):
+		return DefaultReasoningMaxTokens
+	}
+	return DefaultMaxTokens
+}
+
+// callExtra is what shapes the answer beyond Call's own fields, for the
+// cache key; nil when nothing does, so keys made before these settings
+// existed stay valid.
+func callExtra(cfg Config, st Structured) map[string]any {
+	m := map[string]any{}
+	if cfg.TopP != nil {
+		m["top_p"] = strconv.FormatFloat(*cfg.TopP, 'g', -1, 64)
+	}
+	if len(cfg.Stop) > 0 {
+		m["stop"] = cfg.Stop
+	}
+	if cfg.Seed != nil {
+		m["seed"] = *cfg.Seed
+	}
+	if cfg.ReasoningEffort != "" {
+		m["reasoning_effort"] = cfg.ReasoningEffort
+	}
+	if cfg.ThinkingBudget > 0 {
+		m["thinking_budget"] = cfg.ThinkingBudget
+	}
+	if len(cfg.ExtraBody) > 0 {
+		m["extra_body"] = cfg.ExtraBody
+	}
+	if st.Mode != ModeText && st.Mode != ModeJSONObject {
+		m["structured"] = st.Mode
+		m["schema"] = json.RawMessage(cfg.Schema)
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// Structured says how the Task asks the provider for JSON, and why.
+func (t *Task) Structured() Structured { return t.structured }
+
+// MaxTokens returns max_tokens as first sent (a re-ask of a cut-off answer
+// may raise it up to Config.MaxTokensCeiling).
+func (t *Task) MaxTokens() int { return t.maxTokens }
 
 func cmpOr(a, b string) string {
 	if a != "" {
@@ -229,16 +427,18 @@ func (t *Task) Messages(item task.Item) ([]Message, error) {
 		n += 2
 	}
 	msgs := make([]Message, 0, n)
+	data := task.TemplateData(item)
+	var sb strings.Builder
 	if t.system != nil {
-		s, err := render(t.system, item)
+		s, err := t.system.Execute(&sb, data)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("llm: item %d: %w", item.Idx, err)
 		}
 		msgs = append(msgs, Message{Role: "system", Content: s})
 	}
-	p, err := render(t.prompt, item)
+	p, err := t.prompt.Execute(&sb, data)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("llm: item %d: %w", item.Idx, err)
 	}
 	msgs = append(msgs, Message{Role: "user", Content: p})
 	if fb := item.Feedback; fb != nil {
@@ -249,44 +449,108 @@ func (t *Task) Messages(item task.Item) ([]Message, error) {
 	return msgs, nil
 }
 
-// render renders a prompt template over item; its errors are marked
-// classify.Item.
-func render(tmpl *task.Template, item task.Item) (string, error) {
-	s, err := tmpl.Render(item)
+// call is one attempt made ready: its conversation rendered, its
+// max_tokens chosen, its tokens estimated and its cache key computed, once.
+type call struct {
+	msgs      []Message
+	maxTokens int
+	tokens    int
+	key       string
+}
+
+// prepare renders and estimates the call for item, and keys it when there
+// is a cache. It is the only place a prompt is rendered.
+func (t *Task) prepare(item task.Item) (*call, error) {
+	msgs, err := t.Messages(item)
 	if err != nil {
-		return "", fmt.Errorf("llm: item %d: %w", item.Idx, err)
+		return nil, err
 	}
-	return s, nil
+	c := &call{msgs: msgs, maxTokens: t.maxTokensFor(item)}
+	c.tokens = estimate(msgs, c.maxTokens)
+	if t.cfg.Cache != nil {
+		c.key = CacheKey(t.callKey(msgs, c.maxTokens))
+	}
+	return c, nil
+}
+
+// maxTokensFor is max_tokens for item's attempt: doubled at each re-ask
+// whose feedback says the answer was cut off, up to the ceiling.
+func (t *Task) maxTokensFor(item task.Item) int {
+	n := t.maxTokens
+	fb := item.Feedback
+	if fb == nil || t.cfg.MaxTokensCeiling <= n || n == 0 || !strings.Contains(fb.Message, truncatedPhrase) {
+		return n
+	}
+	for range min(max(fb.Attempt, 1), 16) {
+		n *= 2
+		if n >= t.cfg.MaxTokensCeiling {
+			return t.cfg.MaxTokensCeiling
+		}
+	}
+	return n
+}
+
+// estimate is the tokens a call may consume: the prompt's characters / 4
+// plus the answer's cap.
+func estimate(msgs []Message, maxTokens int) int {
+	runes := 0
+	for _, m := range msgs {
+		runes += utf8.RuneCountInString(m.Content)
+	}
+	return max(runes/4+maxTokens, 1)
 }
 
 // EstimateTokens is what a call for item may cost in tokens before it is
 // made, for a tokens-per-minute limiter: the prompt's characters / 4 plus
 // the answer's cap. A template that cannot render counts only the cap.
+// Prepare gives the same estimate without rendering twice.
 func (t *Task) EstimateTokens(item task.Item) int {
-	msgs, err := t.Messages(item)
+	c, err := t.prepare(item)
 	if err != nil {
 		return max(t.maxTokens, 1)
 	}
-	runes := 0
-	for _, m := range msgs {
-		runes += utf8.RuneCountInString(m.Content)
-	}
-	return max(runes/4+t.maxTokens, 1)
+	return c.tokens
 }
 
 // Cached reports whether Run would serve item from the response cache,
 // making no call: the engine lets such items past the rate limiters and
-// cooldowns, which exist for calls.
+// cooldowns, which exist for calls. Prepare says the same without
+// rendering twice.
 func (t *Task) Cached(item task.Item) bool {
 	if t.cfg.Cache == nil {
 		return false
 	}
-	msgs, err := t.Messages(item)
+	c, err := t.prepare(item)
 	if err != nil {
 		return false
 	}
-	_, ok, err := t.cfg.Cache.Get(CacheKey(t.call(msgs)))
-	return err == nil && ok
+	_, ok := t.lookup(c)
+	return ok
+}
+
+// lookup returns the cached output of c; a cache that cannot be read is a
+// miss.
+func (t *Task) lookup(c *call) (json.RawMessage, bool) {
+	if t.cfg.Cache == nil {
+		return nil, false
+	}
+	out, ok, err := t.cfg.Cache.Get(c.key)
+	return out, err == nil && ok
+}
+
+// Prepare readies one attempt for item: the prompt rendered, the tokens
+// estimated and the cache consulted, once (task.Preparer). Run of the
+// result makes the call, or serves the cached output.
+func (t *Task) Prepare(_ context.Context, item task.Item) (task.Prepared, error) {
+	c, err := t.prepare(item)
+	if err != nil {
+		return task.Prepared{}, err
+	}
+	if out, ok := t.lookup(c); ok {
+		res := task.Result{Output: out, CacheHit: true, CacheKey: c.key}
+		return task.Prepared{Tokens: c.tokens, Cached: true, Run: func(context.Context) (task.Result, error) { return res, nil }}, nil
+	}
+	return task.Prepared{Tokens: c.tokens, Run: func(ctx context.Context) (task.Result, error) { return t.do(ctx, c) }}, nil
 }
 
 // Run makes one call for item, or serves it from the cache.
@@ -295,77 +559,92 @@ func (t *Task) Cached(item task.Item) bool {
 // provider's error response is an *Error; a transport failure or the
 // attempt's timeout is returned wrapped, so net errors, ECONNRESET and
 // context.DeadlineExceeded stay reachable with errors.Is and errors.As; a
-// success response that cannot be decoded is marked classify.Retryable;
-// an answer that is empty, a refusal, or not JSON when Output is json is a
-// *task.OutputError marked classify.Invalid, returned with a Result that
-// carries the attempt's usage and cost.
+// success response that cannot be decoded is marked classify.Retryable.
+// An answer the provider refused or filtered is a *StopError marked
+// classify.Item; one cut off at max_tokens is a *StopError inside a
+// *task.OutputError marked classify.Invalid (classify.Item with NoHeal);
+// one that is empty or not JSON when Output is json is a *task.OutputError
+// marked classify.Invalid. Those come with a Result that carries the
+// attempt's usage, cost and finish reason.
 func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
-	msgs, err := t.Messages(item)
+	c, err := t.prepare(item)
 	if err != nil {
 		return task.Result{}, err
 	}
-	var key string
-	if t.cfg.Cache != nil {
-		key = CacheKey(t.call(msgs))
-		// A cache that cannot be read is a miss: the call is made.
-		if out, ok, err := t.cfg.Cache.Get(key); err == nil && ok {
-			return task.Result{Output: out, CacheHit: true, CacheKey: key}, nil
-		}
+	if out, ok := t.lookup(c); ok {
+		return task.Result{Output: out, CacheHit: true, CacheKey: c.key}, nil
 	}
+	return t.do(ctx, c)
+}
 
+// do makes the call c.
+func (t *Task) do(ctx context.Context, c *call) (task.Result, error) {
 	actx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
 	defer cancel()
-	var c capture
-	rep, err := t.send(actx, msgs, &c)
-	if t.cfg.OnRateLimit != nil && c.header != nil {
-		if rl, ok := ParseRateLimit(t.wire, c.header, time.Now()); ok {
+	var cp capture
+	rep, err := t.send(actx, c, &cp)
+	if t.cfg.OnRateLimit != nil && cp.header != nil {
+		if rl, ok := ParseRateLimit(t.wire, cp.header, time.Now()); ok {
 			rl.Provider = t.cfg.Provider
 			t.cfg.OnRateLimit(rl)
 		}
 	}
 	if err != nil {
-		return task.Result{}, t.redact(t.wrap(ctx, actx, err, &c))
+		return task.Result{}, t.redact(t.wrap(ctx, actx, err, &cp))
 	}
 
-	res := task.Result{Usage: rep.usage}
+	res := task.Result{Usage: rep.usage, FinishReason: rep.finish}
 	if t.priced {
-		res.CostUSD = float64(rep.usage.InputTokens)*t.price.InputPerMTok/1e6 +
-			float64(rep.usage.OutputTokens)*t.price.OutputPerMTok/1e6
+		res.CostUSD = t.price.Cost(rep.usage)
 	}
-	out, err := t.output(rep)
+	out, err := t.output(rep, c.maxTokens)
 	if err != nil {
 		return res, err
 	}
 	res.Output = out
-	if t.cfg.Cache != nil && t.cfg.Cache.Put(key, out) == nil {
-		res.CacheKey = key
+	if t.cfg.Cache != nil && t.cfg.Cache.Put(c.key, out) == nil {
+		res.CacheKey = c.key
 	}
 	return res, nil
 }
 
-// call is what the cache key of msgs is made of.
-func (t *Task) call(msgs []Message) Call {
+// callKey is what the cache key of msgs is made of.
+func (t *Task) callKey(msgs []Message, maxTokens int) Call {
 	return Call{
 		Provider:    t.cfg.Provider,
 		BaseURL:     t.cfg.BaseURL,
 		Model:       t.cfg.Model,
 		Messages:    msgs,
-		MaxTokens:   t.maxTokens,
+		MaxTokens:   maxTokens,
 		Temperature: t.cfg.Temperature,
 		Output:      t.cfg.Output,
+		Extra:       t.extra,
 	}
 }
 
 // errEmpty is the OutputError reason of an answer with no text.
 var errEmpty = errors.New("empty answer")
 
-// output turns an answer into the item's output. An unusable answer is a
-// *task.OutputError marked classify.Invalid, for the heal loop.
-func (t *Task) output(rep reply) (json.RawMessage, error) {
-	if rep.content == "" {
-		if rep.refusal != "" {
-			return nil, invalid(rep.refusal, fmt.Errorf("the model refused: %s", rep.refusal))
+// output turns an answer into the item's output, or says why it is not
+// one: refused or filtered (item), cut off (invalid, or item without the
+// heal loop), empty or not JSON (invalid).
+func (t *Task) output(rep reply, maxTokens int) (json.RawMessage, error) {
+	switch kind := stopKind(rep); kind {
+	case stopRefused, stopFiltered:
+		words := rep.refusal
+		if words == "" {
+			words = strings.TrimSpace(rep.content)
 		}
+		e := &StopError{Provider: t.cfg.Provider, FinishReason: rep.finish, Kind: kind, Words: words}
+		return nil, classify.WithClass(e, classify.Item, kind)
+	case stopTruncated:
+		e := &StopError{Provider: t.cfg.Provider, FinishReason: rep.finish, Kind: kind, MaxTokens: maxTokens}
+		if t.cfg.NoHeal {
+			return nil, classify.WithClass(e, classify.Item, kind)
+		}
+		return nil, invalid(rep.content, e)
+	}
+	if rep.content == "" {
 		return nil, invalid("", errEmpty)
 	}
 	if t.cfg.Output == OutputText {
@@ -420,12 +699,15 @@ func (t *Task) wrap(ctx, actx context.Context, err error, c *capture) error {
 	return fmt.Errorf("llm %s: %w", p, err)
 }
 
-// redact hides the API key should any part of err's text show it.
+// redact hides the API key and the Entra token should any part of err's
+// text show them.
 func (t *Task) redact(err error) error {
-	if t.cfg.APIKey == "" || !strings.Contains(err.Error(), t.cfg.APIKey) {
-		return err
+	for _, secret := range []string{t.cfg.APIKey, t.cfg.AzureADToken} {
+		if secret != "" && strings.Contains(err.Error(), secret) {
+			err = &redactedError{err: err, key: secret}
+		}
 	}
-	return &redactedError{err: err, key: t.cfg.APIKey}
+	return err
 }
 
 // redactedError is an error whose text had the API key in it.

@@ -72,7 +72,12 @@ func TestRunAgainstTheMockInBothWireFormatsAndInProcess(t *testing.T) {
 			if string(res.Output) != tt.want {
 				t.Errorf("output = %s, want %s", res.Output, tt.want)
 			}
-			wantIn := int64(len("You are terse.Say hi to Ana") / 4)
+			system := "You are terse."
+			if tt.output == OutputJSON && tt.provider != ProviderAnthropic {
+				// json_object mode, and no message says JSON.
+				system += "\n\n" + jsonInstruction
+			}
+			wantIn := int64(len(system+"Say hi to Ana") / 4)
 			if res.Usage.InputTokens != wantIn || res.Usage.OutputTokens < 1 || res.CostUSD != 0 || res.CacheHit || res.CacheKey != "" {
 				t.Errorf("result = %+v, want %d input tokens, output tokens, cost 0, no cache", res, wantIn)
 			}
@@ -80,7 +85,7 @@ func TestRunAgainstTheMockInBothWireFormatsAndInProcess(t *testing.T) {
 			if len(reqs) != 1 {
 				t.Fatalf("mock saw %d requests, want 1", len(reqs))
 			}
-			want := "[{system You are terse.} {user Say hi to Ana}]"
+			want := "[{system " + system + "} {user Say hi to Ana}]"
 			if got := fmt.Sprint(reqs[0].Messages); got != want {
 				t.Errorf("messages = %s, want %s", got, want)
 			}
@@ -126,12 +131,11 @@ func TestOutput(t *testing.T) {
 		{"truncated json", OutputJSON, `{"es": "ga`, "", "", "unexpected end of JSON input"},
 		{"prose instead of json", OutputJSON, `Sure! {"es": "gato"}`, "", "", "invalid character 'S'"},
 		{"empty text", OutputText, "", "", "", "empty answer"},
-		{"refusal", OutputText, "", "I can't help with that.", "", "the model refused"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tk := &Task{cfg: Config{Output: tt.output}}
-			out, err := tk.output(reply{content: tt.content, refusal: tt.refusal})
+			out, err := tk.output(reply{content: tt.content, refusal: tt.refusal}, 100)
 			if tt.wantErr == "" {
 				if err != nil || string(out) != tt.want {
 					t.Errorf("output = %s, %v; want %s", out, err, tt.want)
@@ -551,7 +555,7 @@ func TestCacheKey(t *testing.T) {
 	a := mustNew(t, Config{Provider: ProviderOpenAI, APIKey: "key-one", Model: "gpt-4o-mini", Prompt: "hi"})
 	b := mustNew(t, Config{Provider: ProviderOpenAI, APIKey: "key-two", Model: "gpt-4o-mini", Prompt: "hi"})
 	ma, _ := a.Messages(item(nil))
-	if CacheKey(a.call(ma)) != CacheKey(b.call(ma)) {
+	if CacheKey(a.callKey(ma, 10)) != CacheKey(b.callKey(ma, 10)) {
 		t.Error("the API key changes the cache key")
 	}
 }
@@ -638,30 +642,30 @@ func TestParseRateLimit(t *testing.T) {
 }
 
 func TestLookupPrice(t *testing.T) {
-	extra := map[string]Price{"gpt-4o": {1, 2}, "my-model": {3, 4}}
+	extra := map[string]Price{"gpt-4o": {InputPerMTok: 1, OutputPerMTok: 2}, "my-model": {InputPerMTok: 3, OutputPerMTok: 4}}
 	tests := []struct {
 		model string
 		extra map[string]Price
 		want  Price
 		ok    bool
 	}{
-		{"gpt-4o-mini", nil, Price{0.15, 0.60}, true},
-		{"gpt-4o-mini-2024-07-18", nil, Price{0.15, 0.60}, true},
-		{"gpt-4o-2024-08-06", nil, Price{2.50, 10}, true},
-		{"gpt-4.1-nano", nil, Price{0.10, 0.40}, true},
-		{"claude-sonnet-4-20250514", nil, Price{3, 15}, true},
-		{"claude-opus-4-1-20250805", nil, Price{15, 75}, true},
-		{"claude-3-5-haiku-latest", nil, Price{0.80, 4}, true},
+		{"gpt-4o-mini", nil, Price{InputPerMTok: 0.15, OutputPerMTok: 0.60}, true},
+		{"gpt-4o-mini-2024-07-18", nil, Price{InputPerMTok: 0.15, OutputPerMTok: 0.60}, true},
+		{"gpt-4o-2024-08-06", nil, Price{InputPerMTok: 2.50, OutputPerMTok: 10}, true},
+		{"gpt-4.1-nano", nil, Price{InputPerMTok: 0.10, OutputPerMTok: 0.40}, true},
+		{"claude-sonnet-4-20250514", nil, Price{InputPerMTok: 3, OutputPerMTok: 15}, true},
+		{"claude-opus-4-1-20250805", nil, Price{InputPerMTok: 15, OutputPerMTok: 75}, true},
+		{"claude-3-5-haiku-latest", nil, Price{InputPerMTok: 0.80, OutputPerMTok: 4}, true},
 		{"mock-echo", nil, Price{}, true},
 		{"gpt-4oo", nil, Price{}, false},
 		{"llama3", nil, Price{}, false},
-		{"gpt-4o", extra, Price{1, 2}, true},
-		{"gpt-4o-mini", extra, Price{0.15, 0.60}, true}, // the longer built-in key wins
-		{"my-model-v2", extra, Price{3, 4}, true},
+		{"gpt-4o", extra, Price{InputPerMTok: 1, OutputPerMTok: 2}, true},
+		{"gpt-4o-mini", extra, Price{InputPerMTok: 0.15, OutputPerMTok: 0.60}, true}, // the longer built-in key wins
+		{"my-model-v2", extra, Price{InputPerMTok: 3, OutputPerMTok: 4}, true},
 	}
 	for _, tt := range tests {
 		got, ok := LookupPrice(tt.extra, tt.model)
-		if got != tt.want || ok != tt.ok {
+		if got.InputPerMTok != tt.want.InputPerMTok || got.OutputPerMTok != tt.want.OutputPerMTok || ok != tt.ok {
 			t.Errorf("LookupPrice(%v, %q) = %v, %v; want %v, %v", tt.extra, tt.model, got, ok, tt.want, tt.ok)
 		}
 	}
@@ -689,7 +693,9 @@ func TestEstimateTokens(t *testing.T) {
 	}{
 		{"prompt and cap", Config{Provider: ProviderMock, System: "12345678", Prompt: "{{.t}}", MaxTokens: 100}, item(map[string]any{"t": "abcdabcd"}), 104},
 		{"anthropic default cap", Config{Provider: ProviderAnthropic, APIKey: "k", Model: "claude-sonnet-4", Prompt: "abcd"}, item(nil), 1025},
-		{"re-ask counts feedback", Config{Provider: ProviderMock, Prompt: "abcd"}, task.Item{Feedback: &task.Feedback{PreviousOutput: "abcd", Message: "abcd"}}, 3},
+		{"re-ask counts feedback", Config{Provider: ProviderMock, Prompt: "abcd", MaxTokens: 1}, task.Item{Feedback: &task.Feedback{PreviousOutput: "abcd", Message: "abcd"}}, 4},
+		{"openai reasoning model leaves room", Config{Provider: ProviderOpenAI, APIKey: "k", Model: "o3-mini", Prompt: "abcd"}, item(nil), 1 + DefaultReasoningMaxTokens},
+		{"anthropic thinking leaves room", Config{Provider: ProviderAnthropic, APIKey: "k", Model: "claude-sonnet-4-5", Prompt: "abcd", ThinkingBudget: 2000}, item(nil), 1 + 2000 + DefaultMaxTokens},
 		{"unrenderable counts the cap", Config{Provider: ProviderMock, Prompt: "{{.missing}}", MaxTokens: 7}, item(nil), 7},
 	}
 	for _, tt := range tests {

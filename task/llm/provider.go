@@ -4,12 +4,19 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/azure"
 	ooption "github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -46,31 +53,74 @@ func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.
 	return res, err
 }
 
-// openAISender returns the call in OpenAI's wire format (providers openai
-// and mock). The SDK never retries: tenax alone decides.
-func (t *Task) openAISender() func(context.Context, []Message, *capture) (reply, error) {
-	client := openai.NewClient(
-		ooption.WithBaseURL(t.cfg.BaseURL),
-		ooption.WithAPIKey(t.cfg.APIKey),
+// openAISender returns the call in OpenAI's wire format (providers openai,
+// azure and mock). The SDK never retries: tenax alone decides.
+func (t *Task) openAISender() func(context.Context, *call, *capture) (reply, error) {
+	opts := []ooption.RequestOption{
 		ooption.WithHTTPClient(t.cfg.HTTPClient),
 		ooption.WithMaxRetries(0),
-	)
-	base := openai.ChatCompletionNewParams{Model: t.cfg.Model}
-	if t.maxTokens > 0 {
-		if reasoningModel(t.cfg.Model) {
-			base.MaxCompletionTokens = openai.Int(int64(t.maxTokens))
-		} else {
-			base.MaxTokens = openai.Int(int64(t.maxTokens))
-		}
 	}
+	if t.cfg.Provider == ProviderAzure {
+		opts = append(opts, azure.WithEndpoint(t.cfg.BaseURL, t.cfg.APIVersion))
+		if loopbackHTTP(t.cfg.BaseURL) {
+			// A local stand-in (tests, a proxy on this machine); the SDK
+			// refuses to send credentials over plain HTTP elsewhere.
+			opts = append(opts, azure.WithUnsafeAllowHTTP())
+		}
+		if t.cfg.APIKey != "" {
+			opts = append(opts, azure.WithAPIKey(t.cfg.APIKey))
+		} else {
+			opts = append(opts, azure.WithTokenCredential(staticToken(t.cfg.AzureADToken)))
+		}
+	} else {
+		opts = append(opts, ooption.WithBaseURL(t.cfg.BaseURL), ooption.WithAPIKey(t.cfg.APIKey))
+	}
+	for _, name := range sortedKeys(t.cfg.Headers) {
+		opts = append(opts, ooption.WithHeader(name, t.cfg.Headers[name]))
+	}
+	for _, name := range sortedKeys(t.cfg.ExtraBody) {
+		opts = append(opts, ooption.WithJSONSet(sjsonKey(name), t.cfg.ExtraBody[name]))
+	}
+	client := openai.NewClient(opts...)
+
+	base := openai.ChatCompletionNewParams{Model: t.cfg.Model}
 	if t.cfg.Temperature != nil {
 		base.Temperature = openai.Float(*t.cfg.Temperature)
 	}
-	if t.cfg.Output == OutputJSON {
-		base.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
+	if t.cfg.TopP != nil {
+		base.TopP = openai.Float(*t.cfg.TopP)
 	}
-	return func(ctx context.Context, msgs []Message, c *capture) (reply, error) {
+	if t.cfg.Seed != nil {
+		base.Seed = openai.Int(*t.cfg.Seed)
+	}
+	if len(t.cfg.Stop) > 0 {
+		base.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: t.cfg.Stop}
+	}
+	if t.cfg.ReasoningEffort != "" {
+		base.ReasoningEffort = shared.ReasoningEffort(t.cfg.ReasoningEffort)
+	}
+	switch t.structured.Mode {
+	case ModeJSONObject:
+		base.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
+	case ModeJSONSchema:
+		base.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "output", Schema: map[string]any(t.schema), Strict: openai.Bool(true)},
+		}}
+	}
+	reasoning := reasoningModel(t.cfg.Model)
+	return func(ctx context.Context, c *call, cp *capture) (reply, error) {
 		params := base
+		if c.maxTokens > 0 {
+			if reasoning {
+				params.MaxCompletionTokens = openai.Int(int64(c.maxTokens))
+			} else {
+				params.MaxTokens = openai.Int(int64(c.maxTokens))
+			}
+		}
+		msgs := c.msgs
+		if t.structured.Mode == ModeJSONObject && !mentionsJSON(msgs) {
+			msgs = withJSONInstruction(msgs)
+		}
 		params.Messages = make([]openai.ChatCompletionMessageParamUnion, len(msgs))
 		for i, m := range msgs {
 			switch m.Role {
@@ -82,21 +132,40 @@ func (t *Task) openAISender() func(context.Context, []Message, *capture) (reply,
 				params.Messages[i] = openai.UserMessage(m.Content)
 			}
 		}
-		comp, err := client.Chat.Completions.New(ctx, params, ooption.WithMiddleware(c.middleware))
+		comp, err := client.Chat.Completions.New(ctx, params, ooption.WithMiddleware(cp.middleware))
 		if err != nil {
 			return reply{}, err
 		}
-		rep := reply{usage: task.Usage{InputTokens: comp.Usage.PromptTokens, OutputTokens: comp.Usage.CompletionTokens}}
+		u := comp.Usage
+		rep := reply{usage: task.Usage{
+			InputTokens:       u.PromptTokens,
+			OutputTokens:      u.CompletionTokens,
+			CachedInputTokens: u.PromptTokensDetails.CachedTokens,
+			ReasoningTokens:   u.CompletionTokensDetails.ReasoningTokens,
+		}}
 		if len(comp.Choices) > 0 {
-			rep.content = comp.Choices[0].Message.Content
-			rep.refusal = comp.Choices[0].Message.Refusal
+			ch := comp.Choices[0]
+			rep.content, rep.refusal, rep.finish = ch.Message.Content, ch.Message.Refusal, ch.FinishReason
 		}
 		return rep, nil
 	}
 }
 
-// reasoningModel reports whether OpenAI's model takes
-// max_completion_tokens and refuses max_tokens.
+// withJSONInstruction returns msgs with jsonInstruction added to the
+// system prompt, or as a system prompt of its own, for json_object mode.
+func withJSONInstruction(msgs []Message) []Message {
+	out := make([]Message, 0, len(msgs)+1)
+	if len(msgs) > 0 && msgs[0].Role == "system" {
+		out = append(out, Message{Role: "system", Content: msgs[0].Content + "\n\n" + jsonInstruction})
+		return append(out, msgs[1:]...)
+	}
+	out = append(out, Message{Role: "system", Content: jsonInstruction})
+	return append(out, msgs...)
+}
+
+// reasoningModel reports whether OpenAI's model reasons before answering:
+// it takes max_completion_tokens (refusing max_tokens), and its hidden
+// reasoning counts against it.
 func reasoningModel(model string) bool {
 	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
 		if model == p || strings.HasPrefix(model, p+"-") {
@@ -108,8 +177,8 @@ func reasoningModel(model string) bool {
 
 // anthropicSender returns the call in Anthropic's wire format. The SDK
 // never retries, and reads no configuration from the environment.
-func (t *Task) anthropicSender() func(context.Context, []Message, *capture) (reply, error) {
-	client := anthropic.NewClient(
+func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, error) {
+	opts := []aoption.RequestOption{
 		aoption.WithoutEnvironmentDefaults(),
 		aoption.WithBaseURL(t.cfg.BaseURL),
 		aoption.WithAPIKey(t.cfg.APIKey),
@@ -120,40 +189,163 @@ func (t *Task) anthropicSender() func(context.Context, []Message, *capture) (rep
 		// max_tokens, which refuses large max_tokens locally ("streaming is
 		// required") before any request is made.
 		aoption.WithRequestTimeout(t.cfg.Timeout),
-	)
-	base := anthropic.MessageNewParams{Model: t.cfg.Model, MaxTokens: int64(t.maxTokens)}
+	}
+	for _, name := range sortedKeys(t.cfg.Headers) {
+		opts = append(opts, aoption.WithHeader(name, t.cfg.Headers[name]))
+	}
+	for _, name := range sortedKeys(t.cfg.ExtraBody) {
+		opts = append(opts, aoption.WithJSONSet(sjsonKey(name), t.cfg.ExtraBody[name]))
+	}
+	client := anthropic.NewClient(opts...)
+
+	base := anthropic.MessageNewParams{Model: t.cfg.Model}
 	if t.cfg.Temperature != nil {
 		base.Temperature = anthropic.Float(*t.cfg.Temperature)
 	}
-	return func(ctx context.Context, msgs []Message, c *capture) (reply, error) {
+	if t.cfg.TopP != nil {
+		base.TopP = anthropic.Float(*t.cfg.TopP)
+	}
+	base.StopSequences = t.cfg.Stop
+	if t.cfg.ThinkingBudget > 0 {
+		base.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(t.cfg.ThinkingBudget))
+	}
+	if t.cfg.ReasoningEffort != "" {
+		base.OutputConfig.Effort = anthropic.OutputConfigEffort(t.cfg.ReasoningEffort)
+	}
+	switch t.structured.Mode {
+	case ModeOutputConfig:
+		base.OutputConfig.Format = anthropic.JSONOutputFormatParam{Schema: map[string]any(t.schema)}
+	case ModeTool:
+		base.Tools = []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{
+			Name:        outputTool,
+			Description: anthropic.String("Give the answer: its input is the answer, in the required shape."),
+			InputSchema: toolSchema(t.schema),
+		}}}
+		base.ToolChoice = anthropic.ToolChoiceParamOfTool(outputTool)
+	}
+	return func(ctx context.Context, c *call, cp *capture) (reply, error) {
 		params := base
-		params.Messages = make([]anthropic.MessageParam, 0, len(msgs))
-		for _, m := range msgs {
+		params.MaxTokens = int64(c.maxTokens)
+		params.Messages = make([]anthropic.MessageParam, 0, len(c.msgs))
+		for _, m := range c.msgs {
 			switch m.Role {
 			case "system":
-				params.System = []anthropic.TextBlockParam{{Text: m.Content}}
+				block := anthropic.TextBlockParam{Text: m.Content}
+				if t.cfg.CachePrompt {
+					block.CacheControl = anthropic.NewCacheControlEphemeralParam()
+				}
+				params.System = []anthropic.TextBlockParam{block}
 			case "assistant":
 				params.Messages = append(params.Messages, anthropic.NewAssistantMessage(anthropic.NewTextBlock(m.Content)))
 			default:
 				params.Messages = append(params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(m.Content)))
 			}
 		}
-		msg, err := client.Messages.New(ctx, params, aoption.WithMiddleware(c.middleware))
+		msg, err := client.Messages.New(ctx, params, aoption.WithMiddleware(cp.middleware))
 		if err != nil {
 			return reply{}, err
 		}
 		u := msg.Usage
-		rep := reply{usage: task.Usage{
-			InputTokens:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
-			OutputTokens: u.OutputTokens,
-		}}
+		rep := reply{
+			finish: string(msg.StopReason),
+			usage: task.Usage{
+				InputTokens:       u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+				OutputTokens:      u.OutputTokens,
+				CachedInputTokens: u.CacheReadInputTokens,
+				CacheWriteTokens:  u.CacheCreationInputTokens,
+			},
+		}
 		var b strings.Builder
 		for _, block := range msg.Content {
-			if block.Type == "text" {
+			switch block.Type {
+			case "text":
 				b.WriteString(block.Text)
+			case "tool_use":
+				if t.structured.Mode == ModeTool && block.Name == outputTool {
+					b.Reset()
+					b.Write(block.Input)
+				}
 			}
+			// thinking and redacted_thinking blocks are the model's
+			// reasoning, not its answer: counted in the usage, kept out of
+			// the output.
 		}
 		rep.content = b.String()
+		if msg.StopReason == anthropic.StopReasonRefusal {
+			rep.refusal = msg.StopDetails.Explanation
+		}
 		return rep, nil
 	}
+}
+
+// outputTool names the tool whose input is the answer, under ModeTool.
+const outputTool = "output"
+
+// toolSchema is schema as a tool's input schema.
+func toolSchema(schema schemaDoc) anthropic.ToolInputSchemaParam {
+	p := anthropic.ToolInputSchemaParam{Properties: schema["properties"], ExtraFields: map[string]any{}}
+	if req, ok := schema["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				p.Required = append(p.Required, s)
+			}
+		}
+	}
+	for k, v := range schema {
+		switch k {
+		case "type", "properties", "required", "$schema":
+		default:
+			p.ExtraFields[k] = v
+		}
+	}
+	return p
+}
+
+// sortedKeys returns m's keys in order, so requests are built the same way
+// every time.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// sjsonKey escapes a top-level body field name for the SDKs' WithJSONSet,
+// which reads dots and wildcards as a path.
+func sjsonKey(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`.*?\|#@!:`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// loopbackHTTP reports whether rawURL is plain HTTP to this machine.
+func loopbackHTTP(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "http" {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// staticToken is an Entra ID access token given by the user, as the
+// credential the azure SDK asks for. It is used until it expires; tenax
+// does not refresh it.
+type staticToken string
+
+// GetToken returns the token, valid for an hour from now as far as the SDK
+// knows.
+func (s staticToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	return azcore.AccessToken{Token: string(s), ExpiresOn: time.Now().Add(time.Hour)}, nil
 }

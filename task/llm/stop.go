@@ -1,0 +1,80 @@
+package llm
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// The kinds of answer a provider ended without a usable result, as
+// StopError.Kind says them.
+const (
+	// stopRefused: the model declined (OpenAI's message.refusal,
+	// Anthropic's stop_reason "refusal").
+	stopRefused = "refusal"
+	// stopFiltered: the provider's content filter cut the answer
+	// (finish_reason "content_filter").
+	stopFiltered = "content filter"
+	// stopTruncated: the answer hit max_tokens, or the context window.
+	stopTruncated = "truncated"
+)
+
+// truncatedPhrase is in the message of every StopError of a cut-off
+// answer, so that the re-ask it leads to can tell (from the feedback) that
+// max_tokens should be raised.
+const truncatedPhrase = "the answer was cut off"
+
+// StopError reports an answer the provider ended without a usable result:
+// refused by the model, stopped by a content filter, or cut off at
+// max_tokens. A refusal or a filter is the item's (classify.Item) and
+// carries the provider's words; a cut-off answer is invalid output for the
+// heal loop to re-ask, or the item's when healing is off.
+type StopError struct {
+	// Provider is the Config's provider.
+	Provider string
+	// FinishReason is the provider's finish_reason or stop_reason.
+	FinishReason string
+	// Kind is "refusal", "content filter" or "truncated".
+	Kind string
+	// Words are the provider's explanation of a refusal, "" when it gave
+	// none.
+	Words string
+	// MaxTokens is the cap a truncated answer hit.
+	MaxTokens int
+}
+
+func (e *StopError) Error() string {
+	switch e.Kind {
+	case stopTruncated:
+		if e.FinishReason == "model_context_window_exceeded" {
+			return truncatedPhrase + " by the model's context window (stop_reason model_context_window_exceeded): shorten the prompt or the answer"
+		}
+		return truncatedPhrase + " at max_tokens " + strconv.Itoa(e.MaxTokens) + " (finish_reason " + e.FinishReason +
+			"): answer more briefly, or raise task.max_tokens (or task.max_tokens_ceiling)"
+	case stopFiltered:
+		if e.Words != "" {
+			return fmt.Sprintf("%s's content filter stopped the answer (finish_reason %s): %s", e.Provider, e.FinishReason, e.Words)
+		}
+		return fmt.Sprintf("%s's content filter stopped the answer (finish_reason %s)", e.Provider, e.FinishReason)
+	}
+	if e.Words != "" {
+		return "the model refused: " + e.Words
+	}
+	return "the model refused (finish_reason " + e.FinishReason + ")"
+}
+
+// stopKind says whether rep ended without a usable result, and how; "" when
+// it did not.
+func stopKind(rep reply) string {
+	switch rep.finish {
+	case "refusal":
+		return stopRefused
+	case "content_filter":
+		return stopFiltered
+	case "length", "max_tokens", "model_context_window_exceeded":
+		return stopTruncated
+	}
+	if rep.refusal != "" {
+		return stopRefused
+	}
+	return ""
+}
