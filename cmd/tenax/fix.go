@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tenaxhq/tenax/fix"
+	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/spec"
+)
+
+// exitStorage: tenax's own storage failed (DESIGN.md's exit code 4).
+const exitStorage = 4
+
+type fixFlags struct {
+	resume     string
+	context    string
+	skip, only []string
+	dryRun     bool
+	allowDirty bool
+	commit     bool
+}
+
+func newFixCmd(g *globals) *cobra.Command {
+	var f fixFlags
+	cmd := &cobra.Command{
+		Use:   "fix SPEC | fix --resume ID [SPEC]",
+		Short: "Run a check, fix its errors one at a time with an LLM or a command, re-check",
+		Long: `Run the fix spec's check (tests, a compiler, a linter), extract its errors, give ONE
+error to the fixer (regressed first, then new, then active), re-run the check, and
+repeat within the budgets: budget.max_error_attempts per error (default 5) and
+budget.max_attempts in all (default 8).
+
+It stops when the check passes (exit 0), when the budgets are spent or every
+remaining error has spent its own (exit 1, the errors listed), or when it is stuck
+(the same errors budget.stuck_after checks in a row).
+
+Your work is never lost: the work directory must be a git work tree without
+uncommitted changes (or pass --allow-dirty); every attempt's edit is recorded in
+.tenax/fixes/<id>/attempts/ (undo one with git apply -R FILE); an attempt that
+leaves the check strictly worse (more errors, or a fixed error back) is reverted
+and counts as failed (on_worse: keep keeps it). State and an audit trail of every
+attempt live in .tenax/fixes/<id>/; --resume ID continues with the budgets spent,
+even after a crash. 'tenax status ID' shows a run's errors by status.`,
+		Example: `  tenax fix fix.yaml
+  tenax fix fix.yaml --context @NOTES.md --skip 3f2a9c01
+  tenax fix fix.yaml --dry-run          # run the check once, show what the fixer would get
+  tenax fix --resume fix_20261123_101500`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if f.resume == "" && len(args) != 1 {
+				return usageErr(errors.New("fix: give the fix spec (tenax fix SPEC), or --resume ID"))
+			}
+			return cobra.MaximumNArgs(1)(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runFix(cmd.Context(), g, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.resume, "resume", "", "continue the fix run ID (its spec is read again) with the budgets it has spent")
+	fl.StringVar(&f.context, "context", "", "context for the fixer: TEXT, or @FILE to read it from a file")
+	fl.StringSliceVar(&f.skip, "skip", nil, "never give the error with this fingerprint (or prefix) to the fixer; repeatable")
+	fl.StringSliceVar(&f.only, "only", nil, "give only errors with these fingerprints (or prefixes) to the fixer; repeatable")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "run the check once and show the errors and what the fixer would get; change nothing")
+	fl.BoolVar(&f.allowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes")
+	fl.BoolVar(&f.commit, "commit", false, "commit each attempt that fixed its error (only the files it changed)")
+	return cmd
+}
+
+func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
+	home := g.homeDir()
+	specPath := ""
+	if len(args) == 1 {
+		specPath = args[0]
+	}
+	if f.resume != "" && specPath == "" {
+		st, err := openFixState(home, f.resume)
+		if err != nil {
+			return usageErr(err)
+		}
+		if st.Spec == "" {
+			return usageErr(fmt.Errorf("fix: run %s does not name its spec; give it: tenax fix --resume %s SPEC", st.ID, st.ID))
+		}
+		specPath = st.Spec
+	}
+	s, err := spec.LoadFix(specPath, os.LookupEnv)
+	if err != nil {
+		return usageErr(err)
+	}
+	text, err := fix.ReadContext(f.context)
+	if err != nil {
+		return usageErr(err)
+	}
+	opts := fix.Options{
+		Home: home, Version: version, Context: text, Skip: f.skip, Only: f.only,
+		Commit: f.commit, AllowDirty: f.allowDirty,
+	}
+	if !g.quiet {
+		opts.OnEvent = func(e fix.Event) { printFixEvent(g.stderr, e) }
+	}
+	cfg, err := fix.FromSpec(s, opts)
+	if err != nil {
+		return usageErr(err)
+	}
+	if f.dryRun {
+		return fixErr(fix.DryRun(ctx, cfg, g.stdout))
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		if g.interrupts == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-g.interrupts:
+			fmt.Fprintln(g.stderr, "\ntenax: interrupted: stopping the check or fixer; the run can resume")
+			cancel()
+		}
+	}()
+	var res *fix.Result
+	if f.resume != "" {
+		res, err = fix.Resume(ctx, cfg, f.resume)
+	} else {
+		res, err = fix.Start(ctx, cfg)
+	}
+	if res != nil {
+		printFixResult(g.stdout, res)
+	}
+	if err != nil {
+		return fixErr(err)
+	}
+	if code := res.ExitCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// fixErr maps a fix error to its exit code.
+func fixErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *fix.SetupError
+	if errors.As(err, &se) {
+		return usageErr(err)
+	}
+	var ste *fix.StorageError
+	if errors.As(err, &ste) {
+		return &exitError{code: exitStorage, err: err}
+	}
+	return &exitError{code: job.ExitFailures, err: err}
+}
+
+func openFixState(home, id string) (*fix.State, error) {
+	st, err := fix.OpenStore(home, id)
+	if err != nil {
+		return nil, err
+	}
+	return st.Load()
+}
+
+// printFixEvent writes one progress line: the current error, its
+// attempts, and the errors by status.
+func printFixEvent(w io.Writer, e fix.Event) {
+	counts := fmt.Sprintf("[%d regressed, %d new, %d active, %d fixed]",
+		e.Counts[heal.StatusRegressed], e.Counts[heal.StatusNew], e.Counts[heal.StatusActive], e.Counts[heal.StatusFixed])
+	switch e.Kind {
+	case fix.EventCheck:
+		fmt.Fprintf(w, "tenax fix: check: %s %s\n", e.Message, counts)
+	case fix.EventAttempt:
+		fmt.Fprintf(w, "tenax fix: attempt %d/%d: %s %s (%s, try %d/%d): %s\n", e.Attempt, e.MaxAttempts,
+			e.Error.Fingerprint[:8], e.Error.Name, e.Error.Status, e.Error.Attempts, e.MaxErrorAttempts, firstLineOf(e.Error.Message))
+	case fix.EventResult:
+		detail := ""
+		if e.Message != "" {
+			detail = " (" + e.Message + ")"
+		}
+		fmt.Fprintf(w, "tenax fix: attempt %d/%d: %s%s %s\n", e.Attempt, e.MaxAttempts, e.Result, detail, counts)
+	case fix.EventStop:
+		fmt.Fprintf(w, "tenax fix: %s: %s %s\n", e.Result, e.Message, counts)
+	}
+}
+
+func printFixResult(w io.Writer, r *fix.Result) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Fix run %s: %s after %d attempts and %d checks", r.ID, r.Outcome, r.Attempts, r.Checks)
+	if r.Reason != "" && r.Outcome != fix.OutcomePassed {
+		fmt.Fprintf(&b, " (%s)", r.Reason)
+	}
+	b.WriteByte('\n')
+	if r.Outcome != fix.OutcomePassed && len(r.Remaining) > 0 {
+		fmt.Fprintf(&b, "Remaining errors (%d):\n", len(r.Remaining))
+		for _, e := range r.Remaining {
+			fmt.Fprintf(&b, "  %s  %-9s %s (%d attempts): %s\n", e.Fingerprint, e.Status, e.Name, e.Attempts, firstLineOf(e.Message))
+		}
+	}
+	fmt.Fprintf(&b, "State: %s (audit.jsonl, attempts/*.patch)\n", r.Dir)
+	if r.Outcome != fix.OutcomePassed {
+		fmt.Fprintf(&b, "Resume: tenax fix --resume %s\n", r.ID)
+	}
+	io.WriteString(w, b.String())
+}
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// fixStatus writes a fix run's status (tenax status fix_…).
+func fixStatus(g *globals, id string, w io.Writer) error {
+	store, err := fix.OpenStore(g.homeDir(), id)
+	if err != nil {
+		return usageErr(err)
+	}
+	st, err := store.Load()
+	if err != nil {
+		return fixErr(err)
+	}
+	return fix.WriteStatus(w, store.Dir, st)
+}
