@@ -31,22 +31,22 @@ const (
 // State is a fix run's state.json: everything a resumed run needs, written
 // atomically (temporary file, fsync, rename) after every step.
 type State struct {
-	ID       string    `json:"id"`
-	Name     string    `json:"name"`
-	Spec     string    `json:"spec,omitempty"`
-	Workdir  string    `json:"workdir"`
-	Version  string    `json:"tenax_version,omitempty"`
-	Created  time.Time `json:"created"`
-	Updated  time.Time `json:"updated"`
-	Outcome  string    `json:"outcome"`
-	Reason   string    `json:"reason,omitempty"`
-	Budget   Budget    `json:"budget"`
-	Context  string    `json:"context,omitempty"`
-	Skip     []string  `json:"skip,omitempty"`
-	Only     []string  `json:"only,omitempty"`
-	Checks   int       `json:"checks"`
-	Usage    task.Usage `json:"usage"`
-	CostUSD  float64   `json:"cost_usd,omitempty"`
+	ID      string     `json:"id"`
+	Name    string     `json:"name"`
+	Spec    string     `json:"spec,omitempty"`
+	Workdir string     `json:"workdir"`
+	Version string     `json:"tenax_version,omitempty"`
+	Created time.Time  `json:"created"`
+	Updated time.Time  `json:"updated"`
+	Outcome string     `json:"outcome"`
+	Reason  string     `json:"reason,omitempty"`
+	Budget  Budget     `json:"budget"`
+	Context string     `json:"context,omitempty"`
+	Skip    []string   `json:"skip,omitempty"`
+	Only    []string   `json:"only,omitempty"`
+	Checks  int        `json:"checks"`
+	Usage   task.Usage `json:"usage"`
+	CostUSD float64    `json:"cost_usd,omitempty"`
 	// Tracker is heal.Tracker's state: the errors, their statuses and the
 	// attempts spent.
 	Tracker json.RawMessage `json:"tracker"`
