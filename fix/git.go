@@ -21,6 +21,9 @@ type Tree struct {
 	// exclude are pathspecs of what is not the user's work: tenax's home
 	// when it lies inside the tree; excludeRel the same paths, relative.
 	exclude, excludeRel []string
+	// scope are the only paths the tree covers, relative to Root; none is
+	// the whole tree.
+	scope []string
 	// index is the private index file snapshots are written through.
 	index string
 }
@@ -30,14 +33,33 @@ var ErrNotGit = errors.New("not inside a git work tree")
 
 // OpenTree opens the git work tree holding dir. Paths under any of
 // exclude (tenax's home) are left out of snapshots and of the dirty check.
-// index is where the private index lives.
-func OpenTree(ctx context.Context, dir string, exclude []string, index string) (*Tree, error) {
+// index is where the private index lives. Scope, when set, limits the
+// tree to these paths (relative to dir): a per-item loop sees, records
+// and reverts only its own files.
+func OpenTree(ctx context.Context, dir string, exclude []string, index string, scope ...string) (*Tree, error) {
 	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		return nil, fmt.Errorf("fix: %s: %w (tenax fix records and reverts every edit with git: run `git init` and commit your work first)", dir, ErrNotGit)
 	}
 	root := strings.TrimSpace(string(out))
 	t := &Tree{Root: root, index: index}
+	for _, p := range scope {
+		abs := p
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(dir, p)
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil {
+			// dir may be reached through a link that root is not.
+			if r, e := filepath.EvalSymlinks(dir); e == nil {
+				rel, err = filepath.Rel(root, filepath.Join(r, p))
+			}
+		}
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return nil, fmt.Errorf("fix: path %s is outside the git work tree %s", p, root)
+		}
+		t.scope = append(t.scope, filepath.ToSlash(rel))
+	}
 	for _, ex := range exclude {
 		abs, err := filepath.Abs(ex)
 		if err != nil {
@@ -78,9 +100,17 @@ func (t *Tree) git(ctx context.Context, stdin []byte, env []string, args ...stri
 	return out, nil
 }
 
-// pathspec is the whole tree without the excluded paths.
+// pathspec is the tree's scope without the excluded paths.
 func (t *Tree) pathspec() []string {
-	return append([]string{"--", "."}, t.exclude...)
+	return append(append([]string{"--"}, t.paths()...), t.exclude...)
+}
+
+// paths is the scope, or the whole tree.
+func (t *Tree) paths() []string {
+	if len(t.scope) > 0 {
+		return t.scope
+	}
+	return []string{"."}
 }
 
 // Dirty returns the paths with uncommitted changes (git status
@@ -105,8 +135,25 @@ func (t *Tree) Snapshot(ctx context.Context) (string, error) {
 	env := []string{"GIT_INDEX_FILE=" + t.index}
 	// An exclude pathspec naming an ignored directory makes git add fail,
 	// so tenax's home is taken out of the private index afterwards.
-	if _, err := t.git(ctx, nil, env, "add", "-A", "--", "."); err != nil {
-		return "", err
+	// A scope path that does not exist (a file the fixer will create, or
+	// has deleted) would make git add fail: it is taken out of the index.
+	var present, missing []string
+	for _, p := range t.paths() {
+		if _, err := os.Lstat(filepath.Join(t.Root, p)); err == nil || p == "." {
+			present = append(present, p)
+		} else {
+			missing = append(missing, p)
+		}
+	}
+	if len(present) > 0 {
+		if _, err := t.git(ctx, nil, env, append([]string{"add", "-A", "--"}, present...)...); err != nil {
+			return "", err
+		}
+	}
+	if len(missing) > 0 {
+		if _, err := t.git(ctx, nil, env, append([]string{"rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"}, missing...)...); err != nil {
+			return "", err
+		}
 	}
 	if len(t.excludeRel) > 0 {
 		args := append([]string{"rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"}, t.excludeRel...)

@@ -47,6 +47,10 @@ type Config struct {
 	Commit bool
 	// AllowDirty starts even though the work tree has uncommitted changes.
 	AllowDirty bool
+	// Paths, when set, limit the run to these files or directories
+	// (relative to Workdir): only they are recorded, reverted, committed
+	// and checked for uncommitted changes.
+	Paths []string
 	// Skip and Only filter the errors the loop picks, by fingerprint (a
 	// prefix of at least 4 characters will do). Skipped errors stay
 	// tracked; they are just never given to the fixer.
@@ -210,12 +214,8 @@ func Start(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if !cfg.AllowDirty {
-		dirty, err := tree.Dirty(ctx)
-		if err != nil {
-			return nil, &SetupError{Err: err}
-		}
-		if len(dirty) > 0 {
-			return nil, &SetupError{Err: fmt.Errorf("fix: the work tree %s has uncommitted changes (%s); commit or stash them so no edit of tenax can mix with yours, or pass --allow-dirty", tree.Root, listShort(dirty, 3))}
+		if err := checkClean(ctx, tree); err != nil {
+			return nil, err
 		}
 	}
 	store, id, err := newStore(cfg.Home, cfg.now())
@@ -294,8 +294,30 @@ func Resume(ctx context.Context, cfg Config, id string) (*Result, error) {
 	return r.loop(ctx)
 }
 
+// CheckClean returns a *SetupError when the git work tree holding workdir
+// has uncommitted changes (tenax's home aside), or is no git tree: what
+// Start checks, for a per-item run to check once before its items start.
+func CheckClean(ctx context.Context, workdir, home string) error {
+	tree, err := openTree(ctx, Config{Workdir: workdir, Home: home}, "")
+	if err != nil {
+		return err
+	}
+	return checkClean(ctx, tree)
+}
+
+func checkClean(ctx context.Context, tree *Tree) error {
+	dirty, err := tree.Dirty(ctx)
+	if err != nil {
+		return &SetupError{Err: err}
+	}
+	if len(dirty) > 0 {
+		return &SetupError{Err: fmt.Errorf("fix: the work tree %s has uncommitted changes (%s); commit or stash them so no edit of tenax can mix with yours, or pass --allow-dirty", tree.Root, listShort(dirty, 3))}
+	}
+	return nil
+}
+
 func openTree(ctx context.Context, cfg Config, index string) (*Tree, error) {
-	tree, err := OpenTree(ctx, cfg.Workdir, []string{cfg.Home}, index)
+	tree, err := OpenTree(ctx, cfg.Workdir, []string{cfg.Home}, index, cfg.Paths...)
 	if err != nil {
 		return nil, &SetupError{Err: err}
 	}

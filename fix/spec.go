@@ -8,6 +8,7 @@ import (
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/mock"
 	"github.com/tenaxhq/tenax/spec"
+	"github.com/tenaxhq/tenax/task"
 	"github.com/tenaxhq/tenax/task/llm"
 )
 
@@ -27,6 +28,9 @@ type Options struct {
 	AllowDirty bool
 	// OnEvent receives progress.
 	OnEvent func(Event)
+	// Item, when set, is the item of a per-item run (--item): the spec's
+	// templates are rendered over its fields.
+	Item *task.Item
 }
 
 // FromSpec builds a run's Config from a loaded fix spec.
@@ -64,6 +68,12 @@ func FromSpec(s *spec.Fix, o Options) (Config, error) {
 		cfg.Fixer = LLMFixer{Model: model, System: s.Fixer.System, MaxInvalid: s.Fixer.MaxInvalid}
 	default:
 		return Config{}, fmt.Errorf("fixer: unknown type %q (want llm or exec)", s.Fixer.Type)
+	}
+	cfg.Paths = s.Paths
+	if o.Item != nil {
+		if err := renderForItem(&cfg, s, *o.Item, o.Context); err != nil {
+			return Config{}, err
+		}
 	}
 	return cfg, nil
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tenaxhq/tenax/task"
 )
 
 // Fix is a resolved fix spec, the file `tenax fix` reads: a check to run,
@@ -39,6 +41,19 @@ type Fix struct {
 	// worse (more errors, or a fixed error back): "revert" (default) or
 	// "keep". Either way the attempt counts as failed.
 	OnWorse string `yaml:"on_worse"`
+
+	// Input, when set, makes a per-item fix run: one loop per item of the
+	// input file, run through the engine as a job. check.argv, context,
+	// paths, fixer.argv and fixer.system are then templates over the
+	// item's fields ({{.path}}).
+	Input Input `yaml:"input"`
+	// Concurrency is how many items' loops run at once (input only);
+	// default 1. Above 1, Paths must keep the items' edits apart.
+	Concurrency int `yaml:"concurrency"`
+	// Paths, when set, are the files (or directories) a loop may change:
+	// its snapshots, reverts and commits cover only them. Templates with
+	// input ("{{.path}}").
+	Paths []string `yaml:"paths"`
 
 	path    string
 	dir     string
@@ -196,6 +211,7 @@ func (d *decoder) finishFix(f *Fix) {
 	def("budget.max_error_attempts", func() { f.Budget.MaxErrorAttempts = 5 })
 	def("budget.max_attempts", func() { f.Budget.MaxAttempts = 8 })
 	def("budget.stuck_after", func() { f.Budget.StuckAfter = f.Budget.MaxErrorAttempts + 1 })
+	def("concurrency", func() { f.Concurrency = 1 })
 	switch f.Fixer.Type {
 	case "llm":
 		def("fixer.max_tokens", func() { f.Fixer.MaxTokens = 8192 })
@@ -221,6 +237,8 @@ func (d *decoder) finishFix(f *Fix) {
 	atLeast("budget.max_error_attempts", f.Budget.MaxErrorAttempts, 1)
 	atLeast("budget.max_attempts", f.Budget.MaxAttempts, 1)
 	atLeast("budget.stuck_after", f.Budget.StuckAfter, 0)
+	atLeast("concurrency", f.Concurrency, 1)
+	d.checkFixInput(f)
 	for i := range f.Hints {
 		h := &f.Hints[i]
 		p := fmt.Sprintf("hints[%d]", i)
@@ -242,6 +260,7 @@ func (d *decoder) finishFix(f *Fix) {
 		return
 	}
 	f.Workdir = f.abs(f.Workdir)
+	f.Input.Path = f.abs(f.Input.Path)
 	if d.files {
 		d.checkFixFiles(f)
 	}
@@ -301,6 +320,40 @@ func (d *decoder) checkFixer(f *Fix) {
 			d.problem("fixer.argv[0]", []string{"fixer.argv"}, "the program name is empty")
 		}
 	}
+}
+
+// checkFixInput checks the per-item settings: concurrency needs paths, and
+// with input the templated values must parse.
+func (d *decoder) checkFixInput(f *Fix) {
+	d.oneOf("input.format", f.Input.Format, formats)
+	d.oneOf("input.on_bad_line", f.Input.OnBadLine, onBadLines)
+	if f.Input.Path == "" {
+		for _, k := range []string{"concurrency", "input.format", "input.on_bad_line"} {
+			if d.isSet(k) {
+				d.errorf(d.at(k), "", "%s: applies only with input (a per-item fix run)", k)
+			}
+		}
+		return
+	}
+	if f.Concurrency > 1 && len(f.Paths) == 0 {
+		d.problem("paths", []string{"concurrency"}, "needed when concurrency is above 1: the files each item may change (e.g. [\"{{.path}}\"]), so concurrent loops never revert each other's edits")
+	}
+	check := func(path, text string) {
+		if _, err := task.ParseTemplate(path, text); err != nil {
+			d.problem(path, nil, "%v", err)
+		}
+	}
+	for i, a := range f.Check.Argv {
+		check(fmt.Sprintf("check.argv[%d]", i), a)
+	}
+	for i, a := range f.Fixer.Argv {
+		check(fmt.Sprintf("fixer.argv[%d]", i), a)
+	}
+	for i, p := range f.Paths {
+		check(fmt.Sprintf("paths[%d]", i), p)
+	}
+	check("context", f.Context)
+	check("fixer.system", f.Fixer.System)
 }
 
 // checkFixFiles checks that the workdir is a directory and that programs

@@ -38,6 +38,9 @@ func TestParseFixErrors(t *testing.T) {
 		{"on_worse", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\non_worse: revrt\n", `(did you mean "revert"?)`},
 		{"missing variable", "check: {argv: [x]}\nfixer: {type: llm, provider: openai, model: m, api_key: '${NO_SUCH_KEY}'}\n", "environment variable NO_SUCH_KEY is not set"},
 		{"empty", "", "the spec is empty: it needs at least a check and a fixer"},
+		{"concurrency without input", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\nconcurrency: 2\n", "concurrency: applies only with input"},
+		{"concurrency without paths", "input: items.jsonl\nconcurrency: 2\ncheck: {argv: [x]}\nfixer: {type: exec, argv: [y]}\n", "paths: needed when concurrency is above 1"},
+		{"bad item template", "input: items.jsonl\ncheck: {argv: [x, '{{.path']}\nfixer: {type: exec, argv: [y]}\n", "check.argv[1]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

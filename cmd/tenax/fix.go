@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,6 +28,7 @@ type fixFlags struct {
 	dryRun     bool
 	allowDirty bool
 	commit     bool
+	item       string
 }
 
 func newFixCmd(g *globals) *cobra.Command {
@@ -71,6 +74,8 @@ even after a crash. 'tenax status ID' shows a run's errors by status.`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "run the check once and show the errors and what the fixer would get; change nothing")
 	fl.BoolVar(&f.allowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes")
 	fl.BoolVar(&f.commit, "commit", false, "commit each attempt that fixed its error (only the files it changed)")
+	fl.StringVar(&f.item, "item", "", "run the loop of one item of a per-item spec (its fields as JSON); the per-item job passes it")
+	_ = fl.MarkHidden("item")
 	return cmd
 }
 
@@ -98,9 +103,19 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	if s.Input.Path != "" && f.item == "" {
+		return runFixItems(ctx, g, f, s, text)
+	}
 	opts := fix.Options{
 		Home: home, Version: version, Context: text, Skip: f.skip, Only: f.only,
 		Commit: f.commit, AllowDirty: f.allowDirty,
+	}
+	if f.item != "" {
+		item, err := fix.ParseItem(f.item)
+		if err != nil {
+			return usageErr(err)
+		}
+		opts.Item = &item
 	}
 	if !g.quiet {
 		opts.OnEvent = func(e fix.Event) { printFixEvent(g.stderr, e) }
@@ -133,7 +148,17 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 		res, err = fix.Start(ctx, cfg)
 	}
 	if res != nil {
-		printFixResult(g.stdout, res)
+		if f.item != "" {
+			// The item's output, for the per-item job's record.
+			b, merr := json.Marshal(res.Summary())
+			if merr != nil {
+				return merr
+			}
+			fmt.Fprintf(g.stdout, "%s\n", b)
+			printFixResult(g.stderr, res)
+		} else {
+			printFixResult(g.stdout, res)
+		}
 	}
 	if err != nil {
 		return fixErr(err)
@@ -142,6 +167,43 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// runFixItems runs a per-item fix spec as a job: one loop per item,
+// through the engine (tenax status JOB and tenax resume JOB work on it).
+func runFixItems(ctx context.Context, g *globals, f fixFlags, s *spec.Fix, text string) error {
+	if f.resume != "" {
+		return usageErr(errors.New("fix: a per-item fix run is a job: resume it with tenax resume JOB"))
+	}
+	home, err := filepath.Abs(g.homeDir())
+	if err != nil {
+		return usageErr(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	o := fix.ItemsJob{Exe: exe, Home: home, Context: text, Skip: f.skip, Only: f.only, Commit: f.commit}
+	if f.dryRun {
+		b, err := fix.ItemsJobSpec(s, o)
+		if err != nil {
+			return fixErr(err)
+		}
+		fmt.Fprintf(g.stdout, "A per-item fix run: this job runs one fix loop per item of %s (try one with --item JSON --dry-run):\n\n%s", s.Input.Path, b)
+		return nil
+	}
+	if !f.allowDirty {
+		if err := fix.CheckClean(ctx, s.Workdir, home); err != nil {
+			return fixErr(err)
+		}
+	}
+	path, err := fix.WriteItemsJob(s, o)
+	if err != nil {
+		return fixErr(err)
+	}
+	return runJob(ctx, g, runFlags{}, func(ctx context.Context, o job.Options) (*job.Result, error) {
+		return job.Run(ctx, path, o)
+	})
 }
 
 // fixErr maps a fix error to its exit code.

@@ -200,3 +200,73 @@ func TestFixDryRunChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestFixPerItemRunsOneLoopPerItemThroughTheEngine: a fix spec with input
+// runs as a job, one loop per item, two at a time; each loop sees and
+// reverts only its own file (paths), so the loops never undo each
+// other's fixes; the item that cannot be fixed fails, the job exits 1.
+func TestFixPerItemRunsOneLoopPerItemThroughTheEngine(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	w, log := newFixRepo(t, `name: per-item
+input: items.jsonl
+concurrency: 2
+paths: ["{{.path}}"]
+check:
+  argv: [./check1.sh, "{{.path}}"]
+  parser: gotest
+fixer:
+  type: exec
+  argv: [./fixer.sh]
+  env: {LOG: "$LOGDIR"}
+budget: {max_error_attempts: 2}
+`)
+	if err := os.WriteFile(filepath.Join(log, "no-hang"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.write("check1.sh", "#!/bin/sh\nv=$(cat \"$1\")\n[ \"$v\" = ok ] && exit 0\nprintf -- '--- FAIL: Test%s (0.00s)\\n    calc_test.go:7: %s() = %s, want ok\\n' \"${1%.txt}\" \"${1%.txt}\" \"$v\"\nexit 1\n", 0o755)
+	w.write("C.txt", "30\n", 0o644)
+	w.write("items.jsonl", `{"path": "A.txt"}`+"\n"+`{"path": "B.txt"}`+"\n"+`{"path": "C.txt"}`+"\n", 0o644)
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", "items"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = w.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	// fixer.sh cannot fix A; B and C it can.
+	r := w.tenax("fix", "fix.yaml")
+	if r.code != 1 || !strings.Contains(r.stdout, "2 succeeded, 1 failed") {
+		t.Fatalf("exit %d; want 1 with 2 items fixed and 1 failed\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for name, want := range map[string]string{"B.txt": "ok", "C.txt": "ok"} {
+		if b, _ := os.ReadFile(filepath.Join(w.dir, name)); strings.TrimSpace(string(b)) != want {
+			t.Errorf("%s = %q; want %q (a concurrent loop must not revert another's fix)", name, b, want)
+		}
+	}
+	id := jobID(t, r)
+	recs := readRecords(t, filepath.Join(w.home, "jobs", id, "results.jsonl"))
+	if len(recs) != 3 {
+		t.Fatalf("%d records; want one per item", len(recs))
+	}
+	for _, rec := range recs {
+		if rec.Idx == 0 {
+			if rec.Class != "item" || !strings.Contains(rec.Error, "max_error_attempts") {
+				t.Errorf("item 0: class %q, error %q; want failed (item), saying its budget is spent", rec.Class, rec.Error)
+			}
+			continue
+		}
+		var out struct {
+			FixRun  string `json:"fix_run"`
+			Outcome string `json:"outcome"`
+		}
+		if err := json.Unmarshal(rec.Output, &out); err != nil || out.Outcome != "passed" || !strings.HasPrefix(out.FixRun, "fix_") {
+			t.Errorf("item %d's output %s (%v); want its fix run's id and outcome passed", rec.Idx, rec.Output, err)
+			continue
+		}
+		if s := w.tenax("status", out.FixRun); s.code != 0 || !strings.Contains(s.stdout, "passed") {
+			t.Errorf("tenax status %s: exit %d\n%s", out.FixRun, s.code, s.stdout)
+		}
+	}
+}
