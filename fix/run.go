@@ -71,6 +71,8 @@ func (c *Config) now() time.Time {
 
 // The kinds of Event.
 const (
+	// EventChecking: the check starts.
+	EventChecking = "checking"
 	// EventCheck: a check ran (Counts are its statuses).
 	EventCheck = "check"
 	// EventAttempt: the fixer is asked about Error.
@@ -402,6 +404,7 @@ func (r *runner) endNoPick() (*Result, error) {
 
 // checkAndObserve runs the check and records its errors.
 func (r *runner) checkAndObserve(ctx context.Context) error {
+	r.emit(Event{Kind: EventChecking})
 	res, err := r.cfg.Check.Run(ctx)
 	if err != nil {
 		return err
@@ -543,6 +546,7 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error)
 		if err != nil {
 			return err
 		}
+		r.emit(Event{Kind: EventChecking, Error: target})
 		res, err := r.cfg.Check.Run(ctx)
 		if err != nil {
 			return err

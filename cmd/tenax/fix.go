@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -118,7 +120,11 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 		opts.Item = &item
 	}
 	if !g.quiet {
-		opts.OnEvent = func(e fix.Event) { printFixEvent(g.stderr, e) }
+		p := &fixProgress{w: g.stderr, live: g.stderrIsTerminal()}
+		opts.OnEvent = p.event
+		pctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go p.run(pctx)
 	}
 	cfg, err := fix.FromSpec(s, opts)
 	if err != nil {
@@ -230,11 +236,82 @@ func openFixState(home, id string) (*fix.State, error) {
 	return st.Load()
 }
 
+// fixProgress shows a fix run's progress: a line per step and, on a
+// terminal, a live line saying what runs now (the check, or the fixer on
+// which error) and for how long.
+type fixProgress struct {
+	w    io.Writer
+	live bool
+
+	mu    sync.Mutex
+	phase string // "" when nothing long runs
+	since time.Time
+	drawn bool
+}
+
+func (p *fixProgress) event(e fix.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	printFixEvent(p.w, e)
+	counts := statusCounts(e)
+	switch e.Kind {
+	case fix.EventChecking:
+		p.phase, p.since = "running the check "+counts, time.Now()
+	case fix.EventAttempt:
+		p.phase, p.since = fmt.Sprintf("attempt %d/%d: the fixer works on %s (try %d/%d) %s", e.Attempt, e.MaxAttempts, e.Error.Name, e.Error.Attempts, e.MaxErrorAttempts, counts), time.Now()
+	default:
+		p.phase = ""
+	}
+	p.draw()
+}
+
+// run redraws the live line every second until ctx ends.
+func (p *fixProgress) run(ctx context.Context) {
+	if !p.live {
+		return
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			p.mu.Lock()
+			p.clear()
+			p.mu.Unlock()
+			return
+		case <-tick.C:
+			p.mu.Lock()
+			p.draw()
+			p.mu.Unlock()
+		}
+	}
+}
+
+func (p *fixProgress) draw() {
+	if !p.live || p.phase == "" {
+		return
+	}
+	fmt.Fprintf(p.w, "\r\033[K… %s %s", p.phase, time.Since(p.since).Round(time.Second))
+	p.drawn = true
+}
+
+func (p *fixProgress) clear() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+}
+
+func statusCounts(e fix.Event) string {
+	return fmt.Sprintf("[%d regressed, %d new, %d active, %d fixed]",
+		e.Counts[heal.StatusRegressed], e.Counts[heal.StatusNew], e.Counts[heal.StatusActive], e.Counts[heal.StatusFixed])
+}
+
 // printFixEvent writes one progress line: the current error, its
 // attempts, and the errors by status.
 func printFixEvent(w io.Writer, e fix.Event) {
-	counts := fmt.Sprintf("[%d regressed, %d new, %d active, %d fixed]",
-		e.Counts[heal.StatusRegressed], e.Counts[heal.StatusNew], e.Counts[heal.StatusActive], e.Counts[heal.StatusFixed])
+	counts := statusCounts(e)
 	switch e.Kind {
 	case fix.EventCheck:
 		fmt.Fprintf(w, "tenax fix: check: %s %s\n", e.Message, counts)
