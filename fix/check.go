@@ -99,7 +99,8 @@ func (c Check) Run(ctx context.Context) (CheckResult, error) {
 	case errors.As(err, &exitErr):
 		res.ExitCode = exitErr.ExitCode()
 	case err != nil:
-		return res, fmt.Errorf("fix: run the check %s: %w", strings.Join(c.Argv, " "), err)
+		// The command cannot start: no run of it will go better.
+		return res, &SetupError{Err: fmt.Errorf("fix: run the check %s: %w", strings.Join(c.Argv, " "), err)}
 	}
 	if res.ExitCode == 0 {
 		return res, nil

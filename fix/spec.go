@@ -3,6 +3,8 @@ package fix
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/tenaxhq/tenax/heal"
@@ -73,6 +75,23 @@ func FromSpec(s *spec.Fix, o Options) (Config, error) {
 	if o.Item != nil {
 		if err := renderForItem(&cfg, s, *o.Item, o.Context); err != nil {
 			return Config{}, err
+		}
+	}
+	// A program that is not there fails every check or attempt alike:
+	// say so before the first.
+	programs := map[string][]string{"check.argv": cfg.Check.Argv}
+	if x, ok := cfg.Fixer.(ExecFixer); ok {
+		programs["fixer.argv"] = x.Argv
+	}
+	for key, argv := range programs {
+		if len(argv) == 0 || strings.Contains(argv[0], "{{") {
+			continue
+		}
+		prog := argv[0]
+		if !filepath.IsAbs(prog) && !strings.ContainsRune(prog, filepath.Separator) {
+			if _, err := exec.LookPath(prog); err != nil {
+				return Config{}, fmt.Errorf("%s: program %q not found on PATH", key, prog)
+			}
 		}
 	}
 	return cfg, nil
