@@ -84,6 +84,9 @@ var (
 	goResultLine  = regexp.MustCompile(`^\s*--- (?:PASS|SKIP|FAIL): `)
 	goRunLine     = regexp.MustCompile(`^=== (?:RUN|CONT|NAME|PAUSE)\s+(\S+)`)
 	goPackageLine = regexp.MustCompile(`^(?:FAIL|ok  |PASS|exit status \d+|# )`)
+	// goPanicSuffix is what the testing package adds to a test's panic:
+	// " [recovered]", and since Go 1.25 " [recovered, repanicked]".
+	goPanicSuffix = regexp.MustCompile(` \[recovered(?:, repanicked)?\]$`)
 )
 
 // ExtractGoTest extracts go test's failures: each `--- FAIL: TestX` with
@@ -129,7 +132,7 @@ func ExtractGoTest(output string) []Observed {
 			continue
 		}
 		if strings.HasPrefix(line, "panic: ") {
-			msg := strings.TrimSuffix(strings.TrimPrefix(line, "panic: "), " [recovered]")
+			msg := goPanicSuffix.ReplaceAllString(strings.TrimPrefix(line, "panic: "), "")
 			name := ""
 			if len(fails) > 0 && len(fails[len(fails)-1].msg) == 0 {
 				name = fails[len(fails)-1].name

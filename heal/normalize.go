@@ -73,6 +73,7 @@ func fingerprintNormalized(name, normalized string) string {
 //	1.2.3, v1.2.3-rc1                   <version>
 //	3.14, 1e-9                          <float>
 //	42                                  <int>
+//	-1, +2.5 (a sign not after a word)  <int>, <float>
 //	key='v', key="v"                    key=<value>
 //	'x', "x"                            <quoted>
 //
@@ -357,6 +358,17 @@ var normalizeRules = []rule{
 		re:          regexp.MustCompile(`\b\d+\b`),
 		need:        digits,
 		placeholder: PlaceholderInt,
+	},
+	{ // A sign belongs to its number: an assertion whose value went from
+		// -1 to 1 is still the same error. A sign after a word or a closing
+		// bracket is an operator ("x-1", "f(a) - 1"), and stays.
+		re:   regexp.MustCompile(`[-+]<(?:int|float|hex)>`),
+		need: "-+",
+		accept: func(s string, m []int) bool {
+			c := before(s, m[0])
+			return c == 0 || !blocks(c) && c != ')' && c != ']'
+		},
+		write: func(b *strings.Builder, s string, m []int) { b.WriteString(s[m[0]+1 : m[1]]) },
 	},
 }
 

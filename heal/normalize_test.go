@@ -42,7 +42,8 @@ func TestNormalizeReplacesVariableParts(t *testing.T) {
 		{"apostrophes are not quotes", "can't parse 'x' isn't valid", "can't parse <quoted> isn't valid"},
 		{"escaped quote inside quotes", `got "a \"b\" c" here`, "got <quoted> here"},
 		{"unclosed quote stays", "it's 'open", "it's 'open"},
-		{"floats and negative ints", "expected 3.14 got 2.5e-3 and -7", "expected <float> got <float> and -<int>"},
+		{"floats and negative ints", "expected 3.14 got 2.5e-3 and -7", "expected <float> got <float> and <int>"},
+		{"a sign after a word is an operator", "x-1 and f(a)-2 but = -3", "x-<int> and f(a)-<int> but = <int>"},
 		{"versions", "requires v1.2.3-rc1, have 1.2.3", "requires <version>, have <version>"},
 		{"email", "mail bob@example.org now", "mail <email> now"},
 		{"c++ scope is not ipv6", "std::io::Error a::b", "std::io::Error a::b"},
@@ -155,5 +156,22 @@ func BenchmarkNormalize(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		Normalize(msgs[i%len(msgs)])
+	}
+}
+
+// An assertion whose value changed sign between checks (Add(2, 3) = -1,
+// later = 1) was fingerprinted as a new error, so a regression was
+// reported as new.
+func TestFingerprintSurvivesAssertionValueChange(t *testing.T) {
+	pairs := [][2]string{
+		{"calc_test.go:7: Add(2, 3) = -1, want 5", "calc_test.go:9: Add(2, 3) = 1, want 5"},
+		{"assert -1 == 5", "assert 7 == 5"},
+		{"expected -1.5 to be 5", "expected 2.5 to be 5"},
+		{`Greet("Ann") = "Hello Ann", want "Hello, Ann!"`, `Greet("Ann") = "Hi", want "Hello, Ann!"`},
+	}
+	for _, p := range pairs {
+		if a, b := Fingerprint("TestAdd", p[0]), Fingerprint("TestAdd", p[1]); a != b {
+			t.Errorf("%q and %q: fingerprints %s and %s differ; want one error (normalized %q and %q)", p[0], p[1], a, b, Normalize(p[0]), Normalize(p[1]))
+		}
 	}
 }

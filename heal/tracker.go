@@ -307,14 +307,32 @@ func (t *Tracker) Next() (TrackedError, bool) {
 	return t.errs[i], true
 }
 
+// NextFunc is Next among the errors allow accepts: a fix run's --skip and
+// --only. The budgets and the stuck rule apply as in Next; false means no
+// accepted error is selectable (Err still speaks of all errors).
+func (t *Tracker) NextFunc(allow func(TrackedError) bool) (TrackedError, bool) {
+	if t.stuck() || t.attempts >= t.budget.maxAttempts() {
+		return TrackedError{}, false
+	}
+	i := t.selectableWhere(allow)
+	if i < 0 {
+		return TrackedError{}, false
+	}
+	return t.errs[i], true
+}
+
 // selectable returns the position of the error Next picks, -1 for none.
-func (t *Tracker) selectable() int {
+func (t *Tracker) selectable() int { return t.selectableWhere(nil) }
+
+// selectableWhere is selectable among the errors allow accepts (all when
+// allow is nil).
+func (t *Tracker) selectableWhere(allow func(TrackedError) bool) int {
 	best, bestRank := -1, 0
 	limit := t.budget.maxErrorAttempts()
 	for i := range t.errs {
 		e := &t.errs[i]
 		rank := statusRank(e.Status)
-		if rank < 0 || e.Attempts >= limit {
+		if rank < 0 || e.Attempts >= limit || allow != nil && !allow(*e) {
 			continue
 		}
 		if best < 0 || rank < bestRank {

@@ -32,6 +32,11 @@ type Config struct {
 	Faults Faults
 	// Record keeps every request for inspection with Server.Requests.
 	Record bool
+	// Answers, when set, script the model: the good answers are these
+	// texts, in order, whatever the model and prompt; the last one is
+	// repeated. Faults still apply. A test of a multi-turn loop (a fix
+	// run's edits) scripts its model this way.
+	Answers []string
 }
 
 // Faults are fractions of requests, each in [0, 1], that meet a fault
@@ -165,6 +170,9 @@ type Server struct {
 	seq      int64
 	window   window
 	recorded []Recorded
+
+	// answered counts the scripted answers given (Config.Answers).
+	answered atomic.Int64
 
 	stats struct {
 		requests, succeeded, rateLimited, serverErrors, overloaded,

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -615,5 +616,16 @@ func TestUnknownPathIs404(t *testing.T) {
 	New(Config{}).ServeHTTP(rec, httptest.NewRequest("POST", "/v1/embeddings", strings.NewReader("{}")))
 	if rec.Code != 404 {
 		t.Errorf("status = %d, want 404", rec.Code)
+	}
+}
+
+func TestAnswersScriptTheModelInOrderThenRepeatTheLast(t *testing.T) {
+	s := New(Config{Answers: []string{"first", "second"}})
+	var got []string
+	for _, d := range []string{"openai", "anthropic", "openai"} {
+		got = append(got, content(t, d, inProcess(t.Context(), s, d, ModelEcho, "anything").body))
+	}
+	if want := []string{"first", "second", "second"}; !slices.Equal(got, want) {
+		t.Errorf("scripted answers %q; want %q", got, want)
 	}
 }

@@ -85,8 +85,9 @@ func (d *decoder) errorf(p pos, suggestion, format string, args ...any) {
 }
 
 // decodeFile checks that data is YAML text of a sane size, parses it and
-// decodes its one document into s.
-func (d *decoder) decodeFile(data []byte, s *Spec) {
+// decodes its one document into target, a pointer to a spec struct (a job
+// spec's Spec, a fix spec's Fix).
+func (d *decoder) decodeFile(data []byte, target any) {
 	// The YAML library keeps a UTF-8 byte order mark as part of the first
 	// key; Windows editors write one.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
@@ -121,11 +122,15 @@ func (d *decoder) decodeFile(data []byte, s *Spec) {
 		body = doc.Body
 	}
 	if body == nil {
-		d.errorf(pos{1, 1}, "", "the spec is empty: it needs at least a task")
+		what := "a task"
+		if _, isFix := target.(*Fix); isFix {
+			what = "a check and a fixer"
+		}
+		d.errorf(pos{1, 1}, "", "the spec is empty: it needs at least %s", what)
 		return
 	}
 	ast.Walk(anchorCollector(d.anchors), body)
-	d.decodeValue(body, reflect.ValueOf(s).Elem(), "", 0)
+	d.decodeValue(body, reflect.ValueOf(target).Elem(), "", 0)
 }
 
 // syntaxError reports the YAML parser's error at its position, in words a

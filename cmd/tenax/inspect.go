@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tenaxhq/tenax/fix"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
 )
@@ -22,10 +23,13 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Long: `Show a job's outcomes by class, its failures grouped by error fingerprint (the
 message with numbers, ids and paths normalized), how many calls items took, its
 time, rate, tokens and cost. Without JOB, the latest job; 'tenax status --all'
-lists every job.`,
+lists every job. A fix run's id (fix_…) shows that run's errors by status.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if len(args) == 1 && fix.IsID(args[0]) {
+				return fixStatus(g, args[0], cmd.OutOrStdout())
+			}
 			st, closeStore, err := g.openStore(ctx)
 			if err != nil {
 				return err

@@ -1,0 +1,368 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tenaxhq/tenax/fix"
+	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/spec"
+)
+
+// exitStorage: tenax's own storage failed (DESIGN.md's exit code 4).
+const exitStorage = 4
+
+type fixFlags struct {
+	resume     string
+	context    string
+	skip, only []string
+	dryRun     bool
+	allowDirty bool
+	commit     bool
+	item       string
+}
+
+func newFixCmd(g *globals) *cobra.Command {
+	var f fixFlags
+	cmd := &cobra.Command{
+		Use:   "fix SPEC | fix --resume ID [SPEC]",
+		Short: "Run a check, fix its errors one at a time with an LLM or a command, re-check",
+		Long: `Run the fix spec's check (tests, a compiler, a linter), extract its errors, give ONE
+error to the fixer (regressed first, then new, then active), re-run the check, and
+repeat within the budgets: budget.max_error_attempts per error (default 5) and
+budget.max_attempts in all (default 8).
+
+It stops when the check passes (exit 0), when the budgets are spent or every
+remaining error has spent its own (exit 1, the errors listed), or when it is stuck
+(the same errors budget.stuck_after checks in a row).
+
+Your work is never lost: the work directory must be a git work tree without
+uncommitted changes (or pass --allow-dirty); every attempt's edit is recorded in
+.tenax/fixes/<id>/attempts/ (undo one with git apply -R FILE); an attempt that
+leaves the check strictly worse (more errors, or a fixed error back) is reverted
+and counts as failed (on_worse: keep keeps it). State and an audit trail of every
+attempt live in .tenax/fixes/<id>/; --resume ID continues with the budgets spent,
+even after a crash. 'tenax status ID' shows a run's errors by status.`,
+		Example: `  tenax fix fix.yaml
+  tenax fix fix.yaml --context @NOTES.md --skip 3f2a9c01
+  tenax fix fix.yaml --dry-run          # run the check once, show what the fixer would get
+  tenax fix --resume fix_20261123_101500`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if f.resume == "" && len(args) != 1 {
+				return usageErr(errors.New("fix: give the fix spec (tenax fix SPEC), or --resume ID"))
+			}
+			return cobra.MaximumNArgs(1)(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runFix(cmd.Context(), g, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.resume, "resume", "", "continue the fix run ID (its spec is read again) with the budgets it has spent")
+	fl.StringVar(&f.context, "context", "", "context for the fixer: TEXT, or @FILE to read it from a file")
+	fl.StringSliceVar(&f.skip, "skip", nil, "never give the error with this fingerprint (or prefix) to the fixer; repeatable")
+	fl.StringSliceVar(&f.only, "only", nil, "give only errors with these fingerprints (or prefixes) to the fixer; repeatable")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "run the check once and show the errors and what the fixer would get; change nothing")
+	fl.BoolVar(&f.allowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes")
+	fl.BoolVar(&f.commit, "commit", false, "commit each attempt that fixed its error (only the files it changed)")
+	fl.StringVar(&f.item, "item", "", "run the loop of one item of a per-item spec (its fields as JSON); the per-item job passes it")
+	_ = fl.MarkHidden("item")
+	return cmd
+}
+
+func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
+	home := g.homeDir()
+	specPath := ""
+	if len(args) == 1 {
+		specPath = args[0]
+	}
+	if f.resume != "" && specPath == "" {
+		st, err := openFixState(home, f.resume)
+		if err != nil {
+			return usageErr(err)
+		}
+		if st.Spec == "" {
+			return usageErr(fmt.Errorf("fix: run %s does not name its spec; give it: tenax fix --resume %s SPEC", st.ID, st.ID))
+		}
+		specPath = st.Spec
+	}
+	s, err := spec.LoadFix(specPath, os.LookupEnv)
+	if err != nil {
+		return usageErr(err)
+	}
+	text, err := fix.ReadContext(f.context)
+	if err != nil {
+		return usageErr(err)
+	}
+	if s.Input.Path != "" && f.item == "" {
+		return runFixItems(ctx, g, f, s, text)
+	}
+	opts := fix.Options{
+		Home: home, Version: version, Context: text, Skip: f.skip, Only: f.only,
+		Commit: f.commit, AllowDirty: f.allowDirty,
+	}
+	if f.item != "" {
+		item, err := fix.ParseItem(f.item)
+		if err != nil {
+			return usageErr(err)
+		}
+		opts.Item = &item
+	}
+	if !g.quiet {
+		p := &fixProgress{w: g.stderr, live: g.stderrIsTerminal()}
+		opts.OnEvent = p.event
+		pctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go p.run(pctx)
+	}
+	cfg, err := fix.FromSpec(s, opts)
+	if err != nil {
+		return usageErr(err)
+	}
+	if f.dryRun {
+		return fixErr(fix.DryRun(ctx, cfg, g.stdout))
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		if g.interrupts == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-g.interrupts:
+			fmt.Fprintln(g.stderr, "\ntenax: interrupted: stopping the check or fixer; the run can resume")
+			cancel()
+		}
+	}()
+	var res *fix.Result
+	if f.resume != "" {
+		res, err = fix.Resume(ctx, cfg, f.resume)
+	} else {
+		res, err = fix.Start(ctx, cfg)
+	}
+	if res != nil {
+		if f.item != "" {
+			// The item's output, for the per-item job's record.
+			b, merr := json.Marshal(res.Summary())
+			if merr != nil {
+				return merr
+			}
+			fmt.Fprintf(g.stdout, "%s\n", b)
+			printFixResult(g.stderr, res)
+		} else {
+			printFixResult(g.stdout, res)
+		}
+	}
+	if err != nil {
+		return fixErr(err)
+	}
+	if code := res.ExitCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// runFixItems runs a per-item fix spec as a job: one loop per item,
+// through the engine (tenax status JOB and tenax resume JOB work on it).
+func runFixItems(ctx context.Context, g *globals, f fixFlags, s *spec.Fix, text string) error {
+	if f.resume != "" {
+		return usageErr(errors.New("fix: a per-item fix run is a job: resume it with tenax resume JOB"))
+	}
+	home, err := filepath.Abs(g.homeDir())
+	if err != nil {
+		return usageErr(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	o := fix.ItemsJob{Exe: exe, Home: home, Context: text, Skip: f.skip, Only: f.only, Commit: f.commit}
+	if f.dryRun {
+		b, err := fix.ItemsJobSpec(s, o)
+		if err != nil {
+			return fixErr(err)
+		}
+		fmt.Fprintf(g.stdout, "A per-item fix run: this job runs one fix loop per item of %s (try one with --item JSON --dry-run):\n\n%s", s.Input.Path, b)
+		return nil
+	}
+	if !f.allowDirty {
+		if err := fix.CheckClean(ctx, s.Workdir, home); err != nil {
+			return fixErr(err)
+		}
+	}
+	path, err := fix.WriteItemsJob(s, o)
+	if err != nil {
+		return fixErr(err)
+	}
+	return runJob(ctx, g, runFlags{}, func(ctx context.Context, o job.Options) (*job.Result, error) {
+		return job.Run(ctx, path, o)
+	})
+}
+
+// fixErr maps a fix error to its exit code.
+func fixErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *fix.SetupError
+	if errors.As(err, &se) {
+		return usageErr(err)
+	}
+	var ste *fix.StorageError
+	if errors.As(err, &ste) {
+		return &exitError{code: exitStorage, err: err}
+	}
+	return &exitError{code: job.ExitFailures, err: err}
+}
+
+func openFixState(home, id string) (*fix.State, error) {
+	st, err := fix.OpenStore(home, id)
+	if err != nil {
+		return nil, err
+	}
+	return st.Load()
+}
+
+// fixProgress shows a fix run's progress: a line per step and, on a
+// terminal, a live line saying what runs now (the check, or the fixer on
+// which error) and for how long.
+type fixProgress struct {
+	w    io.Writer
+	live bool
+
+	mu    sync.Mutex
+	phase string // "" when nothing long runs
+	since time.Time
+	drawn bool
+}
+
+func (p *fixProgress) event(e fix.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	printFixEvent(p.w, e)
+	counts := statusCounts(e)
+	switch e.Kind {
+	case fix.EventChecking:
+		p.phase, p.since = "running the check "+counts, time.Now()
+	case fix.EventAttempt:
+		p.phase, p.since = fmt.Sprintf("attempt %d/%d: the fixer works on %s (try %d/%d) %s", e.Attempt, e.MaxAttempts, e.Error.Name, e.Error.Attempts, e.MaxErrorAttempts, counts), time.Now()
+	default:
+		p.phase = ""
+	}
+	p.draw()
+}
+
+// run redraws the live line every second until ctx ends.
+func (p *fixProgress) run(ctx context.Context) {
+	if !p.live {
+		return
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			p.mu.Lock()
+			p.clear()
+			p.mu.Unlock()
+			return
+		case <-tick.C:
+			p.mu.Lock()
+			p.draw()
+			p.mu.Unlock()
+		}
+	}
+}
+
+func (p *fixProgress) draw() {
+	if !p.live || p.phase == "" {
+		return
+	}
+	fmt.Fprintf(p.w, "\r\033[K… %s %s", p.phase, time.Since(p.since).Round(time.Second))
+	p.drawn = true
+}
+
+func (p *fixProgress) clear() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+}
+
+func statusCounts(e fix.Event) string {
+	return fmt.Sprintf("[%d regressed, %d new, %d active, %d fixed]",
+		e.Counts[heal.StatusRegressed], e.Counts[heal.StatusNew], e.Counts[heal.StatusActive], e.Counts[heal.StatusFixed])
+}
+
+// printFixEvent writes one progress line: the current error, its
+// attempts, and the errors by status.
+func printFixEvent(w io.Writer, e fix.Event) {
+	counts := statusCounts(e)
+	switch e.Kind {
+	case fix.EventCheck:
+		fmt.Fprintf(w, "tenax fix: check: %s %s\n", e.Message, counts)
+	case fix.EventAttempt:
+		fmt.Fprintf(w, "tenax fix: attempt %d/%d: %s %s (%s, try %d/%d): %s\n", e.Attempt, e.MaxAttempts,
+			e.Error.Fingerprint[:8], e.Error.Name, e.Error.Status, e.Error.Attempts, e.MaxErrorAttempts, firstLineOf(e.Error.Message))
+	case fix.EventResult:
+		detail := ""
+		if e.Message != "" {
+			detail = " (" + e.Message + ")"
+		}
+		fmt.Fprintf(w, "tenax fix: attempt %d/%d: %s%s %s\n", e.Attempt, e.MaxAttempts, e.Result, detail, counts)
+	case fix.EventStop:
+		fmt.Fprintf(w, "tenax fix: %s: %s %s\n", e.Result, e.Message, counts)
+	}
+}
+
+func printFixResult(w io.Writer, r *fix.Result) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Fix run %s: %s after %d attempts and %d checks", r.ID, r.Outcome, r.Attempts, r.Checks)
+	if r.Reason != "" && r.Outcome != fix.OutcomePassed {
+		fmt.Fprintf(&b, " (%s)", r.Reason)
+	}
+	b.WriteByte('\n')
+	if r.Outcome != fix.OutcomePassed && len(r.Remaining) > 0 {
+		fmt.Fprintf(&b, "Remaining errors (%d):\n", len(r.Remaining))
+		for _, e := range r.Remaining {
+			fmt.Fprintf(&b, "  %s  %-9s %s (%d attempts): %s\n", e.Fingerprint, e.Status, e.Name, e.Attempts, firstLineOf(e.Message))
+		}
+	}
+	fmt.Fprintf(&b, "State: %s (audit.jsonl, attempts/*.patch)\n", r.Dir)
+	if r.Outcome != fix.OutcomePassed {
+		fmt.Fprintf(&b, "Resume: tenax fix --resume %s\n", r.ID)
+	}
+	io.WriteString(w, b.String())
+}
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// fixStatus writes a fix run's status (tenax status fix_…).
+func fixStatus(g *globals, id string, w io.Writer) error {
+	store, err := fix.OpenStore(g.homeDir(), id)
+	if err != nil {
+		return usageErr(err)
+	}
+	st, err := store.Load()
+	if err != nil {
+		return fixErr(err)
+	}
+	return fix.WriteStatus(w, store.Dir, st)
+}

@@ -1,0 +1,3 @@
+module example.com/fixdemo
+
+go 1.22

@@ -1,0 +1,88 @@
+package fix_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/tenaxhq/tenax/fix"
+	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/spec"
+)
+
+// llmSpec is a fix spec whose fixer is the mock provider with scripted
+// answers.
+func llmSpec(t *testing.T, r *repo, answers ...string) fix.Config {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("check:\n  argv: [./check.sh]\n  parser: gotest\nfixer:\n  type: llm\n  provider: mock\n  max_invalid: 1\n  mock:\n    answers:\n")
+	for _, a := range answers {
+		b.WriteString("      - |\n")
+		for _, line := range strings.Split(strings.TrimRight(a, "\n"), "\n") {
+			b.WriteString("        " + line + "\n")
+		}
+	}
+	b.WriteString("budget: {max_error_attempts: 2, max_attempts: 4}\n")
+	s, err := spec.ParseFix("fix.yaml", []byte(b.String()), r.dir, nil)
+	if err != nil {
+		t.Fatalf("spec:\n%s\n%v", b.String(), err)
+	}
+	cfg, err := fix.FromSpec(s, fix.Options{Home: r.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestLLMFixerEditsAreAppliedAndRechecked(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, map[string]string{"A": "1", "B": "2"})
+	cfg := llmSpec(t, r,
+		// Attempt 1, first answer: quotes text A.txt does not hold.
+		"<<<<<<< SEARCH A.txt\nseven\n=======\nok\n>>>>>>> REPLACE\n",
+		// Re-asked with feedback: a search/replace that applies.
+		"Here is the fix:\n<<<<<<< SEARCH A.txt\n1\n=======\nok\n>>>>>>> REPLACE\n",
+		// Attempt 2: a whole file.
+		"<<<<<<< FILE B.txt\nok\n>>>>>>> END\n",
+	)
+	res, err := fix.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != fix.OutcomePassed || res.Attempts != 2 {
+		t.Fatalf("outcome %s after %d attempts (%s); want passed after 2", res.Outcome, res.Attempts, res.Reason)
+	}
+	if r.read("A.txt") != "ok" || r.read("B.txt") != "ok" {
+		t.Errorf("A.txt %q, B.txt %q; want both ok", r.read("A.txt"), r.read("B.txt"))
+	}
+	atts := attemptsOf(audit(t, res))
+	if atts[0].Reasks != 1 || atts[0].Result != heal.ResultFixed || atts[0].PromptHash == "" || atts[0].InputTokens == 0 {
+		t.Errorf("attempt 1: %d re-asks, result %q, prompt hash %q, %d input tokens; want 1 re-ask (the edit that did not apply), fixed, a hash and the tokens counted",
+			atts[0].Reasks, atts[0].Result, atts[0].PromptHash, atts[0].InputTokens)
+	}
+	if res.State.Usage.InputTokens == 0 {
+		t.Error("the run's usage is 0; the model's tokens are counted")
+	}
+}
+
+func TestLLMAnswerThatNeverAppliesIsAFailedAttempt(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, map[string]string{"A": "1"})
+	cfg := llmSpec(t, r, "I would change A.txt to say ok.")
+	res, err := fix.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	atts := attemptsOf(audit(t, res))
+	if len(atts) != 2 {
+		t.Fatalf("%d attempts; want 2 (max_error_attempts), each a failure", len(atts))
+	}
+	for _, a := range atts {
+		if !strings.Contains(a.FixerError, "did not apply") || a.Reasks != 1 || len(a.Edit.Files) != 0 {
+			t.Errorf("attempt %d: error %q, %d re-asks, files %v; want 'did not apply' after 1 re-ask and no change", a.Attempt, a.FixerError, a.Reasks, a.Edit.Files)
+		}
+	}
+	if r.read("A.txt") != "1" {
+		t.Errorf("A.txt changed to %q by answers that never applied", r.read("A.txt"))
+	}
+}

@@ -1,0 +1,775 @@
+package fix
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tenaxhq/tenax/heal"
+)
+
+// Config is one fix run's setup. The zero values of Budget use heal's
+// defaults (5 attempts per error, 8 in all).
+type Config struct {
+	// Name names the run in reports.
+	Name string
+	// Spec is the spec file's path, for the record.
+	Spec string
+	// Version is tenax's version, for the record.
+	Version string
+	// Workdir is where the check runs and files are edited. It must be
+	// inside a git work tree.
+	Workdir string
+	// Home is tenax's home; the run lives in Home/fixes/<id>/.
+	Home string
+	// Check is the check to run.
+	Check Check
+	// Fixer fixes one error per call.
+	Fixer Fixer
+	// Budget bounds the loop (per error, in all, stuck checks).
+	Budget heal.Budget
+	// Hints are given to the fixer when they match the error.
+	Hints []heal.Hint
+	// Context is the user's context for the fixer.
+	Context string
+	// KeepWorse keeps an attempt that leaves the check strictly worse
+	// instead of reverting it; it counts as failed either way.
+	KeepWorse bool
+	// Commit commits each attempt that removed its error, with the files
+	// it changed.
+	Commit bool
+	// AllowDirty starts even though the work tree has uncommitted changes.
+	AllowDirty bool
+	// Paths, when set, limit the run to these files or directories
+	// (relative to Workdir): only they are recorded, reverted, committed
+	// and checked for uncommitted changes.
+	Paths []string
+	// Skip and Only filter the errors the loop picks, by fingerprint (a
+	// prefix of at least 4 characters will do). Skipped errors stay
+	// tracked; they are just never given to the fixer.
+	Skip, Only []string
+	// OnEvent, when set, is told about every step, from the run's
+	// goroutine.
+	OnEvent func(Event)
+	// Now stamps records; nil is time.Now.
+	Now func() time.Time
+}
+
+func (c *Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// The kinds of Event.
+const (
+	// EventChecking: the check starts.
+	EventChecking = "checking"
+	// EventCheck: a check ran (Counts are its statuses).
+	EventCheck = "check"
+	// EventAttempt: the fixer is asked about Error.
+	EventAttempt = "attempt"
+	// EventResult: an attempt's check ran (Result says what happened).
+	EventResult = "result"
+	// EventStop: the run ends (Message says why).
+	EventStop = "stop"
+)
+
+// Event is one step of a fix run, for progress on a terminal.
+type Event struct {
+	Kind string
+	// Attempt is the attempts made in all, MaxAttempts the budget.
+	Attempt, MaxAttempts int
+	// Error is the error an attempt is about.
+	Error heal.TrackedError
+	// MaxErrorAttempts is the per-error budget.
+	MaxErrorAttempts int
+	// Counts are the tracked errors by status after the latest check.
+	Counts map[heal.Status]int
+	// Result is an attempt's result (fixed, still failing, regressed,
+	// reverted).
+	Result string
+	// Message says more: the stop's reason, the files an attempt changed.
+	Message string
+}
+
+// AuditRecord is one line of audit.jsonl.
+type AuditRecord struct {
+	Time time.Time `json:"time"`
+	// Kind is "start", "resume", "check", "attempt" or "stop".
+	Kind string `json:"kind"`
+	// Attempt, Fingerprint, Name, Message, ErrorStatus: the attempt and
+	// the error it was about.
+	Attempt     int    `json:"attempt,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Message     string `json:"message,omitempty"`
+	ErrorStatus string `json:"error_status,omitempty"`
+	PromptHash  string `json:"prompt_hash,omitempty"`
+	// Edit is the attempt's edit: the files and the patch that undoes it
+	// (git apply -R).
+	Edit *Edit `json:"edit,omitempty"`
+	// Check is the check's result after the attempt.
+	Check *CheckSummary `json:"check,omitempty"`
+	// Result is fixed, still failing, regressed, or reverted.
+	Result   string `json:"result,omitempty"`
+	Reverted bool   `json:"reverted,omitempty"`
+	// Changes are the statuses that changed with this check.
+	Changes []StatusChange `json:"changes,omitempty"`
+	// Fixer is what the fixer said, or the error it failed with.
+	Fixer        string  `json:"fixer,omitempty"`
+	FixerError   string  `json:"fixer_error,omitempty"`
+	Reasks       int     `json:"reasks,omitempty"`
+	InputTokens  int64   `json:"input_tokens,omitempty"`
+	OutputTokens int64   `json:"output_tokens,omitempty"`
+	CostUSD      float64 `json:"cost_usd,omitempty"`
+	Committed    bool    `json:"committed,omitempty"`
+	// Outcome and Reason close a run (kind stop).
+	Outcome string `json:"outcome,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Edit is an attempt's change to the work tree.
+type Edit struct {
+	Files []string `json:"files"`
+	// Patch is the recorded diff, relative to the run directory.
+	Patch string `json:"patch,omitempty"`
+}
+
+// CheckSummary is a check's result in the audit trail.
+type CheckSummary struct {
+	ExitCode   int    `json:"exit_code"`
+	Errors     int    `json:"errors"`
+	DurationMS int64  `json:"duration_ms"`
+	TimedOut   bool   `json:"timed_out,omitempty"`
+	Skipped    string `json:"skipped,omitempty"`
+}
+
+// StatusChange is one error's status before and after a check.
+type StatusChange struct {
+	Fingerprint string      `json:"fingerprint"`
+	Name        string      `json:"name"`
+	From        heal.Status `json:"from,omitempty"`
+	To          heal.Status `json:"to"`
+}
+
+// Result is how a fix run ended.
+type Result struct {
+	ID  string
+	Dir string
+	// Outcome is OutcomePassed, OutcomeFailed, OutcomeStuck or
+	// OutcomeInterrupted.
+	Outcome string
+	// Reason says why the run stopped.
+	Reason string
+	// Remaining are the errors of the latest check.
+	Remaining []heal.TrackedError
+	// Attempts and Checks count the run's attempts and checks in all.
+	Attempts, Checks int
+	// State is the final state.
+	State *State
+}
+
+// ExitCode is the process exit code for the result: 0 passed, 1 errors
+// left, 130 interrupted.
+func (r *Result) ExitCode() int {
+	switch r.Outcome {
+	case OutcomePassed:
+		return 0
+	case OutcomeInterrupted:
+		return 130
+	}
+	return 1
+}
+
+// runner is one fix run in progress.
+type runner struct {
+	cfg     Config
+	store   *Store
+	state   *State
+	tree    *Tree
+	tracker *heal.Tracker
+	// output is the latest check's output, for the fixer.
+	output string
+	// checkFirst makes the loop start with a check: a new run, or a
+	// resumed one whose tree may have changed while it was stopped.
+	checkFirst bool
+}
+
+// Start begins a new fix run: it checks the work tree (a git tree, clean
+// unless AllowDirty), creates the run directory and runs the loop until the
+// check passes, a budget ends it, it is stuck, or ctx ends.
+func Start(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Fixer == nil {
+		return nil, &SetupError{Err: errors.New("fix: no fixer")}
+	}
+	tree, err := openTree(ctx, cfg, "")
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.AllowDirty {
+		if err := checkClean(ctx, tree); err != nil {
+			return nil, err
+		}
+	}
+	store, id, err := newStore(cfg.Home, cfg.now())
+	if err != nil {
+		return nil, err
+	}
+	tree.index = filepath.Join(store.Dir, "index")
+	now := cfg.now()
+	st := &State{
+		ID: id, Name: cfg.Name, Spec: cfg.Spec, Workdir: cfg.Workdir, Version: cfg.Version,
+		Created: now, Updated: now, Outcome: OutcomeRunning,
+		Budget:  budgetOf(cfg.Budget),
+		Context: cfg.Context, Skip: cfg.Skip, Only: cfg.Only,
+		Attempts: []AttemptSummary{},
+	}
+	r := &runner{cfg: cfg, store: store, state: st, tree: tree, tracker: heal.NewTracker(cfg.Budget), checkFirst: true}
+	if err := r.save(); err != nil {
+		return nil, err
+	}
+	if err := store.Append(AuditRecord{Time: now, Kind: "start", Message: strings.Join(cfg.Check.Argv, " ")}); err != nil {
+		return nil, err
+	}
+	return r.loop(ctx)
+}
+
+// Resume continues the fix run id with the budgets it has spent. cfg is
+// built from the spec again (a raised budget takes effect); Skip, Only and
+// Context add to the run's own. An attempt that was in progress when the
+// run died has its edit recorded and checked first.
+func Resume(ctx context.Context, cfg Config, id string) (*Result, error) {
+	if cfg.Fixer == nil {
+		return nil, &SetupError{Err: errors.New("fix: no fixer")}
+	}
+	store, err := OpenStore(cfg.Home, id)
+	if err != nil {
+		return nil, &SetupError{Err: err}
+	}
+	st, err := store.Load()
+	if err != nil {
+		return nil, err
+	}
+	if st.Outcome == OutcomePassed {
+		return nil, &SetupError{Err: fmt.Errorf("fix: run %s already passed; start a new one with tenax fix SPEC", st.ID)}
+	}
+	if cfg.Workdir == "" {
+		cfg.Workdir = st.Workdir
+	}
+	tree, err := openTree(ctx, cfg, filepath.Join(store.Dir, "index"))
+	if err != nil {
+		return nil, err
+	}
+	tracker := heal.NewTracker(cfg.Budget)
+	if err := tracker.UnmarshalJSON(st.Tracker); err != nil {
+		return nil, &StorageError{Err: err}
+	}
+	cfg.Skip = mergeUnique(st.Skip, cfg.Skip)
+	cfg.Only = mergeUnique(st.Only, cfg.Only)
+	if cfg.Context == "" || cfg.Context == st.Context {
+		cfg.Context = st.Context
+	}
+	st.Skip, st.Only, st.Context = cfg.Skip, cfg.Only, cfg.Context
+	st.Budget = budgetOf(cfg.Budget)
+	st.Outcome, st.Reason = OutcomeRunning, ""
+	r := &runner{cfg: cfg, store: store, state: st, tree: tree, tracker: tracker}
+	if err := store.Append(AuditRecord{Time: cfg.now(), Kind: "resume", Attempt: tracker.Attempts()}); err != nil {
+		return nil, err
+	}
+	if p := st.Pending; p != nil {
+		if err := r.finish(ctx, p, Answer{}, errors.New("the run stopped while the fixer was working; its edit, if any, is checked now")); err != nil {
+			return r.stopped(ctx, err)
+		}
+		return r.loop(ctx)
+	}
+	// The tree may have changed while the run was stopped: check again.
+	r.checkFirst = true
+	return r.loop(ctx)
+}
+
+// CheckClean returns a *SetupError when the git work tree holding workdir
+// has uncommitted changes (tenax's home aside), or is no git tree: what
+// Start checks, for a per-item run to check once before its items start.
+func CheckClean(ctx context.Context, workdir, home string) error {
+	tree, err := openTree(ctx, Config{Workdir: workdir, Home: home}, "")
+	if err != nil {
+		return err
+	}
+	return checkClean(ctx, tree)
+}
+
+func checkClean(ctx context.Context, tree *Tree) error {
+	dirty, err := tree.Dirty(ctx)
+	if err != nil {
+		return &SetupError{Err: err}
+	}
+	if len(dirty) > 0 {
+		return &SetupError{Err: fmt.Errorf("fix: the work tree %s has uncommitted changes (%s); commit or stash them so no edit of tenax can mix with yours, or pass --allow-dirty", tree.Root, listShort(dirty, 3))}
+	}
+	return nil
+}
+
+func openTree(ctx context.Context, cfg Config, index string) (*Tree, error) {
+	tree, err := OpenTree(ctx, cfg.Workdir, []string{cfg.Home}, index, cfg.Paths...)
+	if err != nil {
+		return nil, &SetupError{Err: err}
+	}
+	return tree, nil
+}
+
+func budgetOf(b heal.Budget) Budget {
+	return Budget{
+		MaxAttempts:      cmpOr(b.MaxAttempts, heal.DefaultMaxAttempts),
+		MaxErrorAttempts: cmpOr(b.MaxErrorAttempts, heal.DefaultMaxErrorAttempts),
+		StuckAfter:       b.StuckAfter,
+	}
+}
+
+func cmpOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// loop is the fix loop: check, pick, fix, check again.
+func (r *runner) loop(ctx context.Context) (*Result, error) {
+	st := r.state
+	if r.checkFirst {
+		r.checkFirst = false
+		if err := r.checkAndObserve(ctx); err != nil {
+			return r.stopped(ctx, err)
+		}
+	}
+	for {
+		if ctx.Err() != nil {
+			return r.stopped(ctx, ctx.Err())
+		}
+		if st.Passed {
+			return r.end(OutcomePassed, "the check passes")
+		}
+		e, ok := r.tracker.NextFunc(r.allowed)
+		if !ok {
+			return r.endNoPick()
+		}
+		if err := r.attempt(ctx, e); err != nil {
+			return r.stopped(ctx, err)
+		}
+	}
+}
+
+// allowed applies --skip and --only.
+func (r *runner) allowed(e heal.TrackedError) bool {
+	if matchesAny(e.Fingerprint, r.cfg.Skip) {
+		return false
+	}
+	return len(r.cfg.Only) == 0 || matchesAny(e.Fingerprint, r.cfg.Only)
+}
+
+func matchesAny(fp string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if len(p) >= 4 && strings.HasPrefix(fp, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// endNoPick ends a run whose tracker offers no error: a budget, stuck, or
+// every remaining error skipped.
+func (r *runner) endNoPick() (*Result, error) {
+	err := r.tracker.Err()
+	var se *heal.StopError
+	if errors.As(err, &se) {
+		switch se.Reason {
+		case heal.ReasonStuck:
+			return r.end(OutcomeStuck, fmt.Sprintf("stuck: %d checks in a row after an attempt saw the same errors", r.state.Budget.StuckAfter))
+		case heal.ReasonMaxAttempts:
+			return r.end(OutcomeFailed, fmt.Sprintf("the run's budget is spent: %d attempts in all (budget.max_attempts)", r.tracker.Attempts()))
+		case heal.ReasonMaxErrorAttempts:
+			return r.end(OutcomeFailed, fmt.Sprintf("every remaining error has spent its %d attempts (budget.max_error_attempts)", r.state.Budget.MaxErrorAttempts))
+		}
+	}
+	return r.end(OutcomeFailed, "every remaining error under budget is skipped (--skip/--only)")
+}
+
+// checkAndObserve runs the check and records its errors.
+func (r *runner) checkAndObserve(ctx context.Context) error {
+	r.emit(Event{Kind: EventChecking})
+	res, err := r.cfg.Check.Run(ctx)
+	if err != nil {
+		return err
+	}
+	r.output = res.Output
+	before := r.statuses()
+	r.tracker.Observe(res.Errors)
+	r.state.Checks++
+	r.state.Last = res.Errors
+	r.state.Passed = res.Passed()
+	if err := r.save(); err != nil {
+		return err
+	}
+	if err := r.store.Append(AuditRecord{Time: r.cfg.now(), Kind: "check", Check: summarize(res), Changes: r.changes(before)}); err != nil {
+		return err
+	}
+	r.emit(Event{Kind: EventCheck, Message: fmt.Sprintf("exit %d, %d errors", res.ExitCode, len(res.Errors))})
+	return nil
+}
+
+func summarize(res CheckResult) *CheckSummary {
+	return &CheckSummary{ExitCode: res.ExitCode, Errors: len(res.Errors), DurationMS: res.Duration.Milliseconds(), TimedOut: res.TimedOut}
+}
+
+// attempt pays for one attempt on e, asks the fixer, and finishes it.
+func (r *runner) attempt(ctx context.Context, e heal.TrackedError) error {
+	before, err := r.tree.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if err := r.tracker.Spend(e.Fingerprint, ""); err != nil {
+		return err
+	}
+	req := r.request(e)
+	p := &Pending{Attempt: r.tracker.Attempts(), Fingerprint: e.Fingerprint, BeforeTree: before, Started: r.cfg.now()}
+	r.state.Pending = p
+	if err := r.save(); err != nil {
+		return err
+	}
+	r.emit(Event{Kind: EventAttempt, Error: req.Error.TrackedError})
+	ans, ferr := r.cfg.Fixer.Fix(ctx, req)
+	if ctx.Err() != nil {
+		// The edit may be half made: the resumed run records and checks it.
+		return ctx.Err()
+	}
+	p.PromptHash = ans.PromptHash
+	return r.finish(ctx, p, ans, ferr)
+}
+
+// request builds what the fixer is told about e.
+func (r *runner) request(e heal.TrackedError) Request {
+	req := Request{
+		Run: r.state.ID, Attempt: r.tracker.Attempts(), MaxAttempts: r.state.Budget.MaxAttempts,
+		ErrorAttempt: e.Attempts + 1,
+		Error:        Error{TrackedError: e},
+		Context:      r.cfg.Context, Workdir: r.cfg.Workdir, Check: r.cfg.Check.Argv,
+		OutputTail: tail(r.output, 40),
+	}
+	if cur, ok := r.find(e.Fingerprint); ok {
+		req.Error.TrackedError = cur
+		req.ErrorAttempt = cur.Attempts
+	}
+	if l, ok := locate(r.cfg.Workdir, e.Message, r.output); ok {
+		req.Error.Location = &l
+		req.Source = readSource(r.cfg.Workdir, l)
+	}
+	for _, o := range r.tracker.Errors() {
+		if o.Fingerprint != e.Fingerprint && o.Normalized == e.Normalized && o.Status != heal.StatusFixed {
+			req.Group = append(req.Group, o.Name)
+		}
+	}
+	for _, h := range r.cfg.Hints {
+		if h.Match == nil || h.Match.MatchString(e.Message) || h.Match.MatchString(e.Name) {
+			req.Hints = append(req.Hints, h.Text)
+		}
+	}
+	for _, a := range r.state.Attempts {
+		if a.Fingerprint == e.Fingerprint {
+			req.Previous = append(req.Previous, a)
+		}
+	}
+	return req
+}
+
+func (r *runner) find(fp string) (heal.TrackedError, bool) {
+	for _, e := range r.tracker.Errors() {
+		if e.Fingerprint == fp {
+			return e, true
+		}
+	}
+	return heal.TrackedError{}, false
+}
+
+// finish records an attempt's edit, checks, reverts an edit that made the
+// check strictly worse, and writes the audit record.
+func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error) error {
+	st := r.state
+	target, _ := r.find(p.Fingerprint)
+	rec := AuditRecord{
+		Kind: "attempt", Attempt: p.Attempt, Fingerprint: p.Fingerprint, Name: target.Name, Message: target.Message,
+		ErrorStatus: string(target.Status), PromptHash: p.PromptHash, Fixer: ans.Summary, Reasks: ans.Reasks,
+		InputTokens: ans.Usage.InputTokens, OutputTokens: ans.Usage.OutputTokens, CostUSD: ans.CostUSD,
+	}
+	if ferr != nil {
+		rec.FixerError = ferr.Error()
+	}
+	st.Usage = st.Usage.Add(ans.Usage)
+	st.CostUSD += ans.CostUSD
+
+	after, err := r.tree.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	patch, files, err := r.tree.Diff(ctx, p.BeforeTree, after)
+	if err != nil {
+		return err
+	}
+	summary := AttemptSummary{Attempt: p.Attempt, Fingerprint: p.Fingerprint, Files: files, Summary: cut(firstNonEmpty(ans.Summary, rec.FixerError), 300)}
+	if len(patch) > 0 {
+		rel, err := r.store.WritePatch(p.Attempt, patch)
+		if err != nil {
+			return err
+		}
+		rec.Edit = &Edit{Files: files, Patch: rel}
+		summary.Patch = rel
+	} else {
+		rec.Edit = &Edit{Files: []string{}}
+	}
+
+	prevErrs := st.Last
+	prevSet := fingerprintSet(prevErrs)
+	before := r.statuses()
+	if len(patch) == 0 {
+		// Nothing changed: the check would say what it said.
+		r.tracker.Observe(prevErrs)
+		rec.Check = &CheckSummary{ExitCode: -1, Errors: len(prevErrs), Skipped: "the attempt changed no file"}
+	} else {
+		saved, err := r.tracker.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		r.emit(Event{Kind: EventChecking, Error: target})
+		res, err := r.cfg.Check.Run(ctx)
+		if err != nil {
+			return err
+		}
+		st.Checks++
+		rec.Check = summarize(res)
+		r.output = res.Output
+		r.tracker.Observe(res.Errors)
+		regressed := r.newlyRegressed(before)
+		worse := !res.Passed() && (len(fingerprintSet(res.Errors)) > len(prevSet) || len(regressed) > 0)
+		switch {
+		case worse && !r.cfg.KeepWorse:
+			rec.Changes = r.changes(before)
+			if err := r.tree.Revert(ctx, patch); err != nil {
+				return fmt.Errorf("fix: revert attempt %d (undo it by hand with: git apply -R %s): %w", p.Attempt, filepath.Join(r.store.Dir, summary.Patch), err)
+			}
+			// Back to the state before the check; the reverted tree is the
+			// one the previous check saw.
+			if err := r.tracker.UnmarshalJSON(saved); err != nil {
+				return err
+			}
+			r.tracker.Observe(prevErrs)
+			rec.Reverted, summary.Reverted = true, true
+			why := fmt.Sprintf("%d errors → %d", len(prevSet), len(fingerprintSet(res.Errors)))
+			if len(regressed) > 0 {
+				why += ", regressed: " + strings.Join(regressed, ", ")
+			}
+			rec.Reason = "the check got worse (" + why + "); the edit was reverted"
+		default:
+			st.Last = res.Errors
+			st.Passed = res.Passed()
+		}
+	}
+	if rec.Changes == nil {
+		rec.Changes = r.changes(before)
+	}
+	rec.Result = r.resultOf(p.Fingerprint, rec.Reverted)
+	summary.Result = rec.Result
+	if r.cfg.Commit && rec.Result == heal.ResultFixed && len(files) > 0 {
+		msg := fmt.Sprintf("tenax fix: %s\n\n%s\n\nFix run %s, attempt %d.", target.Name, cut(target.Message, 500), st.ID, p.Attempt)
+		if err := r.tree.Commit(ctx, files, msg); err != nil {
+			rec.Reason = strings.TrimSpace(rec.Reason + " commit failed: " + err.Error())
+		} else {
+			rec.Committed = true
+		}
+	}
+	rec.Time = r.cfg.now()
+	st.Attempts = append(st.Attempts, summary)
+	st.Pending = nil
+	if err := r.save(); err != nil {
+		return err
+	}
+	if err := r.store.Append(rec); err != nil {
+		return err
+	}
+	msg := ""
+	if len(files) > 0 {
+		msg = strings.Join(files, ", ")
+	}
+	if rec.Reason != "" {
+		msg = rec.Reason
+	}
+	r.emit(Event{Kind: EventResult, Error: target, Result: rec.Result, Message: msg})
+	return nil
+}
+
+// resultOf is the attempt's result after its check.
+func (r *runner) resultOf(fp string, reverted bool) string {
+	if reverted {
+		return "reverted"
+	}
+	audit := r.tracker.Audit()
+	if n := len(audit); n > 0 && audit[n-1].Fingerprint == fp {
+		return audit[n-1].Result
+	}
+	return heal.ResultStillFailing
+}
+
+// newlyRegressed names the errors that the latest Observe marked
+// regressed and were not regressed before.
+func (r *runner) newlyRegressed(before map[string]heal.Status) []string {
+	var out []string
+	for _, e := range r.tracker.Errors() {
+		if e.Status == heal.StatusRegressed && before[e.Fingerprint] != heal.StatusRegressed {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+func fingerprintSet(errs []heal.Observed) map[string]bool {
+	set := make(map[string]bool, len(errs))
+	for _, o := range errs {
+		set[heal.Fingerprint(o.Name, o.Message)] = true
+	}
+	return set
+}
+
+func (r *runner) statuses() map[string]heal.Status {
+	m := map[string]heal.Status{}
+	for _, e := range r.tracker.Errors() {
+		m[e.Fingerprint] = e.Status
+	}
+	return m
+}
+
+// changes lists the statuses that differ from before.
+func (r *runner) changes(before map[string]heal.Status) []StatusChange {
+	var out []StatusChange
+	for _, e := range r.tracker.Errors() {
+		if from := before[e.Fingerprint]; from != e.Status {
+			out = append(out, StatusChange{Fingerprint: e.Fingerprint, Name: e.Name, From: from, To: e.Status})
+		}
+	}
+	return out
+}
+
+// counts are the tracked errors by status.
+func (r *runner) counts() map[heal.Status]int {
+	c := map[heal.Status]int{}
+	for _, e := range r.tracker.Errors() {
+		c[e.Status]++
+	}
+	return c
+}
+
+func (r *runner) save() error {
+	t, err := r.tracker.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	r.state.Tracker = t
+	r.state.Updated = r.cfg.now()
+	return r.store.Save(r.state)
+}
+
+func (r *runner) emit(e Event) {
+	if r.cfg.OnEvent == nil {
+		return
+	}
+	e.Attempt, e.MaxAttempts = r.tracker.Attempts(), r.state.Budget.MaxAttempts
+	e.MaxErrorAttempts = r.state.Budget.MaxErrorAttempts
+	e.Counts = r.counts()
+	r.cfg.OnEvent(e)
+}
+
+// end closes the run with an outcome.
+func (r *runner) end(outcome, reason string) (*Result, error) {
+	st := r.state
+	st.Outcome, st.Reason = outcome, reason
+	if err := r.save(); err != nil {
+		return nil, err
+	}
+	if err := r.store.Append(AuditRecord{Time: r.cfg.now(), Kind: "stop", Outcome: outcome, Reason: reason, Attempt: r.tracker.Attempts()}); err != nil {
+		return nil, err
+	}
+	r.emit(Event{Kind: EventStop, Result: outcome, Message: reason})
+	return r.result(), nil
+}
+
+// stopped ends a run on an error: an interrupt keeps it resumable, any
+// other error is returned with the result so far.
+func (r *runner) stopped(ctx context.Context, err error) (*Result, error) {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		r.state.Outcome, r.state.Reason = OutcomeInterrupted, "interrupted"
+		if serr := r.save(); serr != nil {
+			return nil, serr
+		}
+		// The audit append may fail on a dying process; the state is what
+		// counts.
+		_ = r.store.Append(AuditRecord{Time: r.cfg.now(), Kind: "stop", Outcome: OutcomeInterrupted, Attempt: r.tracker.Attempts()})
+		return r.result(), nil
+	}
+	r.state.Reason = err.Error()
+	_ = r.save()
+	return r.result(), err
+}
+
+func (r *runner) result() *Result {
+	res := &Result{
+		ID: r.state.ID, Dir: r.store.Dir, Outcome: r.state.Outcome, Reason: r.state.Reason,
+		Attempts: r.tracker.Attempts(), Checks: r.state.Checks, State: r.state,
+	}
+	for _, e := range r.tracker.Errors() {
+		if e.Status != heal.StatusFixed {
+			res.Remaining = append(res.Remaining, e)
+		}
+	}
+	return res
+}
+
+func mergeUnique(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func listShort(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// hashPrompt identifies a prompt in the audit trail.
+func hashPrompt(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
+}
+
+// marshalRequest is the JSON an exec fixer reads, for the dry run.
+func marshalRequest(r Request) string {
+	b, _ := json.MarshalIndent(r, "", "  ")
+	return string(b)
+}

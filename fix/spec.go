@@ -1,0 +1,121 @@
+package fix
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/mock"
+	"github.com/tenaxhq/tenax/spec"
+	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/llm"
+)
+
+// Options are what the command line adds to a fix spec.
+type Options struct {
+	// Home is tenax's home (.tenax by default).
+	Home string
+	// Version is tenax's version, for the record.
+	Version string
+	// Context adds to the spec's context (--context).
+	Context string
+	// Skip and Only filter the errors by fingerprint (--skip, --only).
+	Skip, Only []string
+	// Commit commits each fix (--commit).
+	Commit bool
+	// AllowDirty starts on a dirty tree (--allow-dirty).
+	AllowDirty bool
+	// OnEvent receives progress.
+	OnEvent func(Event)
+	// Item, when set, is the item of a per-item run (--item): the spec's
+	// templates are rendered over its fields.
+	Item *task.Item
+}
+
+// FromSpec builds a run's Config from a loaded fix spec.
+func FromSpec(s *spec.Fix, o Options) (Config, error) {
+	cfg := Config{
+		Name: s.Name, Spec: s.Path(), Version: o.Version, Workdir: s.Workdir, Home: o.Home,
+		Check: Check{Argv: s.Check.Argv, Dir: s.Workdir, Env: s.Check.Env, Timeout: s.Check.Timeout, Parser: s.Check.Parser},
+		Budget: heal.Budget{
+			MaxAttempts: s.Budget.MaxAttempts, MaxErrorAttempts: s.Budget.MaxErrorAttempts, StuckAfter: s.Budget.StuckAfter,
+		},
+		Context:   joinContext(s.Context, o.Context),
+		KeepWorse: s.OnWorse == "keep",
+		Commit:    o.Commit, AllowDirty: o.AllowDirty,
+		Skip: o.Skip, Only: o.Only, OnEvent: o.OnEvent,
+	}
+	for _, h := range s.Hints {
+		cfg.Hints = append(cfg.Hints, heal.Hint{Match: h.Regexp, Text: h.Hint})
+	}
+	switch s.Fixer.Type {
+	case "exec":
+		cfg.Fixer = ExecFixer{Argv: s.Fixer.Argv, Env: s.Fixer.Env, Timeout: s.Fixer.Timeout}
+	case "llm":
+		lc := llm.Config{
+			Provider: s.Fixer.Provider, BaseURL: s.Fixer.BaseURL, APIKey: s.Fixer.APIKey, Model: s.Fixer.Model,
+			System: "{{.system}}", Prompt: "{{.prompt}}", MaxTokens: s.Fixer.MaxTokens,
+			Temperature: s.Fixer.Temperature, Timeout: s.Fixer.Timeout,
+		}
+		if s.Fixer.Provider == llm.ProviderMock && s.Fixer.BaseURL == "" {
+			lc.HTTPClient = mock.New(mock.Config{Answers: s.Fixer.Mock.Answers}).Client()
+		}
+		model, err := llm.New(lc)
+		if err != nil {
+			return Config{}, fmt.Errorf("fixer: %w", err)
+		}
+		cfg.Fixer = LLMFixer{Model: model, System: s.Fixer.System, MaxInvalid: s.Fixer.MaxInvalid}
+	default:
+		return Config{}, fmt.Errorf("fixer: unknown type %q (want llm or exec)", s.Fixer.Type)
+	}
+	cfg.Paths = s.Paths
+	if o.Item != nil {
+		if err := renderForItem(&cfg, s, *o.Item, o.Context); err != nil {
+			return Config{}, err
+		}
+	}
+	// A program that is not there fails every check or attempt alike:
+	// say so before the first.
+	programs := map[string][]string{"check.argv": cfg.Check.Argv}
+	if x, ok := cfg.Fixer.(ExecFixer); ok {
+		programs["fixer.argv"] = x.Argv
+	}
+	for key, argv := range programs {
+		if len(argv) == 0 || strings.Contains(argv[0], "{{") {
+			continue
+		}
+		prog := argv[0]
+		if !filepath.IsAbs(prog) && !strings.ContainsRune(prog, filepath.Separator) {
+			if _, err := exec.LookPath(prog); err != nil {
+				return Config{}, fmt.Errorf("%s: program %q not found on PATH", key, prog)
+			}
+		}
+	}
+	return cfg, nil
+}
+
+// ReadContext reads --context: TEXT as is, @FILE from the file.
+func ReadContext(v string) (string, error) {
+	path, ok := strings.CutPrefix(v, "@")
+	if !ok {
+		return v, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--context %s: %w", v, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func joinContext(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}

@@ -1,0 +1,3 @@
+function add(a, b) { return a - b; }
+function words(s) { return s.split(' '); }
+module.exports = { add, words };

@@ -1,0 +1,13 @@
+const { add, words } = require('./calc');
+
+describe('calc', () => {
+  test('adds numbers', () => {
+    expect(add(2, 3)).toBe(5);
+  });
+  test('splits undefined', () => {
+    expect(words(undefined).length).toBe(0);
+  });
+  test('passes', () => {
+    expect(add(2, 0)).toBe(2);
+  });
+});

@@ -1,0 +1,64 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFixDefaults(t *testing.T) {
+	f, err := ParseFix("fix.yaml", []byte("check:\n  argv: [go, test, ./...]\nfixer:\n  type: exec\n  argv: [./fix.sh]\n"), "/repo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Name != "fix" || f.Workdir != "/repo" || f.Check.Parser != "auto" || f.Check.Timeout != 10*time.Minute || f.OnWorse != "revert" {
+		t.Errorf("defaults: name %q, workdir %q, parser %q, timeout %s, on_worse %q", f.Name, f.Workdir, f.Check.Parser, f.Check.Timeout, f.OnWorse)
+	}
+	if f.Budget.MaxErrorAttempts != 5 || f.Budget.MaxAttempts != 8 || f.Budget.StuckAfter != 6 {
+		t.Errorf("budget defaults %+v; want 5 per error, 8 in all, stuck after 6", f.Budget)
+	}
+	if f.Fixer.Argv[0] != "/repo/fix.sh" || f.Check.Argv[0] != "go" {
+		t.Errorf("programs %q and %q; want ./fix.sh resolved against the spec's directory and go left to PATH", f.Fixer.Argv[0], f.Check.Argv[0])
+	}
+}
+
+func TestParseFixErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown key with suggestion", "check:\n  argv: [x]\n  parsr: gotest\nfixer: {type: exec, argv: [y]}\n", `fix.yaml:3:3: unknown key "parsr" in check (did you mean "parser"?)`},
+		{"unknown parser", "check:\n  argv: [x]\n  parser: gotset\nfixer: {type: exec, argv: [y]}\n", `fix.yaml:3:11: check.parser: unknown value "gotset" (want auto, gotest, pytest, jest, vitest, tsc, eslint or generic) (did you mean "gotest"?)`},
+		{"missing check", "fixer: {type: exec, argv: [y]}\n", "check.argv: missing or empty"},
+		{"missing fixer type", "check: {argv: [x]}\nfixer: {argv: [y]}\n", "fixer.type: missing (want llm or exec)"},
+		{"key of the other fixer type", "check: {argv: [x]}\nfixer: {type: exec, argv: [y], model: m}\n", "fixer.model: does not apply to exec fixers"},
+		{"llm without model", "check: {argv: [x]}\nfixer: {type: llm, provider: openai}\n", "fixer.model: missing for an llm fixer"},
+		{"mock answers for another provider", "check: {argv: [x]}\nfixer: {type: llm, provider: openai, model: m, mock: {answers: [a]}}\n", "fixer.mock: applies only to provider mock"},
+		{"budget out of range", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\nbudget: {max_attempts: 0}\n", "budget.max_attempts: must be at least 1, got 0"},
+		{"bad hint regex", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\nhints: [{match: '(', hint: h}]\n", "hints[0].match: invalid regex"},
+		{"on_worse", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\non_worse: revrt\n", `(did you mean "revert"?)`},
+		{"missing variable", "check: {argv: [x]}\nfixer: {type: llm, provider: openai, model: m, api_key: '${NO_SUCH_KEY}'}\n", "environment variable NO_SUCH_KEY is not set"},
+		{"empty", "", "the spec is empty: it needs at least a check and a fixer"},
+		{"concurrency without input", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\nconcurrency: 2\n", "concurrency: applies only with input"},
+		{"concurrency without paths", "input: items.jsonl\nconcurrency: 2\ncheck: {argv: [x]}\nfixer: {type: exec, argv: [y]}\n", "paths: needed when concurrency is above 1"},
+		{"bad item template", "input: items.jsonl\ncheck: {argv: [x, '{{.path']}\nfixer: {type: exec, argv: [y]}\n", "check.argv[1]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseFix("fix.yaml", []byte(tc.yaml), "/repo", nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ParseFix(%q): %v; want an error containing %q", tc.yaml, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseFixSecrets(t *testing.T) {
+	env := func(k string) (string, bool) { return map[string]string{"MY_KEY": "sk-secret-123"}[k], k == "MY_KEY" }
+	f, err := ParseFix("fix.yaml", []byte("check: {argv: [x]}\nfixer: {type: llm, provider: openai, model: m, api_key: '${MY_KEY}'}\n"), "/repo", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := f.Secrets(); len(s) != 1 || s[0] != "sk-secret-123" {
+		t.Errorf("secrets %q; want the API key", s)
+	}
+}
