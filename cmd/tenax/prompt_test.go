@@ -23,6 +23,12 @@ type terminal struct {
 
 func startOnTerminal(t *testing.T, w *workdir, args ...string) *terminal {
 	t.Helper()
+	return startOnTerminalWidth(t, w, 160, args...)
+}
+
+// startOnTerminalWidth starts tenax on a pseudo-terminal cols columns wide.
+func startOnTerminalWidth(t *testing.T, w *workdir, cols uint16, args ...string) *terminal {
+	t.Helper()
 	cmd := exec.Command(tenaxBin, append([]string{"--home", w.home}, args...)...)
 	cmd.Dir = w.dir
 	var env []string
@@ -32,7 +38,7 @@ func startOnTerminal(t *testing.T, w *workdir, args ...string) *terminal {
 		}
 	}
 	cmd.Env = env
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 160})
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: cols})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,23 @@ func (g *globals) stderrIsTerminal() bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func (g *globals) logger() (*slog.Logger, error) {
+// stderrWidth is the terminal's width in columns, 0 when unknown.
+func (g *globals) stderrWidth() int {
+	f, ok := g.stderr.(*os.File)
+	if !ok {
+		return 0
+	}
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
+}
+
+func (g *globals) logger() (*slog.Logger, error) { return g.loggerOn(g.stderr) }
+
+// loggerOn is the logger the flags ask for, writing to w.
+func (g *globals) loggerOn(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
 		return nil, usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel))
@@ -82,9 +98,9 @@ func (g *globals) logger() (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch g.logFormat {
 	case "text":
-		return slog.New(slog.NewTextHandler(g.stderr, opts)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(g.stderr, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, usageErr(fmt.Errorf("--log-format %q: want text or json", g.logFormat))
 }

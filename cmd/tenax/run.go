@@ -89,7 +89,11 @@ unless --force.`,
 // runJob runs a job with the terminal's progress line, prompts and signal
 // handling, prints the summary and turns the result into an exit code.
 func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Context, job.Options) (*job.Result, error)) error {
-	log, err := g.logger()
+	// Everything the run writes on stderr goes through one screen, so that
+	// log lines and messages appear above the live progress line instead
+	// of on it.
+	screen := console.NewScreen(g.stderr, g.stderrIsTerminal() && !g.quiet)
+	log, err := g.loggerOn(screen)
 	if err != nil {
 		return err
 	}
@@ -103,14 +107,14 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 
 	var prompter *pausingPrompter
 	if interactive {
-		prompter = &pausingPrompter{inner: console.NewPrompter(g.stdin, g.stderr)}
+		prompter = &pausingPrompter{inner: console.NewPrompter(g.stdin, screen)}
 		opts.Prompter = prompter
 	}
 	stopProgress := func() {}
 	var running atomic.Pointer[engine.Engine]
-	go handleSignals(ctx, g, &running, cancel)
+	go handleSignals(ctx, g, screen, &running, cancel)
 	opts.OnStart = func(s job.Started) {
-		fmt.Fprintf(g.stderr, "tenax: job %s (%s)\n", s.JobID, s.Dir)
+		fmt.Fprintf(screen, "tenax: job %s (%s)\n", s.JobID, s.Dir)
 		running.Store(s.Engine)
 		if prompter != nil {
 			prompter.inner.Redact = s.Redact
@@ -118,7 +122,8 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		if g.quiet {
 			return
 		}
-		p := console.NewProgress(g.stderr, g.stderrIsTerminal(), 5*time.Second, s.Engine.Stats)
+		p := console.NewProgress(screen, 5*time.Second, s.Engine.Stats)
+		p.Width = g.stderrWidth
 		if prompter != nil {
 			prompter.progress = p
 		}
@@ -168,7 +173,7 @@ func (p *pausingPrompter) Checkin(ctx context.Context, latest []store.Record, s 
 // handleSignals: the first SIGINT/SIGTERM drains the running engine, the
 // second cancels the calls in flight. Before the engine runs (while the
 // input is scanned) there is nothing to drain: the first signal cancels.
-func handleSignals(ctx context.Context, g *globals, running *atomic.Pointer[engine.Engine], cancel context.CancelFunc) {
+func handleSignals(ctx context.Context, g *globals, out io.Writer, running *atomic.Pointer[engine.Engine], cancel context.CancelFunc) {
 	if g.interrupts == nil {
 		return
 	}
@@ -179,18 +184,18 @@ func handleSignals(ctx context.Context, g *globals, running *atomic.Pointer[engi
 	}
 	e := running.Load()
 	if e == nil {
-		fmt.Fprintln(g.stderr, "\ntenax: interrupted before the run started")
+		fmt.Fprintln(out, "tenax: interrupted before the run started")
 		cancel()
 		return
 	}
-	fmt.Fprintln(g.stderr, "\ntenax: interrupted: finishing the calls in flight (Ctrl-C again to cancel them)")
+	fmt.Fprintln(out, "tenax: interrupted: finishing the calls in flight (Ctrl-C again to cancel them)")
 	e.Stop(engine.StopSignal, "interrupted by a signal")
 	select {
 	case <-ctx.Done():
 		return
 	case <-g.interrupts:
 	}
-	fmt.Fprintln(g.stderr, "\ntenax: canceling the calls in flight; their items stay pending")
+	fmt.Fprintln(out, "tenax: canceling the calls in flight; their items stay pending")
 	cancel()
 }
 
