@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -18,7 +19,16 @@ type terminal struct {
 	mu  sync.Mutex
 	out bytes.Buffer
 	pos int // how far expect has read
-	tty interface{ Write([]byte) (int, error) }
+	tty *os.File // the pseudo-terminal's controlling side
+}
+
+// hangup closes the terminal, as closing a terminal window or losing an
+// SSH session does: the kernel sends tenax SIGHUP.
+func (tm *terminal) hangup() {
+	tm.t.Helper()
+	if err := tm.tty.Close(); err != nil {
+		tm.t.Fatal(err)
+	}
 }
 
 func startOnTerminal(t *testing.T, w *workdir, args ...string) *terminal {

@@ -42,7 +42,8 @@ type globals struct {
 	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
-	// interrupts delivers SIGINT/SIGTERM; nil in tests that send none.
+	// interrupts delivers SIGINT, SIGTERM and SIGHUP; nil in tests that
+	// send none.
 	interrupts <-chan os.Signal
 }
 
@@ -120,7 +121,7 @@ any run resume where it stopped.
 Jobs live in ./.tenax (--home or TENAX_HOME moves them).
 
 Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or spec error;
-3 aborted (breaker, budget or operator); 130 interrupted.`,
+3 aborted (breaker, budget or operator); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
 		Example: `  tenax run examples/quickstart.yaml       # 500 items through the built-in mock LLM
   tenax status                             # the latest job's counts and error groups
   tenax resume job_20261122_101500 --retry-failures
@@ -160,6 +161,12 @@ func newVersionCmd() *cobra.Command {
 func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// A closed terminal interrupts the run like Ctrl-C; under nohup, which
+	// ignores SIGHUP so that the run outlives the terminal, it stays
+	// ignored.
+	if !signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(sigs, syscall.SIGHUP)
+	}
 	defer signal.Stop(sigs)
 	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, interrupts: sigs}
 	root := newRootCmd(g)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -170,26 +172,31 @@ func (p *pausingPrompter) Checkin(ctx context.Context, latest []store.Record, s 
 	return p.inner.Checkin(ctx, latest, s)
 }
 
-// handleSignals: the first SIGINT/SIGTERM drains the running engine, the
-// second cancels the calls in flight. Before the engine runs (while the
-// input is scanned) there is nothing to drain: the first signal cancels.
+// handleSignals: the first SIGINT, SIGTERM or SIGHUP drains the running
+// engine, the second cancels the calls in flight. Before the engine runs
+// (while the input is scanned) there is nothing to drain: the first signal
+// cancels. A SIGHUP (the terminal closed, an SSH session dropped) is an
+// interruption like the others: the job ends interrupted, resumable, with
+// its failures.jsonl, instead of dying with its manifest saying running.
 func handleSignals(ctx context.Context, g *globals, out io.Writer, running *atomic.Pointer[engine.Engine], cancel context.CancelFunc) {
 	if g.interrupts == nil {
 		return
 	}
+	var sig os.Signal
 	select {
 	case <-ctx.Done():
 		return
-	case <-g.interrupts:
+	case sig = <-g.interrupts:
 	}
+	name := signalName(sig)
 	e := running.Load()
 	if e == nil {
-		fmt.Fprintln(out, "tenax: interrupted before the run started")
+		fmt.Fprintf(out, "tenax: interrupted (%s) before the run started\n", name)
 		cancel()
 		return
 	}
-	fmt.Fprintln(out, "tenax: interrupted: finishing the calls in flight (Ctrl-C again to cancel them)")
-	e.Stop(engine.StopSignal, "interrupted by a signal")
+	fmt.Fprintf(out, "tenax: interrupted (%s): finishing the calls in flight (Ctrl-C again to cancel them)\n", name)
+	e.Stop(engine.StopSignal, "interrupted by "+name)
 	select {
 	case <-ctx.Done():
 		return
@@ -197,6 +204,19 @@ func handleSignals(ctx context.Context, g *globals, out io.Writer, running *atom
 	}
 	fmt.Fprintln(out, "tenax: canceling the calls in flight; their items stay pending")
 	cancel()
+}
+
+// signalName names a signal as a user knows it.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP, the terminal closed"
+	}
+	return "a signal"
 }
 
 func printSummary(w io.Writer, r *job.Result) {

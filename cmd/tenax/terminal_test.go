@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -129,5 +134,92 @@ concurrency: {max: 1}
 	}
 	if warns == 0 {
 		t.Errorf("no WARN line about the breaker on the screen:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// safety timeout.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// readManifest reads a job's manifest.json.
+func readManifest(t *testing.T, home, id string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(home, "jobs", id, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// onlyJobID returns the id of the one job under home.
+func onlyJobID(t *testing.T, home string) string {
+	t.Helper()
+	var id string
+	waitFor(t, "the job's directory", func() bool {
+		entries, _ := os.ReadDir(filepath.Join(home, "jobs"))
+		if len(entries) == 1 {
+			id = entries[0].Name()
+			return true
+		}
+		return false
+	})
+	return id
+}
+
+// TestHangupEndsTheRunInterrupted is the regression test of SIGHUP killing
+// a run without a word: the manifest said running forever, failures.jsonl
+// was never written, and status could not tell the job from a live one.
+// Closing the terminal now interrupts the run like Ctrl-C.
+func TestHangupEndsTheRunInterrupted(t *testing.T) {
+	w := newWorkdir(t)
+	w.items("items.jsonl", 40)
+	w.write("tool.sh", "#!/bin/sh\n[ \"$1\" = 1 ] && { echo \"no license\" >&2; exit 127; }\nsleep 0.3\necho ok\n", 0o755)
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: ["./tool.sh", "{{.n}}"]
+concurrency: {max: 2}
+`, 0o644)
+	term := startOnTerminalWidth(t, w, 80, "run", "job.yaml")
+	id := onlyJobID(t, w.home)
+	results := filepath.Join(w.home, "jobs", id, "results.jsonl")
+	waitFor(t, "three records", func() bool {
+		b, _ := os.ReadFile(results)
+		return bytes.Count(b, []byte("\n")) >= 3
+	})
+	term.hangup()
+	if code := term.exitCode(); code != 130 {
+		t.Fatalf("exit %d after SIGHUP, want 130 (interrupted)", code)
+	}
+	m := readManifest(t, w.home, id)
+	if m["state"] != "interrupted" {
+		t.Errorf("manifest state %q after SIGHUP, want interrupted", m["state"])
+	}
+	if reason, _ := m["stop_reason"].(string); !strings.Contains(reason, "SIGHUP") {
+		t.Errorf("stop reason %q does not name SIGHUP", reason)
+	}
+	failures, err := os.ReadFile(filepath.Join(w.home, "jobs", id, "failures.jsonl"))
+	if err != nil {
+		t.Fatalf("no failures.jsonl after SIGHUP: %v", err)
+	}
+	if !strings.Contains(string(failures), `"_idx":1,`) {
+		t.Errorf("failures.jsonl lacks the failed item 1:\n%s", failures)
+	}
+	if r := w.tenax("status", id); !strings.Contains(r.stdout, ": interrupted") {
+		t.Errorf("status does not say interrupted:\n%s", r.stdout)
 	}
 }
