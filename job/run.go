@@ -264,7 +264,13 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 
 // Resume runs the items of job id that have no record (and, with
 // RetryFailures, those whose latest record failed).
+//
+// id may also be "latest" or a job's name (see ResolveID).
 func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
+	id, err := ResolveID(ctx, opts.store(nil), id)
+	if err != nil {
+		return nil, err
+	}
 	m, err := readManifest(ctx, opts.store(nil), id)
 	if err != nil {
 		return nil, err

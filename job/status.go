@@ -21,7 +21,10 @@ import (
 // failures grouped by error fingerprint, how many attempts items took, and
 // what the run consumed.
 type Report struct {
-	Manifest  store.Manifest
+	Manifest store.Manifest
+	// Note explains a state that status worked out rather than read (a
+	// stale job, see CurrentState).
+	Note      string
 	Succeeded int
 	Failed    int
 	Pending   int
@@ -132,6 +135,9 @@ func (r *Report) WriteText(w io.Writer, topGroups int) error {
 		fmt.Fprintf(&b, " (%s)", m.Name)
 	}
 	fmt.Fprintf(&b, ": %s\n", m.State)
+	if r.Note != "" {
+		fmt.Fprintf(&b, "Note:      %s\n", r.Note)
+	}
 	if m.StopReason != "" {
 		fmt.Fprintf(&b, "Stopped:   %s\n", m.StopReason)
 	}

@@ -95,6 +95,10 @@ const (
 	StateAborted     State = "aborted"     // stopped by the breaker, a budget or the operator
 	StateInterrupted State = "interrupted" // stopped by a signal
 	StateIncomplete  State = "incomplete"  // ran to its end with items left pending (a --limit run)
+	// StateStale is never saved: status reports it for a job whose
+	// manifest says running although no process holds it any more (its
+	// run was killed without a chance to close it). Resume continues it.
+	StateStale State = "stale"
 )
 
 // Manifest describes a job: what ran, over which input.

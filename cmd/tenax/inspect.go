@@ -18,12 +18,15 @@ import (
 func newStatusCmd(g *globals) *cobra.Command {
 	var top int
 	cmd := &cobra.Command{
-		Use:   "status [JOB]",
+		Use:   "status [JOB|latest|NAME]",
 		Short: "Show a job's outcomes, error groups, attempts, time, tokens and cost (default: the latest job)",
 		Long: `Show a job's outcomes by class, its failures grouped by error fingerprint (the
 message with numbers, ids and paths normalized), how many calls items took, its
 time, rate, tokens and cost. Without JOB, the latest job; 'tenax status --all'
-lists every job.`,
+lists every job. JOB is a job id, 'latest', or a job's name (its latest run).
+
+A job whose manifest says running but whose process is gone (killed with -9,
+a machine that stopped) is shown as stale: 'tenax resume JOB' continues it.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -40,6 +43,7 @@ lists every job.`,
 			if err != nil {
 				return err
 			}
+			r.Manifest.State, r.Note = job.CurrentState(ctx, st, r.Manifest)
 			return r.WriteText(cmd.OutOrStdout(), top)
 		},
 	}
@@ -58,25 +62,22 @@ func listJobs(ctx context.Context, g *globals, st *jsonl.Store) error {
 		return nil
 	}
 	for _, m := range ms {
+		m.State, _ = job.CurrentState(ctx, st, m)
 		fmt.Fprintf(g.stdout, "%-24s %-12s %6d items  %s  %s\n", m.ID, m.State, m.Items, m.Created.Local().Format("2006-01-02 15:04"), m.Name)
 	}
 	return nil
 }
 
-// openJob opens args[0], or the latest job, read-only.
+// openJob opens the job args[0] names (an id, "latest" or a job's name),
+// or the latest job, read-only.
 func openJob(ctx context.Context, st *jsonl.Store, args []string) (store.Job, error) {
-	var id string
+	ref := ""
 	if len(args) == 1 {
-		id = args[0]
-	} else {
-		ms, err := st.List(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(ms) == 0 {
-			return nil, usageErr(fmt.Errorf("no jobs under %s: start one with `tenax run SPEC`", st.Home))
-		}
-		id = ms[len(ms)-1].ID
+		ref = args[0]
+	}
+	id, err := job.ResolveID(ctx, st, ref)
+	if err != nil {
+		return nil, err
 	}
 	j, err := st.OpenReadOnly(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -92,7 +93,7 @@ func newExportCmd(g *globals) *cobra.Command {
 		out    string
 	)
 	cmd := &cobra.Command{
-		Use:   "export JOB",
+		Use:   "export JOB|latest|NAME",
 		Short: "Write a job's latest record per item, in idx order, as JSONL or CSV",
 		Example: `  tenax export job_20261122_101500 > results.jsonl
   tenax export job_20261122_101500 --failed --format csv -o failures.csv`,

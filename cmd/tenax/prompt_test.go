@@ -18,7 +18,7 @@ type terminal struct {
 	cmd *exec.Cmd
 	mu  sync.Mutex
 	out bytes.Buffer
-	pos int // how far expect has read
+	pos int      // how far expect has read
 	tty *os.File // the pseudo-terminal's controlling side
 }
 

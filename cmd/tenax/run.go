@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -65,14 +65,15 @@ resume command; a second one cancels them (their items stay pending).`,
 func newResumeCmd(g *globals) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "resume JOB",
+		Use:   "resume JOB|latest|NAME",
 		Short: "Run a job's pending items (and, with --retry-failures, its failed ones)",
 		Long: `Resume a job: run every item that has no record yet. With --retry-failures, also
 re-run the items whose latest record failed. The spec is read again from its file
 (so a fixed script or a raised budget takes effect); the input must be unchanged
 unless --force.`,
 		Example: `  tenax resume job_20261122_101500
-  tenax resume job_20261122_101500 --retry-failures`,
+  tenax resume latest --retry-failures
+  tenax resume translate-hsk         # the latest job of that spec name`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runJob(cmd.Context(), g, f, func(ctx context.Context, o job.Options) (*job.Result, error) {

@@ -223,3 +223,66 @@ concurrency: {max: 2}
 		t.Errorf("status does not say interrupted:\n%s", r.stdout)
 	}
 }
+
+// TestKilledRunIsStaleThenResumesByName is the regression test of a job
+// whose process was killed and that status still showed as running: it is
+// stale now, and `tenax resume` takes the job's name.
+func TestKilledRunIsStaleThenResumesByName(t *testing.T) {
+	w := newWorkdir(t)
+	cmd, _, _, id := startSlowJob(t, w, "0.3")
+	results := filepath.Join(w.home, "jobs", id, "results.jsonl")
+	waitFor(t, "a record", func() bool {
+		b, _ := os.ReadFile(results)
+		return bytes.Count(b, []byte("\n")) >= 1
+	})
+	if r := w.tenax("status", "latest"); !strings.Contains(r.stdout, id+" (job): running") {
+		t.Errorf("status of the live job does not say running:\n%s%s", r.stdout, r.stderr)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	r := w.tenax("status")
+	if !strings.Contains(r.stdout, id+" (job): stale") || !strings.Contains(r.stdout, "tenax resume "+id) {
+		t.Errorf("status of the killed job:\n%s%s\nwant stale with the resume command", r.stdout, r.stderr)
+	}
+	if r := w.tenax("status", "--all"); !strings.Contains(r.stdout, "stale") {
+		t.Errorf("status --all does not show the job stale:\n%s", r.stdout)
+	}
+	// The spec has no name: the job is named after its file, job.yaml.
+	if r := w.tenax("resume", "nosuchjob"); r.code != 2 || !strings.Contains(r.stderr, "latest") {
+		t.Errorf("resume of an unknown job: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := w.tenax("resume", "job"); r.code != 0 || !strings.Contains(r.stdout, "40 succeeded") {
+		t.Fatalf("resume by name: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := w.tenax("status", id); !strings.Contains(r.stdout, id+" (job): completed") {
+		t.Errorf("status after the resume:\n%s", r.stdout)
+	}
+}
+
+// TestExportAndResumeTakeTheJobsName: a job's name works wherever its id
+// does.
+func TestExportAndResumeTakeTheJobsName(t *testing.T) {
+	w := newWorkdir(t)
+	w.items("items.jsonl", 6)
+	w.write("job.yaml", `
+name: echo-items
+input: items.jsonl
+task:
+  type: exec
+  argv: ["echo", "{{.n}}"]
+`, 0o644)
+	if r := w.tenax("run", "job.yaml", "--limit", "2"); r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := w.tenax("resume", "echo-items"); r.code != 0 || !strings.Contains(r.stdout, "6 succeeded") {
+		t.Fatalf("resume by name: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := w.tenax("export", "echo-items"); r.code != 0 || strings.Count(r.stdout, "\n") != 6 {
+		t.Errorf("export by name: exit %d, %d lines\n%s%s", r.code, strings.Count(r.stdout, "\n"), r.stdout, r.stderr)
+	}
+	if r := w.tenax("export", "latest", "--format", "csv"); r.code != 0 || strings.Count(r.stdout, "\n") != 7 {
+		t.Errorf("export latest: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
