@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/input"
 	"github.com/tenaxhq/tenax/spec"
@@ -36,8 +38,18 @@ type Options struct {
 	Output string
 	// Limit runs at most this many items (0 = all).
 	Limit int
-	// RetryFailures re-runs items whose latest record failed (resume).
+	// RetryFailures re-runs items whose latest record failed (resume),
+	// narrowed by RetryClasses and RetryFingerprints when they are set.
 	RetryFailures bool
+	// RetryClasses, when set, re-runs only the failed items of these
+	// classes (--retry-failures=retryable,invalid): a run of permanent
+	// item failures need not trip the breaker before the retryable ones
+	// are reached.
+	RetryClasses []classify.Class
+	// RetryFingerprints, when set, re-runs only the failed items whose
+	// error fingerprint (as status shows it) starts with one of these
+	// (--fingerprint). They imply RetryFailures.
+	RetryFingerprints []string
 	// Force resumes even though the input changed.
 	Force bool
 
@@ -76,7 +88,8 @@ type Result struct {
 	Succeeded, Failed, Pending int
 	// ExitCode is DESIGN.md's process exit code for this run.
 	ExitCode int
-	// ResumeCommand resumes the job, when items are left pending.
+	// ResumeCommand resumes the job when items are left pending or failed;
+	// with failures it has --retry-failures.
 	ResumeCommand string
 }
 
@@ -350,11 +363,19 @@ func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath st
 		cfg.Cache = b.cache
 	}
 	cfg.Validator = b.validator
+	retrySome, err := failuresToRetry(ctx, j, opts)
+	if err != nil {
+		return nil, err
+	}
 	skip := func(idx int) bool {
 		switch outcomes.Get(idx) {
 		case store.Succeeded:
 			return true
 		case store.Failed:
+			if retrySome != nil {
+				_, retry := retrySome[idx]
+				return !retry
+			}
 			return !opts.RetryFailures
 		}
 		return false
@@ -453,14 +474,45 @@ func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath st
 		// the job is not what it should be until a resume.
 		res.ExitCode = ExitStorage
 	}
-	if res.Pending > 0 {
+	if res.Pending > 0 || res.Failed > 0 {
+		// A failed item runs again only with --retry-failures: the hint
+		// must say so, or the failures are silently left behind.
 		res.ResumeCommand = "tenax resume " + m.ID
+		if res.Failed > 0 {
+			res.ResumeCommand += " --retry-failures"
+		}
 		if opts.Home != "" && opts.Home != DefaultHome {
 			res.ResumeCommand += " --home " + opts.Home
 		}
 	}
 	log.Info("job stopped", "state", state, "succeeded", res.Succeeded, "failed", res.Failed, "pending", res.Pending, "stop", sum.Stop.String(), "elapsed", sum.Elapsed.Round(time.Millisecond))
 	return res, runErr
+}
+
+// failuresToRetry returns the failed items a resume re-runs when the
+// options narrow them by class or fingerprint, nil when they do not (every
+// failed item with RetryFailures, none without).
+func failuresToRetry(ctx context.Context, j store.Job, opts Options) (map[int]struct{}, error) {
+	if len(opts.RetryClasses) == 0 && len(opts.RetryFingerprints) == 0 {
+		return nil, nil
+	}
+	some := map[int]struct{}{}
+	err := j.Failures(ctx, func(r store.Record) error {
+		if len(opts.RetryClasses) > 0 && !slices.Contains(opts.RetryClasses, r.Class) {
+			return nil
+		}
+		if len(opts.RetryFingerprints) > 0 && !slices.ContainsFunc(opts.RetryFingerprints, func(fp string) bool {
+			return fp != "" && strings.HasPrefix(r.Fingerprint, fp)
+		}) {
+			return nil
+		}
+		some[r.Idx] = struct{}{}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the failures: %w", err)
+	}
+	return some, nil
 }
 
 // DefaultHome is where jobs live when neither --home nor TENAX_HOME says

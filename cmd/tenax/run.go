@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/job"
@@ -23,8 +24,29 @@ type runFlags struct {
 	output        string
 	limit         int
 	dryRun        bool
+	allowEmpty    bool
 	retryFailures bool
-	force         bool
+	// retryClasses is --retry-failures's value: "all", or classes.
+	retryClasses string
+	fingerprints []string
+	classes      []classify.Class
+	force        bool
+}
+
+// parseRetry reads --retry-failures[=CLASS,…] and --fingerprint.
+func (f *runFlags) parseRetry() error {
+	f.retryFailures = f.retryClasses != "" || len(f.fingerprints) > 0
+	if f.retryClasses == "" || f.retryClasses == "all" {
+		return nil
+	}
+	for _, name := range strings.Split(f.retryClasses, ",") {
+		c, err := classify.ParseClass(strings.TrimSpace(name))
+		if err != nil || c == classify.Canceled || c == classify.Unknown {
+			return fmt.Errorf("--retry-failures=%s: %q is not a failure class; want retryable, fatal, item or invalid", f.retryClasses, name)
+		}
+		f.classes = append(f.classes, c)
+	}
+	return nil
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -68,7 +90,10 @@ func newResumeCmd(g *globals) *cobra.Command {
 		Use:   "resume JOB|latest|NAME",
 		Short: "Run a job's pending items (and, with --retry-failures, its failed ones)",
 		Long: `Resume a job: run every item that has no record yet. With --retry-failures, also
-re-run the items whose latest record failed. The spec is read again from its file
+re-run the items whose latest record failed; --retry-failures=retryable,invalid
+re-runs only the failures of these classes, and --fingerprint FP only those of
+one error group of 'tenax status' (it implies --retry-failures). JOB is a job
+id, 'latest', or a job's name (its latest run). The spec is read again from its file
 (so a fixed script or a raised budget takes effect); the input must be unchanged
 unless --force.`,
 		Example: `  tenax resume job_20261122_101500
@@ -76,13 +101,18 @@ unless --force.`,
   tenax resume translate-hsk         # the latest job of that spec name`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.parseRetry(); err != nil {
+				return usageErr(err)
+			}
 			return runJob(cmd.Context(), g, f, func(ctx context.Context, o job.Options) (*job.Result, error) {
 				return job.Resume(ctx, args[0], o)
 			})
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&f.retryFailures, "retry-failures", false, "also re-run items whose latest record failed")
+	fl.StringVar(&f.retryClasses, "retry-failures", "", "also re-run items whose latest record failed; =CLASS,… only those of these classes (retryable, fatal, item, invalid)")
+	fl.Lookup("retry-failures").NoOptDefVal = "all"
+	fl.StringSliceVar(&f.fingerprints, "fingerprint", nil, "re-run only the failed items with this error fingerprint (or a prefix of it, as `tenax status` shows it); repeatable")
 	fl.BoolVar(&f.force, "force", false, "resume even though the input file changed")
 	fl.StringVar(&f.output, "output", "", "write the compacted, idx-ordered results here at the end (.jsonl or .csv)")
 	fl.IntVar(&f.limit, "limit", 0, "run at most N items (0 = all)")
@@ -105,7 +135,8 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	interactive := g.interactive()
 	opts := job.Options{
 		Home: g.homeDir(), Version: version, Input: f.input, Output: f.output, Limit: f.limit,
-		RetryFailures: f.retryFailures, Force: f.force, Interactive: interactive, Logger: log,
+		RetryFailures: f.retryFailures, RetryClasses: f.classes, RetryFingerprints: f.fingerprints,
+		Force: f.force, Interactive: interactive, Logger: log,
 	}
 
 	var prompter *pausingPrompter
@@ -246,10 +277,12 @@ func printSummary(w io.Writer, r *job.Result) {
 	if r.Failed > 0 {
 		fmt.Fprintf(&b, "Failures: %s/failures.jsonl (tenax status %s shows them grouped)\n", r.Dir, r.JobID)
 	}
-	if r.ResumeCommand != "" {
+	switch {
+	case r.ResumeCommand == "":
+	case r.Pending > 0:
 		fmt.Fprintf(&b, "Resume: %s\n", r.ResumeCommand)
-	} else if r.Failed > 0 {
-		fmt.Fprintf(&b, "Retry the failures: tenax resume %s --retry-failures\n", r.JobID)
+	default:
+		fmt.Fprintf(&b, "Retry the failures: %s\n", r.ResumeCommand)
 	}
 	io.WriteString(w, b.String())
 }

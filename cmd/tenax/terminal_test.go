@@ -286,3 +286,71 @@ task:
 		t.Errorf("export latest: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestRetryFailuresChoosesByClassAndFingerprint is the regression test of
+// two findings: the summary after failures suggested a resume without
+// --retry-failures (which leaves the failed items behind), and
+// --retry-failures could not choose which failures to retry.
+func TestRetryFailuresChoosesByClassAndFingerprint(t *testing.T) {
+	w := newWorkdir(t)
+	w.items("items.jsonl", 8)
+	// Items 0 and 1 lack a license (exit 127, fatal), items 2 and 3 hit a
+	// busy server (exit 75, retryable), until ./fixed exists.
+	w.write("tool.sh", `#!/bin/sh
+echo "$1" >> calls.log
+if [ ! -e fixed ]; then
+  case $1 in
+    0|1) echo "no license for item $1" >&2; exit 127;;
+    2|3) echo "server busy" >&2; exit 75;;
+  esac
+fi
+echo ok
+`, 0o755)
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: ["./tool.sh", "{{.n}}"]
+retry: {max_attempts: 1}
+breaker: {threshold: 100}
+`, 0o644)
+	r := w.tenax("run", "job.yaml")
+	id := jobID(t, r)
+	if r.code != 1 || !strings.Contains(r.stdout, "Retry the failures: tenax resume "+id+" --retry-failures") {
+		t.Fatalf("run: exit %d; the summary must suggest --retry-failures:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := os.WriteFile(filepath.Join(w.dir, "fixed"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(w.dir, "calls.log"))
+	r = w.tenax("resume", "latest", "--retry-failures=retryable")
+	if r.code != 1 || !strings.Contains(r.stdout, "6 succeeded, 2 failed") {
+		t.Fatalf("resume --retry-failures=retryable: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if calls := callCounts(t, filepath.Join(w.dir, "calls.log")); len(calls) != 2 || calls[2] != 1 || calls[3] != 1 {
+		t.Errorf("--retry-failures=retryable called %v, want items 2 and 3 once each", calls)
+	}
+	if r := w.tenax("resume", "latest", "--retry-failures=retryabel"); r.code != 2 || !strings.Contains(r.stderr, "not a failure class") {
+		t.Errorf("a misspelt class: exit %d\n%s", r.code, r.stderr)
+	}
+
+	var fatal struct {
+		Fingerprint string `json:"fingerprint"`
+	}
+	failures, err := os.ReadFile(filepath.Join(w.home, "jobs", id, "failures.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(failures), "\n")
+	if err := json.Unmarshal([]byte(first), &fatal); err != nil || len(fatal.Fingerprint) < 8 {
+		t.Fatalf("failures.jsonl: %v\n%s", err, failures)
+	}
+	os.Remove(filepath.Join(w.dir, "calls.log"))
+	r = w.tenax("resume", id, "--fingerprint", fatal.Fingerprint[:8])
+	if r.code != 0 || !strings.Contains(r.stdout, "8 succeeded, 0 failed") {
+		t.Fatalf("resume --fingerprint: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if calls := callCounts(t, filepath.Join(w.dir, "calls.log")); len(calls) != 2 || calls[0] != 1 || calls[1] != 1 {
+		t.Errorf("--fingerprint called %v, want items 0 and 1 once each", calls)
+	}
+}
