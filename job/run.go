@@ -52,6 +52,9 @@ type Options struct {
 	RetryFingerprints []string
 	// Force resumes even though the input changed.
 	Force bool
+	// AllowEmpty runs an input without items (a completed job of 0
+	// items) instead of refusing it.
+	AllowEmpty bool
 
 	// Interactive says a person is at a terminal: the breaker's default
 	// action becomes prompt, and check-ins happen.
@@ -169,6 +172,15 @@ func checkInput(path string, from inputOrigin, s *spec.Spec) (input.Format, inpu
 	return f, sum, nil
 }
 
+// checkNotEmpty refuses an input without items: a "completed" job of 0
+// items that exits 0 hides a wrong path or an empty export upstream.
+func checkNotEmpty(path string, sum input.Summary, opts Options) error {
+	if sum.Items > 0 || opts.AllowEmpty {
+		return nil
+	}
+	return usage(fmt.Errorf("the input %s has no items: nothing to run (pass --allow-empty to accept an empty input)", path))
+}
+
 // checkInputFile reports an input that is missing or not a regular file.
 func checkInputFile(path string, from inputOrigin, s *spec.Spec) error {
 	fi, err := os.Stat(path)
@@ -246,6 +258,9 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 	}
 	format, sum, err := checkInput(inPath, from, s)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkNotEmpty(inPath, sum, opts); err != nil {
 		return nil, err
 	}
 	b, err := buildTask(s, opts.Home)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -125,12 +126,18 @@ func newExportCmd(g *globals) *cobra.Command {
 }
 
 func newValidateCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var inputPath string
+	cmd := &cobra.Command{
 		Use:   "validate SPEC",
 		Short: "Check a job spec and print it resolved, with defaults and secrets redacted",
 		Long: `Check a job spec: unknown keys (with a suggestion), wrong types, impossible values
 and missing environment variables are reported with file:line:col. On success the
-resolved spec is printed with every default filled in and secrets redacted.`,
+resolved spec is printed with every default filled in and secrets redacted.
+
+With an input (--input, or the spec's input when the file exists), validate also
+checks it as a run would and renders every template of the task against its
+first 100 items: a field a template names but the items lack ({{.wrd}}) is
+reported with the item's line, and validate exits 2.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := job.LoadSpec(args[0], os.LookupEnv)
@@ -141,10 +148,32 @@ resolved spec is printed with every default filled in and secrets redacted.`,
 			if err != nil {
 				return err
 			}
-			_, err = cmd.OutOrStdout().Write(y)
-			return err
+			if _, err = cmd.OutOrStdout().Write(y); err != nil {
+				return err
+			}
+			path, flag := s.Input.Path, inputPath != ""
+			if flag {
+				path = inputPath
+			} else if _, err := os.Stat(path); path == "" || err != nil {
+				if path != "" {
+					fmt.Fprintf(g.stderr, "templates: not checked: the input %s does not exist yet\n", path)
+				}
+				return nil
+			}
+			check, err := job.CheckInputTemplates(s, path, flag)
+			if err != nil {
+				return err
+			}
+			var b strings.Builder
+			if err := check.WriteText(&b); err != nil {
+				return err
+			}
+			io.WriteString(g.stderr, s.Redact(b.String()))
+			return check.Err()
 		},
 	}
+	cmd.Flags().StringVar(&inputPath, "input", "", "also check this input and render the templates against its first 100 items")
+	return cmd
 }
 
 func containsFold(s, sub string) bool {

@@ -80,7 +80,8 @@ resume command; a second one cancels them (their items stay pending).`,
 	fl.StringVar(&f.input, "input", "", "input file instead of the spec's (.jsonl, .csv or .txt)")
 	fl.StringVar(&f.output, "output", "", "write the compacted, idx-ordered results here at the end (.jsonl or .csv)")
 	fl.IntVar(&f.limit, "limit", 0, "run at most N items (0 = all)")
-	fl.BoolVar(&f.dryRun, "dry-run", false, "check the spec and the input, show the plan and the first item; call nothing")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "check the spec and the input, render the templates against the first 100 items, show the plan; call nothing")
+	fl.BoolVar(&f.allowEmpty, "allow-empty", false, "accept an input without items (otherwise an error, exit 2)")
 	return cmd
 }
 
@@ -136,7 +137,7 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	opts := job.Options{
 		Home: g.homeDir(), Version: version, Input: f.input, Output: f.output, Limit: f.limit,
 		RetryFailures: f.retryFailures, RetryClasses: f.classes, RetryFingerprints: f.fingerprints,
-		Force: f.force, Interactive: interactive, Logger: log,
+		Force: f.force, AllowEmpty: f.allowEmpty, Interactive: interactive, Logger: log,
 	}
 
 	var prompter *pausingPrompter

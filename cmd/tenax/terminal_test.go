@@ -354,3 +354,20 @@ breaker: {threshold: 100}
 		t.Errorf("--fingerprint called %v, want items 0 and 1 once each", calls)
 	}
 }
+
+// TestValidateRendersTemplatesAgainstTheInput is the regression test of
+// `tenax validate` passing {{.wrd}}: with an input to look at, it renders
+// the templates against its first items and exits 2 naming the line.
+func TestValidateRendersTemplatesAgainstTheInput(t *testing.T) {
+	w := newWorkdir(t)
+	w.write("items.jsonl", "{\"word\": \"a\"}\n", 0o644)
+	w.write("job.yaml", "input: items.jsonl\ntask:\n  type: exec\n  argv: [\"echo\", \"{{.wrd}}\"]\n", 0o644)
+	r := w.tenax("validate", "job.yaml")
+	if r.code != 2 || !strings.Contains(r.stderr, `items.jsonl:1 (item #0): argv[1] uses {{.wrd}}, but the item has no field "wrd"; did you mean {{.word}}?`) {
+		t.Errorf("validate: exit %d\n%s", r.code, r.stderr)
+	}
+	w.write("empty.jsonl", "", 0o644)
+	if r := w.tenax("run", "job.yaml", "--input", "empty.jsonl"); r.code != 2 || !strings.Contains(r.stderr, "--allow-empty") {
+		t.Errorf("run over an empty input: exit %d\n%s", r.code, r.stderr)
+	}
+}
