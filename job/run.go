@@ -480,6 +480,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, j store.Job, inPath st
 		m.State = state
 		m.StopReason = sum.StopDetail
 		m.BreakerTrips += sum.Trips
+		m.RunSeconds += sum.Elapsed.Seconds()
 	}); err != nil && runErr == nil {
 		runErr = err
 	}

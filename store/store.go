@@ -126,6 +126,10 @@ type Manifest struct {
 	// BreakerTrips counts the times the circuit breaker opened, over every
 	// run of the job.
 	BreakerTrips int `json:"breaker_trips,omitempty"`
+	// RunSeconds sums the wall time of the job's runs (the first and each
+	// resume) that ended properly, for the rate status shows; a run killed
+	// before it could close the job adds nothing.
+	RunSeconds float64 `json:"run_seconds,omitempty"`
 }
 
 // Record is one finished item, as a line of results.jsonl. DESIGN.md fixes
