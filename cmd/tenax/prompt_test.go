@@ -141,7 +141,12 @@ concurrency: {max: 1}
 	term.send("i\n")
 	term.expect("Exit code:  127")
 	term.expect("cannot reach the license server for item 2")
+	term.expect("Failure 1 of 3, newest first")
 	term.expect("[C]ontinue  [A]bort  [I]nspect details")
+	// Inspect again pages back through the failures the breaker drained.
+	term.send("i\n")
+	term.expect("cannot reach the license server for item 1")
+	term.expect("Failure 2 of 3")
 	term.send("c\n")
 	term.expect("Circuit breaker open: 3 consecutive failures")
 	term.expect("Processed: 6/50 | Failed: 6")

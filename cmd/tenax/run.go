@@ -143,7 +143,11 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	var prompter *pausingPrompter
 	if interactive {
 		prompter = &pausingPrompter{inner: console.NewPrompter(g.stdin, screen)}
+		// Inspect pages through the failures the breaker drained.
+		failures := console.NewFailureLog(console.DefaultFailureLogSize)
+		prompter.inner.Failures = failures
 		opts.Prompter = prompter
+		opts.OnEvent = failures.Observe
 	}
 	stopProgress := func() {}
 	var running atomic.Pointer[engine.Engine]
