@@ -88,8 +88,6 @@ func (g *globals) stderrWidth() int {
 	return w
 }
 
-func (g *globals) logger() (*slog.Logger, error) { return g.loggerOn(g.stderr) }
-
 // loggerOn is the logger the flags ask for, writing to w.
 func (g *globals) loggerOn(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
