@@ -149,3 +149,55 @@ func Example() {
 	// Failed item: #7 {"path":"a.go"}
 	// Processed: 7/120 | Failed: 3 | Success rate: 57.1%
 }
+
+// TestInspectPagesThroughTheDrainedFailures is the regression test of an
+// Inspect that showed only the last failure: I shows the one that tripped
+// the breaker, I (or N) again the one before it, P the one after, through
+// every failure the log kept.
+func TestInspectPagesThroughTheDrainedFailures(t *testing.T) {
+	log := console.NewFailureLog(10)
+	for _, idx := range []int{5, 6, 7} {
+		item := task.Item{Idx: idx, Raw: []byte(fmt.Sprintf(`{"n": %d}`, idx))}
+		log.Observe(engine.Event{Kind: engine.ItemFinished, Item: item, Err: fmt.Errorf("exit 127: item %d", idx),
+			Decision: classify.Decision{Class: classify.Fatal}, Record: store.Record{Idx: idx, Error: "exit 127", Class: classify.Fatal, Attempts: 1}})
+		log.Observe(engine.Event{Kind: engine.ItemFinished, Item: item, Record: store.Record{Idx: idx + 100}})
+	}
+	newest := log.Newest()
+	last := newest[0]
+	var out strings.Builder
+	p := console.NewPrompter(strings.NewReader("i\ni\nn\ni\np\na\n"), &out)
+	p.Failures = log
+	if got := p.Trip(context.Background(), engine.TripReport{Reason: "3 consecutive failures", Last: &last}); got != engine.TripAbortRun {
+		t.Fatalf("decision %v, want abort", got)
+	}
+	var order []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "Item:") {
+			order = append(order, strings.Fields(l)[1])
+		}
+	}
+	want := []string{"#7", "#6", "#5", "#7", "#5"}
+	if strings.Join(order, " ") != strings.Join(want, " ") {
+		t.Errorf("Inspect showed %v, want %v:\n%s", order, want, out.String())
+	}
+	for _, s := range []string{"Failure 1 of 3, newest first", "Failure 3 of 3", "That was the oldest failure kept"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("output lacks %q:\n%s", s, out.String())
+		}
+	}
+}
+
+// TestFailureLogKeepsTheNewest: a full log forgets the oldest failures.
+func TestFailureLogKeepsTheNewest(t *testing.T) {
+	log := console.NewFailureLog(3)
+	for idx := range 5 {
+		log.Add(engine.Failure{Item: task.Item{Idx: idx}})
+	}
+	var got []int
+	for _, f := range log.Newest() {
+		got = append(got, f.Item.Idx)
+	}
+	if fmt.Sprint(got) != "[4 3 2]" {
+		t.Errorf("kept %v, want [4 3 2]", got)
+	}
+}

@@ -23,6 +23,9 @@ type Prompter struct {
 	// Redact, when set, scrubs secrets from everything the prompter
 	// shows: errors and stderr may quote a key a command was given.
 	Redact func(string) string
+	// Failures, when set, holds the run's recent failures: Inspect then
+	// pages through them, newest first, instead of showing only the last.
+	Failures *FailureLog
 }
 
 // print writes s, redacted.
@@ -41,10 +44,13 @@ func NewPrompter(in io.Reader, out io.Writer) *Prompter {
 
 // Trip shows DESIGN.md's breaker summary and asks
 // "[C]ontinue  [A]bort  [I]nspect details" until it gets Continue or Abort.
-// Inspect prints the last error in full and asks again. End of input, or a
-// canceled ctx, is Abort.
+// Inspect prints the last error in full and asks again; with Failures set,
+// Inspect again (or N) shows the failure before it, and P the one after,
+// through every failure kept. End of input, or a canceled ctx, is Abort.
 func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDecision {
 	p.print(TripSummary(r))
+	pages := p.failurePages(r.Last)
+	shown := -1 // the failure Inspect showed last
 	for {
 		fmt.Fprint(p.out, "[C]ontinue  [A]bort  [I]nspect details\n> ")
 		answer, ok := p.readAnswer(ctx)
@@ -57,12 +63,50 @@ func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDec
 			return engine.TripContinue
 		case 'a':
 			return engine.TripAbortRun
-		case 'i':
-			p.print(Inspect(r.Last))
+		case 'i', 'n', 'p':
+			if len(pages) == 0 {
+				p.print(Inspect(nil))
+				continue
+			}
+			switch {
+			case answer == 'p' && shown <= 0:
+				fmt.Fprintf(p.out, "That was the newest failure; showing the oldest kept.\n")
+				shown = len(pages) - 1
+			case answer == 'p':
+				shown--
+			case shown == len(pages)-1:
+				fmt.Fprintf(p.out, "That was the oldest failure kept; showing the newest again.\n")
+				shown = 0
+			default:
+				shown++
+			}
+			p.print(Inspect(&pages[shown]))
+			if len(pages) > 1 {
+				fmt.Fprintf(p.out, "Failure %d of %d, newest first: I or N shows the one before, P the one after.\n", shown+1, len(pages))
+			}
 		default:
 			fmt.Fprintln(p.out, "Please answer C, A or I.")
 		}
 	}
+}
+
+// failurePages are the failures Inspect pages through: the one that
+// tripped the breaker first, then the others kept, newest first.
+func (p *Prompter) failurePages(last *engine.Failure) []engine.Failure {
+	var pages []engine.Failure
+	if last != nil {
+		pages = append(pages, *last)
+	}
+	if p.Failures == nil {
+		return pages
+	}
+	for _, f := range p.Failures.Newest() {
+		if last != nil && f.Item.Idx == last.Item.Idx && f.Err == last.Err {
+			continue
+		}
+		pages = append(pages, f)
+	}
+	return pages
 }
 
 // Checkin shows the latest outputs and asks "[C]ontinue  [A]bort".

@@ -304,6 +304,14 @@ func (e *Engine) validate(ctx context.Context, out json.RawMessage) error {
 func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) bool {
 	rec := e.record(r)
 	rec.Output = res.Output
+	if r.tracker != nil {
+		// A healed item keeps what was healed: the output passed, so every
+		// error the re-asks tracked is now fixed.
+		r.tracker.Observe(nil)
+		if b, jerr := json.Marshal(r.tracker.Errors()); jerr == nil {
+			rec.TrackedErrors = b
+		}
+	}
 	return e.finish(ctx, r.item, rec, nil)
 }
 

@@ -100,11 +100,12 @@ type Reader struct {
 	closer io.Closer
 	br     *bufio.Reader
 
-	maxLine int    // MaxLineBytes; lowered by tests
-	line    int    // physical lines consumed so far
-	idx     int    // idx of the next item
-	buf     []byte // accumulates lines longer than the bufio buffer
-	started bool   // the BOM check and the CSV header are done
+	maxLine  int    // MaxLineBytes; lowered by tests
+	line     int    // physical lines consumed so far
+	itemLine int    // the physical line where the last item returned started
+	idx      int    // idx of the next item
+	buf      []byte // accumulates lines longer than the bufio buffer
+	started  bool   // the BOM check and the CSV header are done
 
 	csv     *csv.Reader
 	header  []string
@@ -223,6 +224,7 @@ func (r *Reader) nextLine() (task.Item, error) {
 		if !utf8.Valid(line) {
 			return r.bad(line, r.line, ErrInvalidUTF8)
 		}
+		r.itemLine = r.line
 		if r.format == TXT {
 			item := task.Item{Idx: r.idx, Fields: map[string]any{"text": string(line)}}
 			raw := append([]byte(`{"text":`), task.AppendJSONString(nil, string(line))...)
@@ -289,6 +291,7 @@ func (r *Reader) nextRecord() (task.Item, error) {
 			return r.bad(nil, pe.StartLine, pe.Err)
 		}
 		line, _ := r.csv.FieldPos(0)
+		r.itemLine = line
 		size := 0
 		for _, f := range rec {
 			size += len(f)
@@ -323,8 +326,14 @@ func (r *Reader) nextRecord() (task.Item, error) {
 	}
 }
 
+// Line returns the 1-based physical line of the file where the item Next
+// last returned starts (after a CSV header, blank lines and bad lines), so
+// that a message about an item can point into the file; 0 before the first.
+func (r *Reader) Line() int { return r.itemLine }
+
 // bad returns a bad line's item, taking an idx, with its LineError.
 func (r *Reader) bad(text []byte, line int, err error) (task.Item, error) {
+	r.itemLine = line
 	item := task.Item{Idx: r.idx, Raw: task.AppendJSONString(nil, string(text))}
 	r.idx++
 	return item, &LineError{Path: r.path, Line: line, Idx: item.Idx, Err: err}

@@ -427,3 +427,35 @@ func BenchmarkReadJSONL(b *testing.B) {
 		}
 	}
 }
+
+// TestLineLocatesEachItemInTheFile: Line is the physical line an item
+// starts on, past a CSV header, blank lines and bad lines, so a message
+// about an item can point into the file.
+func TestLineLocatesEachItemInTheFile(t *testing.T) {
+	cases := []struct {
+		name  string
+		data  string
+		f     Format
+		lines []int
+	}{
+		{"jsonl with blank and bad lines", "{\"a\":1}\n\n{oops\n{\"a\":2}\n", JSONL, []int{1, 3, 4}},
+		{"csv after its header", "a,b\n1,2\n\n3,4\n", CSV, []int{2, 4}},
+		{"txt", "x\n\ny\n", TXT, []int{1, 3}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(c.data), "in."+string(c.f), c.f)
+			var lines []int
+			for {
+				_, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				lines = append(lines, r.Line())
+			}
+			if !reflect.DeepEqual(lines, c.lines) {
+				t.Errorf("lines %v, want %v", lines, c.lines)
+			}
+		})
+	}
+}

@@ -120,13 +120,14 @@ func badCases() []badCase {
 		{name: "input-array-line", items: fail},
 		{name: "input-invalid-utf8-line", items: fail, gen: genInvalidUTF8Input},
 		{name: "input-10mb-line", items: 2, gen: genHugeLineInput},
-		{name: "input-empty-file", run: true, check: checkEmptyRun},
-		{name: "input-blank-lines", items: 0},
+		// An input without items is refused (exit 2) unless --allow-empty.
+		{name: "input-empty-file", run: true, check: checkEmptyRefused},
+		{name: "input-blank-lines", items: fail},
 		{name: "input-crlf", items: 3},
 		{name: "input-crlf-txt", run: true, check: checkCRLFRun},
 		{name: "input-bom", items: 2},
 		{name: "input-csv-wrong-field-count", items: fail},
-		{name: "input-csv-header-only", items: 0},
+		{name: "input-csv-header-only", items: fail},
 		{name: "input-txt-three-lines", items: 3},
 		{name: "input-one-item", items: 1},
 		{name: "input-unknown-extension", items: fail},
@@ -232,7 +233,7 @@ func render(c badCase, o outcome) string {
 		b.WriteString("job.Run:\n")
 		if o.result != nil {
 			r := o.result
-			fmt.Fprintf(&b, "exit %d; succeeded %d, failed %d, pending %d; resume command %q\n", r.ExitCode, r.Succeeded, r.Failed, r.Pending, r.ResumeCommand)
+			fmt.Fprintf(&b, "exit %d; succeeded %d, failed %d, pending %d; resume command %q\n", r.ExitCode, r.Succeeded, r.Failed, r.Pending, strings.ReplaceAll(r.ResumeCommand, r.JobID, "$JOB"))
 		}
 	} else {
 		b.WriteString("job.DryRun:\n")
@@ -473,15 +474,13 @@ func genHugeLineInput(t *testing.T, dir string) {
 	writeFile(t, filepath.Join(dir, "items.jsonl"), b.Bytes())
 }
 
-// checkEmptyRun: a run over an empty input has nothing to do and
-// succeeds with no records.
-func checkEmptyRun(t *testing.T, o outcome) {
-	if o.err != nil {
-		t.Fatalf("run over an empty input: %v", o.err)
-	}
-	r := o.result
-	if r.ExitCode != job.ExitOK || r.Succeeded+r.Failed+r.Pending != 0 || len(o.records) != 0 {
-		t.Errorf("run over an empty input: exit %d, %d/%d/%d items, %d records; want exit 0 and nothing", r.ExitCode, r.Succeeded, r.Failed, r.Pending, len(o.records))
+// checkEmptyRefused is the regression test of an empty input that made a
+// "completed" 0-item job and exited 0: the run is refused as a usage error
+// and creates no job.
+func checkEmptyRefused(t *testing.T, o outcome) {
+	var ue *job.UsageError
+	if !errors.As(o.err, &ue) || o.result != nil {
+		t.Fatalf("run over an empty input: %v, %+v; want a usage error and no job", o.err, o.result)
 	}
 }
 

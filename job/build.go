@@ -268,6 +268,13 @@ func engineConfig(s *spec.Spec, interactive bool) (engine.Config, error) {
 		Pacing:            engine.Pacing{BatchSize: s.Pacing.BatchSize, BatchDelay: s.Pacing.BatchDelay, ItemDelay: s.Pacing.ItemDelay},
 		Budget:            engine.Budget{MaxCostUSD: s.Budget.MaxCostUSD, MaxTokens: s.Budget.MaxTokens},
 	}
+	for _, name := range s.Breaker.Count {
+		c, err := classify.ParseClass(name)
+		if err != nil {
+			return engine.Config{}, fmt.Errorf("breaker.count: %w", err)
+		}
+		cfg.BreakerCount = append(cfg.BreakerCount, c)
+	}
 	switch s.Breaker.OnTrip {
 	case "prompt":
 		cfg.OnTrip = engine.TripPrompt

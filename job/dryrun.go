@@ -15,8 +15,10 @@ import (
 )
 
 // DryRun checks everything a run would check (the spec, the input, the
-// task's templates, the validator) and writes the plan and the first item to
-// w. It calls nothing and creates no job.
+// task's templates, the validator), renders every template against the
+// first TemplateSample items, and writes the plan, the first item and what
+// did not render to w. It calls nothing and creates no job. A template that
+// does not render is a usage error.
 func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) error {
 	s, err := LoadSpec(specPath, opts.env())
 	if err != nil {
@@ -34,6 +36,9 @@ func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) err
 	}
 	format, sum, err := checkInput(inPath, from, s)
 	if err != nil {
+		return err
+	}
+	if err := checkNotEmpty(inPath, sum, opts); err != nil {
 		return err
 	}
 	if _, err := buildTask(s, opts.Home); err != nil {
@@ -67,11 +72,20 @@ func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) err
 	default:
 		fmt.Fprintf(&b, "first item: #%d %s\n", first.Idx, preview(first.Raw))
 	}
+	check, err := CheckTemplates(s, inPath, format)
+	if err != nil {
+		return usage(err)
+	}
+	if err := check.WriteText(&b); err != nil {
+		return err
+	}
 	b.WriteString("dry run: nothing was called and no job was created\n")
 	// The task line shows argv and URLs, and the first item is input: both
 	// may hold a secret the spec expanded.
-	_, err = io.WriteString(w, s.Redact(b.String()))
-	return err
+	if _, err = io.WriteString(w, s.Redact(b.String())); err != nil {
+		return err
+	}
+	return check.Err()
 }
 
 // maxPreview is how much of the first item the dry run shows.

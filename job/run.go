@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/input"
 	"github.com/tenaxhq/tenax/spec"
@@ -44,10 +46,23 @@ type Options struct {
 	Output string
 	// Limit runs at most this many items (0 = all).
 	Limit int
-	// RetryFailures re-runs items whose latest record failed (resume).
+	// RetryFailures re-runs items whose latest record failed (resume),
+	// narrowed by RetryClasses and RetryFingerprints when they are set.
 	RetryFailures bool
+	// RetryClasses, when set, re-runs only the failed items of these
+	// classes (--retry-failures=retryable,invalid): a run of permanent
+	// item failures need not trip the breaker before the retryable ones
+	// are reached.
+	RetryClasses []classify.Class
+	// RetryFingerprints, when set, re-runs only the failed items whose
+	// error fingerprint (as status shows it) starts with one of these
+	// (--fingerprint). They imply RetryFailures.
+	RetryFingerprints []string
 	// Force resumes even though the input changed.
 	Force bool
+	// AllowEmpty runs an input without items (a completed job of 0
+	// items) instead of refusing it.
+	AllowEmpty bool
 
 	// Interactive says a person is at a terminal: the breaker's default
 	// action becomes prompt, and check-ins happen.
@@ -89,7 +104,8 @@ type Result struct {
 	Succeeded, Failed, Pending int
 	// ExitCode is DESIGN.md's process exit code for this run.
 	ExitCode int
-	// ResumeCommand resumes the job, when items are left pending.
+	// ResumeCommand resumes the job when items are left pending or failed;
+	// with failures it has --retry-failures.
 	ResumeCommand string
 }
 
@@ -179,6 +195,15 @@ func checkInput(path string, from inputOrigin, s *spec.Spec) (input.Format, inpu
 	return f, sum, nil
 }
 
+// checkNotEmpty refuses an input without items: a "completed" job of 0
+// items that exits 0 hides a wrong path or an empty export upstream.
+func checkNotEmpty(path string, sum input.Summary, opts Options) error {
+	if sum.Items > 0 || opts.AllowEmpty {
+		return nil
+	}
+	return usage(fmt.Errorf("the input %s has no items: nothing to run (pass --allow-empty to accept an empty input)", path))
+}
+
 // checkInputFile reports an input that is missing or not a regular file.
 func checkInputFile(path string, from inputOrigin, s *spec.Spec) error {
 	fi, err := os.Stat(path)
@@ -258,6 +283,9 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNotEmpty(inPath, sum, opts); err != nil {
+		return nil, err
+	}
 	b, err := buildTask(s, opts.Home)
 	if err != nil {
 		return nil, usage(err)
@@ -287,7 +315,13 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 
 // Resume runs the items of job id that have no record (and, with
 // RetryFailures, those whose latest record failed).
+//
+// id may also be "latest" or a job's name (see ResolveID).
 func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
+	id, err := ResolveID(ctx, opts.store(nil), id)
+	if err != nil {
+		return nil, err
+	}
 	m, err := readManifest(ctx, opts.store(nil), id)
 	if err != nil {
 		return nil, err
@@ -368,11 +402,19 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		cfg.Cache = b.cache
 	}
 	cfg.Validator = b.validator
+	retrySome, err := failuresToRetry(ctx, j, opts)
+	if err != nil {
+		return nil, err
+	}
 	skip := func(idx int) bool {
 		switch outcomes.Get(idx) {
 		case store.Succeeded:
 			return true
 		case store.Failed:
+			if retrySome != nil {
+				_, retry := retrySome[idx]
+				return !retry
+			}
 			return !opts.RetryFailures
 		}
 		return false
@@ -462,6 +504,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		m.State = state
 		m.StopReason = sum.StopDetail
 		m.BreakerTrips += sum.Trips
+		m.RunSeconds += sum.Elapsed.Seconds()
 	}); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -472,10 +515,15 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		res.ExitCode = ExitStorage
 	}
 	// A job whose directory was removed has nothing to resume; one whose
-	// counts could not be read after an error may still have items left.
+	// counts could not be read after an error may still have items left. A
+	// failed item runs again only with --retry-failures: the hint must say
+	// so, or the failures are silently left behind.
 	gone := errors.Is(runErr, store.ErrNotFound)
-	if !gone && (res.Pending > 0 || runErr != nil) {
+	if !gone && (res.Pending > 0 || res.Failed > 0 || runErr != nil) {
 		res.ResumeCommand = "tenax resume " + m.ID
+		if res.Failed > 0 {
+			res.ResumeCommand += " --retry-failures"
+		}
 		if opts.Home != "" && opts.Home != DefaultHome {
 			res.ResumeCommand += " --home " + opts.Home
 		}
@@ -498,6 +546,32 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// failuresToRetry returns the failed items a resume re-runs when the
+// options narrow them by class or fingerprint, nil when they do not (every
+// failed item with RetryFailures, none without).
+func failuresToRetry(ctx context.Context, j store.Job, opts Options) (map[int]struct{}, error) {
+	if len(opts.RetryClasses) == 0 && len(opts.RetryFingerprints) == 0 {
+		return nil, nil
+	}
+	some := map[int]struct{}{}
+	err := j.Failures(ctx, func(r store.Record) error {
+		if len(opts.RetryClasses) > 0 && !slices.Contains(opts.RetryClasses, r.Class) {
+			return nil
+		}
+		if len(opts.RetryFingerprints) > 0 && !slices.ContainsFunc(opts.RetryFingerprints, func(fp string) bool {
+			return fp != "" && strings.HasPrefix(r.Fingerprint, fp)
+		}) {
+			return nil
+		}
+		some[r.Idx] = struct{}{}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the failures: %w", err)
+	}
+	return some, nil
 }
 
 // DefaultHome is where jobs live when neither --home nor TENAX_HOME says

@@ -21,7 +21,10 @@ import (
 // failures grouped by error fingerprint, how many attempts items took, and
 // what the run consumed.
 type Report struct {
-	Manifest  store.Manifest
+	Manifest store.Manifest
+	// Note explains a state that status worked out rather than read (a
+	// stale job, see CurrentState).
+	Note      string
 	Succeeded int
 	Failed    int
 	Pending   int
@@ -37,9 +40,31 @@ type Report struct {
 	Usage       task.Usage
 	CostUSD     float64
 	// Busy is the summed duration of every recorded item; First and Last
-	// bracket the records' finish times.
+	// bracket the records' finish times, and Began is when the earliest
+	// recorded item started (its finish less its duration).
 	Busy        time.Duration
 	First, Last time.Time
+	Began       time.Time
+}
+
+// Rate returns the items finished per second of the job's runs, and the
+// time it divides by: the summed length of the runs that ended properly
+// (Manifest.RunSeconds) when it covers every record, else the time from
+// the start of the earliest recorded item to the last finish. The first
+// and last finish alone would leave out the first item's own duration
+// (and a run of one wave of items would seem to take no time at all).
+func (r *Report) Rate() (perSecond float64, over time.Duration) {
+	done := r.Succeeded + r.Failed
+	switch {
+	case r.Manifest.RunSeconds > 0 && r.Manifest.State != store.StateRunning && r.Manifest.State != store.StateStale:
+		over = time.Duration(r.Manifest.RunSeconds * float64(time.Second))
+	case !r.Began.IsZero():
+		over = r.Last.Sub(r.Began)
+	}
+	if over <= 0 || done == 0 {
+		return 0, over
+	}
+	return float64(done) / over.Seconds(), over
 }
 
 // ErrorGroup is the failures that share one fingerprint.
@@ -76,6 +101,9 @@ func BuildReport(ctx context.Context, j store.Job) (*Report, error) {
 		if !rec.FinishedAt.IsZero() {
 			if r.First.IsZero() || rec.FinishedAt.Before(r.First) {
 				r.First = rec.FinishedAt
+			}
+			if began := rec.FinishedAt.Add(-time.Duration(rec.DurationMS) * time.Millisecond); r.Began.IsZero() || began.Before(r.Began) {
+				r.Began = began
 			}
 			if rec.FinishedAt.After(r.Last) {
 				r.Last = rec.FinishedAt
@@ -132,6 +160,9 @@ func (r *Report) WriteText(w io.Writer, topGroups int) error {
 		fmt.Fprintf(&b, " (%s)", m.Name)
 	}
 	fmt.Fprintf(&b, ": %s\n", m.State)
+	if r.Note != "" {
+		fmt.Fprintf(&b, "Note:      %s\n", r.Note)
+	}
 	if m.StopReason != "" {
 		fmt.Fprintf(&b, "Stopped:   %s\n", m.StopReason)
 	}
@@ -168,11 +199,9 @@ func (r *Report) WriteText(w io.Writer, topGroups int) error {
 		fmt.Fprintf(&b, "Attempts:  %s  (calls×items)\n", strings.Join(parts, "  "))
 	}
 	if !r.First.IsZero() {
-		span := r.Last.Sub(r.First)
-		done := r.Succeeded + r.Failed
-		fmt.Fprintf(&b, "Time:      %s to %s", r.First.Local().Format(time.DateTime), r.Last.Local().Format(time.DateTime))
-		if span > 0 {
-			fmt.Fprintf(&b, " (%.1f items/s)", float64(done)/span.Seconds())
+		fmt.Fprintf(&b, "Time:      %s to %s", r.Began.Local().Format(time.DateTime), r.Last.Local().Format(time.DateTime))
+		if rate, over := r.Rate(); rate > 0 {
+			fmt.Fprintf(&b, " (%.1f items/s over %s)", rate, over.Round(time.Millisecond))
 		}
 		fmt.Fprintf(&b, ", %s of item time\n", r.Busy.Round(time.Millisecond))
 	}

@@ -62,3 +62,48 @@ func TestReportGroupsFailuresByFingerprintWithHints(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusRateCountsFromTheRunsStart is the regression test of a rate
+// measured from the first to the last finish (889.9 items/s for a 15 ms
+// run of concurrent items): the time runs from the earliest item's start,
+// or is the summed length of the job's runs when the manifest has it.
+func TestStatusRateCountsFromTheRunsStart(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name       string
+		state      store.State
+		runSeconds float64
+		want       float64
+	}{
+		// Ten items of 10 s each, all in flight at once, finishing over
+		// one second: ten items in 11 s, not in 1 s.
+		{"from the earliest start", store.StateRunning, 0, 10.0 / 11},
+		{"over the runs' length", store.StateCompleted, 20, 10.0 / 20},
+		{"a stale job's runs are incomplete", store.StateStale, 20, 10.0 / 11},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := &jsonl.Store{Home: t.TempDir()}
+			j, err := st.Create(ctx, store.Manifest{Created: start, Items: 10, State: c.state, RunSeconds: c.runSeconds})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			for i := range 10 {
+				rec := store.Record{Idx: i, Output: json.RawMessage(`"ok"`), DurationMS: 10_000,
+					FinishedAt: start.Add(10*time.Second + time.Duration(i)*111*time.Millisecond)}
+				if err := j.Append(ctx, rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := BuildReport(ctx, j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := r.Rate(); got < c.want*0.99 || got > c.want*1.01 {
+				t.Errorf("rate %.3f items/s, want %.3f", got, c.want)
+			}
+		})
+	}
+}

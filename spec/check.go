@@ -23,7 +23,10 @@ var (
 	onBadLines = []string{"fail", "record"}
 	jitters    = []string{"proportional", "full", "equal", "decorrelated", "none"}
 	onTrips    = []string{"prompt", "abort", "wait"}
-	methods    = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
+	// countedClasses are the final failure classes breaker.count chooses
+	// from (canceled never counts).
+	countedClasses = []string{"retryable", "fatal", "item", "invalid"}
+	methods        = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 )
 
 // taskKeys says which task keys belong to which task type; the others
@@ -447,6 +450,14 @@ func (d *decoder) checkPolicies(s *Spec) {
 	atLeast("breaker.window", b.Window, 0)
 	d.oneOf("breaker.on_trip", b.OnTrip, onTrips)
 	atLeast("breaker.probes", b.Probes, 1)
+	for i, c := range b.Count {
+		p := fmt.Sprintf("breaker.count[%d]", i)
+		if c == "" {
+			d.problem(p, nil, "empty class (want %s)", orList(countedClasses))
+			continue
+		}
+		d.oneOf(p, c, countedClasses)
+	}
 
 	c := s.Concurrency
 	atLeast("concurrency.max", c.Max, 1)

@@ -95,6 +95,11 @@ func suggest(word string, candidates []string) string {
 	return best
 }
 
+// Suggest returns the candidate closest to word, as the spec's own "did you
+// mean" suggestions choose it, or "" when none is close: for a template
+// field an item lacks, the field it probably meant.
+func Suggest(word string, candidates []string) string { return suggest(word, candidates) }
+
 // distance is the optimal string alignment (restricted Damerau-Levenshtein)
 // distance between a and b, in runes: insertions, deletions, substitutions
 // and transpositions of adjacent runes each cost 1.

@@ -284,6 +284,11 @@ type Breaker struct {
 	ResetTimeout time.Duration `yaml:"reset_timeout"`
 	// Probes is the attempts let through when half-open; default 1.
 	Probes int `yaml:"probes"`
+	// Count lists the classes of final failures that count toward the
+	// breaker (retryable, fatal, item, invalid); empty (default) counts
+	// them all. [fatal, retryable] lets a run of bad items go on while a
+	// broken setup or an outage still stops it.
+	Count []string `yaml:"count"`
 }
 
 // Concurrency bounds the attempts in flight.

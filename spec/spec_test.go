@@ -181,6 +181,14 @@ breaker:
 			want: []string{`job.yaml:6:1: a spec holds one YAML document; remove the second one`},
 		},
 		{
+			name: "breaker.count names final failure classes",
+			src:  llmTask + "breaker:\n  count: [fatal, retryabel, canceled]\n",
+			want: []string{
+				`job.yaml:6:18: breaker.count[1]: unknown value "retryabel" (want retryable, fatal, item or invalid) (did you mean "retryable"?)`,
+				`job.yaml:6:29: breaker.count[2]: unknown value "canceled" (want retryable, fatal, item or invalid)`,
+			},
+		},
+		{
 			name: "empty spec",
 			src:  "# nothing yet\n",
 			want: []string{`job.yaml:1:1: the spec is empty: it needs at least a task`},

@@ -2,13 +2,16 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 )
@@ -23,11 +26,14 @@ const (
 	FormatCSV = "csv"
 )
 
-// CSVHeader is the header row of the CSV format: the item's index and id,
-// its failure class and error (empty on success), how many attempts it
-// took, and its output as compact JSON text (empty when it has none; a
-// failed invalid item keeps its last output). The input is left out: the
-// item's id or _idx joins a row back to the input file.
+// CSVHeader lists the fixed columns of the CSV format: the item's index
+// and id, its failure class and error (empty on success), how many attempts
+// it took, and its output. Between id and class come the item's input
+// fields, one column each, in the order they first appear (a field named
+// like a fixed column is prefixed "input."). Text is written as text: a
+// JSON string output or input value is its string, not JSON-quoted; numbers
+// and booleans are their literals, null is empty, and objects and arrays
+// are compact JSON. A failed invalid item keeps its last output.
 var CSVHeader = []string{"_idx", "id", "class", "error", "attempts", "output"}
 
 // Export writes the latest record of every idx of j that filter accepts
@@ -51,28 +57,47 @@ func Export(ctx context.Context, j Job, w io.Writer, format string, filter func(
 		}
 		flush = bw.Flush
 	case FormatCSV:
-		cw := csv.NewWriter(bw)
-		if err := cw.Write(CSVHeader); err != nil {
+		// A first pass finds the input fields: the header comes first.
+		inputCols, err := inputColumns(ctx, j, filter)
+		if err != nil {
 			return fmt.Errorf("store: export: %w", err)
 		}
-		row := make([]string, len(CSVHeader))
+		header := slices.Concat(CSVHeader[:2], inputCols.names, CSVHeader[2:])
+		cw := csv.NewWriter(bw)
+		if err := cw.Write(header); err != nil {
+			return fmt.Errorf("store: export: %w", err)
+		}
+		row := make([]string, len(header))
 		var out []byte
+		n := len(inputCols.keys)
 		write = func(r *Record) error {
 			row[0] = strconv.Itoa(r.Idx)
 			row[1] = r.ID
-			row[2] = ""
-			if r.Class != 0 {
-				row[2] = r.Class.String()
+			clear(row[2 : 2+n])
+			if n > 0 && len(r.Input) > 0 && r.Input[0] == '{' {
+				var fields map[string]json.RawMessage
+				if json.Unmarshal(r.Input, &fields) == nil {
+					for i, k := range inputCols.keys {
+						if v, ok := fields[k]; ok {
+							row[2+i] = csvText(v)
+						}
+					}
+				}
 			}
-			row[3] = r.Error
-			row[4] = strconv.Itoa(r.Attempts)
-			row[5] = ""
+			c := row[2+n:]
+			c[0] = ""
+			if r.Class != 0 {
+				c[0] = r.Class.String()
+			}
+			c[1] = r.Error
+			c[2] = strconv.Itoa(r.Attempts)
+			c[3] = ""
 			if len(r.Output) > 0 && string(r.Output) != "null" {
 				var err error
 				if out, err = appendRaw(out[:0], "output", r.Output); err != nil {
 					return fmt.Errorf("store: export of idx %d: %w", r.Idx, err)
 				}
-				row[5] = string(out)
+				c[3] = csvText(out)
 			}
 			return cw.Write(row)
 		}
@@ -99,6 +124,72 @@ func Export(ctx context.Context, j Job, w io.Writer, format string, filter func(
 		return fmt.Errorf("store: export: %w", err)
 	}
 	return nil
+}
+
+// columns are the input fields of a CSV export: keys as in the input,
+// names as in the header.
+type columns struct {
+	keys, names []string
+}
+
+// inputColumns returns the fields of the inputs of the records filter
+// accepts, in the order they first appear; "id" is the id column already.
+func inputColumns(ctx context.Context, j Job, filter func(Record) bool) (columns, error) {
+	var c columns
+	seen := map[string]bool{"id": true}
+	err := j.Scan(ctx, func(r Record) error {
+		if (filter != nil && !filter(r)) || len(r.Input) == 0 || r.Input[0] != '{' {
+			return nil
+		}
+		dec := json.NewDecoder(bytes.NewReader(r.Input))
+		if _, err := dec.Token(); err != nil {
+			return nil
+		}
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return nil
+			}
+			key, _ := t.(string)
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil
+			}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			name := key
+			if slices.Contains(CSVHeader, key) {
+				name = "input." + key
+			}
+			c.keys = append(c.keys, key)
+			c.names = append(c.names, name)
+		}
+		return nil
+	})
+	return c, err
+}
+
+// csvText is a JSON value as a CSV cell: a string's text, a literal's
+// text, "" for null, compact JSON for an object or array.
+func csvText(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	switch {
+	case len(v) == 0 || string(v) == "null":
+		return ""
+	case v[0] == '"':
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
+	case v[0] == '{' || v[0] == '[':
+		var b bytes.Buffer
+		if json.Compact(&b, v) == nil {
+			return b.String()
+		}
+	}
+	return string(v)
 }
 
 // WriteOutput exports j as Export does into the file at path, atomically:

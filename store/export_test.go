@@ -96,11 +96,49 @@ func TestExportCSVHasDocumentedColumns(t *testing.T) {
 		t.Fatalf("exported CSV does not parse: %v", err)
 	}
 	want := [][]string{
-		store.CSVHeader,
-		{"0", "ida", "", "", "1", `{"a":0}`},
-		{"1", "idb", "", "", "2", `"plain, \"quoted\""`},
-		{"2", "idc", "", "", "3", `{"b":[1,2]}`},
-		{"3", "idd", "item", "bad item", "4", ""},
+		{"_idx", "id", "n", "class", "error", "attempts", "output"},
+		{"0", "ida", "1", "", "", "1", `{"a":0}`},
+		{"1", "idb", "1", "", "", "2", `plain, "quoted"`},
+		{"2", "idc", "1", "", "", "3", `{"b":[1,2]}`},
+		{"3", "idd", "1", "item", "bad item", "4", ""},
+	}
+	if !reflect.DeepEqual(rows, want) {
+		t.Errorf("CSV rows:\n got %q\nwant %q", rows, want)
+	}
+}
+
+// TestExportCSVHasInputColumnsAndPlainText is the regression test of a CSV
+// export without the input (rows could not be read without joining back
+// to the input file) and with text outputs quoted as JSON ("\"hola\""):
+// every input field gets a column, in first-seen order, and text is text.
+func TestExportCSVHasInputColumnsAndPlainText(t *testing.T) {
+	s := &jsonl.Store{Home: t.TempDir()}
+	j, err := s.Create(t.Context(), store.Manifest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	err = j.Append(t.Context(),
+		store.Record{Idx: 0, ID: "u1", Input: json.RawMessage(`{"id": "u1", "word": "coche", "n": 3, "tags": ["a", "b"]}`), Output: json.RawMessage(`"car"`), Attempts: 1},
+		store.Record{Idx: 1, Input: json.RawMessage(`{"word": "línea\nnueva", "error": "theirs", "extra": null}`), Output: json.RawMessage(`{"es": "x"}`), Attempts: 2},
+		store.Record{Idx: 2, Input: json.RawMessage(`"a bad line"`), Error: "invalid JSON", Class: classify.Item},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := store.Export(t.Context(), j, &out, store.FormatCSV, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatalf("exported CSV does not parse: %v\n%s", err, out.String())
+	}
+	want := [][]string{
+		{"_idx", "id", "word", "n", "tags", "input.error", "extra", "class", "error", "attempts", "output"},
+		{"0", "u1", "coche", "3", `["a","b"]`, "", "", "", "", "1", "car"},
+		{"1", "", "línea\nnueva", "", "", "theirs", "", "", "", "2", `{"es":"x"}`},
+		{"2", "", "", "", "", "", "", "item", "invalid JSON", "0", ""},
 	}
 	if !reflect.DeepEqual(rows, want) {
 		t.Errorf("CSV rows:\n got %q\nwant %q", rows, want)

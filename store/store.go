@@ -95,6 +95,10 @@ const (
 	StateAborted     State = "aborted"     // stopped by the breaker, a budget or the operator
 	StateInterrupted State = "interrupted" // stopped by a signal
 	StateIncomplete  State = "incomplete"  // ran to its end with items left pending (a --limit run)
+	// StateStale is never saved: status reports it for a job whose
+	// manifest says running although no process holds it any more (its
+	// run was killed without a chance to close it). Resume continues it.
+	StateStale State = "stale"
 )
 
 // Manifest describes a job: what ran, over which input.
@@ -122,6 +126,10 @@ type Manifest struct {
 	// BreakerTrips counts the times the circuit breaker opened, over every
 	// run of the job.
 	BreakerTrips int `json:"breaker_trips,omitempty"`
+	// RunSeconds sums the wall time of the job's runs (the first and each
+	// resume) that ended properly, for the rate status shows; a run killed
+	// before it could close the job adds nothing.
+	RunSeconds float64 `json:"run_seconds,omitempty"`
 }
 
 // Record is one finished item, as a line of results.jsonl. DESIGN.md fixes

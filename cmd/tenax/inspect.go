@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -18,12 +19,16 @@ import (
 func newStatusCmd(g *globals) *cobra.Command {
 	var top int
 	cmd := &cobra.Command{
-		Use:   "status [JOB]",
+		Use:   "status [JOB|latest|NAME]",
 		Short: "Show a job's outcomes, error groups, attempts, time, tokens and cost (default: the latest job)",
 		Long: `Show a job's outcomes by class, its failures grouped by error fingerprint (the
 message with numbers, ids and paths normalized), how many calls items took, its
 time, rate, tokens and cost. Without JOB, the latest job; 'tenax status --all'
-lists every job. A fix run's id (fix_…) shows that run's errors by status.`,
+lists every job. JOB is a job id, 'latest', or a job's name (its latest run);
+a fix run's id (fix_…) shows that run's errors by status.
+
+A job whose manifest says running but whose process is gone (killed with -9,
+a machine that stopped) is shown as stale: 'tenax resume JOB' continues it.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -47,6 +52,7 @@ lists every job. A fix run's id (fix_…) shows that run's errors by status.`,
 			if err != nil {
 				return err
 			}
+			r.Manifest.State, r.Note = job.CurrentState(ctx, st, r.Manifest)
 			return r.WriteText(cmd.OutOrStdout(), top)
 		},
 	}
@@ -66,25 +72,22 @@ func listJobs(ctx context.Context, g *globals, st store.Store) error {
 		return nil
 	}
 	for _, m := range ms {
+		m.State, _ = job.CurrentState(ctx, st, m)
 		fmt.Fprintf(g.stdout, "%-24s %-12s %6d items  %s  %s\n", m.ID, m.State, m.Items, m.Created.Local().Format("2006-01-02 15:04"), m.Name)
 	}
 	return nil
 }
 
-// openJob opens args[0], or the latest job, read-only.
+// openJob opens the job args[0] names (an id, "latest" or a job's name),
+// or the latest job, read-only.
 func openJob(ctx context.Context, st store.Store, args []string) (store.Job, error) {
-	var id string
+	ref := ""
 	if len(args) == 1 {
-		id = args[0]
-	} else {
-		ms, err := st.List(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(ms) == 0 {
-			return nil, usageErr(fmt.Errorf("no jobs in %s: start one with `tenax run SPEC`", job.DescribeStore(st)))
-		}
-		id = ms[len(ms)-1].ID
+		ref = args[0]
+	}
+	id, err := job.ResolveID(ctx, st, ref)
+	if err != nil {
+		return nil, err
 	}
 	j, err := st.OpenReadOnly(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -100,7 +103,7 @@ func newExportCmd(g *globals) *cobra.Command {
 		out    string
 	)
 	cmd := &cobra.Command{
-		Use:   "export JOB",
+		Use:   "export JOB|latest|NAME",
 		Short: "Write a job's latest record per item, in idx order, as JSONL or CSV",
 		Example: `  tenax export job_20261122_101500 > results.jsonl
   tenax export job_20261122_101500 --failed --format csv -o failures.csv`,
@@ -138,7 +141,8 @@ func newExportCmd(g *globals) *cobra.Command {
 }
 
 func newValidateCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var inputPath string
+	cmd := &cobra.Command{
 		Use:   "validate SPEC",
 		Short: "Check a job spec and print it resolved, with defaults and secrets redacted",
 		Long: `Check a job spec: unknown keys (with a suggestion), wrong types, impossible values
@@ -146,7 +150,12 @@ and missing environment variables are reported with file:line:col. On success th
 resolved spec is printed with every default filled in and secrets redacted, followed
 by comments on what tenax decides from it: for an llm task, how JSON output is asked
 of the provider (OpenAI strict json_schema, json_object, Anthropic output_config or a
-forced tool, or the prompt alone) and why.`,
+forced tool, or the prompt alone) and why.
+
+With an input (--input, or the spec's input when the file exists), validate also
+checks it as a run would and renders every template of the task against its
+first 100 items: a field a template names but the items lack ({{.wrd}}) is
+reported with the item's line, and validate exits 2.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := job.LoadSpec(args[0], os.LookupEnv)
@@ -164,10 +173,32 @@ forced tool, or the prompt alone) and why.`,
 			for _, n := range notes {
 				y = append(y, "# "+s.Redact(n)+"\n"...)
 			}
-			_, err = cmd.OutOrStdout().Write(y)
-			return err
+			if _, err = cmd.OutOrStdout().Write(y); err != nil {
+				return err
+			}
+			path, flag := s.Input.Path, inputPath != ""
+			if flag {
+				path = inputPath
+			} else if _, err := os.Stat(path); path == "" || err != nil {
+				if path != "" {
+					fmt.Fprintf(g.stderr, "templates: not checked: the input %s does not exist yet\n", path)
+				}
+				return nil
+			}
+			check, err := job.CheckInputTemplates(s, path, flag)
+			if err != nil {
+				return err
+			}
+			var b strings.Builder
+			if err := check.WriteText(&b); err != nil {
+				return err
+			}
+			io.WriteString(g.stderr, s.Redact(b.String()))
+			return check.Err()
 		},
 	}
+	cmd.Flags().StringVar(&inputPath, "input", "", "also check this input and render the templates against its first 100 items")
+	return cmd
 }
 
 func containsFold(s, sub string) bool {

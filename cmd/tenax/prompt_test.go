@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -17,11 +18,26 @@ type terminal struct {
 	cmd *exec.Cmd
 	mu  sync.Mutex
 	out bytes.Buffer
-	pos int // how far expect has read
-	tty interface{ Write([]byte) (int, error) }
+	pos int      // how far expect has read
+	tty *os.File // the pseudo-terminal's controlling side
+}
+
+// hangup closes the terminal, as closing a terminal window or losing an
+// SSH session does: the kernel sends tenax SIGHUP.
+func (tm *terminal) hangup() {
+	tm.t.Helper()
+	if err := tm.tty.Close(); err != nil {
+		tm.t.Fatal(err)
+	}
 }
 
 func startOnTerminal(t *testing.T, w *workdir, args ...string) *terminal {
+	t.Helper()
+	return startOnTerminalWidth(t, w, 160, args...)
+}
+
+// startOnTerminalWidth starts tenax on a pseudo-terminal cols columns wide.
+func startOnTerminalWidth(t *testing.T, w *workdir, cols uint16, args ...string) *terminal {
 	t.Helper()
 	cmd := exec.Command(tenaxBin, append([]string{"--home", w.home}, args...)...)
 	cmd.Dir = w.dir
@@ -32,7 +48,7 @@ func startOnTerminal(t *testing.T, w *workdir, args ...string) *terminal {
 		}
 	}
 	cmd.Env = env
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 160})
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: cols})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +141,12 @@ concurrency: {max: 1}
 	term.send("i\n")
 	term.expect("Exit code:  127")
 	term.expect("cannot reach the license server for item 2")
+	term.expect("Failure 1 of 3, newest first")
 	term.expect("[C]ontinue  [A]bort  [I]nspect details")
+	// Inspect again pages back through the failures the breaker drained.
+	term.send("i\n")
+	term.expect("cannot reach the license server for item 1")
+	term.expect("Failure 2 of 3")
 	term.send("c\n")
 	term.expect("Circuit breaker open: 3 consecutive failures")
 	term.expect("Processed: 6/50 | Failed: 6")

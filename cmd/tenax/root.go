@@ -43,7 +43,8 @@ type globals struct {
 	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
-	// interrupts delivers SIGINT/SIGTERM; nil in tests that send none.
+	// interrupts delivers SIGINT, SIGTERM and SIGHUP; nil in tests that
+	// send none.
 	interrupts <-chan os.Signal
 }
 
@@ -75,7 +76,21 @@ func (g *globals) stderrIsTerminal() bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func (g *globals) logger() (*slog.Logger, error) {
+// stderrWidth is the terminal's width in columns, 0 when unknown.
+func (g *globals) stderrWidth() int {
+	f, ok := g.stderr.(*os.File)
+	if !ok {
+		return 0
+	}
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
+}
+
+// loggerOn is the logger the flags ask for, writing to w.
+func (g *globals) loggerOn(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
 		return nil, usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel))
@@ -83,9 +98,9 @@ func (g *globals) logger() (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch g.logFormat {
 	case "text":
-		return slog.New(slog.NewTextHandler(g.stderr, opts)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(g.stderr, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, usageErr(fmt.Errorf("--log-format %q: want text or json", g.logFormat))
 }
@@ -106,7 +121,7 @@ Jobs live in ./.tenax (--home or TENAX_HOME moves them; --store or TENAX_STORE
 names another directory or a PostgreSQL database: postgres://user@host/db).
 
 Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or spec error;
-3 aborted (breaker, budget or operator); 130 interrupted.`,
+3 aborted (breaker, budget or operator); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
 		Example: `  tenax run examples/quickstart.yaml       # 500 items through the built-in mock LLM
   tenax status                             # the latest job's counts and error groups
   tenax resume job_20261122_101500 --retry-failures
@@ -146,6 +161,12 @@ func newVersionCmd() *cobra.Command {
 func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// A closed terminal interrupts the run like Ctrl-C; under nohup, which
+	// ignores SIGHUP so that the run outlives the terminal, it stays
+	// ignored.
+	if !signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(sigs, syscall.SIGHUP)
+	}
 	defer signal.Stop(sigs)
 	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, interrupts: sigs}
 	root := newRootCmd(g)

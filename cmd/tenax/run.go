@@ -5,12 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/job"
@@ -22,8 +25,29 @@ type runFlags struct {
 	output        string
 	limit         int
 	dryRun        bool
+	allowEmpty    bool
 	retryFailures bool
-	force         bool
+	// retryClasses is --retry-failures's value: "all", or classes.
+	retryClasses string
+	fingerprints []string
+	classes      []classify.Class
+	force        bool
+}
+
+// parseRetry reads --retry-failures[=CLASS,…] and --fingerprint.
+func (f *runFlags) parseRetry() error {
+	f.retryFailures = f.retryClasses != "" || len(f.fingerprints) > 0
+	if f.retryClasses == "" || f.retryClasses == "all" {
+		return nil
+	}
+	for _, name := range strings.Split(f.retryClasses, ",") {
+		c, err := classify.ParseClass(strings.TrimSpace(name))
+		if err != nil || c == classify.Canceled || c == classify.Unknown {
+			return fmt.Errorf("--retry-failures=%s: %q is not a failure class; want retryable, fatal, item or invalid", f.retryClasses, name)
+		}
+		f.classes = append(f.classes, c)
+	}
+	return nil
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -58,23 +82,31 @@ resume command; a second one cancels them (their items stay pending).`,
 	fl.StringVar(&f.input, "input", "", "input file instead of the spec's (.jsonl, .csv or .txt)")
 	fl.StringVar(&f.output, "output", "", "write the compacted, idx-ordered results here at the end (.jsonl or .csv)")
 	fl.IntVar(&f.limit, "limit", 0, "run at most N items (0 = all)")
-	fl.BoolVar(&f.dryRun, "dry-run", false, "check the spec and the input, show the plan and the first item; call nothing")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "check the spec and the input, render the templates against the first 100 items, show the plan; call nothing")
+	fl.BoolVar(&f.allowEmpty, "allow-empty", false, "accept an input without items (otherwise an error, exit 2)")
 	return cmd
 }
 
 func newResumeCmd(g *globals) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "resume JOB",
+		Use:   "resume JOB|latest|NAME",
 		Short: "Run a job's pending items (and, with --retry-failures, its failed ones)",
 		Long: `Resume a job: run every item that has no record yet. With --retry-failures, also
-re-run the items whose latest record failed. The spec is read again from its file
+re-run the items whose latest record failed; --retry-failures=retryable,invalid
+re-runs only the failures of these classes, and --fingerprint FP only those of
+one error group of 'tenax status' (it implies --retry-failures). JOB is a job
+id, 'latest', or a job's name (its latest run). The spec is read again from its file
 (so a fixed script or a raised budget takes effect); the input must be unchanged
 unless --force.`,
 		Example: `  tenax resume job_20261122_101500
-  tenax resume job_20261122_101500 --retry-failures`,
+  tenax resume latest --retry-failures
+  tenax resume translate-hsk         # the latest job of that spec name`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.parseRetry(); err != nil {
+				return usageErr(err)
+			}
 			return runJob(cmd.Context(), g, f, func(ctx context.Context, o job.Options) (*job.Result, error) {
 				return job.Resume(ctx, args[0], o)
 			})
@@ -82,7 +114,9 @@ unless --force.`,
 	}
 	addStoreFlag(cmd, g)
 	fl := cmd.Flags()
-	fl.BoolVar(&f.retryFailures, "retry-failures", false, "also re-run items whose latest record failed")
+	fl.StringVar(&f.retryClasses, "retry-failures", "", "also re-run items whose latest record failed; =CLASS,… only those of these classes (retryable, fatal, item, invalid)")
+	fl.Lookup("retry-failures").NoOptDefVal = "all"
+	fl.StringSliceVar(&f.fingerprints, "fingerprint", nil, "re-run only the failed items with this error fingerprint (or a prefix of it, as `tenax status` shows it); repeatable")
 	fl.BoolVar(&f.force, "force", false, "resume even though the input file changed")
 	fl.StringVar(&f.output, "output", "", "write the compacted, idx-ordered results here at the end (.jsonl or .csv)")
 	fl.IntVar(&f.limit, "limit", 0, "run at most N items (0 = all)")
@@ -92,7 +126,11 @@ unless --force.`,
 // runJob runs a job with the terminal's progress line, prompts and signal
 // handling, prints the summary and turns the result into an exit code.
 func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Context, job.Options) (*job.Result, error)) error {
-	log, err := g.logger()
+	// Everything the run writes on stderr goes through one screen, so that
+	// log lines and messages appear above the live progress line instead
+	// of on it.
+	screen := console.NewScreen(g.stderr, g.stderrIsTerminal() && !g.quiet)
+	log, err := g.loggerOn(screen)
 	if err != nil {
 		return err
 	}
@@ -106,19 +144,24 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	interactive := g.interactive()
 	opts := job.Options{
 		Home: g.homeDir(), Store: st, StoreFlag: g.storeURL, Version: version, Input: f.input, Output: f.output, Limit: f.limit,
-		RetryFailures: f.retryFailures, Force: f.force, Interactive: interactive, Logger: log,
+		RetryFailures: f.retryFailures, RetryClasses: f.classes, RetryFingerprints: f.fingerprints,
+		Force: f.force, AllowEmpty: f.allowEmpty, Interactive: interactive, Logger: log,
 	}
 
 	var prompter *pausingPrompter
 	if interactive {
-		prompter = &pausingPrompter{inner: console.NewPrompter(g.stdin, g.stderr)}
+		prompter = &pausingPrompter{inner: console.NewPrompter(g.stdin, screen)}
+		// Inspect pages through the failures the breaker drained.
+		failures := console.NewFailureLog(console.DefaultFailureLogSize)
+		prompter.inner.Failures = failures
 		opts.Prompter = prompter
+		opts.OnEvent = failures.Observe
 	}
 	stopProgress := func() {}
 	var running atomic.Pointer[engine.Engine]
-	go handleSignals(ctx, g, &running, cancel)
+	go handleSignals(ctx, g, screen, &running, cancel)
 	opts.OnStart = func(s job.Started) {
-		fmt.Fprintf(g.stderr, "tenax: job %s (%s)\n", s.JobID, cmp.Or(s.Dir, s.Store))
+		fmt.Fprintf(screen, "tenax: job %s (%s)\n", s.JobID, cmp.Or(s.Dir, s.Store))
 		running.Store(s.Engine)
 		if prompter != nil {
 			prompter.inner.Redact = s.Redact
@@ -126,7 +169,8 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		if g.quiet {
 			return
 		}
-		p := console.NewProgress(g.stderr, g.stderrIsTerminal(), 5*time.Second, s.Engine.Stats)
+		p := console.NewProgress(screen, 5*time.Second, s.Engine.Stats)
+		p.Width = g.stderrWidth
 		if prompter != nil {
 			prompter.progress = p
 		}
@@ -173,33 +217,51 @@ func (p *pausingPrompter) Checkin(ctx context.Context, latest []store.Record, s 
 	return p.inner.Checkin(ctx, latest, s)
 }
 
-// handleSignals: the first SIGINT/SIGTERM drains the running engine, the
-// second cancels the calls in flight. Before the engine runs (while the
-// input is scanned) there is nothing to drain: the first signal cancels.
-func handleSignals(ctx context.Context, g *globals, running *atomic.Pointer[engine.Engine], cancel context.CancelFunc) {
+// handleSignals: the first SIGINT, SIGTERM or SIGHUP drains the running
+// engine, the second cancels the calls in flight. Before the engine runs
+// (while the input is scanned) there is nothing to drain: the first signal
+// cancels. A SIGHUP (the terminal closed, an SSH session dropped) is an
+// interruption like the others: the job ends interrupted, resumable, with
+// its failures.jsonl, instead of dying with its manifest saying running.
+func handleSignals(ctx context.Context, g *globals, out io.Writer, running *atomic.Pointer[engine.Engine], cancel context.CancelFunc) {
 	if g.interrupts == nil {
 		return
 	}
+	var sig os.Signal
 	select {
 	case <-ctx.Done():
 		return
-	case <-g.interrupts:
+	case sig = <-g.interrupts:
 	}
+	name := signalName(sig)
 	e := running.Load()
 	if e == nil {
-		fmt.Fprintln(g.stderr, "\ntenax: interrupted before the run started")
+		fmt.Fprintf(out, "tenax: interrupted (%s) before the run started\n", name)
 		cancel()
 		return
 	}
-	fmt.Fprintln(g.stderr, "\ntenax: interrupted: finishing the calls in flight (Ctrl-C again to cancel them)")
-	e.Stop(engine.StopSignal, "interrupted by a signal")
+	fmt.Fprintf(out, "tenax: interrupted (%s): finishing the calls in flight (Ctrl-C again to cancel them)\n", name)
+	e.Stop(engine.StopSignal, "interrupted by "+name)
 	select {
 	case <-ctx.Done():
 		return
 	case <-g.interrupts:
 	}
-	fmt.Fprintln(g.stderr, "\ntenax: canceling the calls in flight; their items stay pending")
+	fmt.Fprintln(out, "tenax: canceling the calls in flight; their items stay pending")
 	cancel()
+}
+
+// signalName names a signal as a user knows it.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP, the terminal closed"
+	}
+	return "a signal"
 }
 
 func printSummary(w io.Writer, r *job.Result) {
@@ -231,10 +293,12 @@ func printSummary(w io.Writer, r *job.Result) {
 	case r.Failed > 0:
 		fmt.Fprintf(&b, "Failures: tenax export %s --failed (tenax status %s shows them grouped)\n", r.JobID, r.JobID)
 	}
-	if r.ResumeCommand != "" {
+	switch {
+	case r.ResumeCommand == "":
+	case r.Pending > 0:
 		fmt.Fprintf(&b, "Resume: %s\n", r.ResumeCommand)
-	} else if r.Failed > 0 {
-		fmt.Fprintf(&b, "Retry the failures: tenax resume %s --retry-failures\n", r.JobID)
+	default:
+		fmt.Fprintf(&b, "Retry the failures: %s\n", r.ResumeCommand)
 	}
 	io.WriteString(w, b.String())
 }

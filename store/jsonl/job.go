@@ -612,6 +612,9 @@ func (j *Job) Close() error {
 // release drops the lock of a job opened for writing.
 func (j *Job) release() {
 	if j.lock != nil {
+		// The holder's name goes before the lock: a lock file that names a
+		// live process means that process holds the job (see Holder).
+		_ = j.lock.Truncate(0)
 		_ = j.lock.Close()
 		j.lock = nil
 	}

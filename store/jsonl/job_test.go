@@ -438,3 +438,58 @@ func TestStoreWithoutHomeFails(t *testing.T) {
 		t.Errorf("Create on a Store without Home: err = %v, want one naming Home", err)
 	}
 }
+
+// TestHolderTellsARunningJobFromAStaleOne: a job held open names its
+// process; once closed, or once its process is gone, it is held by nobody,
+// which status shows as stale when the manifest still says running.
+func TestHolderTellsARunningJobFromAStaleOne(t *testing.T) {
+	s := &jsonl.Store{Home: t.TempDir()}
+	j, err := s.Create(t.Context(), store.Manifest{State: store.StateRunning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := j.Manifest().ID
+	h, err := s.Holder(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.Held || h.PID != os.Getpid() || h.Host == "" {
+		t.Errorf("open job: holder %+v, want held by pid %d with a host", h, os.Getpid())
+	}
+	mustClose(t, j)
+	if h, err = s.Holder(t.Context(), id); err != nil || h.Held {
+		t.Errorf("closed job: holder %+v, %v; want held by nobody", h, err)
+	}
+	// A process that died holding the job: its pid is written, its flock
+	// is gone with it.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	lock := filepath.Join(s.Home, "jobs", id, "lock")
+	if err := os.WriteFile(lock, fmt.Appendf(nil, "%d %s\n", dead.Process.Pid, host), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h, err = s.Holder(t.Context(), id); err != nil || h.Held || h.PID != dead.Process.Pid {
+		t.Errorf("job of a dead process: holder %+v, %v; want pid %d, not held", h, err, dead.Process.Pid)
+	}
+	// A holder on another host: the flock answers.
+	if err := os.WriteFile(lock, []byte("1 elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h, err = s.Holder(t.Context(), id); err != nil || h.Held || h.Host != "elsewhere" {
+		t.Errorf("unlocked job of another host: holder %+v, %v; want not held", h, err)
+	}
+	again, err := s.Open(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mustClose(t, again)
+	if err := os.WriteFile(lock, []byte("1 elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h, err = s.Holder(t.Context(), id); err != nil || !h.Held {
+		t.Errorf("locked job of another host: holder %+v, %v; want held", h, err)
+	}
+}

@@ -3,9 +3,12 @@
 package jsonl
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,7 +34,7 @@ func (e *InUseError) Error() string {
 func (e *InUseError) Is(target error) bool { return target == store.ErrInUse }
 
 // lockJob takes an exclusive flock on the job directory's lock file and
-// writes this process's id into it. The lock lasts until the returned file
+// writes this process's id and host name into it ("1234 build-7\n"). The lock lasts until the returned file
 // is closed, or the process dies: a crash never leaves a job locked.
 func lockJob(dir, id string) (*os.File, error) {
 	path := dir + string(os.PathSeparator) + lockFile
@@ -44,14 +47,102 @@ func lockJob(dir, id string) (*os.File, error) {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			var pid int
 			if b, rerr := os.ReadFile(path); rerr == nil {
-				pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+				pid = parseHolder(b).PID
 			}
 			return nil, &InUseError{ID: id, PID: pid}
 		}
 		return nil, fmt.Errorf("jsonl: locking job %s: %w", id, err)
 	}
 	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+" "+hostname()+"\n"), 0)
 	}
 	return f, nil
+}
+
+// Holder is the process that holds, or last held, a job open for writing,
+// as its lock file names it.
+type Holder struct {
+	// Held reports whether that process still holds the job: false for a
+	// job whose run died without closing it (kill -9, a power cut, an
+	// older tenax killed by SIGHUP), which status shows as stale.
+	Held bool
+	// PID and Host name the process; 0 and "" when the lock file does not
+	// say (a job never opened for writing, or one locked by an older
+	// tenax that wrote no host).
+	PID  int
+	Host string
+}
+
+// Holder tells whether a process holds job id open for writing. On this
+// host, the pid written in the lock file answers: the process is alive or
+// it is not (a pid reused since by an unrelated process reads as alive).
+// For a holder on another host sharing the directory, or one that wrote no
+// host, the flock itself is probed with a shared, non-blocking lock that
+// is released at once.
+func (s *Store) Holder(_ context.Context, id string) (Holder, error) {
+	jobs, err := s.jobsDir()
+	if err != nil {
+		return Holder{}, err
+	}
+	if !validID(id) {
+		return Holder{}, fmt.Errorf("jsonl: job %q: %w", id, store.ErrNotFound)
+	}
+	path := filepath.Join(jobs, id, lockFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Holder{}, nil
+	}
+	if err != nil {
+		return Holder{}, fmt.Errorf("jsonl: %w", err)
+	}
+	h := parseHolder(b)
+	if h.PID > 0 && h.Host != "" && h.Host == hostname() {
+		h.Held = processAlive(h.PID)
+		return h, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Holder{}, fmt.Errorf("jsonl: %w", err)
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	switch {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		h.Held = true
+	case err != nil:
+		return Holder{}, fmt.Errorf("jsonl: probing the lock of job %s: %w", id, err)
+	default:
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	}
+	return h, nil
+}
+
+// parseHolder reads a lock file: "pid host", or "pid" alone as written
+// before hosts were recorded.
+func parseHolder(b []byte) Holder {
+	fields := strings.Fields(string(b))
+	var h Holder
+	if len(fields) > 0 {
+		h.PID, _ = strconv.Atoi(fields[0])
+	}
+	if len(fields) > 1 {
+		h.Host = fields[1]
+	}
+	return h
+}
+
+// processAlive reports whether a process with this id exists on this host.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// hostname is this host's name with spaces removed (the lock file is
+// space-separated); "unknown" when it cannot be read.
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(h), "_")
 }

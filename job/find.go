@@ -1,0 +1,82 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/jsonl"
+)
+
+// Latest is the job reference that means the most recently created job.
+const Latest = "latest"
+
+// ResolveID turns what a user typed where a job id goes into the id: the
+// id itself, "latest" (or nothing) for the most recent job, or a job's name
+// (the spec's name:) for the most recent job of that name. An unknown
+// reference is a usage error that says how to list the jobs.
+func ResolveID(ctx context.Context, st store.Store, ref string) (string, error) {
+	jobs, err := st.List(ctx)
+	if err != nil {
+		return "", fmt.Errorf("listing the jobs: %w", err)
+	}
+	if len(jobs) == 0 {
+		return "", usage(errors.New("there are no jobs yet: start one with `tenax run SPEC`"))
+	}
+	if ref == "" || ref == Latest {
+		return jobs[len(jobs)-1].ID, nil
+	}
+	for _, m := range jobs {
+		if m.ID == ref {
+			return ref, nil
+		}
+	}
+	// Oldest first: the last of a name is its latest run.
+	for i := len(jobs) - 1; i >= 0; i-- {
+		if jobs[i].Name == ref {
+			return jobs[i].ID, nil
+		}
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, m := range jobs {
+		if m.Name != "" && !seen[m.Name] {
+			seen[m.Name] = true
+			names = append(names, m.Name)
+		}
+	}
+	msg := fmt.Sprintf("no job %q: give a job id, %q, or a job's name", ref, Latest)
+	if len(names) > 0 {
+		msg += " (" + strings.Join(names, ", ") + ")"
+	}
+	return "", usage(errors.New(msg + "; `tenax status --all` lists the jobs"))
+}
+
+// CurrentState is the job's state as a user should read it: the manifest's,
+// except that a job saved as running that no process holds any more is
+// stale. why says whose run it was, for a stale job. Only the JSONL store
+// can tell (its lock names the process that holds the job); other stores'
+// jobs keep the manifest's state.
+func CurrentState(ctx context.Context, st store.Store, m store.Manifest) (s store.State, why string) {
+	if m.State != store.StateRunning {
+		return m.State, ""
+	}
+	js, ok := st.(*jsonl.Store)
+	if !ok {
+		return m.State, ""
+	}
+	h, err := js.Holder(ctx, m.ID)
+	if err != nil || h.Held {
+		return m.State, ""
+	}
+	who := "its process"
+	if h.PID > 0 {
+		who = fmt.Sprintf("pid %d", h.PID)
+		if h.Host != "" {
+			who += " on " + h.Host
+		}
+	}
+	return store.StateStale, fmt.Sprintf("the manifest says running, but %s no longer holds the job (killed, or the machine stopped); `tenax resume %s` continues it", who, m.ID)
+}

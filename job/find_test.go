@@ -1,0 +1,69 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/jsonl"
+)
+
+// TestResolveIDAcceptsLatestAndNames is the regression test of export and
+// resume that needed the full job id: "latest" and a job's name work
+// wherever an id does.
+func TestResolveIDAcceptsLatestAndNames(t *testing.T) {
+	ctx := context.Background()
+	st := &jsonl.Store{Home: t.TempDir()}
+	base := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	var ids []string
+	for i, name := range []string{"translate", "review", "translate", ""} {
+		j, err := st.Create(ctx, store.Manifest{Name: name, Created: base.Add(time.Duration(i) * time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.Manifest().ID)
+		j.Close()
+	}
+	cases := []struct{ ref, want string }{
+		{ids[1], ids[1]},
+		{"", ids[3]},
+		{"latest", ids[3]},
+		{"translate", ids[2]},
+		{"review", ids[1]},
+	}
+	for _, c := range cases {
+		got, err := ResolveID(ctx, st, c.ref)
+		if err != nil || got != c.want {
+			t.Errorf("ResolveID(%q) = %q, %v; want %q", c.ref, got, err, c.want)
+		}
+	}
+	_, err := ResolveID(ctx, st, "translat")
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "translate, review") {
+		t.Errorf("an unknown name: %v; want a usage error listing the names", err)
+	}
+}
+
+// TestCurrentStateCallsAnAbandonedRunStale: a manifest left running by a
+// process that no longer holds the job reads as stale; a held one as
+// running.
+func TestCurrentStateCallsAnAbandonedRunStale(t *testing.T) {
+	ctx := context.Background()
+	st := &jsonl.Store{Home: t.TempDir()}
+	j, err := st.Create(ctx, store.Manifest{State: store.StateRunning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := j.Manifest()
+	if s, why := CurrentState(ctx, st, m); s != store.StateRunning || why != "" {
+		t.Errorf("held job: %s (%s), want running", s, why)
+	}
+	j.Close()
+	s, why := CurrentState(ctx, st, m)
+	if s != store.StateStale || !strings.Contains(why, "tenax resume "+m.ID) {
+		t.Errorf("abandoned job: %s (%s), want stale with the resume command", s, why)
+	}
+}
