@@ -127,6 +127,7 @@ Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or spec err
 		newRunCmd(g), newResumeCmd(g), newStatusCmd(g), newExportCmd(g), newValidateCmd(g),
 		newMockCmd(), newVersionCmd(),
 	)
+	root.AddCommand(newUICmd(g))
 	return root
 }
 
