@@ -18,7 +18,7 @@ var funcs = template.FuncMap{
 			return d.Round(time.Second).String()
 		}
 	},
-	"ms": func(ms int64) string { return (time.Duration(ms) * time.Millisecond).Round(time.Millisecond).String() },
+	"ms":  func(ms int64) string { return (time.Duration(ms) * time.Millisecond).Round(time.Millisecond).String() },
 	"usd": func(v float64) string { return fmt.Sprintf("$%.4f", v) },
 	"pct": func(part, whole int) string {
 		if whole <= 0 {
@@ -33,7 +33,7 @@ var funcs = template.FuncMap{
 		}
 		return t.Local().Format("15:04:05.000")
 	},
-	"date": func(t time.Time) string { return t.Local().Format(time.DateTime) },
+	"date":  func(t time.Time) string { return t.Local().Format(time.DateTime) },
 	"until": func(t, now time.Time) string { return t.Sub(now).Round(100 * time.Millisecond).String() },
 	"planned": func(total, skipped, planned int) int {
 		if planned > 0 {

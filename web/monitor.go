@@ -94,11 +94,11 @@ type Step struct {
 
 // RecentItem is a finished item in the page's list.
 type RecentItem struct {
-	Idx      int
-	ID       string
-	Outcome  string
-	Class    string
-	Error    string
+	Idx     int
+	ID      string
+	Outcome string
+	Class   string
+	Error   string
 	// Output is the item's output, shortened (check-ins).
 	Output   string
 	Attempts int
