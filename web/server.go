@@ -346,6 +346,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	}
+	if r.PostFormValue("via") == "fetch" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	http.Redirect(w, r, "/jobs/"+url.PathEscape(id), http.StatusSeeOther)
 }
 

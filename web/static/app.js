@@ -14,6 +14,28 @@
     state("static", "static page");
     return;
   }
+  // Answer without leaving the page, so that its event stream goes on (a
+  // form post reloads the page, which works too, without JavaScript).
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (!form.matches("form.buttons")) return;
+    e.preventDefault();
+    var data = new FormData(form, e.submitter);
+    data.set("via", "fetch");
+    form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    fetch(form.action, { method: "POST", body: new URLSearchParams(data), credentials: "same-origin" })
+      .then(function (r) {
+        if (r.ok) {
+          form.insertAdjacentHTML("afterend", "<p class=\"sent\">Answer sent.</p>");
+          return;
+        }
+        return r.text().then(function (t) {
+          form.insertAdjacentHTML("afterend", "<p class=\"error\"></p>");
+          form.nextElementSibling.textContent = t;
+          form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+        });
+      });
+  });
   var es = new EventSource(source.dataset.events);
   var last = {};
   var frags = document.querySelectorAll("[data-fragment]");
