@@ -54,14 +54,14 @@ func TestMain(m *testing.M) {
 
 // job is a tenax run started by a test.
 type job struct {
-	cmd    *exec.Cmd
+	cmd        *exec.Cmd
 	URL        string // the page's URL (--ui)
 	MetricsURL string // --metrics
 	ID         string
-	Home   string
-	stderr *lockedBuffer
-	done   chan struct{}
-	err    error
+	Home       string
+	stderr     *lockedBuffer
+	done       chan struct{}
+	err        error
 }
 
 type lockedBuffer struct {
@@ -84,7 +84,7 @@ func (l *lockedBuffer) String() string {
 var (
 	urlLine     = regexp.MustCompile(`tenax: watch the run at (\S+)`)
 	metricsLine = regexp.MustCompile(`tenax: Prometheus metrics at (\S+)`)
-	jobLine = regexp.MustCompile(`tenax: job (job_\S+)`)
+	jobLine     = regexp.MustCompile(`tenax: job (job_\S+)`)
 )
 
 // startJob copies spec into a directory of its own with items.jsonl of n
