@@ -26,6 +26,9 @@ var (
 
 func tenax(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs tenax; skipped with -short")
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "tenax-web-test-")
 		if err != nil {
