@@ -46,7 +46,7 @@ func NewMetrics(reg prometheus.Registerer, stats func() engine.Stats) *Metrics {
 		}, []string{"outcome", "class"}),
 		callErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tenax_call_errors_total",
-			Help: "Calls of the task that failed, by error class (retryable, rate_limited calls are retryable too; invalid is an output that failed validation).",
+			Help: "Calls of the task that failed, by error class (a 429 is retryable; invalid is an output that failed validation).",
 		}, []string{"class"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tenax_retries_total",
