@@ -23,14 +23,14 @@ func ExampleMonitor() {
 	mon.Start("job_1", func() engine.Stats { return engine.Stats{Total: 1} }, nil)
 
 	// What engine.Config.OnEvent would deliver for one item.
-	item := &task.Item{Idx: 0, Raw: []byte(`{"word": "willow"}`)}
+	item := task.Item{Idx: 0, Raw: []byte(`{"word": "willow"}`)}
 	mon.Observe(engine.Event{Kind: engine.ItemStarted, Item: item})
 	mon.Observe(engine.Event{Kind: engine.ItemRetry, Item: item, Attempt: 1, Delay: time.Second,
 		Err: errors.New("503 overloaded"), Decision: classify.Decision{Class: classify.Retryable}})
 	item.Feedback = &task.Feedback{PreviousOutput: `{"text": "willow"`, Message: "answer is not JSON", Attempt: 1}
 	mon.Observe(engine.Event{Kind: engine.ItemHeal, Item: item, Attempt: 1, Err: errors.New("answer is not JSON")})
 	mon.Observe(engine.Event{Kind: engine.ItemFinished, Item: item,
-		Record: &store.Record{Idx: 0, Output: []byte(`{"text": "willow"}`), Attempts: 3, HealAttempts: 1}})
+		Record: store.Record{Idx: 0, Output: []byte(`{"text": "willow"}`), Attempts: 3, HealAttempts: 1}})
 
 	tl, _ := mon.Timeline(0)
 	for _, s := range tl.Steps {

@@ -143,10 +143,7 @@ func (m *Metrics) observe(ev engine.Event) {
 		m.callErrors.WithLabelValues(classify.Invalid.String()).Inc()
 		m.heals.Inc()
 	case engine.ItemFinished:
-		rec := ev.Record
-		if rec == nil {
-			return
-		}
+		rec := &ev.Record
 		if rec.Failed() {
 			m.items.WithLabelValues("failed", rec.Class.String()).Inc()
 			if rec.Attempts > 0 && !rec.CacheHit {

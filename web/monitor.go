@@ -172,38 +172,28 @@ func (m *Monitor) Observe(ev engine.Event) {
 	}
 	switch ev.Kind {
 	case engine.ItemStarted:
-		if ev.Item != nil {
-			t := m.timelineLocked(ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw))
-			t.add(Step{Time: ev.Time, Kind: "started"})
-		}
+		t := m.timelineLocked(ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw))
+		t.add(Step{Time: ev.Time, Kind: "started"})
 	case engine.ItemRetry:
-		if ev.Item != nil {
-			if httpStatus(ev.Err) == 429 {
-				m.rateLimited++
-			}
-			t := m.timelineLocked(ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw))
-			t.add(Step{Time: ev.Time, Kind: "retry", Attempt: ev.Attempt, Class: ev.Decision.Class.String(),
-				Reason: ev.Decision.Reason, Error: m.text(errText(ev.Err)), Delay: ev.Delay})
+		if httpStatus(ev.Err) == 429 {
+			m.rateLimited++
 		}
+		t := m.timelineLocked(ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw))
+		t.add(Step{Time: ev.Time, Kind: "retry", Attempt: ev.Attempt, Class: ev.Decision.Class.String(),
+			Reason: ev.Decision.Reason, Error: m.text(errText(ev.Err)), Delay: ev.Delay})
 	case engine.ItemHeal:
-		if ev.Item != nil {
-			st := Step{Time: ev.Time, Kind: "heal", Attempt: ev.Attempt, Class: classify.Invalid.String(),
-				Reason: ev.Decision.Reason, Error: m.text(errText(ev.Err))}
-			if fb := ev.Item.Feedback; fb != nil {
-				st.Answer, st.Feedback = m.text(fb.PreviousOutput), m.text(fb.Message)
-			}
-			m.timelineLocked(ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw)).add(st)
+		st := Step{Time: ev.Time, Kind: "heal", Attempt: ev.Attempt, Class: classify.Invalid.String(),
+			Reason: ev.Decision.Reason, Error: m.text(errText(ev.Err))}
+		if fb := ev.Item.Feedback; fb != nil {
+			st.Answer, st.Feedback = m.text(fb.PreviousOutput), m.text(fb.Message)
 		}
+		m.timelineLocked(ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw)).add(st)
 	case engine.ItemFinished:
-		if rec := ev.Record; rec != nil {
-			m.finishedLocked(ev, rec)
-		}
+		m.finishedLocked(ev, &ev.Record)
 	case engine.ItemPending:
-		if ev.Item != nil {
-			t := m.timelineLocked(ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw))
-			t.add(Step{Time: ev.Time, Kind: "pending", Reason: "the run stopped first; a resume runs it again"})
-			t.Done = true
-		}
+		t := m.timelineLocked(ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw))
+		t.add(Step{Time: ev.Time, Kind: "pending", Reason: "the run stopped first; a resume runs it again"})
+		t.Done = true
 	case engine.Cooldown:
 		if ev.Until.After(m.cooldown) {
 			m.cooldown, m.coolReason = ev.Until, ev.Reason
@@ -216,7 +206,7 @@ func (m *Monitor) Observe(ev engine.Event) {
 func (m *Monitor) finishedLocked(ev engine.Event, rec *store.Record) {
 	idx, id := rec.Idx, rec.ID
 	input := string(rec.Input)
-	if ev.Item != nil {
+	if len(ev.Item.Raw) > 0 {
 		idx, id, input = ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw)
 	}
 	t := m.timelineLocked(idx, id, input)

@@ -20,7 +20,7 @@ func TestTimelinesStayBounded(t *testing.T) {
 	m := NewMonitor(nil)
 	t0 := time.Now()
 	for idx := range TimelineItems + 10 {
-		m.Observe(engine.Event{Kind: engine.ItemStarted, Time: t0, Item: &task.Item{Idx: idx}})
+		m.Observe(engine.Event{Kind: engine.ItemStarted, Time: t0, Item: task.Item{Idx: idx}})
 	}
 	if _, ok := m.Timeline(0); ok {
 		t.Error("the oldest item's timeline is still kept beyond TimelineItems")
@@ -30,7 +30,7 @@ func TestTimelinesStayBounded(t *testing.T) {
 	}
 	last := TimelineItems + 9
 	for n := range TimelineSteps + 5 {
-		m.Observe(engine.Event{Kind: engine.ItemRetry, Time: t0, Item: &task.Item{Idx: last}, Attempt: n + 1, Err: errors.New("again")})
+		m.Observe(engine.Event{Kind: engine.ItemRetry, Time: t0, Item: task.Item{Idx: last}, Attempt: n + 1, Err: errors.New("again")})
 	}
 	tl, _ := m.Timeline(last)
 	if len(tl.Steps) != TimelineSteps || tl.Dropped != 6 {
@@ -44,13 +44,13 @@ func TestTimelinesStayBounded(t *testing.T) {
 func TestTimelineKeepsTheHealFeedbackRedacted(t *testing.T) {
 	m := NewMonitor(nil)
 	m.Start("job", func() engine.Stats { return engine.Stats{} }, func(s string) string { return strings.ReplaceAll(s, "sk-secret", "[REDACTED]") })
-	item := &task.Item{Idx: 3, Raw: []byte(`{"w":"x"}`)}
+	item := task.Item{Idx: 3, Raw: []byte(`{"w":"x"}`)}
 	m.Observe(engine.Event{Kind: engine.ItemStarted, Item: item})
 	item.Feedback = &task.Feedback{PreviousOutput: `{"text": "sk-secret"}`, Message: "missing property 'length'", Attempt: 1}
 	m.Observe(engine.Event{Kind: engine.ItemHeal, Item: item, Attempt: 1, Err: errors.New("missing property 'length'")})
 	// The engine reuses its item: what the monitor kept must not change.
 	item.Feedback.Message = "changed later"
-	m.Observe(engine.Event{Kind: engine.ItemFinished, Item: item, Record: &store.Record{Idx: 3, Output: []byte(`{"text":"ok","length":2}`), Attempts: 2, HealAttempts: 1}})
+	m.Observe(engine.Event{Kind: engine.ItemFinished, Item: item, Record: store.Record{Idx: 3, Output: []byte(`{"text":"ok","length":2}`), Attempts: 2, HealAttempts: 1}})
 
 	tl, ok := m.Timeline(3)
 	if !ok || len(tl.Steps) != 3 {
@@ -113,13 +113,13 @@ func TestMetricsCountWhatTheEventsSay(t *testing.T) {
 	m.Start("job", func() engine.Stats { return engine.Stats{Calls: 7, InFlight: 2, Limit: 8, CostUSD: 0.25} }, nil)
 	t0 := time.Unix(1000, 0)
 	retryable := classify.Decision{Class: classify.Retryable}
-	it := &task.Item{Idx: 1}
+	it := task.Item{Idx: 1}
 	for _, ev := range []engine.Event{
 		{Kind: engine.ItemRetry, Item: it, Err: status(429), Decision: retryable},
 		{Kind: engine.ItemRetry, Item: it, Err: status(500), Decision: retryable},
 		{Kind: engine.ItemHeal, Item: it},
-		{Kind: engine.ItemFinished, Item: it, Record: &store.Record{Idx: 1, Attempts: 4, DurationMS: 1500}},
-		{Kind: engine.ItemFinished, Item: &task.Item{Idx: 2}, Err: status(401), Record: &store.Record{Idx: 2, Error: "401", Class: classify.Fatal, Attempts: 1}},
+		{Kind: engine.ItemFinished, Item: it, Record: store.Record{Idx: 1, Attempts: 4, DurationMS: 1500}},
+		{Kind: engine.ItemFinished, Item: task.Item{Idx: 2}, Err: status(401), Record: store.Record{Idx: 2, Error: "401", Class: classify.Fatal, Attempts: 1}},
 		// Two overlapping cooldowns: 10 s in all, not 15.
 		{Kind: engine.Cooldown, Time: t0, Until: t0.Add(5 * time.Second)},
 		{Kind: engine.Cooldown, Time: t0.Add(2 * time.Second), Until: t0.Add(10 * time.Second)},
@@ -160,7 +160,7 @@ func TestMetricsCountWhatTheEventsSay(t *testing.T) {
 func TestTwoMonitorsDoNotShareMetrics(t *testing.T) {
 	// No global registry: two runs in one process each have their own.
 	a, b := prometheus.NewRegistry(), prometheus.NewRegistry()
-	NewMonitor(a).Observe(engine.Event{Kind: engine.ItemHeal, Item: &task.Item{}})
+	NewMonitor(a).Observe(engine.Event{Kind: engine.ItemHeal, Item: task.Item{}})
 	NewMonitor(b)
 	if got := value(t, b, "tenax_heal_reasks_total", nil); got != 0 {
 		t.Errorf("the second registry counts %v re-asks of the first monitor", got)

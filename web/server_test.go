@@ -287,8 +287,8 @@ func TestEventStreamPushesWhatChanges(t *testing.T) {
 	// A finished item: the stream pushes it (Refresh is an hour: only the
 	// monitor's news can have sent it).
 	done.Store(1)
-	m.Observe(engine.Event{Kind: engine.ItemFinished, Time: time.Now(), Item: &task.Item{Idx: 4, ID: "w4"},
-		Record: &store.Record{Idx: 4, ID: "w4", Output: []byte(`{}`), Attempts: 1}})
+	m.Observe(engine.Event{Kind: engine.ItemFinished, Time: time.Now(), Item: task.Item{Idx: 4, ID: "w4"},
+		Record: store.Record{Idx: 4, ID: "w4", Output: []byte(`{}`), Attempts: 1}})
 	data := until("live", `<b id="done">1</b>`)
 	if !strings.Contains(data, `href="/jobs/`+id+`/items/4"`) {
 		t.Errorf("the recent items do not list #4:\n%s", data)

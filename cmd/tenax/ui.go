@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tenaxhq/tenax/store"
-	"github.com/tenaxhq/tenax/store/jsonl"
 	"github.com/tenaxhq/tenax/web"
 )
 
@@ -29,12 +28,16 @@ Loopback by default; --addr with another address requires a token, printed in th
   tenax ui --addr 0.0.0.0:8080      # reachable from elsewhere, with a token`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st := &jsonl.Store{Home: g.homeDir()}
+			st, closeStore, err := g.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeStore()
 			cfg := web.Config{Store: st}
 			if len(args) == 1 {
 				j, err := st.OpenReadOnly(cmd.Context(), args[0])
 				if errors.Is(err, store.ErrNotFound) {
-					return usageErr(fmt.Errorf("no job %s under %s (see `tenax status --all`)", args[0], g.homeDir()))
+					return usageErr(fmt.Errorf("no job %s in the store (see `tenax status --all`)", args[0]))
 				}
 				if err != nil {
 					return err
@@ -55,6 +58,7 @@ Loopback by default; --addr with another address requires a token, printed in th
 			return nil
 		},
 	}
+	addStoreFlag(cmd, g)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "where to listen; not loopback requires a token (printed in the URL)")
 	return cmd
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/job"
-	"github.com/tenaxhq/tenax/store/jsonl"
 	"github.com/tenaxhq/tenax/web"
 )
 
@@ -32,7 +31,7 @@ func startWatch(g *globals, f runFlags, opts *job.Options) (*watch, error) {
 	w.monitor = web.NewMonitor(reg)
 	opts.OnEvent = w.monitor.Observe
 	if f.ui != "" {
-		ep, err := web.Listen(f.ui, web.Config{Store: &jsonl.Store{Home: g.homeDir()}, Monitor: w.monitor, Metrics: reg})
+		ep, err := web.Listen(f.ui, web.Config{Store: opts.Store, Monitor: w.monitor, Metrics: reg})
 		if err != nil {
 			return nil, usageErr(fmt.Errorf("--ui: %w", err))
 		}
