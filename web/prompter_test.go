@@ -1,9 +1,16 @@
 package web
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/store"
 )
@@ -76,5 +83,82 @@ func TestPrompterAnswersAbortWhenItsContextEnds(t *testing.T) {
 	}
 	if err := p.Answer(1, true); err != ErrNoQuestion {
 		t.Errorf("answering a question that is gone: %v, want ErrNoQuestion", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a poller.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) count(sub string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Count(s.b.String(), sub)
+}
+
+// waitFor polls until cond holds: the prompters run on their goroutines.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute) // a safety net
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Regression: once the page had answered, the terminal's canceled prompt
+// left a read of stdin running, which swallowed the operator's answer to
+// the next trip, and that trip waited forever.
+func TestTerminalAnswersTheTripAfterOneThePageAnswered(t *testing.T) {
+	for _, late := range []string{"", "a\n"} {
+		t.Run(fmt.Sprintf("typed after the page answered: %q", late), func(t *testing.T) {
+			in, typing := io.Pipe()
+			defer typing.Close()
+			out := &syncBuffer{}
+			terminal := console.NewPrompter(in, out)
+			page := &Prompter{}
+			race := Race(terminal, page)
+			report := engine.TripReport{Reason: "3 consecutive failures"}
+
+			first := make(chan engine.TripDecision, 1)
+			go func() { first <- race.Trip(context.Background(), report) }()
+			waitFor(t, "the page's question", func() bool { return page.Pending() != nil })
+			waitFor(t, "the terminal's question", func() bool { return out.count("[C]ontinue") == 1 })
+			page.Answer(page.Pending().ID, true)
+			if d := <-first; d != engine.TripContinue {
+				t.Fatalf("first trip: %v, want TripContinue from the page", d)
+			}
+			if late != "" {
+				// An answer typed too late for the first trip is not
+				// taken for the second one.
+				io.WriteString(typing, late)
+			}
+
+			second := make(chan engine.TripDecision, 1)
+			go func() { second <- race.Trip(context.Background(), report) }()
+			waitFor(t, "the terminal's second question", func() bool { return out.count("[C]ontinue") == 2 })
+			io.WriteString(typing, "c\n")
+			select {
+			case d := <-second:
+				if d != engine.TripContinue {
+					t.Errorf("second trip: %v, want TripContinue as typed", d)
+				}
+			case <-time.After(time.Minute): // a safety net
+				t.Fatal("the second trip never returned: the terminal lost the typed answer")
+			}
+			if page.Pending() != nil {
+				t.Error("the page still asks after the terminal answered")
+			}
+		})
 	}
 }
