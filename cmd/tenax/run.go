@@ -41,7 +41,7 @@ func addWatchFlags(cmd *cobra.Command, f *runFlags) {
 func watchArgs(n int, f *runFlags) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) == n+1 && cmd.Flags().Changed("ui") && f.ui == "127.0.0.1:0" {
-			return fmt.Errorf("write --ui=%s (with =): a bare --ui picks a free loopback port and takes no value", args[n])
+			return usageErr(fmt.Errorf("write --ui=%s (with =): a bare --ui picks a free loopback port and takes no value", args[n]))
 		}
 		return cobra.ExactArgs(n)(cmd, args)
 	}
