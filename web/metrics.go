@@ -94,7 +94,7 @@ func NewMetrics(reg prometheus.Registerer, stats func() engine.Stats) *Metrics {
 		}, func() float64 { return float64(s().Trips) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "tenax_in_flight",
-			Help: "Items dispatched and not finished.",
+			Help: "Calls under way (items waiting out a backoff are not counted).",
 		}, func() float64 { return float64(s().InFlight) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "tenax_concurrency_limit",
