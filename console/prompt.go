@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
@@ -26,6 +27,19 @@ type Prompter struct {
 	// Failures, when set, holds the run's recent failures: Inspect then
 	// pages through them, newest first, instead of showing only the last.
 	Failures *FailureLog
+
+	// unread is a read of in left running by a question that ended
+	// without an answer from here (its context was canceled: the web
+	// page answered). The next question takes it over instead of starting
+	// a second read that would lose the next line to the first.
+	unread chan readLine
+}
+
+// readLine is a line read from the terminal, and when it arrived.
+type readLine struct {
+	s   string
+	err error
+	at  time.Time
 }
 
 // print writes s, redacted.
@@ -136,21 +150,28 @@ func (p *Prompter) Checkin(ctx context.Context, latest []store.Record, s engine.
 // readAnswer returns the lower-cased first letter of the next non-empty
 // line; false at end of input or when ctx is done.
 func (p *Prompter) readAnswer(ctx context.Context) (byte, bool) {
-	type line struct {
-		s   string
-		err error
-	}
+	asked := time.Now()
 	for {
-		ch := make(chan line, 1)
-		go func() {
-			s, err := p.in.ReadString('\n')
-			ch <- line{s, err}
-		}()
-		var l line
+		ch := p.unread
+		if ch == nil {
+			ch = make(chan readLine, 1)
+			go func() {
+				s, err := p.in.ReadString('\n')
+				ch <- readLine{s, err, time.Now()}
+			}()
+		}
+		p.unread = nil
+		var l readLine
 		select {
 		case <-ctx.Done():
+			p.unread = ch
 			return 0, false
 		case l = <-ch:
+		}
+		if l.err == nil && l.at.Before(asked) {
+			// Typed before this question was asked: an answer to an
+			// earlier one (already answered elsewhere), not to this.
+			continue
 		}
 		s := strings.TrimSpace(l.s)
 		if s != "" {

@@ -142,6 +142,7 @@ Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or spec err
 		newRunCmd(g), newResumeCmd(g), newStatusCmd(g), newExportCmd(g), newValidateCmd(g),
 		newMockCmd(), newVersionCmd(), newFixCmd(g),
 	)
+	root.AddCommand(newUICmd(g))
 	return root
 }
 

@@ -32,6 +32,8 @@ type runFlags struct {
 	fingerprints []string
 	classes      []classify.Class
 	force        bool
+	ui           string // --ui: serve the live page here
+	metrics      string // --metrics: serve /metrics here
 }
 
 // parseRetry reads --retry-failures[=CLASS,…] and --fingerprint.
@@ -50,6 +52,25 @@ func (f *runFlags) parseRetry() error {
 	return nil
 }
 
+// addWatchFlags adds --ui and --metrics.
+func addWatchFlags(cmd *cobra.Command, f *runFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.ui, "ui", "", "serve a live web page of the run (and /metrics); --ui alone picks a free port on 127.0.0.1, --ui=ADDR listens there (not loopback: a token is required, printed in the URL)")
+	fl.Lookup("ui").NoOptDefVal = "127.0.0.1:0"
+	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at ADDR/metrics, without the web page (not loopback: a bearer token is required, printed)")
+}
+
+// watchArgs is cobra.ExactArgs(n) that explains `--ui ADDR` (a bare --ui
+// takes no value, so ADDR would be read as an argument).
+func watchArgs(n int, f *runFlags) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == n+1 && cmd.Flags().Changed("ui") && f.ui == "127.0.0.1:0" {
+			return usageErr(fmt.Errorf("write --ui=%s (with =): a bare --ui picks a free loopback port and takes no value", args[n]))
+		}
+		return cobra.ExactArgs(n)(cmd, args)
+	}
+}
+
 func newRunCmd(g *globals) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
@@ -63,8 +84,9 @@ resume command; a second one cancels them (their items stay pending).`,
 		Example: `  tenax run examples/quickstart.yaml
   tenax run job.yaml --input more.jsonl --output results.jsonl
   tenax run job.yaml --limit 10      # try the first ten items
-  tenax run job.yaml --dry-run       # check spec and input, show the plan, call nothing`,
-		Args: cobra.ExactArgs(1),
+  tenax run job.yaml --dry-run       # check spec and input, show the plan, call nothing
+  tenax run job.yaml --ui            # and watch it in the browser (the URL is printed)`,
+		Args: watchArgs(1, &f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.limit < 0 {
 				return usageErr(fmt.Errorf("--limit %d: want 0 (all) or more", f.limit))
@@ -84,6 +106,7 @@ resume command; a second one cancels them (their items stay pending).`,
 	fl.IntVar(&f.limit, "limit", 0, "run at most N items (0 = all)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the spec and the input, render the templates against the first 100 items, show the plan; call nothing")
 	fl.BoolVar(&f.allowEmpty, "allow-empty", false, "accept an input without items (otherwise an error, exit 2)")
+	addWatchFlags(cmd, &f)
 	return cmd
 }
 
@@ -102,7 +125,7 @@ unless --force.`,
 		Example: `  tenax resume job_20261122_101500
   tenax resume latest --retry-failures
   tenax resume translate-hsk         # the latest job of that spec name`,
-		Args: cobra.ExactArgs(1),
+		Args: watchArgs(1, &f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.parseRetry(); err != nil {
 				return usageErr(err)
@@ -120,6 +143,7 @@ unless --force.`,
 	fl.BoolVar(&f.force, "force", false, "resume even though the input file changed")
 	fl.StringVar(&f.output, "output", "", "write the compacted, idx-ordered results here at the end (.jsonl or .csv)")
 	fl.IntVar(&f.limit, "limit", 0, "run at most N items (0 = all)")
+	addWatchFlags(cmd, &f)
 	return cmd
 }
 
@@ -157,12 +181,18 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		opts.Prompter = prompter
 		opts.OnEvent = failures.Observe
 	}
+	w, err := startWatch(g, f, &opts)
+	if err != nil {
+		return err
+	}
+	defer w.close()
 	stopProgress := func() {}
 	var running atomic.Pointer[engine.Engine]
 	go handleSignals(ctx, g, screen, &running, cancel)
 	opts.OnStart = func(s job.Started) {
 		fmt.Fprintf(screen, "tenax: job %s (%s)\n", s.JobID, cmp.Or(s.Dir, s.Store))
 		running.Store(s.Engine)
+		w.start(s)
 		if prompter != nil {
 			prompter.inner.Redact = s.Redact
 		}
@@ -181,6 +211,7 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	}
 	res, runErr := start(ctx, opts)
 	stopProgress()
+	w.end()
 	if res == nil {
 		return runErr
 	}

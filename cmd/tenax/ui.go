@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/web"
+)
+
+func newUICmd(g *globals) *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "ui [JOB]",
+		Short: "Serve a web page of the jobs (or of one job) as their store records them",
+		Long: `Serve a web page that watches jobs through their store: counts by outcome, error
+groups by fingerprint with sample items and hints, recent items and each item's latest
+record, refreshed live as the records are written, by this machine or any other.
+
+The breaker's Continue / Abort buttons, the rate, in flight, cooldowns and item
+timelines come from the running process: start it with --ui for those.
+
+Loopback by default; --addr with another address requires a token, printed in the URL.`,
+		Example: `  tenax ui                          # every job under ./.tenax
+  tenax ui job_20261122_101500      # one job
+  tenax ui --addr 0.0.0.0:8080      # reachable from elsewhere, with a token`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, closeStore, err := g.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			cfg := web.Config{Store: st}
+			if len(args) == 1 {
+				j, err := st.OpenReadOnly(cmd.Context(), args[0])
+				if errors.Is(err, store.ErrNotFound) {
+					return usageErr(fmt.Errorf("no job %s in the store (see `tenax status --all`)", args[0]))
+				}
+				if err != nil {
+					return err
+				}
+				j.Close()
+				cfg.Job = args[0]
+			}
+			ep, err := web.Listen(addr, cfg)
+			if err != nil {
+				return usageErr(err)
+			}
+			defer ep.Close()
+			fmt.Fprintf(g.stderr, "tenax: serving %s (Ctrl-C stops)\n", ep.URL)
+			select {
+			case <-cmd.Context().Done():
+			case <-g.interrupts:
+			}
+			return nil
+		},
+	}
+	addStoreFlag(cmd, g)
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "where to listen; not loopback requires a token (printed in the URL)")
+	return cmd
+}

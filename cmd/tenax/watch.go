@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/web"
+)
+
+// watch is a run's web page and metrics endpoints (--ui, --metrics); its
+// methods do nothing when neither was asked for.
+type watch struct {
+	monitor   *web.Monitor
+	endpoints []*web.Endpoint
+}
+
+// startWatch serves what --ui and --metrics ask for and hooks the run's
+// events and prompts into it: the page can answer the breaker, racing the
+// terminal's prompt when there is one.
+func startWatch(g *globals, f runFlags, opts *job.Options) (*watch, error) {
+	w := &watch{}
+	if f.ui == "" && f.metrics == "" {
+		return w, nil
+	}
+	reg := prometheus.NewRegistry()
+	w.monitor = web.NewMonitor(reg)
+	opts.OnEvent = w.monitor.Observe
+	if f.ui != "" {
+		ep, err := web.Listen(f.ui, web.Config{Store: opts.Store, Monitor: w.monitor, Metrics: reg})
+		if err != nil {
+			return nil, usageErr(fmt.Errorf("--ui: %w", err))
+		}
+		w.endpoints = append(w.endpoints, ep)
+		fmt.Fprintf(g.stderr, "tenax: watch the run at %s\n", ep.URL)
+		// Someone can answer on the page: the breaker asks rather than
+		// aborts, whether or not a terminal can answer too.
+		w.monitor.Prompter.OnAnswer = func(_ web.Question, answer string) {
+			fmt.Fprintf(g.stderr, "\ntenax: answered on the web page: %s\n", answer)
+		}
+		if opts.Prompter != nil {
+			opts.Prompter = web.Race(opts.Prompter, w.monitor.Prompter)
+		} else {
+			opts.Prompter = w.monitor.Prompter
+		}
+		opts.Interactive = true
+	}
+	if f.metrics != "" {
+		ep, err := web.Listen(f.metrics, web.Config{Metrics: reg})
+		if err != nil {
+			w.close()
+			return nil, usageErr(fmt.Errorf("--metrics: %w", err))
+		}
+		w.endpoints = append(w.endpoints, ep)
+		fmt.Fprintf(g.stderr, "tenax: Prometheus metrics at %s\n", ep.MetricsURL())
+		if ep.Token != "" {
+			fmt.Fprintf(g.stderr, "tenax: scrape with the bearer token %s\n", ep.Token)
+		}
+	}
+	return w, nil
+}
+
+func (w *watch) start(s job.Started) {
+	if w.monitor != nil {
+		w.monitor.Start(s.JobID, s.Engine.Stats, s.Redact)
+	}
+}
+
+// end tells the pages the run is over.
+func (w *watch) end() {
+	if w.monitor != nil {
+		w.monitor.End()
+	}
+}
+
+// close lets the open pages receive the run's last state, then stops
+// serving.
+func (w *watch) close() {
+	for _, ep := range w.endpoints {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ep.Shutdown(ctx)
+		cancel()
+	}
+	w.endpoints = nil
+}
+
+var _ engine.Prompter = (*web.Prompter)(nil)

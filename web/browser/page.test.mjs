@@ -1,0 +1,107 @@
+// tenax's live web page in headless Chromium, driven by playwright-core.
+//
+// web/browser_test.go starts the jobs and runs this file with:
+//   TENAX_LIVE_URL     the page of a long mock-LLM job (heals, failures)
+//   TENAX_BREAKER_URL  the page of an exec job whose breaker has tripped
+//   TENAX_SCREENSHOTS  optional: a directory for the README's screenshots
+//   TENAX_CHROMIUM     optional: the browser (default /usr/bin/chromium)
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const liveURL = process.env.TENAX_LIVE_URL;
+const breakerURL = process.env.TENAX_BREAKER_URL;
+const shots = process.env.TENAX_SCREENSHOTS;
+// Generous safety nets, never the measure of a test.
+const patience = { timeout: 90_000 };
+
+let browser, profile;
+
+before(async () => {
+  assert.ok(liveURL && breakerURL, "run me through go test ./web -run Browser");
+  profile = await mkdtemp(join(tmpdir(), "tenax-chromium-"));
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.TENAX_CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: [
+      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    ],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  if (profile) await rm(profile, { recursive: true, force: true });
+});
+
+async function screenshot(page, name) {
+  if (shots) await page.screenshot({ path: join(shots, name), fullPage: true });
+}
+
+test("a running job's page updates without a reload", async () => {
+  const page = await browser.newPage();
+  await page.goto(liveURL);
+  // A mark that a reload would erase.
+  await page.evaluate(() => { window.tenaxMark = "same page"; });
+  const first = await page.textContent("#done");
+  await page.waitForFunction(
+    (f) => document.querySelector("#done")?.textContent !== f, first, patience);
+  const second = await page.textContent("#done");
+  assert.notEqual(second, first, "the done counter should have moved");
+  assert.equal(await page.evaluate(() => window.tenaxMark), "same page", "the page was reloaded");
+  assert.equal(await page.getAttribute("#conn", "data-state"), "live");
+  // Wait for an error group, for the screenshot and to see them shown.
+  await page.waitForSelector("#groups tbody tr", patience);
+  assert.match(await page.textContent("#groups"), /retryable|invalid/);
+  await screenshot(page, "web-job.png");
+  await page.close();
+});
+
+test("an item's timeline shows the heal feedback", async () => {
+  const page = await browser.newPage();
+  await page.goto(liveURL);
+  // The recent items list: a row whose re-asks column is above zero.
+  const href = await page.waitForFunction(() => {
+    for (const row of document.querySelectorAll("#recent tbody tr")) {
+      if (Number(row.children[3].textContent) > 0) return row.querySelector("a").getAttribute("href");
+    }
+    return null;
+  }, null, patience);
+  await page.goto(new URL(await href.jsonValue(), liveURL).href);
+  const feedback = page.locator("pre.feedback").first();
+  await feedback.waitFor(patience);
+  assert.match(await feedback.textContent(), /Correct the problem and answer again/);
+  assert.match(await page.locator(".step-heal").first().textContent(), /re-ask 1/);
+  await screenshot(page, "web-item.png");
+  await page.close();
+});
+
+test("a tripped breaker shows Continue / Abort / Inspect, and Continue resumes the run", async () => {
+  const page = await browser.newPage();
+  await page.goto(breakerURL);
+  await page.waitForSelector("#continue", patience);
+  assert.ok(await page.isVisible("#abort"));
+  assert.ok(await page.isVisible("#inspect"));
+  assert.match(await page.textContent(".question .summary"), /Circuit breaker open: 3 consecutive failures/);
+  assert.equal(await page.textContent("#breaker"), "open");
+  await screenshot(page, "web-breaker.png");
+
+  // Inspect shows the last failure in full, on a page of its own.
+  const inspect = await browser.newPage();
+  await inspect.goto(new URL(await page.getAttribute("#inspect", "href"), breakerURL).href);
+  assert.match(await inspect.textContent("#details"), /upstream unavailable \(call 3\)/);
+  await inspect.close();
+
+  await page.click("#continue");
+  // The run goes on to its end: the page hears the end of the stream.
+  await page.waitForSelector("#conn[data-state=ended]", patience);
+  assert.equal(await page.textContent("#done"), "30");
+  assert.equal(await page.textContent("#failed"), "3");
+  assert.equal(await page.$("#continue"), null, "the question should be gone");
+  await page.close();
+});

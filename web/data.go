@@ -1,0 +1,182 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/store"
+)
+
+// samplesPerGroup is how many failed items each error group lists.
+const samplesPerGroup = 5
+
+// jobView is what the store says about a job: status's report (counts,
+// error groups with their hints, tokens, cost), more sample items per
+// group, the latest finished items and the spec's budget.
+type jobView struct {
+	Report  *job.Report
+	Samples map[string][]int // fingerprint → sample idx
+	Recent  []store.Record   // latest finished, newest first (outputs dropped)
+	Budget  budget
+	Built   time.Time
+}
+
+type budget struct {
+	MaxCostUSD float64 `json:"max_cost_usd"`
+	MaxTokens  int64   `json:"max_tokens"`
+}
+
+// reports builds jobViews from a store, each at most once per refresh
+// interval: reading a job's records costs in proportion to its size, so a
+// big job is re-read less often (at least five times as long as reading it
+// took, never more than once a second).
+type reports struct {
+	store store.Store
+
+	mu    sync.Mutex
+	cache map[string]*cachedView
+}
+
+type cachedView struct {
+	mu   sync.Mutex
+	view *jobView
+	err  error
+	next time.Time
+}
+
+func (r *reports) get(ctx context.Context, id string) (*jobView, error) {
+	r.mu.Lock()
+	if r.cache == nil {
+		r.cache = map[string]*cachedView{}
+	}
+	c, ok := r.cache[id]
+	if !ok {
+		c = &cachedView{}
+		r.cache[id] = c
+	}
+	r.mu.Unlock()
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	if (c.view != nil || c.err != nil) && now.Before(c.next) {
+		return c.view, c.err
+	}
+	v, err := buildView(ctx, r.store, id)
+	took := time.Since(now)
+	c.next = time.Now().Add(max(time.Second, 5*took))
+	if ctx.Err() != nil {
+		// A closed page is no reason to show an error to the next one.
+		c.next = time.Time{}
+		return v, err
+	}
+	c.view, c.err = v, err
+	return v, err
+}
+
+func buildView(ctx context.Context, st store.Store, id string) (*jobView, error) {
+	j, err := st.OpenReadOnly(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	v := &jobView{Samples: map[string][]int{}, Built: time.Now()}
+	var recent []store.Record
+	tee := &teeJob{Job: j, fn: func(rec store.Record) {
+		if rec.Failed() {
+			fp := rec.Fingerprint
+			if fp == "" {
+				fp = heal.Fingerprint(rec.Class.String(), rec.Error)
+			}
+			if s := v.Samples[fp]; len(s) < samplesPerGroup {
+				v.Samples[fp] = append(s, rec.Idx)
+			}
+		}
+		rec.Input, rec.Output, rec.TrackedErrors = nil, nil, nil
+		recent = keepLatest(recent, rec, RecentItems)
+	}}
+	rep, err := job.BuildReport(ctx, tee)
+	if err != nil {
+		return nil, err
+	}
+	v.Report = rep
+	slices.SortFunc(recent, func(a, b store.Record) int {
+		return cmp.Or(b.FinishedAt.Compare(a.FinishedAt), cmp.Compare(b.Idx, a.Idx))
+	})
+	v.Recent = recent
+	v.Budget = specBudget(rep.Manifest.Spec)
+	return v, nil
+}
+
+// keepLatest keeps the n records that finished last.
+func keepLatest(recs []store.Record, rec store.Record, n int) []store.Record {
+	if len(recs) < n {
+		return append(recs, rec)
+	}
+	oldest := 0
+	for i := range recs {
+		if recs[i].FinishedAt.Before(recs[oldest].FinishedAt) {
+			oldest = i
+		}
+	}
+	if rec.FinishedAt.After(recs[oldest].FinishedAt) {
+		recs[oldest] = rec
+	}
+	return recs
+}
+
+// teeJob shows every record job.BuildReport scans to fn as well, so that
+// one pass over the records gives both.
+type teeJob struct {
+	store.Job
+	fn func(store.Record)
+}
+
+func (t *teeJob) Scan(ctx context.Context, fn func(store.Record) error) error {
+	return t.Job.Scan(ctx, func(rec store.Record) error {
+		err := fn(rec)
+		t.fn(rec)
+		return err
+	})
+}
+
+// specBudget reads the budget back from the manifest's resolved spec.
+func specBudget(raw json.RawMessage) budget {
+	var sp struct {
+		Budget budget `json:"budget"`
+	}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &sp) // a spec without a readable budget has none
+	}
+	return sp.Budget
+}
+
+// findRecord returns idx's latest record.
+func findRecord(ctx context.Context, st store.Store, id string, idx int) (store.Record, bool, error) {
+	j, err := st.OpenReadOnly(ctx, id)
+	if err != nil {
+		return store.Record{}, false, err
+	}
+	defer j.Close()
+	var found store.Record
+	ok := false
+	errFound := fmt.Errorf("found")
+	err = j.Scan(ctx, func(rec store.Record) error {
+		if rec.Idx == idx {
+			found, ok = rec, true
+			return errFound
+		}
+		return nil
+	})
+	if err != nil && err != errFound {
+		return store.Record{}, false, err
+	}
+	return found, ok, nil
+}

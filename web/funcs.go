@@ -1,0 +1,45 @@
+package web
+
+import (
+	"fmt"
+	"html/template"
+	"time"
+)
+
+// funcs are the templates' formatting helpers.
+var funcs = template.FuncMap{
+	"dur": func(d time.Duration) string {
+		switch {
+		case d <= 0:
+			return "—"
+		case d < time.Second:
+			return d.Round(time.Millisecond).String()
+		default:
+			return d.Round(time.Second).String()
+		}
+	},
+	"ms":  func(ms int64) string { return (time.Duration(ms) * time.Millisecond).Round(time.Millisecond).String() },
+	"usd": func(v float64) string { return fmt.Sprintf("$%.4f", v) },
+	"pct": func(part, whole int) string {
+		if whole <= 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.1f%%", 100*float64(part)/float64(whole))
+	},
+	"rate": func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"clock": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return t.Local().Format("15:04:05.000")
+	},
+	"date":  func(t time.Time) string { return t.Local().Format(time.DateTime) },
+	"until": func(t, now time.Time) string { return t.Sub(now).Round(100 * time.Millisecond).String() },
+	"planned": func(total, skipped, planned int) int {
+		if planned > 0 {
+			return planned
+		}
+		return total - skipped
+	},
+	"short": func(s string) string { return truncate(firstLine(s), 200) },
+}

@@ -1,0 +1,463 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tenaxhq/tenax/store"
+)
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// Config is what a Server shows.
+type Config struct {
+	// Store is where jobs are read. Every page reads it through
+	// store.Store, so the view works for any store and for jobs worked by
+	// many processes. Nil serves /metrics only.
+	Store store.Store
+	// Job is the job "/" shows; "" lists the store's jobs.
+	Job string
+	// Monitor is the live run of Job in this process, nil when watching
+	// from the store only (tenax ui). It adds the rate, in flight, the
+	// breaker, cooldowns, item timelines and the Continue / Abort buttons.
+	Monitor *Monitor
+	// Metrics is served at /metrics; nil serves none.
+	Metrics prometheus.Gatherer
+	// Token, when set, is required of every request: as ?token= (which
+	// sets a cookie), the cookie, or an Authorization: Bearer header.
+	// Without one, only requests naming a loopback host are served, so
+	// that another site cannot reach the page through DNS rebinding.
+	Token string
+	// Refresh is how often pages are pushed without news (default 1s).
+	Refresh time.Duration
+}
+
+// Server is the live view and /metrics as an http.Handler.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	pages   *template.Template
+	reports *reports
+	// csrf is a per-server secret every form carries: a cross-site page
+	// cannot read it, so it cannot forge a form.
+	csrf string
+}
+
+const tokenCookie = "tenax_token"
+
+// New returns a Server for cfg.
+func New(cfg Config) *Server {
+	if cfg.Refresh <= 0 {
+		cfg.Refresh = time.Second
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), reports: &reports{store: cfg.Store}, csrf: NewToken()}
+	s.pages = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "templates/*.html"))
+	static, _ := fs.Sub(assets, "static")
+	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	if cfg.Metrics != nil {
+		s.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{}))
+	}
+	if cfg.Store == nil {
+		s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintln(w, "tenax: Prometheus metrics are at /metrics")
+		})
+		return s
+	}
+	s.mux.HandleFunc("GET /{$}", s.home)
+	s.mux.HandleFunc("GET /jobs/{id}", s.jobPage)
+	s.mux.HandleFunc("GET /jobs/{id}/events", s.jobEvents)
+	s.mux.HandleFunc("GET /jobs/{id}/items/{idx}", s.itemPage)
+	s.mux.HandleFunc("GET /jobs/{id}/items/{idx}/events", s.itemEvents)
+	s.mux.HandleFunc("GET /jobs/{id}/breaker", s.inspectPage)
+	// Actions: POST only, refused when a browser says they come from
+	// another site (Sec-Fetch-Site, Origin), and carrying the form secret.
+	cop := http.NewCrossOriginProtection()
+	s.mux.Handle("POST /jobs/{id}/answer", cop.Handler(http.HandlerFunc(s.answer)))
+	return s
+}
+
+// ServeHTTP checks the token (or, without one, that the request names a
+// loopback host) and serves the request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	if s.cfg.Token == "" {
+		if !loopbackHost(r.Host) {
+			http.Error(w, "tenax serves this page to loopback addresses only; start it with a token to serve it elsewhere", http.StatusForbidden)
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	if q := r.URL.Query().Get("token"); q != "" {
+		if !s.tokenOK(q) {
+			http.Error(w, "wrong token", http.StatusUnauthorized)
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		if r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/events") && r.URL.Path != "/metrics" {
+			// Take the token out of the address bar and the history.
+			u := *r.URL
+			qs := u.Query()
+			qs.Del("token")
+			u.RawQuery = qs.Encode()
+			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	if c, err := r.Cookie(tokenCookie); err == nil && s.tokenOK(c.Value) {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.tokenOK(b) {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	http.Error(w, "this page needs the token tenax printed when it started: open the URL it printed (…?token=…)", http.StatusUnauthorized)
+}
+
+func (s *Server) tokenOK(t string) bool {
+	return subtle.ConstantTimeCompare([]byte(t), []byte(s.cfg.Token)) == 1
+}
+
+// loopbackHost reports whether a Host header names this machine's loopback
+// interface: localhost, 127.0.0.0/8 or ::1.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// NewToken returns a random token of 128 bits, hex-encoded.
+func NewToken() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Server) home(w http.ResponseWriter, r *http.Request) {
+	id := s.cfg.Job
+	if id == "" && s.cfg.Monitor != nil {
+		id = s.cfg.Monitor.JobID()
+	}
+	if id != "" {
+		http.Redirect(w, r, "/jobs/"+url.PathEscape(id), http.StatusSeeOther)
+		return
+	}
+	jobs, err := s.cfg.Store.List(r.Context())
+	if err != nil {
+		http.Error(w, "listing jobs: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	// Newest first.
+	for i, j := 0, len(jobs)-1; i < j; i, j = i+1, j-1 {
+		jobs[i], jobs[j] = jobs[j], jobs[i]
+	}
+	s.render(w, "jobs.html", map[string]any{"Jobs": jobs})
+}
+
+// live returns the monitor when it watches job id.
+func (s *Server) live(id string) *Monitor {
+	if s.cfg.Monitor != nil && s.cfg.Monitor.JobID() == id {
+		return s.cfg.Monitor
+	}
+	return nil
+}
+
+// jobData is what the job page renders.
+type jobData struct {
+	ID     string
+	View   *jobView
+	Err    string
+	Live   *Live
+	CSRF   string
+	Now    time.Time
+	Groups []groupData
+}
+
+type groupData struct {
+	Fingerprint, Class, Normalized, Example string
+	Count                                   int
+	Samples                                 []int
+	Hints                                   []string
+}
+
+func (s *Server) jobData(ctx context.Context, id string) (*jobData, error) {
+	d := &jobData{ID: id, CSRF: s.csrf, Now: time.Now()}
+	v, err := s.reports.get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if err != nil {
+		d.Err = err.Error()
+	}
+	d.View = v
+	if m := s.live(id); m != nil {
+		l := m.Live(d.Now)
+		d.Live = &l
+	}
+	if v != nil && v.Report != nil {
+		for i, g := range v.Report.Groups {
+			if i == 20 {
+				break
+			}
+			gd := groupData{Fingerprint: g.Fingerprint, Class: g.Class.String(), Normalized: g.Normalized,
+				Example: g.Example, Count: g.Count, Samples: v.Samples[g.Fingerprint], Hints: g.Hints}
+			d.Groups = append(d.Groups, gd)
+		}
+	}
+	return d, nil
+}
+
+func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
+	d, err := s.jobData(r.Context(), r.PathValue("id"))
+	if err != nil {
+		notFound(w, err)
+		return
+	}
+	s.render(w, "job.html", d)
+}
+
+func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.stream(w, r, id, func(ctx context.Context) (map[string][]byte, error) {
+		d, err := s.jobData(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return s.fragments(d, "live", "question")
+	})
+}
+
+type itemData struct {
+	ID       string
+	Idx      int
+	Timeline *Timeline
+	Record   *store.Record
+	Err      string
+	Live     bool
+}
+
+func (s *Server) itemData(ctx context.Context, id string, idx int) *itemData {
+	d := &itemData{ID: id, Idx: idx}
+	if m := s.live(id); m != nil {
+		d.Live = true
+		if t, ok := m.Timeline(idx); ok {
+			d.Timeline = &t
+		}
+	}
+	rec, ok, err := findRecord(ctx, s.cfg.Store, id, idx)
+	switch {
+	case err != nil:
+		d.Err = err.Error()
+	case ok:
+		d.Record = &rec
+	}
+	return d
+}
+
+func (s *Server) itemPage(w http.ResponseWriter, r *http.Request) {
+	idx, err := strconv.Atoi(r.PathValue("idx"))
+	if err != nil || idx < 0 {
+		http.Error(w, "an item is named by its index (a number from 0)", http.StatusBadRequest)
+		return
+	}
+	s.render(w, "item.html", s.itemData(r.Context(), r.PathValue("id"), idx))
+}
+
+func (s *Server) itemEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	idx, err := strconv.Atoi(r.PathValue("idx"))
+	if err != nil || idx < 0 {
+		http.Error(w, "an item is named by its index (a number from 0)", http.StatusBadRequest)
+		return
+	}
+	s.stream(w, r, id, func(ctx context.Context) (map[string][]byte, error) {
+		return s.fragments(s.itemData(ctx, id, idx), "timeline")
+	})
+}
+
+func (s *Server) inspectPage(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var q *Question
+	if m := s.live(id); m != nil {
+		q = m.Prompter.Pending()
+	}
+	s.render(w, "inspect.html", map[string]any{"ID": id, "Question": q, "CSRF": s.csrf})
+}
+
+// answer takes Continue or Abort for the pending question.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.csrf)) != 1 {
+		http.Error(w, "this form is not from this page (reload the page and answer again)", http.StatusForbidden)
+		return
+	}
+	m := s.live(id)
+	if m == nil {
+		http.Error(w, "job "+id+" is not running in this process", http.StatusConflict)
+		return
+	}
+	q, err := strconv.ParseUint(r.PostFormValue("question"), 10, 64)
+	if err != nil {
+		http.Error(w, "which question? (the form has no question id)", http.StatusBadRequest)
+		return
+	}
+	var goOn bool
+	switch r.PostFormValue("answer") {
+	case "continue":
+		goOn = true
+	case "abort":
+	default:
+		http.Error(w, "answer continue or abort", http.StatusBadRequest)
+		return
+	}
+	if err := m.Prompter.Answer(q, goOn); err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	if r.PostFormValue("via") == "fetch" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	http.Redirect(w, r, "/jobs/"+url.PathEscape(id), http.StatusSeeOther)
+}
+
+// stream sends each fragment render returns as a Server-Sent Event named
+// after it (the page replaces the element of that id): all of them at once,
+// then those that changed whenever the live run changes (at most four times
+// a second) or every Refresh, until the client leaves.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, render func(context.Context) (map[string][]byte, error)) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	ctx := r.Context()
+	var changed <-chan struct{}
+	m := s.live(id)
+	if m != nil {
+		ch, stop := m.Subscribe()
+		defer stop()
+		changed = ch
+	}
+	tick := time.NewTicker(s.cfg.Refresh)
+	defer tick.Stop()
+	last := map[string][]byte{}
+	for {
+		ended := m != nil && m.Ended()
+		frags, err := render(ctx)
+		if err != nil {
+			frags = map[string][]byte{"error": []byte(template.HTMLEscapeString(err.Error()))}
+		}
+		for _, name := range slices.Sorted(maps.Keys(frags)) {
+			if bytes.Equal(frags[name], last[name]) {
+				continue
+			}
+			if err := writeEvent(w, name, frags[name]); err != nil {
+				return
+			}
+			last[name] = frags[name]
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+		if ended {
+			// The run is over and the page has its last state.
+			writeEvent(w, "end", []byte("the run has ended"))
+			rc.Flush()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		case <-tick.C:
+		}
+		// Coalesce bursts of events into one update.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// writeEvent writes one SSE event; every line of data gets its own data:
+// field, so that a fragment's newlines survive.
+func writeEvent(w http.ResponseWriter, event string, data []byte) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "event: %s\n", event)
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		b.WriteString("data: ")
+		b.Write(bytes.TrimSuffix(line, []byte("\r")))
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func (s *Server) fragment(name string, data any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := s.pages.ExecuteTemplate(&b, name, data); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// fragments renders the named templates with data.
+func (s *Server) fragments(data any, names ...string) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(names))
+	for _, n := range names {
+		b, err := s.fragment(n, data)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = b
+	}
+	return out, nil
+}
+
+func (s *Server) render(w http.ResponseWriter, name string, data any) {
+	b, err := s.fragment(name, data)
+	if err != nil {
+		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'")
+	w.Write(b)
+}
+
+func notFound(w http.ResponseWriter, err error) {
+	http.Error(w, "no such job: "+err.Error(), http.StatusNotFound)
+}
