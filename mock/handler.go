@@ -181,7 +181,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) outcome {
 
 	if f == faultTimeout {
 		s.stats.timeouts.Add(1)
-		<-r.Context().Done()
+		select {
+		case <-r.Context().Done():
+		case <-s.held:
+		}
 		return answered
 	}
 	if !sleep(r.Context(), latency) {

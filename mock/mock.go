@@ -174,6 +174,9 @@ type Server struct {
 	// answered counts the scripted answers given (Config.Answers).
 	answered atomic.Int64
 
+	held      chan struct{} // closed when requests held by Timeout faults must end
+	closeOnce sync.Once
+
 	stats struct {
 		requests, succeeded, rateLimited, serverErrors, overloaded,
 		timeouts, resets, malformed, invalidOutputs, authErrors atomic.Int64
@@ -188,8 +191,19 @@ func New(cfg Config) *Server {
 		cfg:    cfg,
 		rng:    rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		window: window{rpm: cfg.RPM, tpm: cfg.TPM},
+		held:   make(chan struct{}),
 	}
 }
+
+// Close ends the requests held by Timeout faults, which would otherwise
+// wait for their clients to give up. It is safe to call more than once.
+func (s *Server) Close() error {
+	s.releaseHeld()
+	return nil
+}
+
+// releaseHeld ends the requests held by Timeout faults.
+func (s *Server) releaseHeld() { s.closeOnce.Do(func() { close(s.held) }) }
 
 // Stats returns the counts so far.
 func (s *Server) Stats() Stats {

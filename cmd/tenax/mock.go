@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/tenaxhq/tenax/mock"
 )
 
 // newMockCmd is `tenax mock`: the simulated LLM provider as a server, to
-// rehearse a job's fault handling before spending money.
-func newMockCmd() *cobra.Command {
+// rehearse a job's fault handling before spending money. SIGINT or
+// SIGTERM stops it gracefully: the answers in flight finish, exit 0.
+func newMockCmd(g *globals) *cobra.Command {
 	var (
 		addr string
 		cfg  mock.Config
@@ -24,7 +28,10 @@ and any api_key, to rehearse how the job handles faults before spending money.
 
 Models: mock-echo answers the prompt; mock-json answers {"text": prompt, "length": n}.
 Fault flags are fractions of requests (0 to 1, summing to at most 1), drawn from --seed,
-so the same seed and request order meet the same faults.`,
+so the same seed and request order meet the same faults.
+
+Ctrl-C (SIGINT) or SIGTERM stops the server: it accepts no new connection, lets the
+answers in flight finish, and exits 0.`,
 		Example: `  tenax mock --rate-limit 0.05 --server-error 0.02 --invalid-output 0.1 --latency 200ms --latency-max 2s
   tenax mock --rpm 60 --tpm 20000`,
 		Args: cobra.NoArgs,
@@ -32,7 +39,19 @@ so the same seed and request order meet the same faults.`,
 			if err := cfg.Validate(); err != nil {
 				return usageErr(err)
 			}
-			return mock.ListenAndServe(cmd.Context(), addr, cfg, cmd.OutOrStdout())
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			if g.interrupts != nil {
+				go func() {
+					select {
+					case <-ctx.Done():
+					case <-g.interrupts:
+						fmt.Fprintln(g.stderr, "tenax mock: stopping: finishing the answers in flight")
+						cancel()
+					}
+				}()
+			}
+			return mock.ListenAndServe(ctx, addr, cfg, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
