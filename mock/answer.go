@@ -297,15 +297,21 @@ func fromSchema(raw json.RawMessage, prompt string) any {
 	if json.Unmarshal(raw, &root) != nil {
 		return prompt
 	}
-	return schemaValue(root, root, prompt, 0)
+	budget := maxSchemaValues
+	return schemaValue(root, root, prompt, 0, &budget)
 }
 
-func schemaValue(s, root map[string]any, prompt string, depth int) any {
-	if depth > 16 || s == nil {
+// maxSchemaValues bounds the values fromSchema builds, so that a schema
+// with a huge minItems or deep recursion gets a small answer.
+const maxSchemaValues = 1000
+
+func schemaValue(s, root map[string]any, prompt string, depth int, budget *int) any {
+	if depth > 16 || s == nil || *budget <= 0 {
 		return nil
 	}
+	*budget--
 	if ref, ok := s["$ref"].(string); ok {
-		return schemaValue(resolveRef(root, ref), root, prompt, depth+1)
+		return schemaValue(resolveRef(root, ref), root, prompt, depth+1, budget)
 	}
 	if c, ok := s["const"]; ok {
 		return c
@@ -316,7 +322,7 @@ func schemaValue(s, root map[string]any, prompt string, depth int) any {
 	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
 		if alts, ok := s[k].([]any); ok && len(alts) > 0 {
 			if sub, ok := alts[0].(map[string]any); ok {
-				return schemaValue(sub, root, prompt, depth+1)
+				return schemaValue(sub, root, prompt, depth+1, budget)
 			}
 		}
 	}
@@ -341,18 +347,18 @@ func schemaValue(s, root map[string]any, prompt string, depth int) any {
 		props, _ := s["properties"].(map[string]any)
 		for name, p := range props {
 			sub, _ := p.(map[string]any)
-			obj[name] = schemaValue(sub, root, prompt, depth+1)
+			obj[name] = schemaValue(sub, root, prompt, depth+1, budget)
 		}
 		return obj
 	case "array":
 		items, _ := s["items"].(map[string]any)
 		count := 1
-		if m, ok := s["minItems"].(float64); ok && int(m) > count {
-			count = int(m)
+		if m, ok := s["minItems"].(float64); ok && m > 1 {
+			count = int(min(m, float64(*budget)))
 		}
 		arr := make([]any, count)
 		for i := range arr {
-			arr[i] = schemaValue(items, root, prompt, depth+1)
+			arr[i] = schemaValue(items, root, prompt, depth+1, budget)
 		}
 		return arr
 	case "integer", "number":
