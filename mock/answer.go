@@ -55,11 +55,7 @@ func (s *Server) compose(x *exchange) answer {
 	switch tool := x.toolToCall(); {
 	case tool != nil:
 		args := mustJSON(fromSchema(tool.schema(), x.prompt))
-		prefix := "call_mock"
-		if x.d.outputLimit {
-			prefix = "toolu_mock"
-		}
-		a.calls = []toolCall{{id: fmt.Sprintf("%s%012d", prefix, x.seq), name: tool.name(), args: string(args)}}
+		a.calls = []toolCall{{id: fmt.Sprintf("%s%012d", x.d.toolCallPrefix, x.seq), name: tool.name(), args: string(args)}}
 		a.finish = finishToolCalls
 	case schema != nil:
 		a.text = string(mustJSON(fromSchema(schema, x.prompt)))

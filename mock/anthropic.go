@@ -20,6 +20,7 @@ var anthropic = dialect{
 	everyResponse:   map[string]string{"anthropic-organization-id": "org-mock"},
 	contextWindow:   anthropicContext,
 	outputLimit:     true,
+	toolCallPrefix:  "toolu_mock",
 	apiKey: func(r *http.Request) string {
 		if k := r.Header.Get("X-Api-Key"); k != "" {
 			return k
@@ -49,11 +50,11 @@ var anthropic = dialect{
 		errUnknownRoute: func(*exchange) apiError {
 			return apiError{status: 404, typ: "not_found_error", message: "Not Found", counter: cBadRequests}
 		},
-		errRateLimit: func(*exchange) apiError {
+		errRateLimit: func(x *exchange) apiError {
 			h := retryHeaders(time.Second, false)
 			h["x-should-retry"] = "true"
 			return apiError{status: 429, typ: "rate_limit_error", header: h, counter: cRateLimited,
-				message: "This request would exceed the rate limit for your organization (org-mock) of 50 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the rate of your requests or try again later."}
+				message: fmt.Sprintf("This request would exceed the rate limit for your organization (org-mock) of %d requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the rate of your requests or try again later.", x.limits.requests.limit)}
 		},
 		errServer: func(*exchange) apiError {
 			return apiError{status: 500, typ: "api_error", message: "Internal server error", counter: cServerErrors}

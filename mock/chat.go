@@ -142,7 +142,8 @@ type exchange struct {
 	msgs         []Message
 	prompt       string
 	promptTokens int
-	maxTokens    int // 0: not set
+	maxTokens    int        // 0: not set
+	limits       limitState // after admission
 }
 
 func (x *exchange) header() http.Header { return x.w.Header() }
@@ -226,6 +227,7 @@ func (s *Server) chat(x *exchange) outcome {
 		c = cost{tokens: x.promptTokens, output: x.budget(a)}
 	}
 	st := s.admit(x.d, x.model, now, c)
+	x.limits = st
 	x.d.limitHeaders(x.header(), st, now)
 	if st.refused != 0 {
 		x.fail(x.d.rateLimited(x, st))

@@ -22,6 +22,8 @@ type dialect struct {
 	contextWindow int
 	// outputLimit: the provider limits output tokens apart (Anthropic).
 	outputLimit bool
+	// toolCallPrefix starts the ids of tool calls.
+	toolCallPrefix string
 	// apiKey returns the request's key, "" when it has none.
 	apiKey func(r *http.Request) string
 	// errorBody is an error response's body.

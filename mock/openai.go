@@ -18,6 +18,7 @@ var openAI = dialect{
 	requestIDHeader: "x-request-id",
 	everyResponse:   map[string]string{"openai-processing-ms": "1", "openai-version": "2020-10-01", "openai-organization": "org-mock"},
 	contextWindow:   openAIContext,
+	toolCallPrefix:  "call_mock",
 	apiKey:          bearerKey,
 	errorBody:       openAIErrorBody,
 	errs: [numErrs]func(x *exchange) apiError{
@@ -42,9 +43,10 @@ var openAI = dialect{
 				message: fmt.Sprintf("Invalid URL (%s %s)", x.r.Method, x.r.URL.Path)}
 		},
 		errRateLimit: func(x *exchange) apiError {
+			limit := x.limits.requests.limit
 			return apiError{status: 429, typ: "requests", code: "rate_limit_exceeded", counter: cRateLimited,
 				header:  retryHeaders(time.Second, true),
-				message: fmt.Sprintf("Rate limit reached for %s in organization org-mock on requests per min (RPM): Limit 60, Used 60, Requested 1. Please try again in 1s. Visit https://platform.openai.com/account/rate-limits to learn more.", x.model)}
+				message: fmt.Sprintf("Rate limit reached for %s in organization org-mock on requests per min (RPM): Limit %d, Used %d, Requested 1. Please try again in 1s. Visit https://platform.openai.com/account/rate-limits to learn more.", x.model, limit, limit)}
 		},
 		errServer: func(*exchange) apiError {
 			return apiError{status: 500, typ: "server_error", counter: cServerErrors,
