@@ -260,7 +260,7 @@ type Server struct {
 
 	// answered counts the scripted answers given (Config.Answers).
 	answered atomic.Int64
-	logMu sync.Mutex // serializes writes to cfg.LogRequests
+	logMu    sync.Mutex // serializes writes to cfg.LogRequests
 
 	held      chan struct{} // closed when requests held by Timeout faults must end
 	closeOnce sync.Once

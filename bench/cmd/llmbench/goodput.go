@@ -18,8 +18,9 @@ import (
 
 // goodput is the hidden-rate-limit scenario: Items requests to a mock
 // provider that refuses, with 429, every request its bucket of RPM
-// requests (refilled continuously at RPM a minute) cannot hold, from a job that configures no rate limit and lets adaptive (or
-// fixed) concurrency find the pace.
+// requests (refilled continuously at RPM a minute) cannot hold, from a
+// job that configures no rate limit and lets adaptive (or fixed)
+// concurrency find the pace.
 type goodput struct {
 	Items, RPM, Concurrency, Rounds int
 	Prefill                         bool
