@@ -86,7 +86,14 @@ func buildTask(s *spec.Spec, home string) (*built, error) {
 		}
 		cfg.OnRateLimit = b.rateLimits.observe
 		if t.Provider == "mock" && t.BaseURL == "" {
-			b.mock = mock.New(mockConfig(s.Mock))
+			mc := mockConfig(s.Mock)
+			if path := s.Mock.LogRequests; path != "" {
+				if !filepath.IsAbs(path) {
+					path = filepath.Join(s.Dir(), path)
+				}
+				mc.LogRequests = appendFile(path)
+			}
+			b.mock = mock.New(mc)
 			cfg.HTTPClient = b.mock.Client()
 		}
 		if s.Cache.Enabled {
@@ -162,8 +169,29 @@ func mockConfig(m spec.Mock) mock.Config {
 			RateLimit: m.Errors.RateLimit, Server: m.Errors.Server, Overloaded: m.Errors.Overloaded,
 			Timeout: m.Errors.Timeout, Reset: m.Errors.Reset, Malformed: m.Errors.Malformed,
 			InvalidOutput: m.Errors.InvalidOutput, Auth: m.Errors.Auth,
+			Quota: m.Errors.Quota, SpendLimit: m.Errors.SpendLimit, PaymentRequired: m.Errors.PaymentRequired,
+			Forbidden: m.Errors.Forbidden, TooLarge: m.Errors.TooLarge, ContextLength: m.Errors.ContextLength,
+			ContentFilter: m.Errors.ContentFilter, Refusal: m.Errors.Refusal, Truncated: m.Errors.Truncated,
 		},
 	}
+}
+
+// appendFile is a writer that appends each write to the file at its path,
+// opening and closing it every time: the built-in mock's request log
+// (mock.log_requests), written only while someone debugs a job, so it
+// holds no descriptor between writes and needs no closing.
+type appendFile string
+
+func (p appendFile) Write(b []byte) (int, error) {
+	f, err := os.OpenFile(string(p), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	n, err := f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
 }
 
 func buildValidator(s *spec.Spec) (engine.Validator, error) {

@@ -43,5 +43,5 @@ func Example() {
 	// 500 server_error
 	// 200 {"text":"hola","length":4}
 	// 500 server_error
-	// {Requests:3 Succeeded:1 RateLimited:0 ServerErrors:2 Overloaded:0 Timeouts:0 Resets:0 Malformed:0 InvalidOutputs:0 AuthErrors:0}
+	// {Requests:3 Succeeded:1 RateLimited:0 ServerErrors:2 Overloaded:0 Timeouts:0 Resets:0 Malformed:0 InvalidOutputs:0 AuthErrors:0 BadRequests:0 BillingErrors:0 Forbidden:0 TooLarge:0 ContextLength:0 ContentFiltered:0 Refusals:0 Truncated:0}
 }

@@ -15,7 +15,9 @@ import (
 // request's URL does not matter. A Timeout fault blocks until the
 // request's context is done; a Reset fault fails the round trip with an
 // error that wraps syscall.ECONNRESET in a *net.OpError, as a real reset
-// does.
+// does; a Malformed fault gives a body whose read fails with
+// io.ErrUnexpectedEOF after part of the answer, as a cut connection does.
+// A stream arrives whole, once the handler has written it.
 //
 // It uses only time.Now and timers, so it works inside a testing/synctest
 // bubble.
@@ -43,6 +45,17 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rec.status == 0 {
 		rec.status = http.StatusOK
 	}
+	var body io.Reader = bytes.NewReader(rec.body.Bytes())
+	length := int64(rec.body.Len())
+	if out == cutConn {
+		body = io.MultiReader(body, errReader{io.ErrUnexpectedEOF})
+		length = -1
+		if n, err := strconv.ParseInt(rec.header.Get("Content-Length"), 10, 64); err == nil {
+			length = n
+		}
+	} else if rec.header.Get("Content-Length") == "" {
+		length = -1
+	}
 	return &http.Response{
 		Status:        strconv.Itoa(rec.status) + " " + http.StatusText(rec.status),
 		StatusCode:    rec.status,
@@ -50,11 +63,16 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        rec.header,
-		Body:          io.NopCloser(bytes.NewReader(rec.body.Bytes())),
-		ContentLength: int64(rec.body.Len()),
+		Body:          io.NopCloser(body),
+		ContentLength: length,
 		Request:       req,
 	}, nil
 }
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // recorder is the in-process ResponseWriter.
 type recorder struct {
@@ -78,15 +96,14 @@ func (r *recorder) Write(p []byte) (int, error) {
 	return r.body.Write(p)
 }
 
+// Flush does nothing: the body is handed over whole.
+func (r *recorder) Flush() {}
+
 // resetConnection drops a real connection with a TCP reset: SO_LINGER 0
 // makes close send RST instead of FIN. A connection that cannot be
 // hijacked (HTTP/2) is aborted instead.
 func resetConnection(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic(http.ErrAbortHandler)
-	}
-	conn, _, err := hj.Hijack()
+	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}

@@ -538,6 +538,9 @@ func (d *decoder) checkMock(s *Spec) {
 	}{
 		{"rate_limit", e.RateLimit}, {"server", e.Server}, {"overloaded", e.Overloaded}, {"timeout", e.Timeout},
 		{"reset", e.Reset}, {"malformed", e.Malformed}, {"invalid_output", e.InvalidOutput}, {"auth", e.Auth},
+		{"quota", e.Quota}, {"spend_limit", e.SpendLimit}, {"payment_required", e.PaymentRequired},
+		{"forbidden", e.Forbidden}, {"too_large", e.TooLarge}, {"context_length", e.ContextLength},
+		{"content_filter", e.ContentFilter}, {"refusal", e.Refusal}, {"truncated", e.Truncated},
 	} {
 		if f.v < 0 || f.v > 1 {
 			d.problem("mock.errors."+f.key, nil, "must be a fraction between 0 and 1, got %g", f.v)

@@ -372,6 +372,10 @@ type Mock struct {
 	TPM int `yaml:"tpm"`
 	// Errors are the fractions of calls that fail, by kind.
 	Errors MockErrors `yaml:"errors"`
+	// LogRequests, when set, is a file (relative to the spec) that every
+	// request and answer is appended to, as JSON lines with API keys
+	// redacted: what the job really sent, re-asks included.
+	LogRequests string `yaml:"log_requests"`
 }
 
 // Latency is a uniform range; in YAML one duration (Min = Max) or a
@@ -392,6 +396,16 @@ type MockErrors struct {
 	Malformed     float64 `yaml:"malformed"`
 	InvalidOutput float64 `yaml:"invalid_output"`
 	Auth          float64 `yaml:"auth"`
+	// The provider's other refusals and broken answers (see mock.Faults).
+	Quota           float64 `yaml:"quota"`
+	SpendLimit      float64 `yaml:"spend_limit"`
+	PaymentRequired float64 `yaml:"payment_required"`
+	Forbidden       float64 `yaml:"forbidden"`
+	TooLarge        float64 `yaml:"too_large"`
+	ContextLength   float64 `yaml:"context_length"`
+	ContentFilter   float64 `yaml:"content_filter"`
+	Refusal         float64 `yaml:"refusal"`
+	Truncated       float64 `yaml:"truncated"`
 }
 
 // Path returns the spec file's path as given to Load (the name given to

@@ -1,17 +1,23 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"github.com/tenaxhq/tenax/mock"
 )
 
 // newMockCmd is `tenax mock`: the simulated LLM provider as a server, to
-// rehearse a job's fault handling before spending money.
-func newMockCmd() *cobra.Command {
+// rehearse a job's fault handling before spending money. SIGINT or
+// SIGTERM stops it gracefully: the answers in flight finish, exit 0.
+func newMockCmd(g *globals) *cobra.Command {
 	var (
-		addr string
-		cfg  mock.Config
+		addr    string
+		logPath string
+		cfg     mock.Config
 	)
 	cmd := &cobra.Command{
 		Use:   "mock",
@@ -22,17 +28,52 @@ the real providers' error bodies and headers. Point a job at it with
 provider: openai (base_url http://ADDR/v1) or provider: anthropic (base_url http://ADDR)
 and any api_key, to rehearse how the job handles faults before spending money.
 
+Also served: streaming (stream: true) in both dialects, tools and json_schema structured
+outputs (answers that conform to the schema, filled from the prompt), GET /v1/models and
+POST /v1/messages/count_tokens. Requests are validated as the real APIs validate them
+(json_object without "json" in the messages, temperature out of range, a missing
+anthropic-version header... are 400s with the providers' bodies).
+
 Models: mock-echo answers the prompt; mock-json answers {"text": prompt, "length": n}.
 Fault flags are fractions of requests (0 to 1, summing to at most 1), drawn from --seed,
-so the same seed and request order meet the same faults.`,
+so the same seed and request order meet the same faults.
+
+--rpm and --tpm are limits per model and dialect that refill continuously, as the
+providers' do: the rate-limit headers are on every answer, and a 429's retry-after is
+the time the refill takes to make room. --log-requests FILE appends one JSON line per
+request and answer (API keys redacted): what a job really sent, re-asks included.
+
+Ctrl-C (SIGINT) or SIGTERM stops the server: it accepts no new connection, lets the
+answers in flight finish, and exits 0.`,
 		Example: `  tenax mock --rate-limit 0.05 --server-error 0.02 --invalid-output 0.1 --latency 200ms --latency-max 2s
-  tenax mock --rpm 60 --tpm 20000`,
+  tenax mock --rpm 60 --tpm 20000 --log-requests requests.jsonl
+  tenax mock --quota 0.01 --context-length 0.02 --truncated 0.05`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.Validate(); err != nil {
 				return usageErr(err)
 			}
-			return mock.ListenAndServe(cmd.Context(), addr, cfg, cmd.OutOrStdout())
+			if logPath != "" {
+				f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+				if err != nil {
+					return usageErr(fmt.Errorf("--log-requests: %w", err))
+				}
+				defer f.Close()
+				cfg.LogRequests = f
+			}
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			if g.interrupts != nil {
+				go func() {
+					select {
+					case <-ctx.Done():
+					case <-g.interrupts:
+						fmt.Fprintln(g.stderr, "tenax mock: stopping: finishing the answers in flight")
+						cancel()
+					}
+				}()
+			}
+			return mock.ListenAndServe(ctx, addr, cfg, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
@@ -40,15 +81,25 @@ so the same seed and request order meet the same faults.`,
 	f.DurationVar(&cfg.Latency, "latency", 0, "time each answer takes")
 	f.DurationVar(&cfg.LatencyMax, "latency-max", 0, "when above --latency, answers take a uniform time between the two")
 	f.Int64Var(&cfg.Seed, "seed", 0, "seed of the fault and latency draws")
-	f.IntVar(&cfg.RPM, "rpm", 0, "hidden limit of requests per minute, answered with 429 past it (0: none)")
-	f.IntVar(&cfg.TPM, "tpm", 0, "hidden limit of tokens per minute, answered with 429 past it (0: none)")
+	f.IntVar(&cfg.RPM, "rpm", 0, "requests per minute per model and dialect, refilled continuously; 429 past it (0: unlimited)")
+	f.IntVar(&cfg.TPM, "tpm", 0, "tokens per minute per model and dialect, refilled continuously; 429 past it (0: unlimited)")
 	f.Float64Var(&cfg.Faults.RateLimit, "rate-limit", 0, "fraction of requests answered 429 with Retry-After")
-	f.Float64Var(&cfg.Faults.Server, "server-error", 0, "fraction of requests answered 500")
-	f.Float64Var(&cfg.Faults.Overloaded, "overloaded", 0, "fraction of requests answered 529 (Anthropic) or 503 (OpenAI)")
+	f.Float64Var(&cfg.Faults.Server, "server-error", 0, "fraction of requests answered 500 (on a stream: an error event halfway)")
+	f.Float64Var(&cfg.Faults.Overloaded, "overloaded", 0, "fraction of requests answered 529 (Anthropic) or 503 (OpenAI) (on a stream: an error event halfway)")
 	f.Float64Var(&cfg.Faults.Timeout, "timeout", 0, "fraction of requests never answered")
 	f.Float64Var(&cfg.Faults.Reset, "reset", 0, "fraction of connections reset before the answer")
-	f.Float64Var(&cfg.Faults.Malformed, "malformed", 0, "fraction of requests answered 200 with a truncated body")
+	f.Float64Var(&cfg.Faults.Malformed, "malformed", 0, "fraction of answers whose connection is cut halfway through the body or stream")
 	f.Float64Var(&cfg.Faults.InvalidOutput, "invalid-output", 0, "fraction of answers that are plausible but wrong")
 	f.Float64Var(&cfg.Faults.Auth, "auth", 0, "fraction of requests answered 401")
+	f.Float64Var(&cfg.Faults.Quota, "quota", 0, "fraction answered as out of credit (OpenAI 429 insufficient_quota, Anthropic 400 billing_error)")
+	f.Float64Var(&cfg.Faults.SpendLimit, "spend-limit", 0, "fraction answered 429 as past the organization's spend limit")
+	f.Float64Var(&cfg.Faults.PaymentRequired, "payment-required", 0, "fraction answered 402")
+	f.Float64Var(&cfg.Faults.Forbidden, "forbidden", 0, "fraction answered 403")
+	f.Float64Var(&cfg.Faults.TooLarge, "too-large", 0, "fraction answered 413 request_too_large")
+	f.Float64Var(&cfg.Faults.ContextLength, "context-length", 0, "fraction answered 400 as past the context window (context_length_exceeded)")
+	f.Float64Var(&cfg.Faults.ContentFilter, "content-filter", 0, "fraction of answers stopped by the content filter (finish_reason content_filter)")
+	f.Float64Var(&cfg.Faults.Refusal, "refusal", 0, "fraction of answers that are refusals (message.refusal; stop_reason refusal)")
+	f.Float64Var(&cfg.Faults.Truncated, "truncated", 0, "fraction of answers cut at max_tokens (finish_reason length)")
+	f.StringVar(&logPath, "log-requests", "", "append every request and answer to `FILE` as JSON lines, API keys redacted")
 	return cmd
 }

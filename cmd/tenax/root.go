@@ -140,7 +140,7 @@ Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or spec err
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no progress line; only the summary and errors")
 	root.AddCommand(
 		newRunCmd(g), newResumeCmd(g), newStatusCmd(g), newExportCmd(g), newValidateCmd(g),
-		newMockCmd(), newVersionCmd(), newFixCmd(g),
+		newMockCmd(g), newVersionCmd(), newFixCmd(g),
 	)
 	root.AddCommand(newUICmd(g))
 	return root

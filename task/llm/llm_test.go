@@ -575,8 +575,17 @@ func TestRateLimitHeadersReachOnRateLimit(t *testing.T) {
 				if len(got) != 3 {
 					t.Fatalf("OnRateLimit called %d times, want 3 (success and 429 alike)", len(got))
 				}
+				// The mock refills continuously: 2 of 2 requests a minute
+				// are back in a minute; OpenAI's 2 × (2 prompt + 10
+				// max_tokens) tokens in 1.44s; Anthropic's tightest
+				// bucket is output tokens, 2 × 10 reserved less the 8 the
+				// first answer did not use, back in 0.72s (its header
+				// rounds up to the second).
 				want := RateLimit{Provider: provider, RequestsLimit: 2, RequestsRemaining: 0, TokensLimit: 1000, TokensRemaining: 1000 - 24,
-					RequestsReset: time.Minute, TokensReset: time.Minute}
+					RequestsReset: time.Minute, TokensReset: 1440 * time.Millisecond}
+				if provider == ProviderAnthropic {
+					want.TokensRemaining, want.TokensReset = 1000-12, time.Second
+				}
 				if got[1] != want {
 					t.Errorf("second response: %+v\nwant %+v", got[1], want)
 				}
@@ -757,12 +766,21 @@ func TestJSONModeIsRequestedFromOpenAIWire(t *testing.T) {
 	}))
 	defer ts.Close()
 	temp := 0.5
-	tk := mustNew(t, Config{Provider: ProviderOpenAI, BaseURL: ts.URL, APIKey: "k", Model: "o3-mini", Prompt: "p", Output: OutputJSON, MaxTokens: 9, Temperature: &temp})
+	tk := mustNew(t, Config{Provider: ProviderOpenAI, BaseURL: ts.URL, APIKey: "k", Model: "o3-mini", Prompt: "p as JSON", Output: OutputJSON, MaxTokens: 9, Temperature: &temp})
 	if _, err := tk.Run(t.Context(), item(nil)); err != nil {
 		t.Fatal(err)
 	}
 	rf, _ := body["response_format"].(map[string]any)
 	if rf["type"] != "json_object" || body["max_completion_tokens"] != 9.0 || body["max_tokens"] != nil || body["temperature"] != 0.5 {
 		t.Errorf("request = %v, want json_object, max_completion_tokens 9 for a reasoning model, temperature 0.5", body)
+	}
+	// OpenAI refuses json_object with 400 unless a message says "json".
+	tk = mustNew(t, Config{Provider: ProviderOpenAI, BaseURL: ts.URL, APIKey: "k", Model: "o3-mini", Prompt: "p", Output: OutputJSON})
+	body = nil
+	if _, err := tk.Run(t.Context(), item(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if body["response_format"] != nil {
+		t.Errorf("request = %v: json_object without the word json in the messages is a 400 from OpenAI", body)
 	}
 }

@@ -17,9 +17,10 @@ import (
 )
 
 // goodput is the hidden-rate-limit scenario: Items requests to a mock
-// provider that refuses, with 429, every request past RPM in a sliding
-// minute, from a job that configures no rate limit and lets adaptive (or
-// fixed) concurrency find the pace.
+// provider that refuses, with 429, every request its bucket of RPM
+// requests (refilled continuously at RPM a minute) cannot hold, from a
+// job that configures no rate limit and lets adaptive (or fixed)
+// concurrency find the pace.
 type goodput struct {
 	Items, RPM, Concurrency, Rounds int
 	Prefill                         bool
@@ -218,23 +219,14 @@ retry: {max_attempts: 10}
 	return r, nil
 }
 
-// prefill fills the mock's sliding window as a client at exactly the limit
-// would: rpm requests spread evenly over one minute. A job started right
-// after it meets the limit in its steady state, one free slot every
-// minute/rpm, instead of an empty window that would admit rpm requests at
-// once.
+// prefill empties the mock's request bucket, as a client that has been
+// sending at the limit would leave it: it sends requests until the first
+// 429. A job started right after it meets the limit in its steady state,
+// one request refilled every minute/rpm, instead of a full bucket that
+// would admit rpm requests at once.
 func prefill(ctx context.Context, srv *mock.Server, rpm int) error {
 	client := srv.Client()
-	every := time.Minute / time.Duration(rpm)
-	start := time.Now()
-	for i := range rpm {
-		if d := time.Until(start.Add(time.Duration(i) * every)); d > 0 {
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
+	for i := range 2*rpm + 1 {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://mock/v1/chat/completions",
 			strings.NewReader(`{"model":"mock-echo","messages":[{"role":"user","content":"prefill"}]}`))
 		if err != nil {
@@ -248,16 +240,13 @@ func prefill(ctx context.Context, srv *mock.Server, rpm int) error {
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
+		switch resp.StatusCode {
+		case http.StatusOK:
+		case http.StatusTooManyRequests:
+			return nil
+		default:
 			return fmt.Errorf("prefill: request %d answered %s", i, resp.Status)
 		}
 	}
-	if d := time.Until(start.Add(time.Minute)); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
+	return fmt.Errorf("prefill: %d requests and the mock's limit of %d rpm never answered 429", 2*rpm+1, rpm)
 }

@@ -1,0 +1,218 @@
+// The mock in OpenAI's dialect, through the official `openai` SDK: each
+// fault and feature must come out as the SDK makes it out of the real API.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { LengthFinishReasonError, ContentFilterFinishReasonError } from 'openai/error';
+import { startMock } from './mock.mjs';
+
+const KEY = 'sk-conformance-0123456789abcdef';
+
+async function client(args = [], options = {}) {
+  const mock = await startMock(...args);
+  return new OpenAI({ baseURL: mock.openai, apiKey: KEY, maxRetries: 0, ...options });
+}
+
+const ask = (content, extra = {}) => ({ model: 'mock-echo', messages: [{ role: 'user', content }], ...extra });
+
+// rejects awaits p and returns the error it rejects with.
+async function rejects(p) {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  assert.fail('want an error, the call succeeded');
+}
+
+test('a completion comes back parsed, with the rate-limit headers and a request id', async () => {
+  const c = await client();
+  const { data, response } = await c.chat.completions.create(ask('hello there')).withResponse();
+  assert.equal(data.choices[0].message.content, 'hello there');
+  assert.equal(data.choices[0].finish_reason, 'stop');
+  assert.equal(data.object, 'chat.completion');
+  assert.ok(data.usage.total_tokens > 0);
+  assert.ok(data._request_id.startsWith('req_mock'));
+  for (const h of ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-requests']) {
+    assert.ok(response.headers.get(h), `no ${h}`);
+  }
+});
+
+test('mock-json answers its object; json_object with "json" in the messages is served', async () => {
+  const c = await client();
+  const r = await c.chat.completions.create({ ...ask('Answer in JSON: gato'), model: 'mock-json', response_format: { type: 'json_object' } });
+  assert.deepEqual(JSON.parse(r.choices[0].message.content), { text: 'Answer in JSON: gato', length: 20 });
+});
+
+const errorCases = [
+  { name: 'rate limit fault', args: ['--rate-limit', '1'], cls: OpenAI.RateLimitError, status: 429, code: 'rate_limit_exceeded', header: 'retry-after' },
+  { name: 'server error', args: ['--server-error', '1'], cls: OpenAI.InternalServerError, status: 500 },
+  { name: 'overloaded', args: ['--overloaded', '1'], cls: OpenAI.InternalServerError, status: 503 },
+  { name: 'wrong key', args: ['--auth', '1'], cls: OpenAI.AuthenticationError, status: 401, code: 'invalid_api_key' },
+  { name: 'insufficient quota', args: ['--quota', '1'], cls: OpenAI.RateLimitError, status: 429, code: 'insufficient_quota' },
+  { name: 'spend limit', args: ['--spend-limit', '1'], cls: OpenAI.RateLimitError, status: 429, code: 'enforced_spend_limit_reached' },
+  { name: 'payment required', args: ['--payment-required', '1'], cls: OpenAI.APIError, status: 402 },
+  { name: 'forbidden', args: ['--forbidden', '1'], cls: OpenAI.PermissionDeniedError, status: 403 },
+  { name: 'request too large (413)', args: ['--too-large', '1'], cls: OpenAI.APIError, status: 413 },
+  { name: 'context length', args: ['--context-length', '1'], cls: OpenAI.BadRequestError, status: 400, code: 'context_length_exceeded' },
+];
+for (const tc of errorCases) {
+  test(`${tc.name} is ${tc.cls.name} ${tc.status}`, async () => {
+    const c = await client(tc.args);
+    const err = await rejects(c.chat.completions.create(ask('hi')));
+    assert.ok(err instanceof tc.cls, `got ${err.constructor.name}: ${err.message}`);
+    assert.equal(err.status, tc.status);
+    if (tc.code) assert.equal(err.code, tc.code);
+    if (tc.header) assert.ok(err.headers.get(tc.header), `no ${tc.header}`);
+    assert.ok(err.requestID?.startsWith('req_mock'), 'no request id');
+  });
+}
+
+test('validation: the real API\'s 400s and 404s', async () => {
+  const c = await client();
+  const cases = [
+    [{ ...ask('hi'), response_format: { type: 'json_object' } }, OpenAI.BadRequestError, /must contain the word 'json'/],
+    [{ ...ask('hi'), temperature: 3 }, OpenAI.BadRequestError, /decimal above maximum value/],
+    [{ model: 'mock-echo', messages: [] }, OpenAI.BadRequestError, /empty array/],
+    [{ ...ask('hi'), model: 'gpt-9' }, OpenAI.NotFoundError, /does not exist/],
+  ];
+  for (const [params, cls, msg] of cases) {
+    const err = await rejects(c.chat.completions.create(params));
+    assert.ok(err instanceof cls, `${JSON.stringify(params)}: got ${err.constructor.name}`);
+    assert.match(err.message, msg);
+  }
+  const err = await rejects(c.post('/no-such-route', { body: {} }));
+  assert.ok(err instanceof OpenAI.NotFoundError);
+  assert.match(err.message, /Invalid URL/);
+});
+
+test('a 429 from the limit carries the refill time, and the SDK waits it out', async () => {
+  // 200 tokens a minute; each call takes 1 prompt token + max_tokens 100.
+  const mock = await startMock('--tpm', '200');
+  const c = new OpenAI({ baseURL: mock.openai, apiKey: KEY, maxRetries: 0 });
+  const call = (client, text) => client.chat.completions.create({ ...ask(text), max_tokens: 100 });
+  await call(c, 'hi');
+  const err = await rejects(call(c, 'hi'));
+  assert.ok(err instanceof OpenAI.RateLimitError);
+  assert.equal(err.error.type, 'tokens');
+  const ms = Number(err.headers.get('retry-after-ms'));
+  assert.ok(ms > 0 && ms <= 600, `retry-after-ms ${ms}: the 2 missing tokens refill in 0.6s at 200 TPM`);
+  const patient = new OpenAI({ baseURL: mock.openai, apiKey: KEY, maxRetries: 2 });
+  const start = Date.now();
+  const r = await call(patient, 'again');
+  assert.equal(r.choices[0].message.content, 'again');
+  assert.ok(Date.now() - start >= ms - 50, 'the SDK did not wait for retry-after-ms');
+});
+
+test('a request larger than the whole TPM limit is "Request too large"', async () => {
+  const c = await client(['--tpm', '50']);
+  const err = await rejects(c.chat.completions.create({ ...ask('hi'), max_tokens: 100 }));
+  assert.ok(err instanceof OpenAI.RateLimitError);
+  assert.match(err.message, /Request too large for mock-echo .* on tokens per min/);
+  assert.equal(err.headers.get('retry-after'), null);
+});
+
+test('a reset is an APIConnectionError; a hung request an APIConnectionTimeoutError', async () => {
+  let err = await rejects((await client(['--reset', '1'])).chat.completions.create(ask('hi')));
+  assert.ok(err instanceof OpenAI.APIConnectionError, `got ${err.constructor.name}`);
+  err = await rejects((await client(['--timeout', '1'], { timeout: 300 })).chat.completions.create(ask('hi')));
+  assert.ok(err instanceof OpenAI.APIConnectionTimeoutError, `got ${err.constructor.name}`);
+});
+
+test('a connection cut mid-body fails as a cut connection ("terminated"), not as bad JSON', async () => {
+  const c = await client(['--malformed', '1']);
+  const err = await rejects(c.chat.completions.create(ask('hello there, a long enough answer')));
+  assert.ok(!(err instanceof SyntaxError), `a cut body must not look like invalid JSON: ${err}`);
+  assert.match(String(err.message) + String(err.cause ?? ''), /terminated|aborted|socket|Connection error/i);
+});
+
+test('a stream yields chunks, a finish reason and the usage when asked', async () => {
+  const c = await client();
+  const stream = await c.chat.completions.create({ ...ask('one two three four'), stream: true, stream_options: { include_usage: true } });
+  let text = '', chunks = 0, finish = null, usage = null;
+  for await (const chunk of stream) {
+    chunks++;
+    for (const ch of chunk.choices) {
+      text += ch.delta.content ?? '';
+      finish = ch.finish_reason ?? finish;
+    }
+    usage = chunk.usage ?? usage;
+  }
+  assert.ok(chunks >= 4, `${chunks} chunks`);
+  assert.equal(text, 'one two three four');
+  assert.equal(finish, 'stop');
+  assert.ok(usage?.completion_tokens > 0, 'no usage chunk');
+});
+
+test('faults mid-stream: an error event throws, a cut stream throws', async () => {
+  for (const args of [['--overloaded', '1'], ['--malformed', '1']]) {
+    const c = await client(args);
+    const stream = await c.chat.completions.create({ ...ask('one two three four five six'), stream: true });
+    let chunks = 0;
+    const err = await rejects((async () => { for await (const _ of stream) chunks++; })());
+    assert.ok(chunks > 0, `${args}: the stream failed before any chunk`);
+    if (args[0] === '--overloaded') {
+      assert.ok(err instanceof OpenAI.APIError, `got ${err.constructor.name}`);
+      assert.match(err.message, /overloaded/);
+    }
+  }
+});
+
+const weather = {
+  type: 'object',
+  properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 7 }, unit: { type: 'string', enum: ['c', 'f'] } },
+  required: ['city', 'days', 'unit'],
+  additionalProperties: false,
+};
+
+test('a forced tool is called with arguments that fit its schema', async () => {
+  const c = await client();
+  const r = await c.chat.completions.create({
+    ...ask('Paris'),
+    tools: [{ type: 'function', function: { name: 'weather', parameters: weather, strict: true } }],
+    tool_choice: { type: 'function', function: { name: 'weather' } },
+  });
+  const choice = r.choices[0];
+  assert.equal(choice.finish_reason, 'tool_calls');
+  assert.equal(choice.message.tool_calls[0].function.name, 'weather');
+  assert.deepEqual(JSON.parse(choice.message.tool_calls[0].function.arguments), { city: 'Paris', days: 5, unit: 'c' });
+});
+
+const schemaFormat = { type: 'json_schema', json_schema: { name: 'weather', strict: true, schema: weather } };
+
+test('json_schema structured output parses into the schema', async () => {
+  const c = await client();
+  const r = await c.chat.completions.parse({ ...ask('Lima'), response_format: schemaFormat });
+  assert.deepEqual(r.choices[0].message.parsed, { city: 'Lima', days: 4, unit: 'c' });
+});
+
+test('structured output faults: truncation, content filter, refusal, invalid output', async () => {
+  let err = await rejects((await client(['--truncated', '1'])).chat.completions.parse({ ...ask('Lima'), response_format: schemaFormat }));
+  assert.ok(err instanceof LengthFinishReasonError, `got ${err.constructor.name}`);
+  err = await rejects((await client(['--content-filter', '1'])).chat.completions.parse({ ...ask('Lima'), response_format: schemaFormat }));
+  assert.ok(err instanceof ContentFilterFinishReasonError, `got ${err.constructor.name}`);
+  const refused = await (await client(['--refusal', '1'])).chat.completions.parse({ ...ask('Lima'), response_format: schemaFormat });
+  assert.ok(refused.choices[0].message.refusal, 'no refusal');
+  assert.equal(refused.choices[0].message.parsed, null);
+  // Invalid output alternates: an object missing a field (served) and
+  // JSON cut short with finish_reason length.
+  const bad = await client(['--invalid-output', '1']);
+  const outcomes = [];
+  for (let i = 0; i < 2; i++) {
+    try {
+      const r = await bad.chat.completions.parse({ ...ask('Lima'), response_format: schemaFormat });
+      outcomes.push(r.choices[0].message.parsed.city === undefined ? 'missing field' : 'valid');
+    } catch (e) {
+      outcomes.push(e.constructor.name);
+    }
+  }
+  assert.deepEqual(outcomes.sort(), ['LengthFinishReasonError', 'missing field']);
+});
+
+test('models are listed', async () => {
+  const c = await client();
+  const ids = [];
+  for await (const m of c.models.list()) ids.push(m.id);
+  assert.deepEqual(ids, ['mock-echo', 'mock-json']);
+  assert.equal((await c.models.retrieve('mock-json')).id, 'mock-json');
+});

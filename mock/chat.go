@@ -1,0 +1,370 @@
+package mock
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// maxBody is the largest request body the providers take (32 MB); a
+// larger one gets 413.
+const maxBody = 32 << 20
+
+// chatRequest is the part of either provider's request the mock reads.
+type chatRequest struct {
+	Model               *string         `json:"model"`
+	Messages            *[]wireMessage  `json:"messages"`
+	System              json.RawMessage `json:"system"` // Anthropic: a string or text blocks
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	N                   *int            `json:"n"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options"`
+	ResponseFormat      *responseFormat `json:"response_format"` // OpenAI
+	OutputFormat        *outputFormat   `json:"output_format"`   // Anthropic
+	OutputConfig        *struct {       // Anthropic, structured outputs GA
+		Format *outputFormat `json:"format"`
+	} `json:"output_config"`
+	Tools      []wireTool      `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// responseFormat is OpenAI's response_format.
+type responseFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+		Strict *bool           `json:"strict"`
+	} `json:"json_schema"`
+}
+
+// outputFormat is Anthropic's structured output format.
+type outputFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// wireTool is a tool in either dialect: OpenAI's {type, function: {name,
+// parameters}}, Anthropic's {name, input_schema}.
+type wireTool struct {
+	Type     string `json:"type"`
+	Function *struct {
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	} `json:"function"`
+	Name        string          `json:"name"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// name and schema of a tool in either dialect.
+func (t wireTool) name() string {
+	if t.Function != nil {
+		return t.Function.Name
+	}
+	return t.Name
+}
+
+func (t wireTool) schema() json.RawMessage {
+	if t.Function != nil {
+		return t.Function.Parameters
+	}
+	return t.InputSchema
+}
+
+type wireMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCallID string          `json:"tool_call_id"`
+}
+
+// block is a content block of Anthropic (or an OpenAI content part).
+type block struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Content json.RawMessage `json:"content"` // tool_result
+}
+
+// blocks returns content that is an array of blocks; nil for a string.
+func blocks(raw json.RawMessage) []block {
+	var bs []block
+	if json.Unmarshal(raw, &bs) != nil {
+		return nil
+	}
+	return bs
+}
+
+// text returns content that is a string or an array of blocks, with the
+// text of tool results.
+func text(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var b strings.Builder
+	for _, bl := range blocks(raw) {
+		b.WriteString(bl.Text)
+		if bl.Type == "tool_result" {
+			b.WriteString(text(bl.Content))
+		}
+	}
+	return b.String()
+}
+
+// exchange is one request being answered.
+type exchange struct {
+	s         *Server
+	w         http.ResponseWriter
+	r         *http.Request
+	d         *dialect
+	seq       int64
+	requestID string
+	fault     fault
+	body      []byte
+	req       chatRequest
+
+	model        string
+	key          string
+	msgs         []Message
+	prompt       string
+	promptTokens int
+	maxTokens    int        // 0: not set
+	limits       limitState // after admission
+}
+
+func (x *exchange) header() http.Header { return x.w.Header() }
+
+// fail writes e in the dialect's shape and counts it.
+func (x *exchange) fail(e apiError) {
+	for k, v := range e.header {
+		x.header().Set(k, v)
+	}
+	if e.counter != 0 {
+		x.s.count(e.counter)
+	}
+	x.write(e.status, x.d.errorBody(x.requestID, e))
+}
+
+// write sends status and a JSON body.
+func (x *exchange) write(status int, body []byte) {
+	x.header().Set("Content-Type", "application/json")
+	x.header().Set("Content-Length", fmt.Sprint(len(body)))
+	x.w.WriteHeader(status)
+	_, _ = x.w.Write(body)
+}
+
+// readBody reads the request body, refusing one past maxBody with 413.
+func (x *exchange) readBody() bool {
+	body, err := io.ReadAll(io.LimitReader(x.r.Body, maxBody+1))
+	if err != nil {
+		return false // the client is gone
+	}
+	if len(body) > maxBody {
+		x.fail(x.d.errs[errTooLarge](x))
+		return false
+	}
+	x.body = body
+	return true
+}
+
+// chat answers a chat completion (OpenAI) or a message (Anthropic).
+func (s *Server) chat(x *exchange) outcome {
+	f, latency := s.draw()
+	x.fault = f
+	if !x.readBody() {
+		return answered
+	}
+	if err := json.Unmarshal(x.body, &x.req); err != nil {
+		x.fail(x.d.errs[errBadJSON](x))
+		return answered
+	}
+	if x.key = x.d.apiKey(x.r); x.key == "" {
+		x.fail(x.d.errs[errMissingKey](x))
+		return answered
+	}
+	if e := x.d.validate(x); e != nil {
+		x.fail(*e)
+		return answered
+	}
+	x.model = *x.req.Model
+	x.msgs = conversation(x.req)
+	x.prompt = promptOf(x.msgs)
+	x.promptTokens = tokens(x.msgs...)
+	switch {
+	case x.req.MaxCompletionTokens != nil:
+		x.maxTokens = *x.req.MaxCompletionTokens
+	case x.req.MaxTokens != nil:
+		x.maxTokens = *x.req.MaxTokens
+	}
+	s.record(Recorded{Path: x.r.URL.Path, Model: x.model, Messages: x.msgs, Header: redact(x.r.Header)})
+	if !knownModel(x.model) {
+		x.fail(x.d.errs[errUnknownModel](x))
+		return answered
+	}
+	if x.promptTokens+x.maxTokens > x.d.contextWindow {
+		x.fail(x.d.errs[errContextLength](x))
+		return answered
+	}
+
+	a := s.compose(x)
+	now := time.Now()
+	c := cost{tokens: x.promptTokens + x.budget(a)}
+	if x.d.outputLimit {
+		c = cost{tokens: x.promptTokens, output: x.budget(a)}
+	}
+	st := s.admit(x.d, x.model, now, c)
+	x.limits = st
+	x.d.limitHeaders(x.header(), st, now)
+	if st.refused != 0 {
+		x.fail(x.d.rateLimited(x, st))
+		return answered
+	}
+	if x.d.outputLimit {
+		s.giveBack(x.d, x.model, now, c.output-a.completionTokens)
+	}
+
+	if f == faultTimeout {
+		s.count(cTimeouts)
+		select {
+		case <-x.r.Context().Done():
+		case <-s.held:
+		}
+		return answered
+	}
+	if !sleep(x.r.Context(), latency) {
+		return answered
+	}
+	if f == faultReset {
+		s.count(cResets)
+		return resetConn
+	}
+	midStream := x.req.Stream && (f == faultServer || f == faultOverloaded)
+	if k, ok := faultErr[f]; ok && !midStream {
+		x.fail(x.d.errs[k](x))
+		return answered
+	}
+	if x.req.Stream {
+		return s.stream(x, a)
+	}
+	body := x.d.answer(x, a)
+	s.count(faultCounter[f])
+	if f == faultMalformed {
+		return x.cut(http.StatusOK, body, len(body)/2)
+	}
+	x.write(http.StatusOK, body)
+	return answered
+}
+
+// budget is what a request reserves for its answer: max_tokens, or the
+// answer's tokens when it sets none.
+func (x *exchange) budget(a answer) int {
+	if x.maxTokens > 0 {
+		return x.maxTokens
+	}
+	return a.completionTokens
+}
+
+// cut sends status, the header of a body of len(body) bytes and only
+// its first n bytes, then drops the connection: what a client sees when
+// a connection dies in the middle of an answer.
+func (x *exchange) cut(status int, body []byte, n int) outcome {
+	x.header().Set("Content-Length", fmt.Sprint(len(body)))
+	if x.header().Get("Content-Type") == "" {
+		x.header().Set("Content-Type", "application/json")
+	}
+	x.w.WriteHeader(status)
+	_, _ = x.w.Write(body[:n])
+	return cutConn
+}
+
+// conversation returns the request's messages as text, Anthropic's
+// system prompt first.
+func conversation(req chatRequest) []Message {
+	var list []wireMessage
+	if req.Messages != nil {
+		list = *req.Messages
+	}
+	msgs := make([]Message, 0, len(list)+1)
+	if sys := text(req.System); sys != "" {
+		msgs = append(msgs, Message{Role: "system", Content: sys})
+	}
+	for _, m := range list {
+		msgs = append(msgs, Message{Role: m.Role, Content: text(m.Content)})
+	}
+	return msgs
+}
+
+// promptOf returns what the mock answers to: the last user message, or on
+// a re-ask (a conversation with an assistant turn) the user message before
+// the first assistant turn, so that the heal loop's re-ask gets the
+// answer the first question deserved.
+func promptOf(msgs []Message) string {
+	last := ""
+	for _, m := range msgs {
+		switch m.Role {
+		case "user":
+			last = m.Content
+		case "assistant":
+			return last
+		}
+	}
+	return last
+}
+
+// tokens estimates the tokens of msgs as runes/4, at least 1.
+func tokens(msgs ...Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += utf8.RuneCountInString(m.Content)
+	}
+	return max(n/4, 1)
+}
+
+// redact returns a copy of h with its credentials replaced.
+func redact(h http.Header) http.Header {
+	out := h.Clone()
+	for _, name := range []string{"Authorization", "X-Api-Key", "Api-Key", "Proxy-Authorization", "Cookie"} {
+		if out.Get(name) != "" {
+			out.Set(name, "REDACTED")
+		}
+	}
+	return out
+}
+
+// maskKey shows a key as OpenAI does in a 401: a prefix, stars, the last
+// four characters.
+func maskKey(k string) string {
+	if len(k) <= 8 {
+		return strings.Repeat("*", len(k))
+	}
+	return k[:3] + strings.Repeat("*", len(k)-7) + k[len(k)-4:]
+}
+
+// sleep waits d or until ctx is done, and reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
