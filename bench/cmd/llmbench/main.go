@@ -6,6 +6,8 @@
 //	                          requests it answered 429
 //	llmbench faults [flags]   wall time of a job whose calls fail with
 //	                          retryable errors, over the same job without
+//	llmbench plot [flags]     an SVG of the per-second series goodput
+//	                          -series wrote
 //
 // Each scenario runs its variants in turn, round after round, so that a
 // change in the machine's load falls on all of them alike, and prints one
@@ -60,6 +62,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		return g.run(ctx, out)
+	case "plot":
+		var p plot
+		fs.StringVar(&p.Dir, "series", "", "the directory goodput -series wrote")
+		fs.StringVar(&p.Out, "o", "goodput.svg", "the SVG to write")
+		fs.StringVar(&p.Title, "title", "goodput against a hidden rate limit", "the chart's title")
+		fs.IntVar(&p.RPM, "rpm", 0, "the hidden limit, drawn as a line")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return p.run(out)
 	case "faults":
 		var f faults
 		fs.IntVar(&f.Items, "items", 2000, "items per run")
