@@ -297,6 +297,13 @@ func TestSelfHealingAtScale(t *testing.T) {
 			if !strings.Contains(feedback, "HINT-JSON") || strings.Contains(feedback, "HINT-LENGTH") {
 				t.Errorf("feedback about truncated JSON carries the wrong hints:\n%s", feedback)
 			}
+		case strings.Contains(feedback, "was cut off at max_tokens"):
+			// The mock cuts a JSON answer off as a real model does, with
+			// finish_reason length: the feedback says so.
+			sawJSON = true
+			if strings.Contains(feedback, "HINT-LENGTH") {
+				t.Errorf("feedback about a cut-off answer carries the schema's hint:\n%s", feedback)
+			}
 		default:
 			t.Errorf("feedback names neither the schema error nor the JSON error:\n%s", feedback)
 		}

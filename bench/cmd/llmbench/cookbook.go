@@ -114,6 +114,12 @@ wait:
 	r.limited = after.RateLimited - before.RateLimited
 	r.calls = int(r.requests)
 	r.to90 = s.reached(0.9 * float64(g.RPM) / 60)
+	r.steady = s.steady()
+	if g.Series != "" {
+		if err := s.write(filepath.Join(g.Series, variant+".csv")); err != nil {
+			return goodputRun{}, err
+		}
+	}
 	return r, nil
 }
 

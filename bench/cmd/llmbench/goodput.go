@@ -54,6 +54,9 @@ type goodputRun struct {
 	// to90 is how long the run took to first finish, in one second, 90% of
 	// the limit's requests per second; 0 if it never did.
 	to90 time.Duration
+	// steady is the median successes per second over the middle 80% of
+	// the run.
+	steady float64
 }
 
 func (r goodputRun) perMinute() float64 { return float64(r.succeeded) / r.elapsed.Minutes() }
@@ -69,8 +72,8 @@ func (g goodput) run(ctx context.Context, out io.Writer) error {
 	variants := strings.Split(g.Variants, ",")
 	fmt.Fprintf(out, "goodput: %d requests, hidden limit %d rpm, latency %v, sporadic 429s %.0f%%, 5xx %.0f%%, concurrency max %d, prefill %v\n",
 		g.Items, g.RPM, g.Latency, 100*g.Sporadic429, 100*g.Server5xx, g.Concurrency, g.Prefill)
-	fmt.Fprintf(out, "%-5s %-13s %8s %5s %6s %7s %9s %6s %7s %7s %6s %6s %9s %9s %4s %5s %6s  %-22s %s\n",
-		"round", "variant", "seconds", "ok", "failed", "pending", "ok/min", "limit%", "calls", "mockreq", "429s", "429%", "cooldowns", "decreases", "min", "final", "to90%", "load", "stop")
+	fmt.Fprintf(out, "%-5s %-13s %8s %5s %6s %7s %9s %6s %7s %7s %6s %6s %9s %9s %4s %5s %6s %7s  %-22s %s\n",
+		"round", "variant", "seconds", "ok", "failed", "pending", "ok/min", "limit%", "calls", "mockreq", "429s", "429%", "cooldowns", "decreases", "min", "final", "to90%", "steady%", "load", "stop")
 	byVariant := map[string][]goodputRun{}
 	for round := 1; round <= g.Rounds; round++ {
 		for _, v := range variants {
@@ -80,22 +83,23 @@ func (g goodput) run(ctx context.Context, out io.Writer) error {
 				return fmt.Errorf("%s: %w", v, err)
 			}
 			byVariant[v] = append(byVariant[v], r)
-			fmt.Fprintf(out, "%-5d %-13s %8.2f %5d %6d %7d %9.0f %5.1f%% %7d %7d %6d %5.1f%% %9d %9d %4d %5d %5.1fs  %-22s %s\n",
+			fmt.Fprintf(out, "%-5d %-13s %8.2f %5d %6d %7d %9.0f %5.1f%% %7d %7d %6d %5.1f%% %9d %9d %4d %5d %5.1fs %6.1f%%  %-22s %s\n",
 				round, v, r.elapsed.Seconds(), r.succeeded, r.failed, r.pending, r.perMinute(), 100*r.perMinute()/float64(g.RPM),
-				r.calls, r.requests, r.limited, 100*r.share429(), r.cooldowns, r.decreases, r.minimum, r.final, r.to90.Seconds(), load, r.stop)
+				r.calls, r.requests, r.limited, 100*r.share429(), r.cooldowns, r.decreases, r.minimum, r.final, r.to90.Seconds(), 100*r.steady*60/float64(g.RPM), load, r.stop)
 		}
 	}
 	fmt.Fprintln(out)
 	for _, v := range variants {
-		var perMin, share, secs, to90 []float64
+		var perMin, share, secs, to90, steady []float64
 		for _, r := range byVariant[v] {
+			steady = append(steady, r.steady)
 			perMin = append(perMin, r.perMinute())
 			share = append(share, r.share429())
 			secs = append(secs, r.elapsed.Seconds())
 			to90 = append(to90, r.to90.Seconds())
 		}
-		fmt.Fprintf(out, "median %-13s %8.2f s  %6.0f ok/min = %5.1f%% of the limit  429s %5.1f%% of requests  90%% of the limit after %.1f s\n",
-			v, median(secs), median(perMin), 100*median(perMin)/float64(g.RPM), 100*median(share), median(to90))
+		fmt.Fprintf(out, "median %-13s %8.2f s  %6.0f ok/min = %5.1f%% of the limit (steady %5.1f%%)  429s %5.1f%% of requests  90%% of the limit after %.1f s\n",
+			v, median(secs), median(perMin), 100*median(perMin)/float64(g.RPM), 100*median(steady)*60/float64(g.RPM), 100*median(share), median(to90))
 	}
 	return nil
 }
@@ -211,6 +215,7 @@ retry: {max_attempts: 10}
 	r.requests = after.Requests - before.Requests
 	r.limited = after.RateLimited - before.RateLimited
 	r.to90 = series.reached(0.9 * float64(g.RPM) / 60)
+	r.steady = series.steady()
 	if g.Series != "" {
 		if err := series.write(filepath.Join(g.Series, fmt.Sprintf("%s-%d.csv", variant, round))); err != nil {
 			return goodputRun{}, err

@@ -76,3 +76,19 @@ func (s *series) write(path string) error {
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
+
+// steady is the median of the successes per second over the middle 80% of
+// the run: the pace once started and before the last retries trail off.
+func (s *series) steady() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.ok)
+	if n < 5 {
+		return 0
+	}
+	var xs []float64
+	for _, v := range s.ok[n/10 : n-n/10] {
+		xs = append(xs, float64(v))
+	}
+	return median(xs)
+}
