@@ -195,6 +195,9 @@ func renderForItem(cfg *Config, s *spec.Fix, item task.Item, extra string) error
 		if f.System, err = render("fixer.system", s.Fixer.System); err != nil {
 			return err
 		}
+		if f.Prompt, err = render("fixer.prompt", s.Fixer.Prompt); err != nil {
+			return err
+		}
 		cfg.Fixer = f
 	}
 	name := item.ID

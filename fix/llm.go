@@ -28,6 +28,8 @@ type LLMFixer struct {
 	Model Model
 	// System is added to tenax's instructions.
 	System string
+	// Prompt is put at the head of every prompt.
+	Prompt string
 	// MaxInvalid is how many re-asks an answer that does not apply gets.
 	MaxInvalid int
 	// Retry retries the model's transient failures (rate limits, 5xx,
@@ -69,6 +71,9 @@ func (f LLMFixer) Fix(ctx context.Context, r Request) (Answer, error) {
 		return Answer{}, errNoModel
 	}
 	prompt := buildPrompt(r)
+	if f.Prompt != "" {
+		prompt = strings.TrimRight(f.Prompt, "\n") + "\n\n" + prompt
+	}
 	system := llmInstructions
 	if f.System != "" {
 		system += "\n\n" + f.System

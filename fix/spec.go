@@ -67,7 +67,7 @@ func FromSpec(s *spec.Fix, o Options) (Config, error) {
 		if err != nil {
 			return Config{}, fmt.Errorf("fixer: %w", err)
 		}
-		cfg.Fixer = LLMFixer{Model: model, System: s.Fixer.System, MaxInvalid: s.Fixer.MaxInvalid}
+		cfg.Fixer = LLMFixer{Model: model, System: s.Fixer.System, Prompt: s.Fixer.Prompt, MaxInvalid: s.Fixer.MaxInvalid}
 	default:
 		return Config{}, fmt.Errorf("fixer: unknown type %q (want llm or exec)", s.Fixer.Type)
 	}

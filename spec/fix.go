@@ -90,6 +90,9 @@ type Fixer struct {
 	Model string `yaml:"model"`
 	// System (llm) is added to tenax's own instructions.
 	System string `yaml:"system"`
+	// Prompt (llm) is put at the head of every request's prompt: what the
+	// model should know about this code base (a template with input).
+	Prompt string `yaml:"prompt"`
 	// MaxTokens (llm) bounds one answer; default 8192.
 	MaxTokens int `yaml:"max_tokens"`
 	// Temperature (llm) is sent when set.
@@ -135,7 +138,7 @@ var (
 	fixerTypes  = []string{"llm", "exec"}
 	fixOnWorses = []string{"revert", "keep"}
 	fixerKeys   = map[string][]string{
-		"llm":  {"provider", "base_url", "api_key", "model", "system", "max_tokens", "temperature", "max_invalid", "mock"},
+		"llm":  {"provider", "base_url", "api_key", "model", "system", "prompt", "max_tokens", "temperature", "max_invalid", "mock"},
 		"exec": {"argv", "env"},
 	}
 )
@@ -354,6 +357,7 @@ func (d *decoder) checkFixInput(f *Fix) {
 	}
 	check("context", f.Context)
 	check("fixer.system", f.Fixer.System)
+	check("fixer.prompt", f.Fixer.Prompt)
 }
 
 // checkFixFiles checks that the workdir is a directory and that programs
