@@ -162,6 +162,10 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 			}
 			fmt.Fprintf(g.stdout, "%s\n", b)
 			printFixResult(g.stderr, res)
+			// The job records the last line of stderr as the item's error.
+			if res.Outcome != fix.OutcomePassed {
+				fmt.Fprintf(g.stderr, "fix run %s %s: %s\n", res.ID, res.Outcome, res.Reason)
+			}
 		} else {
 			printFixResult(g.stdout, res)
 		}
