@@ -495,3 +495,37 @@ func TestStatusShowsErrorsByStatusAndGroups(t *testing.T) {
 		}
 	}
 }
+
+// tenax's home inside the tree broke the snapshots twice: ignored by
+// .gitignore, git add refused the pathspec that excluded it; not ignored,
+// git rm --cached refused to take its freshly staged files out of the
+// private index. The home is never part of an edit.
+func TestHomeInsideTheTreeIsNeverPartOfAnEdit(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, map[string]string{"A": "1"})
+	res, err := fix.Start(context.Background(), r.config(heal.Budget{}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range attemptsOf(audit(t, res)) {
+		if slices.ContainsFunc(a.Edit.Files, func(f string) bool { return strings.HasPrefix(f, ".tenax") }) {
+			t.Errorf("attempt %d's edit includes tenax's own files: %v", a.Attempt, a.Edit.Files)
+		}
+	}
+	// The same with the home not ignored: still left out.
+	r2 := newRepo(t, map[string]string{"A": "1"})
+	r2.write(".gitignore", "", 0o644)
+	r2.git("commit", "-qam", "no ignore")
+	res2, err := fix.Start(context.Background(), r2.config(heal.Budget{}, nil))
+	if err != nil {
+		t.Fatalf("home inside the tree, not ignored: %v", err)
+	}
+	if res2.Outcome != fix.OutcomePassed {
+		t.Errorf("outcome %s (%s); want passed", res2.Outcome, res2.Reason)
+	}
+	for _, a := range attemptsOf(audit(t, res2)) {
+		if !slices.Equal(a.Edit.Files, []string{"A.txt"}) {
+			t.Errorf("attempt %d's edit: %v; want only A.txt", a.Attempt, a.Edit.Files)
+		}
+	}
+}

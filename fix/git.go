@@ -156,7 +156,9 @@ func (t *Tree) Snapshot(ctx context.Context) (string, error) {
 		}
 	}
 	if len(t.excludeRel) > 0 {
-		args := append([]string{"rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"}, t.excludeRel...)
+		// -f: git refuses to unstage a file whose staged content differs
+		// from both the file and HEAD; --cached touches only the index.
+		args := append([]string{"rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--"}, t.excludeRel...)
 		if _, err := t.git(ctx, nil, env, args...); err != nil {
 			return "", err
 		}
