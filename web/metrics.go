@@ -22,6 +22,7 @@ import (
 // never collide.
 type Metrics struct {
 	items      *prometheus.CounterVec
+	succeeded  prometheus.Counter // items{succeeded,none}: every success
 	callErrors *prometheus.CounterVec
 	retries    *prometheus.CounterVec
 	heals      prometheus.Counter
@@ -70,6 +71,7 @@ func NewMetrics(reg prometheus.Registerer, stats func() engine.Stats) *Metrics {
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 		}),
 	}
+	m.succeeded = m.items.WithLabelValues("succeeded", "none")
 	s := stats
 	reg.MustRegister(m.items, m.callErrors, m.retries, m.heals, m.rateLimits, m.cooldown, m.duration,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -155,7 +157,7 @@ func (m *Metrics) observe(ev engine.Event) {
 				}
 			}
 		} else {
-			m.items.WithLabelValues("succeeded", "none").Inc()
+			m.succeeded.Inc()
 		}
 		m.duration.Observe(float64(rec.DurationMS) / 1000)
 	case engine.Cooldown:

@@ -46,8 +46,10 @@ type Monitor struct {
 	stats       func() engine.Stats
 	redact      func(string) string
 	timelines   map[int]*Timeline
-	order       []int // idx of the kept timelines, oldest first
-	recent      []RecentItem
+	order       []int // idx of the kept timelines: a ring, oldest at orderHead
+	orderHead   int
+	recent      []RecentItem // a ring, oldest at recentHead once full
+	recentHead  int
 	buckets     [rateWindow]rateBucket
 	rateLimited int
 	cooldown    time.Time
@@ -172,13 +174,13 @@ func (m *Monitor) Observe(ev engine.Event) {
 	}
 	switch ev.Kind {
 	case engine.ItemStarted:
-		t := m.timelineLocked(ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw))
+		t := m.timelineLocked(ev.Item.Idx, ev.Item.ID, ev.Item.Raw)
 		t.add(Step{Time: ev.Time, Kind: "started"})
 	case engine.ItemRetry:
 		if httpStatus(ev.Err) == 429 {
 			m.rateLimited++
 		}
-		t := m.timelineLocked(ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw))
+		t := m.timelineLocked(ev.Item.Idx, ev.Item.ID, ev.Item.Raw)
 		t.add(Step{Time: ev.Time, Kind: "retry", Attempt: ev.Attempt, Class: ev.Decision.Class.String(),
 			Reason: ev.Decision.Reason, Error: m.text(errText(ev.Err)), Delay: ev.Delay})
 	case engine.ItemHeal:
@@ -187,11 +189,11 @@ func (m *Monitor) Observe(ev engine.Event) {
 		if fb := ev.Item.Feedback; fb != nil {
 			st.Answer, st.Feedback = m.text(fb.PreviousOutput), m.text(fb.Message)
 		}
-		m.timelineLocked(ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw)).add(st)
+		m.timelineLocked(ev.Item.Idx, ev.Item.ID, ev.Item.Raw).add(st)
 	case engine.ItemFinished:
 		m.finishedLocked(ev, &ev.Record)
 	case engine.ItemPending:
-		t := m.timelineLocked(ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw))
+		t := m.timelineLocked(ev.Item.Idx, ev.Item.ID, ev.Item.Raw)
 		t.add(Step{Time: ev.Time, Kind: "pending", Reason: "the run stopped first; a resume runs it again"})
 		t.Done = true
 	case engine.Cooldown:
@@ -199,15 +201,14 @@ func (m *Monitor) Observe(ev engine.Event) {
 			m.cooldown, m.coolReason = ev.Until, ev.Reason
 		}
 	}
+	m.notifyLocked()
 	m.mu.Unlock()
-	m.notify()
 }
 
 func (m *Monitor) finishedLocked(ev engine.Event, rec *store.Record) {
-	idx, id := rec.Idx, rec.ID
-	input := string(rec.Input)
+	idx, id, input := rec.Idx, rec.ID, []byte(rec.Input)
 	if len(ev.Item.Raw) > 0 {
-		idx, id, input = ev.Item.Idx, ev.Item.ID, string(ev.Item.Raw)
+		idx, id, input = ev.Item.Idx, ev.Item.ID, ev.Item.Raw
 	}
 	t := m.timelineLocked(idx, id, input)
 	st := Step{Time: ev.Time, Kind: "succeeded", Attempt: rec.Attempts}
@@ -224,11 +225,12 @@ func (m *Monitor) finishedLocked(ev engine.Event, rec *store.Record) {
 	}
 	t.add(st)
 	t.Done = true
-	if len(m.recent) == RecentItems {
-		copy(m.recent, m.recent[1:])
-		m.recent = m.recent[:RecentItems-1]
+	if len(m.recent) < RecentItems {
+		m.recent = append(m.recent, ri)
+	} else {
+		m.recent[m.recentHead] = ri
+		m.recentHead = (m.recentHead + 1) % RecentItems
 	}
-	m.recent = append(m.recent, ri)
 	sec := ev.Time.Unix()
 	b := &m.buckets[sec%rateWindow]
 	if b.sec != sec {
@@ -239,17 +241,24 @@ func (m *Monitor) finishedLocked(ev engine.Event, rec *store.Record) {
 
 // timelineLocked returns idx's timeline, creating it (and dropping the
 // oldest kept one) when there is none.
-func (m *Monitor) timelineLocked(idx int, id, input string) *Timeline {
+func (m *Monitor) timelineLocked(idx int, id string, input []byte) *Timeline {
 	if t, ok := m.timelines[idx]; ok {
 		return t
 	}
-	if len(m.order) == TimelineItems {
-		delete(m.timelines, m.order[0])
-		m.order = append(m.order[:0], m.order[1:]...)
+	var t *Timeline
+	if len(m.order) < TimelineItems {
+		t = &Timeline{}
+		m.order = append(m.order, idx)
+	} else {
+		// Reuse the oldest timeline's memory: Timeline returns copies.
+		oldest := m.order[m.orderHead]
+		t = m.timelines[oldest]
+		delete(m.timelines, oldest)
+		m.order[m.orderHead] = idx
+		m.orderHead = (m.orderHead + 1) % TimelineItems
 	}
-	t := &Timeline{Idx: idx, ID: id, Input: m.text(input)}
+	*t = Timeline{Idx: idx, ID: id, Input: m.text(string(input)), Steps: t.Steps[:0]}
 	m.timelines[idx] = t
-	m.order = append(m.order, idx)
 	return t
 }
 
@@ -315,9 +324,11 @@ func (m *Monitor) Live(now time.Time) Live {
 	if m.cooldown.After(now) {
 		l.CooldownUntil, l.CooldownReason = m.cooldown, m.coolReason
 	}
-	l.Recent = make([]RecentItem, len(m.recent))
-	for i, r := range m.recent {
-		l.Recent[len(m.recent)-1-i] = r
+	n := len(m.recent)
+	l.Recent = make([]RecentItem, n)
+	for i := range n {
+		// Newest first: the newest is just before recentHead.
+		l.Recent[i] = m.recent[(m.recentHead-1-i+2*n)%n]
 	}
 	finished := 0
 	sec := now.Unix()
@@ -361,13 +372,18 @@ func (m *Monitor) Subscribe() (<-chan struct{}, func()) {
 
 func (m *Monitor) notify() {
 	m.mu.Lock()
+	m.notifyLocked()
+	m.mu.Unlock()
+}
+
+// notifyLocked wakes the subscribers without waiting for any of them.
+func (m *Monitor) notifyLocked() {
 	for ch := range m.subs {
 		select {
 		case ch <- struct{}{}:
 		default:
 		}
 	}
-	m.mu.Unlock()
 }
 
 func errText(err error) string {

@@ -339,3 +339,26 @@ func TestJobPageShowsErrorGroupsAndTheBudget(t *testing.T) {
 		t.Errorf("an unknown job: %d, want 404", rec.Code)
 	}
 }
+
+func TestItemPageFromTheStoreShowsTheLatestRecord(t *testing.T) {
+	st, id := newJob(t, 3)
+	h := New(Config{Store: st})
+	for _, c := range []struct {
+		path string
+		code int
+		want string
+	}{
+		{"/jobs/" + id + "/items/1", http.StatusOK, "boom: upstream said no"},
+		{"/jobs/" + id + "/items/2", http.StatusOK, "2 (1 re-asks)"},
+		{"/jobs/" + id + "/items/7", http.StatusOK, "No record yet: the item is pending."},
+		{"/jobs/" + id + "/items/x", http.StatusBadRequest, "an item is named by its index"},
+	} {
+		req := httptest.NewRequest(http.MethodGet, c.path, nil)
+		req.Host = "localhost"
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.code || !strings.Contains(rec.Body.String(), c.want) {
+			t.Errorf("GET %s: %d, want %d and %q in:\n%s", c.path, rec.Code, c.code, c.want, rec.Body)
+		}
+	}
+}

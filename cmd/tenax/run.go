@@ -181,7 +181,7 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		opts.Prompter = prompter
 		opts.OnEvent = failures.Observe
 	}
-	w, err := startWatch(g, f, &opts)
+	w, err := startWatch(screen, f, &opts)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,25 +23,30 @@ type watch struct {
 // startWatch serves what --ui and --metrics ask for and hooks the run's
 // events and prompts into it: the page can answer the breaker, racing the
 // terminal's prompt when there is one.
-func startWatch(g *globals, f runFlags, opts *job.Options) (*watch, error) {
+// Its messages go to out (the run's screen, above the progress line).
+func startWatch(out io.Writer, f runFlags, opts *job.Options) (*watch, error) {
 	w := &watch{}
 	if f.ui == "" && f.metrics == "" {
 		return w, nil
 	}
 	reg := prometheus.NewRegistry()
 	w.monitor = web.NewMonitor(reg)
-	opts.OnEvent = w.monitor.Observe
+	if prev := opts.OnEvent; prev != nil {
+		opts.OnEvent = func(ev engine.Event) { prev(ev); w.monitor.Observe(ev) }
+	} else {
+		opts.OnEvent = w.monitor.Observe
+	}
 	if f.ui != "" {
 		ep, err := web.Listen(f.ui, web.Config{Store: opts.Store, Monitor: w.monitor, Metrics: reg})
 		if err != nil {
 			return nil, usageErr(fmt.Errorf("--ui: %w", err))
 		}
 		w.endpoints = append(w.endpoints, ep)
-		fmt.Fprintf(g.stderr, "tenax: watch the run at %s\n", ep.URL)
+		fmt.Fprintf(out, "tenax: watch the run at %s\n", ep.URL)
 		// Someone can answer on the page: the breaker asks rather than
 		// aborts, whether or not a terminal can answer too.
 		w.monitor.Prompter.OnAnswer = func(_ web.Question, answer string) {
-			fmt.Fprintf(g.stderr, "\ntenax: answered on the web page: %s\n", answer)
+			fmt.Fprintf(out, "\ntenax: answered on the web page: %s\n", answer)
 		}
 		if opts.Prompter != nil {
 			opts.Prompter = web.Race(opts.Prompter, w.monitor.Prompter)
@@ -56,9 +62,9 @@ func startWatch(g *globals, f runFlags, opts *job.Options) (*watch, error) {
 			return nil, usageErr(fmt.Errorf("--metrics: %w", err))
 		}
 		w.endpoints = append(w.endpoints, ep)
-		fmt.Fprintf(g.stderr, "tenax: Prometheus metrics at %s\n", ep.MetricsURL())
+		fmt.Fprintf(out, "tenax: Prometheus metrics at %s\n", ep.MetricsURL())
 		if ep.Token != "" {
-			fmt.Fprintf(g.stderr, "tenax: scrape with the bearer token %s\n", ep.Token)
+			fmt.Fprintf(out, "tenax: scrape with the bearer token %s\n", ep.Token)
 		}
 	}
 	return w, nil
