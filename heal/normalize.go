@@ -20,6 +20,10 @@ const (
 	PlaceholderPath     = "<path>"
 	PlaceholderHostname = "<hostname>"
 	PlaceholderHex      = "<hex>"
+	// PlaceholderID stands for a provider's request or object id
+	// (req_8a7…, chatcmpl-AbC12…, msg_01…): a prefix, then 8 or more
+	// letters and digits with at least one digit.
+	PlaceholderID = "<id>"
 	PlaceholderHash     = "<hash>"
 	PlaceholderDuration = "<duration>"
 	PlaceholderVersion  = "<version>"
@@ -67,6 +71,7 @@ func fingerprintNormalized(name, normalized string) string {
 //	  a/b/c, x.go:12 (see below)        <path>, line:col → :<n>:<n>, (l,c) → (<n>,<n>)
 //	host.example.com (known TLDs)       <hostname>
 //	0x1f                                <hex>
+//	req_8a7f…, chatcmpl-AbC123…, msg_01… <id>
 //	hex runs of 7+ with a digit and a
 //	  letter, one case (git, md5, sha)  <hash>
 //	1.5s, 300ms, 2m3s                   <duration>
@@ -314,6 +319,15 @@ var normalizeRules = []rule{
 		re:          regexp.MustCompile(`\b0[xX][0-9A-Fa-f]+\b`),
 		need:        "xX",
 		placeholder: PlaceholderHex,
+	},
+	{ // Request and object ids: every response has its own, so an error
+		// that quotes one would otherwise get a fingerprint per request.
+		re:          regexp.MustCompile(`\b[a-z]{2,12}[_-][A-Za-z0-9]{8,}\b`),
+		need:        digits,
+		placeholder: PlaceholderID,
+		accept: func(s string, m []int) bool {
+			return strings.ContainsAny(s[m[0]:m[1]], "0123456789")
+		},
 	},
 	{ // Hashes: git SHAs (short and long), MD5, SHA-1, SHA-256. A run of
 		// hex letters alone ("deadbeef", "facade") is a word, digits alone a

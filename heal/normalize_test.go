@@ -175,3 +175,22 @@ func TestFingerprintSurvivesAssertionValueChange(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestIDsShareOneFingerprint: identical provider errors that quote
+// their own request ids (the mock's req_mock000000000132, OpenAI's
+// chatcmpl-…, Anthropic's msg_01…) are one error group, not one per request.
+func TestRequestIDsShareOneFingerprint(t *testing.T) {
+	cases := [][2]string{
+		{"500 server_error: The server had an error (request req_mock000000000132)", "500 server_error: The server had an error (request req_mock000000000977)"},
+		{"stream cut in chatcmpl-AbC123xyz9QrT", "stream cut in chatcmpl-ZZy981abcQQQ"},
+		{"overloaded (request_id msg_01XFDUDYJgAACzvnptvVoYEL)", "overloaded (request_id msg_01Hq2ZZaB7cdEFghIJKL)"},
+	}
+	for _, c := range cases {
+		if a, b := Normalize(c[0]), Normalize(c[1]); a != b {
+			t.Errorf("Normalize gives %q and %q: the same error with another request id must normalize alike", a, b)
+		}
+	}
+	if got := Normalize("read_timeout exceeded"); got != "read_timeout exceeded" {
+		t.Errorf("Normalize(%q) = %q: a snake_case word without digits is not an id", "read_timeout exceeded", got)
+	}
+}
