@@ -23,7 +23,7 @@ const (
 	// PlaceholderID stands for a provider's request or object id
 	// (req_8a7…, chatcmpl-AbC12…, msg_01…): a prefix, then 8 or more
 	// letters and digits with at least one digit.
-	PlaceholderID = "<id>"
+	PlaceholderID       = "<id>"
 	PlaceholderHash     = "<hash>"
 	PlaceholderDuration = "<duration>"
 	PlaceholderVersion  = "<version>"
