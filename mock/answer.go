@@ -114,29 +114,34 @@ func truncate(a answer, n int) answer {
 
 // invalid breaks a the way models break their output, differently from
 // one request to the next (seq), so that a re-ask that fails again is not
-// mistaken for a stuck loop: JSON cut short (with finish "length", as a
-// cut answer comes), or an object missing a required field; a refusal in
-// prose for text.
+// mistaken for a stuck loop: JSON that does not parse (a trailing comma,
+// finished normally: a model's slip, not a cut, which is what the
+// Truncated fault and max_tokens produce), or an object missing a
+// required field; a refusal in prose for text.
 func (x *exchange) invalid(a answer, structured bool) answer {
 	switch {
 	case len(a.calls) > 0 && x.seq%2 == 1:
-		args := a.calls[0].args
-		a.calls[0].args = args[:len(args)/2]
-		a.finish = finishLength
+		a.calls[0].args = unparsable(a.calls[0].args, x.seq)
 	case len(a.calls) > 0:
 		a.calls[0].args = dropRequired(a.calls[0].args, x.seq)
 	case structured && x.seq%2 == 1:
-		a.text = a.text[:len(a.text)/2]
-		a.finish = finishLength
+		a.text = unparsable(a.text, x.seq)
 	case structured:
 		a.text = dropRequired(a.text, x.seq)
 	default:
 		a.text = invalidAnswer(x.model, x.prompt, x.seq)
-		if x.model == ModelJSON && x.seq%2 == 1 {
-			a.finish = finishLength
-		}
 	}
 	return a
+}
+
+// unparsable turns a JSON object into one with the request number and a
+// trailing comma, which no JSON parser takes.
+func unparsable(js string, seq int64) string {
+	body, ok := strings.CutSuffix(strings.TrimSpace(js), "}")
+	if !ok || len(body) < 2 {
+		return js + ","
+	}
+	return body + fmt.Sprintf(`, "request": %d,}`, seq)
 }
 
 // dropRequired removes the first property of a JSON object (an object's
@@ -175,11 +180,7 @@ func invalidAnswer(model, prompt string, seq int64) string {
 		// "length" is missing.
 		return string(mustJSON(map[string]any{"text": prompt, "request": seq}))
 	}
-	// Cut off in the middle of the text; the request number after the
-	// cut keeps two cut answers to one prompt from being identical.
-	b := mustJSON(prompt)
-	cut := string(b[:min(len(b)-1, len(b)/2+int(seq%5))])
-	return `{"text": ` + strings.ToValidUTF8(cut, "") + fmt.Sprintf(" (request %d", seq)
+	return unparsable(jsonAnswer(prompt), seq)
 }
 
 // outputSchema is the JSON schema the request's answer must conform to,

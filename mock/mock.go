@@ -71,9 +71,10 @@ type Faults struct {
 	// 200 and part of the body (or part of the event stream).
 	Malformed float64
 	// InvalidOutput answers 200 with a plausible but wrong answer: JSON
-	// cut short (finish_reason length) or an object missing a field for
-	// mock-json, a structured output or a tool call; a refusal in prose
-	// for mock-echo.
+	// that does not parse (a trailing comma; the answer finished normally)
+	// or an object missing a field for mock-json, a structured output or a
+	// tool call; a refusal in prose for mock-echo. A cut answer is the
+	// Truncated fault's.
 	InvalidOutput float64
 	// Auth answers 401 as if the API key were wrong.
 	Auth float64

@@ -367,7 +367,8 @@ type Mock struct {
 	Latency Latency `yaml:"latency"`
 	// Seed makes the simulation repeatable; default 42.
 	Seed int64 `yaml:"seed"`
-	// RPM and TPM are the hidden rate limits; 0 is none.
+	// RPM and TPM are rate limits per model and dialect, refilled
+	// continuously as the providers refill theirs; 0 is unlimited.
 	RPM int `yaml:"rpm"`
 	TPM int `yaml:"tpm"`
 	// Errors are the fractions of calls that fail, by kind.

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -88,5 +90,42 @@ func TestMockStopsOnSIGTERM(t *testing.T) {
 	}
 	if code := waitExit(t, cmd, 30*time.Second); code != 0 {
 		t.Errorf("tenax mock exited %d after SIGTERM, want 0", code)
+	}
+}
+
+// TestMockLogRequests: --log-requests appends each request and answer as
+// a JSON line, the API key redacted.
+func TestMockLogRequests(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "requests.jsonl")
+	cmd, addr := startMock(t, "--log-requests", logPath)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/chat/completions",
+		strings.NewReader(`{"model": "mock-echo", "messages": [{"role": "user", "content": "logged"}]}`))
+	req.Header.Set("Authorization", "Bearer sk-e2e-secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	_ = cmd.Process.Signal(os.Interrupt)
+	if code := waitExit(t, cmd, 30*time.Second); code != 0 {
+		t.Fatalf("exit %d after SIGINT, want 0", code)
+	}
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line struct {
+		Status        int
+		RequestHeader http.Header `json:"request_header"`
+		Request       struct{ Messages []struct{ Content string } }
+	}
+	if err := json.Unmarshal(data, &line); err != nil {
+		t.Fatalf("log %q: %v", data, err)
+	}
+	if strings.Contains(string(data), "sk-e2e-secret") || line.RequestHeader.Get("Authorization") != "REDACTED" {
+		t.Errorf("the log holds the API key: %s", data)
+	}
+	if line.Status != 200 || len(line.Request.Messages) != 1 || line.Request.Messages[0].Content != "logged" {
+		t.Errorf("log line %s: want the request's message and its 200", data)
 	}
 }
