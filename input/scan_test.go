@@ -1,0 +1,116 @@
+package input
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func writeItems(t *testing.T, n int) (string, []byte) {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "{\"n\": %d, \"pad\": %q}\n", i, strings.Repeat("x", 100))
+	}
+	path := filepath.Join(t.TempDir(), "items.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, []byte(b.String())
+}
+
+func hexSHA(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// TestScanWithMaxItemsReadsAPrefixNotTheFile: `--limit 100000` on a
+// ten-million-line input read and hashed all of it before the first call.
+func TestScanWithMaxItemsReadsAPrefixNotTheFile(t *testing.T) {
+	path, data := writeItems(t, 20_000) // 2.3 MB
+	s, err := Scan(t.Context(), path, JSONL, ScanOptions{MaxItems: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Items != 10 || s.Complete {
+		t.Errorf("Items=%d Complete=%v, want 10 and false", s.Items, s.Complete)
+	}
+	if s.Bytes <= 0 || s.Bytes > 256<<10 {
+		t.Errorf("the scan of 10 items hashed %d bytes of %d: want a prefix of at most a read buffer or so", s.Bytes, len(data))
+	}
+	if s.SHA256 != hexSHA(data[:s.Bytes]) {
+		t.Errorf("SHA256 is not the hash of the first %d bytes", s.Bytes)
+	}
+	// A later, longer scan checks that prefix in the same pass.
+	full, err := Scan(t.Context(), path, JSONL, ScanOptions{PrefixBytes: s.Bytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !full.Complete || full.Items != 20_000 || full.SHA256 != hexSHA(data) || full.Bytes != int64(len(data)) {
+		t.Errorf("full scan: Items=%d Complete=%v Bytes=%d, want 20000, true, %d and the file's hash", full.Items, full.Complete, full.Bytes, len(data))
+	}
+	if full.PrefixSHA256 != s.SHA256 {
+		t.Errorf("PrefixSHA256 of the first %d bytes = %.12s, want the limited scan's %.12s", s.Bytes, full.PrefixSHA256, s.SHA256)
+	}
+}
+
+func TestScanWithMaxItemsAtTheEndIsComplete(t *testing.T) {
+	path, data := writeItems(t, 5)
+	s, err := Scan(t.Context(), path, JSONL, ScanOptions{MaxItems: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Complete || s.Items != 5 || s.SHA256 != hexSHA(data) {
+		t.Errorf("MaxItems equal to the file's items: Items=%d Complete=%v, want 5, true and the whole file's hash", s.Items, s.Complete)
+	}
+}
+
+func TestScanOfACanceledContextStops(t *testing.T) {
+	path, _ := writeItems(t, 5000)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Scan(ctx, path, JSONL, ScanOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Scan with a canceled context: err = %v, want context.Canceled", err)
+	}
+}
+
+// TestScanIsInterruptedWhileAReadWaits: a signal during the input scan was
+// honoured only when the scan ended; a read that waits on a pipe must end
+// too.
+func TestScanIsInterruptedWhileAReadWaits(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "items.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Scan(ctx, fifo, JSONL, ScanOptions{})
+		done <- err
+	}()
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // returns once Scan has it open
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.WriteString("{\"n\": 1}\n"); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the writer stays open: without the cancel the read waits forever
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Scan canceled while reading a pipe: err = %v, want context.Canceled", err)
+		}
+	case <-time.After(time.Minute): // a safety net, not a timing assertion
+		t.Fatal("Scan did not return after its context was canceled while a read waited")
+	}
+}
