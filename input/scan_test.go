@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,5 +113,67 @@ func TestScanIsInterruptedWhileAReadWaits(t *testing.T) {
 		}
 	case <-time.After(time.Minute): // a safety net, not a timing assertion
 		t.Fatal("Scan did not return after its context was canceled while a read waited")
+	}
+}
+
+// TestSkipCountsAsNextDoes: a resume skips the items that have an outcome
+// without decoding them; the idx it sees must be the ones Next gives.
+func TestSkipCountsAsNextDoes(t *testing.T) {
+	inputs := []struct {
+		format Format
+		text   string
+	}{
+		{JSONL, "\ufeff{\"a\": 1}\n\n  \nnot json\n[1]\n{\"b\": \"\\u00e9\"}\r\n{\"c\": 3}"},
+		{TXT, "one\n\n two\n\xff\nthree\n"},
+		{CSV, "id,text\nk1,\"multi\nline\"\n\nk2,x\nk3,\"bad\n"},
+	}
+	for _, in := range inputs {
+		var want []int
+		r := NewReader(strings.NewReader(in.text), "in", in.format)
+		for {
+			it, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			var le *LineError
+			if err != nil && !errors.As(err, &le) {
+				break
+			}
+			want = append(want, it.Idx)
+		}
+		// Skip every other item: the rest must still come with their idx.
+		var got []int
+		r = NewReader(strings.NewReader(in.text), "in", in.format)
+		for {
+			if r.NextIdx()%2 == 0 {
+				idx, err := r.Skip()
+				if err != nil {
+					break
+				}
+				got = append(got, idx)
+				continue
+			}
+			it, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			var le *LineError
+			if err != nil && !errors.As(err, &le) {
+				break
+			}
+			got = append(got, it.Idx)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: Skip and Next alternating gave idx %v, Next alone %v", in.format, got, want)
+		}
+		path := filepath.Join(t.TempDir(), "in."+string(in.format))
+		if err := os.WriteFile(path, []byte(in.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		full, err1 := Scan(t.Context(), path, in.format, ScanOptions{})
+		count, err2 := Scan(t.Context(), path, in.format, ScanOptions{CountOnly: true})
+		if err1 != nil || err2 != nil || full.Items != count.Items || full.SHA256 != count.SHA256 {
+			t.Errorf("%s: CountOnly scan gave %d items %.8s (%v), full scan %d items %.8s (%v)", in.format, count.Items, count.SHA256, err2, full.Items, full.SHA256, err1)
+		}
 	}
 }

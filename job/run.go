@@ -366,9 +366,19 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	if m.InputBytes > 0 && opts.Limit > 0 {
 		scan.MaxItems = m.Items + opts.Limit
 	}
+	// An input read whole when the job was created was checked then: an
+	// unchanged one needs only counting and hashing, not decoding again.
+	scan.CountOnly = m.InputBytes == 0
 	format, sum, err := checkInput(ctx, m.InputPath, fromManifest, s, scan)
 	if err != nil {
 		return nil, err
+	}
+	if scan.CountOnly && sum.SHA256 != m.InputSHA256 && opts.Force {
+		// A changed input, resumed anyway: check it as a new one.
+		scan.CountOnly = false
+		if format, sum, err = checkInput(ctx, m.InputPath, fromManifest, s, scan); err != nil {
+			return nil, err
+		}
 	}
 	was, now := sum.SHA256, sum.SHA256
 	if m.InputBytes > 0 {
@@ -480,6 +490,13 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		for {
 			if opts.Limit > 0 && dispatched >= opts.Limit {
 				return task.Item{}, io.EOF
+			}
+			if skip(r.NextIdx()) {
+				// An item with its outcome: read past it, undecoded.
+				if _, err := r.Skip(); err != nil {
+					return task.Item{}, err
+				}
+				continue
 			}
 			it, err := r.Next()
 			var le *input.LineError

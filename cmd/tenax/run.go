@@ -335,7 +335,7 @@ func printSummary(w io.Writer, r *job.Result) {
 	}
 	switch {
 	case r.ResumeCommand == "":
-	case r.Pending > 0:
+	case r.Pending > 0 || r.InputUnread:
 		fmt.Fprintf(&b, "Resume: %s\n", r.ResumeCommand)
 	default:
 		fmt.Fprintf(&b, "Retry the failures: %s\n", r.ResumeCommand)
