@@ -168,6 +168,47 @@ func (r *Reader) Next() (task.Item, error) {
 	return task.Item{}, fmt.Errorf("input %s: unknown format %q (want jsonl, csv or txt)", r.path, r.format)
 }
 
+// NextIdx returns the idx the next item will have.
+func (r *Reader) NextIdx() int { return r.idx }
+
+// Skip reads past the next item without decoding it, as a resume does for
+// an item that already has its outcome, and returns the idx it had, or
+// io.EOF after the last. A bad line is skipped like any other. JSONL and
+// TXT lines are only found, never parsed; a CSV record is still parsed, as
+// a quoted field may span lines.
+func (r *Reader) Skip() (int, error) {
+	if !r.started {
+		if err := r.start(); err != nil {
+			return 0, err
+		}
+	}
+	switch r.format {
+	case JSONL, TXT:
+	case CSV:
+		it, err := r.nextRecord()
+		var le *LineError
+		if errors.As(err, &le) && le.Idx >= 0 {
+			return it.Idx, nil
+		}
+		return it.Idx, err
+	default:
+		return 0, fmt.Errorf("input %s: unknown format %q (want jsonl, csv or txt)", r.path, r.format)
+	}
+	for {
+		line, _, err := r.readLine()
+		if err != nil {
+			return 0, err
+		}
+		if isBlank(line) {
+			continue
+		}
+		r.itemLine = r.line
+		idx := r.idx
+		r.idx++
+		return idx, nil
+	}
+}
+
 // start strips a byte order mark and reads the CSV header.
 func (r *Reader) start() error {
 	r.started = true

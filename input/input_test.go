@@ -340,7 +340,7 @@ func TestScanCountsHashesAndCollectsBadLines(t *testing.T) {
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Scan(path, JSONL)
+	s, err := Scan(t.Context(), path, JSONL, ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestScanKeepsOnlyTheFirstTwentyBadLines(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Repeat([]byte("[]\n"), 25), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Scan(path, JSONL)
+	s, err := Scan(t.Context(), path, JSONL, ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

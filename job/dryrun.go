@@ -34,7 +34,7 @@ func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) err
 	if inPath == "" {
 		return usage(errors.New("no input: set input in the spec or pass --input"))
 	}
-	format, sum, err := checkInput(inPath, from, s)
+	format, sum, err := checkInput(ctx, inPath, from, s, input.ScanOptions{})
 	if err != nil {
 		return err
 	}

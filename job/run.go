@@ -104,6 +104,9 @@ type Result struct {
 	Succeeded, Failed, Pending int
 	// ExitCode is DESIGN.md's process exit code for this run.
 	ExitCode int
+	// InputUnread says a --limit run read only the start of the input:
+	// the items after it are not counted in Pending yet.
+	InputUnread bool
 	// ResumeCommand resumes the job when items are left pending or failed;
 	// with failures it has --retry-failures.
 	ResumeCommand string
@@ -168,8 +171,10 @@ const (
 // checkInput scans an input once: item count, hash and bad lines. Bad lines
 // refuse the run unless the spec says to record them. A missing input or a
 // directory is reported where it came from: at the spec's input key, as
-// --input, or as the job's recorded input.
-func checkInput(path string, from inputOrigin, s *spec.Spec) (input.Format, input.Summary, error) {
+// --input, or as the job's recorded input. The scan stops after
+// opts.MaxItems items when that is set (a --limit run), and is canceled
+// with ctx.
+func checkInput(ctx context.Context, path string, from inputOrigin, s *spec.Spec, opts input.ScanOptions) (input.Format, input.Summary, error) {
 	if err := checkInputFile(path, from, s); err != nil {
 		return "", input.Summary{}, usage(err)
 	}
@@ -177,8 +182,11 @@ func checkInput(path string, from inputOrigin, s *spec.Spec) (input.Format, inpu
 	if err != nil {
 		return "", input.Summary{}, usage(err)
 	}
-	sum, err := input.Scan(path, f)
+	sum, err := input.Scan(ctx, path, f, opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			return "", input.Summary{}, fmt.Errorf("interrupted while reading the input %s: no job was created or changed: %w", path, context.Cause(ctx))
+		}
 		return "", input.Summary{}, usage(err)
 	}
 	if sum.BadCount > 0 && s.Input.OnBadLine != "record" {
@@ -202,6 +210,15 @@ func checkNotEmpty(path string, sum input.Summary, opts Options) error {
 		return nil
 	}
 	return usage(fmt.Errorf("the input %s has no items: nothing to run (pass --allow-empty to accept an empty input)", path))
+}
+
+// inputBytes is what a manifest's InputBytes says of a scan: 0 when it
+// read the whole input, else the bytes its hash covers.
+func inputBytes(sum input.Summary) int64 {
+	if sum.Complete {
+		return 0
+	}
+	return sum.Bytes
 }
 
 // checkInputFile reports an input that is missing or not a regular file.
@@ -279,7 +296,7 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 	if opts.Input != "" {
 		from = fromFlag
 	}
-	format, sum, err := checkInput(inPath, from, s)
+	format, sum, err := checkInput(ctx, inPath, from, s, input.ScanOptions{MaxItems: opts.Limit})
 	if err != nil {
 		return nil, err
 	}
@@ -294,6 +311,9 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recording the spec: %w", err)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("interrupted before the job was created: %w", err)
+	}
 	st := opts.store(s)
 	j, err := st.Create(ctx, store.Manifest{
 		Name:        s.Name,
@@ -303,6 +323,7 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 		Spec:        redacted,
 		InputPath:   inPath,
 		InputSHA256: sum.SHA256,
+		InputBytes:  inputBytes(sum),
 		Items:       sum.Items,
 		State:       store.StateRunning,
 	})
@@ -339,15 +360,40 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer j.Close()
-	format, sum, err := checkInput(m.InputPath, fromManifest, s)
+	// A job created by a --limit run hashed only a prefix of its input:
+	// check that prefix, and read on as far as this run needs.
+	scan := input.ScanOptions{PrefixBytes: m.InputBytes}
+	if m.InputBytes > 0 && opts.Limit > 0 {
+		scan.MaxItems = m.Items + opts.Limit
+	}
+	// An input read whole when the job was created was checked then: an
+	// unchanged one needs only counting and hashing, not decoding again.
+	scan.CountOnly = m.InputBytes == 0
+	format, sum, err := checkInput(ctx, m.InputPath, fromManifest, s, scan)
 	if err != nil {
 		return nil, err
 	}
-	if sum.SHA256 != m.InputSHA256 {
-		if !opts.Force {
-			return nil, usage(fmt.Errorf("the input %s changed since job %s was created (sha256 %.12s…, now %.12s…); resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, id, m.InputSHA256, sum.SHA256))
+	if scan.CountOnly && sum.SHA256 != m.InputSHA256 && opts.Force {
+		// A changed input, resumed anyway: check it as a new one.
+		scan.CountOnly = false
+		if format, sum, err = checkInput(ctx, m.InputPath, fromManifest, s, scan); err != nil {
+			return nil, err
 		}
-		if err := j.UpdateManifest(ctx, func(m *store.Manifest) { m.InputSHA256, m.Items = sum.SHA256, sum.Items }); err != nil {
+	}
+	was, now := sum.SHA256, sum.SHA256
+	if m.InputBytes > 0 {
+		was = sum.PrefixSHA256 // "" when the file is now shorter than the prefix
+	}
+	if was != m.InputSHA256 {
+		if !opts.Force {
+			return nil, usage(fmt.Errorf("the input %s changed since job %s was created (sha256 %.12s…, now %.12s…); resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, id, m.InputSHA256, orDefault(was, now)))
+		}
+	}
+	if was != m.InputSHA256 || m.InputBytes > 0 {
+		err := j.UpdateManifest(ctx, func(m *store.Manifest) {
+			m.InputSHA256, m.InputBytes, m.Items = sum.SHA256, inputBytes(sum), sum.Items
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -445,6 +491,13 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 			if opts.Limit > 0 && dispatched >= opts.Limit {
 				return task.Item{}, io.EOF
 			}
+			if skip(r.NextIdx()) {
+				// An item with its outcome: read past it, undecoded.
+				if _, err := r.Skip(); err != nil {
+					return task.Item{}, err
+				}
+				continue
+			}
 			it, err := r.Next()
 			var le *input.LineError
 			switch {
@@ -484,6 +537,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		runErr = err
 	}
 	res.Succeeded, res.Failed, res.Pending = after.Count(m.Items)
+	res.InputUnread = m.InputBytes > 0
 	if opts.Output != "" {
 		if err := store.WriteOutput(closeCtx, j, opts.Output, outputFormat(opts.Output), nil); err != nil && runErr == nil {
 			runErr = fmt.Errorf("writing %s: %w", opts.Output, err)
@@ -497,7 +551,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		state = store.StateAborted
 	case res.Failed > 0:
 		state = store.StateFailed
-	case res.Pending > 0:
+	case res.Pending > 0 || res.InputUnread:
 		state = store.StateIncomplete
 	}
 	if err := j.UpdateManifest(closeCtx, func(m *store.Manifest) {
@@ -519,7 +573,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 	// failed item runs again only with --retry-failures: the hint must say
 	// so, or the failures are silently left behind.
 	gone := errors.Is(runErr, store.ErrNotFound)
-	if !gone && (res.Pending > 0 || res.Failed > 0 || runErr != nil) {
+	if !gone && (res.Pending > 0 || res.Failed > 0 || res.InputUnread || runErr != nil) {
 		res.ResumeCommand = "tenax resume " + m.ID
 		if res.Failed > 0 {
 			res.ResumeCommand += " --retry-failures"

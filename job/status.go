@@ -169,7 +169,11 @@ func (r *Report) WriteText(w io.Writer, topGroups int) error {
 	if m.BreakerTrips > 0 {
 		fmt.Fprintf(&b, "Breaker:   opened %d time(s)\n", m.BreakerTrips)
 	}
-	fmt.Fprintf(&b, "Input:     %s (%d items)\n", m.InputPath, m.Items)
+	if m.InputBytes > 0 {
+		fmt.Fprintf(&b, "Input:     %s (%d items in its first %s; a --limit run read no further, resume reads on)\n", m.InputPath, m.Items, formatSize(int(m.InputBytes)))
+	} else {
+		fmt.Fprintf(&b, "Input:     %s (%d items)\n", m.InputPath, m.Items)
+	}
 	fmt.Fprintf(&b, "Outcomes:  %d succeeded, %d failed, %d pending\n", r.Succeeded, r.Failed, r.Pending)
 	if r.Failed > 0 {
 		classes := make([]classify.Class, 0, len(r.ByClass))

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -208,7 +209,7 @@ func CheckInputTemplates(s *spec.Spec, path string, flag bool) (*TemplateCheck, 
 	if flag {
 		from = fromFlag
 	}
-	format, _, err := checkInput(path, from, s)
+	format, _, err := checkInput(context.Background(), path, from, s, input.ScanOptions{})
 	if err != nil {
 		return nil, err
 	}

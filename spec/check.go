@@ -461,6 +461,9 @@ func (d *decoder) checkPolicies(s *Spec) {
 
 	c := s.Concurrency
 	atLeast("concurrency.max", c.Max, 1)
+	if c.Max > MaxConcurrency {
+		d.problem("concurrency.max", nil, "%d is more than tenax runs at once (at most %d); a limit this high protects nothing — use rate_limit to bound the calls", c.Max, MaxConcurrency)
+	}
 	atLeast("concurrency.initial", c.Initial, 0)
 	if c.Initial > c.Max && c.Max >= 1 {
 		d.problem("concurrency.initial", nil, "%d is more than concurrency.max (%d)", c.Initial, c.Max)

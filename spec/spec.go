@@ -291,6 +291,12 @@ type Breaker struct {
 	Count []string `yaml:"count"`
 }
 
+// MaxConcurrency is the highest concurrency.max a spec may set: ten
+// thousand calls in flight is beyond any provider's per-key limit and any
+// one machine's sockets, and a higher number is a typo that would cost a
+// goroutine per slot.
+const MaxConcurrency = 10_000
+
 // Concurrency bounds the attempts in flight.
 type Concurrency struct {
 	// Max is the most attempts in flight; default 32 for llm tasks, 8

@@ -81,6 +81,13 @@ func TestBadSpecsReportEveryProblemWithPosition(t *testing.T) {
 			want: []string{`job.yaml:6:8: concurrency.max: must be at least 1, got -3`},
 		},
 		{
+			// 100000000 was accepted, and the engine started a goroutine per
+			// slot whatever the item count (18 GB with one item).
+			name: "concurrency beyond the documented maximum",
+			src:  llmTask + "concurrency:\n  max: 100000000\n",
+			want: []string{`job.yaml:6:8: concurrency.max: 100000000 is more than tenax runs at once (at most 10000); a limit this high protects nothing — use rate_limit to bound the calls`},
+		},
+		{
 			name: "bad regex",
 			src:  llmTask + "heal:\n  hints:\n    - match: \"(unclosed\"\n      hint: h\n",
 			want: []string{"job.yaml:7:14: heal.hints[0].match: invalid regex: missing closing ): `(unclosed`"},

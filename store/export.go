@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -209,12 +210,15 @@ func WriteOutput(ctx context.Context, j Job, path string, format string, filter 
 // produces, through a temporary file in the same directory that is synced,
 // given perm and renamed over path; the directory is synced after the
 // rename. When write fails the temporary file is removed and path is left
-// as it was.
+// as it was. Temporary files of path that a killed process left behind
+// (".NAME.tmp-DIGITS") are removed first: two processes writing one path
+// at once already race, and the last rename would win.
 func WriteFileAtomic(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
+	removeStaleTemps(dir, base)
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("store: writing %s: %w", path, err)
@@ -244,6 +248,35 @@ func WriteFileAtomic(path string, perm os.FileMode, write func(io.Writer) error)
 		return fmt.Errorf("store: writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// removeStaleTemps removes the temporary files WriteFileAtomic made for
+// dir/base in processes that died before renaming or removing them.
+func removeStaleTemps(dir, base string) {
+	prefix := "." + base + ".tmp-"
+	matches, err := filepath.Glob(filepath.Join(dir, globEscape(prefix)+"*"))
+	if err != nil {
+		return
+	}
+	for _, m := range matches {
+		suffix := strings.TrimPrefix(filepath.Base(m), prefix)
+		if suffix == "" || strings.Trim(suffix, "0123456789") != "" {
+			continue // not a name os.CreateTemp gave
+		}
+		_ = os.Remove(m)
+	}
+}
+
+// globEscape quotes the characters filepath.Match treats specially.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // SyncDir fsyncs a directory, making the entries created, renamed or

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -228,5 +229,39 @@ func TestWriteOutputLeavesNoPartialFileUnderItsName(t *testing.T) {
 		if want := map[bool]int{false: 0, true: 1}[existing]; len(entries) != want {
 			t.Errorf("a failed WriteOutput left %d files, want %d (its temporary file removed)", len(entries), want)
 		}
+	}
+}
+
+// TestWriteOutputRemovesTempFilesAKilledRunLeft: a kill during compaction
+// left an empty .out.jsonl.tmp-* beside --output for good.
+func TestWriteOutputRemovesTempFilesAKilledRunLeft(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out[1].jsonl")
+	stale := []string{".out[1].jsonl.tmp-123456", ".out[1].jsonl.tmp-9"}
+	keep := []string{".out[1].jsonl.tmp-notours", ".other.jsonl.tmp-123", "out[1].jsonl.tmp-5"}
+	for _, n := range append(append([]string{}, stale...), keep...) {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := store.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
+		_, err := io.WriteString(w, "x\n")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range stale {
+		if _, err := os.Stat(filepath.Join(dir, n)); !os.IsNotExist(err) {
+			t.Errorf("stale temp file %s is still there (err %v)", n, err)
+		}
+	}
+	for _, n := range keep {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s is not a temp file of %s, but it was removed: %v", n, path, err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != len(keep)+1 {
+		t.Errorf("directory holds %d entries, want the %d kept and the output", len(entries), len(keep))
 	}
 }

@@ -117,7 +117,12 @@ type Manifest struct {
 	// changed input unless forced.
 	InputPath   string `json:"input_path"`
 	InputSHA256 string `json:"input_sha256"`
-	// Items is the number of items in the input.
+	// InputBytes, when not zero, says that InputSHA256 and Items cover
+	// only the first InputBytes bytes of the input: a --limit run read no
+	// further. A later run reads on, checks the prefix and completes them.
+	InputBytes int64 `json:"input_sha256_bytes,omitempty"`
+	// Items is the number of items in the input (in its first InputBytes
+	// bytes when that is set).
 	Items int   `json:"items"`
 	State State `json:"state"`
 	// StopReason says why the job last stopped short (breaker, budget,

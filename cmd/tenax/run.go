@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -213,6 +214,11 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	stopProgress()
 	w.end()
 	if res == nil {
+		if errors.Is(runErr, context.Canceled) {
+			// A signal before the first item: nothing ran, nothing was
+			// recorded.
+			return &exitError{code: job.ExitInterrupted, err: runErr}
+		}
 		return runErr
 	}
 	printSummary(g.stdout, res)
@@ -299,6 +305,9 @@ func printSummary(w io.Writer, r *job.Result) {
 	s := r.Summary
 	var b strings.Builder
 	fmt.Fprintf(&b, "Job %s: %d succeeded, %d failed, %d pending", r.JobID, r.Succeeded, r.Failed, r.Pending)
+	if r.InputUnread {
+		b.WriteString(" + the rest of the input, not read yet")
+	}
 	fmt.Fprintf(&b, " (this run: %d done in %s", s.Done, s.Elapsed.Round(time.Millisecond))
 	if s.Elapsed > 0 && s.Done > 0 {
 		fmt.Fprintf(&b, ", %.1f items/s", float64(s.Done)/s.Elapsed.Seconds())
@@ -326,7 +335,7 @@ func printSummary(w io.Writer, r *job.Result) {
 	}
 	switch {
 	case r.ResumeCommand == "":
-	case r.Pending > 0:
+	case r.Pending > 0 || r.InputUnread:
 		fmt.Fprintf(&b, "Resume: %s\n", r.ResumeCommand)
 	default:
 		fmt.Fprintf(&b, "Retry the failures: %s\n", r.ResumeCommand)

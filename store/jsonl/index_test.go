@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/store"
@@ -171,5 +173,73 @@ func TestIndexOfALogCutShortByHandIsCutToo(t *testing.T) {
 	o, scanned := outcomesOf(t, s, id)
 	if !slices.Equal(scanned, []int{0, 1, 2, 9}) || o.Get(3) != store.Pending {
 		t.Errorf("after the cut: Scan %v, Outcomes.Get(3) %v; want [0 1 2 9] and pending", scanned, o.Get(3))
+	}
+}
+
+// TestFinishOfAResumeThatRanNothingLeavesFailuresAlone: every resume
+// rewrote failures.jsonl, reading and re-encoding every failed record, so a
+// resume with nothing to run cost time in proportion to the log's bytes.
+func TestFinishOfAResumeThatRanNothingLeavesFailuresAlone(t *testing.T) {
+	s := &jsonl.Store{Home: t.TempDir()}
+	j := createJob(t, s)
+	id := j.Manifest().ID
+	bad := record(1)
+	bad.Output, bad.Error, bad.Class = nil, "HTTP 422", classify.Item
+	mustAppend(t, j, record(0), bad)
+	must(t, j.Finish(t.Context()))
+	mustClose(t, j)
+	failures := filepath.Join(j.Dir(), "failures.jsonl")
+	before, err := os.Stat(failures)
+	must(t, err)
+
+	w, err := s.Open(t.Context(), id)
+	must(t, err)
+	must(t, w.Finish(t.Context()))
+	mustClose(t, w)
+	after, err := os.Stat(failures)
+	must(t, err)
+	if !os.SameFile(before, after) {
+		t.Errorf("a Finish that appended nothing replaced an up-to-date failures.jsonl")
+	}
+
+	// A log written after failures.jsonl (a run that crashed before its
+	// Finish) makes the next Finish write it again.
+	appendToFile(t, resultsPath(j), `{"_idx":0,"input":null,"output":null,"error":"late","class":"item","finished_at":"2024-06-07T08:09:10Z"}`+"\n")
+	future := time.Now().Add(time.Hour)
+	must(t, os.Chtimes(resultsPath(j), future, future))
+	w, err = s.Open(t.Context(), id)
+	must(t, err)
+	must(t, w.Finish(t.Context()))
+	mustClose(t, w)
+	b, err := os.ReadFile(failures)
+	must(t, err)
+	if got := strings.Count(string(b), "\n"); got != 2 || !strings.Contains(string(b), `"late"`) {
+		t.Errorf("failures.jsonl after a log newer than it:\n%s\nwant idx 0 (late) and idx 1", b)
+	}
+}
+
+// TestFinishCopiesLinesAndReencodesHandWrittenOnes: failures.jsonl copies
+// tenax's own lines as they are, and a line written otherwise (keys in
+// another order) comes out as a record all the same.
+func TestFinishCopiesLinesAndReencodesHandWrittenOnes(t *testing.T) {
+	s := &jsonl.Store{Home: t.TempDir()}
+	j := createJob(t, s)
+	id := j.Manifest().ID
+	bad := record(0)
+	bad.Output, bad.Error, bad.Class = nil, "HTTP 422", classify.Item
+	mustAppend(t, j, bad)
+	mustClose(t, j)
+	appendToFile(t, resultsPath(j), `{"error":"by hand","class":"item","_idx":1,"finished_at":"2024-06-07T08:09:10Z"}`+"\n")
+	w, err := s.Open(t.Context(), id)
+	must(t, err)
+	must(t, w.Finish(t.Context()))
+	mustClose(t, w)
+	b, err := os.ReadFile(filepath.Join(j.Dir(), "failures.jsonl"))
+	must(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	want0, err := bad.AppendJSON(nil)
+	must(t, err)
+	if len(lines) != 2 || lines[0] != string(want0) || !strings.HasPrefix(lines[1], `{"_idx":1,`) || !strings.Contains(lines[1], `"error":"by hand"`) {
+		t.Errorf("failures.jsonl:\n%s\nwant idx 0's line as written and idx 1 re-encoded with _idx first", b)
 	}
 }

@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -45,6 +47,7 @@ type Job struct {
 	spareIdx   []indexEntry
 	unsynced   int   // records appended since the last fsync
 	err        error // the last failed write, until a write succeeds
+	appended   bool  // a record was appended since the job was opened
 	flushEvery int
 	closed     bool
 
@@ -280,6 +283,7 @@ func (j *Job) Append(_ context.Context, recs ...store.Record) error {
 		})
 	}
 	j.unsynced += len(recs)
+	j.appended = j.appended || len(recs) > 0
 	due := j.unsynced >= j.flushEvery || len(j.pending) >= flushBytes
 	j.mu.Unlock()
 	if due {
@@ -485,6 +489,23 @@ func (j *Job) Failures(ctx context.Context, fn func(store.Record) error) error {
 }
 
 func (j *Job) scan(ctx context.Context, onlyFailed bool, fn func(store.Record) error) error {
+	path := j.resultsPath()
+	return j.scanLines(ctx, onlyFailed, func(idx int, off int64, line []byte) error {
+		var rec store.Record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return &CorruptError{Path: path, Offset: off, Reason: err.Error()}
+		}
+		if rec.Idx != idx {
+			return &CorruptError{Path: path, Offset: off, Reason: fmt.Sprintf("its _idx %d was read as %d", rec.Idx, idx)}
+		}
+		return fn(rec)
+	})
+}
+
+// scanLines calls fn with the latest line of every idx (of every failed
+// idx when onlyFailed), in idx order, and the line's offset. The line is
+// valid only during the call.
+func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, off int64, line []byte) error) error {
 	f, size, err := j.snapshot(ctx)
 	if err != nil {
 		return err
@@ -538,14 +559,7 @@ func (j *Job) scan(ctx context.Context, onlyFailed bool, fn func(store.Record) e
 			return fmt.Errorf("jsonl: reading %s: %w", path, err)
 		}
 		at += int64(len(line))
-		var rec store.Record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return &CorruptError{Path: path, Offset: off, Reason: err.Error()}
-		}
-		if rec.Idx != idx {
-			return &CorruptError{Path: path, Offset: off, Reason: fmt.Sprintf("its _idx %d was read as %d", rec.Idx, idx)}
-		}
-		if err := fn(rec); err != nil {
+		if err := fn(idx, off, line); err != nil {
 			return err
 		}
 	}
@@ -553,21 +567,53 @@ func (j *Job) scan(ctx context.Context, onlyFailed bool, fn func(store.Record) e
 }
 
 // Finish flushes and writes failures.jsonl: the latest record of every
-// failed idx, in idx order, replacing the file atomically.
+// failed idx, in idx order, replacing the file atomically. The lines are
+// copied from results.jsonl as they are (tenax writes every record the same
+// way); a line written otherwise, by hand, is decoded and encoded again.
+// When this Job appended nothing and failures.jsonl is newer than the log,
+// the file is up to date and Finish only flushes: a resume with nothing to
+// run does not rewrite it.
 func (j *Job) Finish(ctx context.Context) error {
 	if err := j.Flush(ctx); err != nil {
 		return err
 	}
-	return store.WriteFileAtomic(filepath.Join(j.dir, failuresFile), 0o644, func(w io.Writer) error {
+	failures := filepath.Join(j.dir, failuresFile)
+	j.mu.Lock()
+	appended := j.appended
+	j.mu.Unlock()
+	if !appended {
+		fi, err1 := os.Stat(failures)
+		ri, err2 := os.Stat(j.resultsPath())
+		if err1 == nil && err2 == nil && !fi.ModTime().Before(ri.ModTime()) {
+			return nil
+		}
+	}
+	path := j.resultsPath()
+	return store.WriteFileAtomic(failures, 0o644, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
-		var line []byte
-		err := j.Failures(ctx, func(r store.Record) error {
-			var err error
-			if line, err = r.AppendJSON(line[:0]); err != nil {
+		var (
+			prefix []byte
+			enc    []byte
+		)
+		err := j.scanLines(ctx, true, func(idx int, off int64, line []byte) error {
+			prefix = strconv.AppendInt(append(prefix[:0], `{"_idx":`...), int64(idx), 10)
+			if bytes.HasPrefix(line, prefix) && len(line) > len(prefix) && (line[len(prefix)] == ',' || line[len(prefix)] == '}') &&
+				line[len(line)-1] == '\n' {
+				_, err := bw.Write(line)
 				return err
 			}
-			line = append(line, '\n')
-			_, err = bw.Write(line)
+			var rec store.Record
+			if err := json.Unmarshal(line, &rec); err != nil {
+				return &CorruptError{Path: path, Offset: off, Reason: err.Error()}
+			}
+			if rec.Idx != idx {
+				return &CorruptError{Path: path, Offset: off, Reason: fmt.Sprintf("its _idx %d was read as %d", rec.Idx, idx)}
+			}
+			var err error
+			if enc, err = rec.AppendJSON(enc[:0]); err != nil {
+				return err
+			}
+			_, err = bw.Write(append(enc, '\n'))
 			return err
 		})
 		if err != nil {
