@@ -234,6 +234,16 @@ func Fit(s engine.Stats, now time.Time, width int) string {
 	return cut(b.String(), room)
 }
 
+// FitText shortens a live status line of free text to a terminal width
+// columns wide, as Fit does the progress line: never longer than width-1
+// columns, ending in "…" when it was cut. A width below 2 leaves s as is.
+func FitText(s string, width int) string {
+	if width < 2 {
+		return s
+	}
+	return cut(s, width-1)
+}
+
 // cut shortens s to at most n runes, ending it with "…" when it cut.
 func cut(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {

@@ -119,3 +119,19 @@ func TestScreenNotLivePassesTextThrough(t *testing.T) {
 		t.Errorf("wrote %q, want only the line", out.String())
 	}
 }
+
+// TestFitTextLeavesTheLastColumnFree: a free-text live line (tenax fix's)
+// is cut to width-1 columns, so it never wraps; an unknown width keeps it.
+func TestFitTextLeavesTheLastColumnFree(t *testing.T) {
+	long := "… attempt 3/8: the fixer works on TestParseDurationWithUnits (try 1/5) [0 regressed, 2 new, 1 active, 4 fixed] 12s"
+	cases := []struct {
+		width int
+		want  int
+	}{{40, 39}, {80, 79}, {200, utf8.RuneCountInString(long)}, {0, utf8.RuneCountInString(long)}}
+	for _, c := range cases {
+		got := console.FitText(long, c.width)
+		if n := utf8.RuneCountInString(got); n != c.want {
+			t.Errorf("width %d: %d columns (%q), want %d", c.width, n, got, c.want)
+		}
+	}
+}

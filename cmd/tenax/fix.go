@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/fix"
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/job"
@@ -120,7 +121,7 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 		opts.Item = &item
 	}
 	if !g.quiet {
-		p := &fixProgress{w: g.stderr, live: g.stderrIsTerminal()}
+		p := &fixProgress{w: g.stderr, live: g.stderrIsTerminal(), width: g.stderrWidth}
 		opts.OnEvent = p.event
 		pctx, stop := context.WithCancel(ctx)
 		defer stop()
@@ -246,6 +247,9 @@ func openFixState(home, id string) (*fix.State, error) {
 type fixProgress struct {
 	w    io.Writer
 	live bool
+	// width is the terminal's width, so that the live line never wraps
+	// (a wrapped line cannot be redrawn in place).
+	width func() int
 
 	mu    sync.Mutex
 	phase string // "" when nothing long runs
@@ -296,7 +300,11 @@ func (p *fixProgress) draw() {
 	if !p.live || p.phase == "" {
 		return
 	}
-	fmt.Fprintf(p.w, "\r\033[K… %s %s", p.phase, time.Since(p.since).Round(time.Second))
+	line := fmt.Sprintf("… %s %s", p.phase, time.Since(p.since).Round(time.Second))
+	if p.width != nil {
+		line = console.FitText(line, p.width())
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s", line)
 	p.drawn = true
 }
 

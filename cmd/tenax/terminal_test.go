@@ -357,3 +357,34 @@ func TestValidateRendersTemplatesAgainstTheInput(t *testing.T) {
 		t.Errorf("run over an empty input: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestInspectPagesWithTheWebViewOn: with --ui the page watches the run's
+// events too, and the terminal's Inspect still pages through the failures
+// the breaker drained (the page's monitor once replaced the terminal's
+// view of the events).
+func TestInspectPagesWithTheWebViewOn(t *testing.T) {
+	w := newWorkdir(t)
+	w.items("items.jsonl", 20)
+	w.write("tool.sh", "#!/bin/sh\necho \"no license for item $1\" >&2\nexit 127\n", 0o755)
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: ["./tool.sh", "{{.n}}"]
+breaker: {threshold: 3}
+concurrency: {max: 1}
+`, 0o644)
+	term := startOnTerminal(t, w, "run", "job.yaml", "--ui")
+	term.expect("Circuit breaker open: 3 consecutive failures")
+	term.expect("[C]ontinue  [A]bort  [I]nspect details")
+	term.send("i\n")
+	term.expect("no license for item 2")
+	term.expect("Failure 1 of 3")
+	term.send("i\n")
+	term.expect("no license for item 1")
+	term.expect("Failure 2 of 3")
+	term.send("a\n")
+	if code := term.exitCode(); code != 3 {
+		t.Fatalf("exit %d after Abort, want 3", code)
+	}
+}
