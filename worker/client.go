@@ -94,8 +94,10 @@ func Open(ctx context.Context, dsn string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	if cfg.MaxConns < 8 {
-		cfg.MaxConns = 8
+	if !strings.Contains(dsn, "pool_max_conns") {
+		// River holds connections of its own (LISTEN, the producer's
+		// fetches, the completer) beside the records' transactions.
+		cfg.MaxConns = max(cfg.MaxConns, 32)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -209,4 +211,3 @@ func queueName(jobID string) string {
 	}
 	return q
 }
-

@@ -169,11 +169,14 @@ func (r *runner) run() {
 // stop makes the engine stop dispatching: calls in flight finish and are
 // recorded, items waiting go back to River.
 func (r *runner) stop(reason string) {
-	r.stopOne.Do(func() {
-		close(r.stopped)
-		r.eng.Stop(engine.StopSignal, reason)
-	})
+	r.closeStopped()
+	// The engine emits Stopping, which closes stopped too: outside the
+	// Once, or it would wait on itself.
+	r.eng.Stop(engine.StopSignal, reason)
 }
+
+// closeStopped makes new executions hand their items back to River.
+func (r *runner) closeStopped() { r.stopOne.Do(func() { close(r.stopped) }) }
 
 func (r *runner) isStopped() bool {
 	select {
@@ -284,7 +287,7 @@ func (r *runner) event(ev engine.Event) {
 	case engine.BreakerChanged:
 		r.shared.breakerChanged(ev.State)
 	case engine.Stopping:
-		r.stopOne.Do(func() { close(r.stopped) })
+		r.closeStopped()
 	}
 }
 
