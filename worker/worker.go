@@ -150,6 +150,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		MaxAttempts:          MaxAttempts,
 		RetryPolicy:          retryPolicy{},
 		RescueStuckJobsAfter: w.cfg.RescueAfter,
+		JobTimeout:           w.cfg.RescueAfter,
 		// The deadline River puts on an execution is never acted on (see
 		// itemWorker.Work): stuck-job reports would be false alarms.
 		JobStuckThreshold: 365 * 24 * time.Hour,

@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
@@ -249,5 +252,83 @@ func TestWorkersRecordEveryItemExactlyOnce(t *testing.T) {
 	}
 	if p.Finished != n || p.Waiting+p.Running+p.Retrying+p.Discarded != 0 {
 		t.Errorf("progress %+v, want all %d River jobs completed", p, n)
+	}
+}
+
+// riverInsert inserts item jobs directly, as a second enqueuer or a
+// rescued duplicate would.
+func riverInsert(t *testing.T, dsn, schema string, args []worker.ItemArgs) {
+	t.Helper()
+	pool, err := pgxpool.New(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: schema, SkipUnknownJobCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := make([]river.InsertManyParams, len(args))
+	for i, a := range args {
+		params[i] = river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: strings.ToLower(a.Job), MaxAttempts: worker.MaxAttempts}}
+	}
+	if _, err := rc.InsertMany(t.Context(), params); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDuplicateExecutionsAddNoSecondRecord(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 50
+	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
+	// Every item a second time, in the same round: as if River had
+	// rescued each execution while its first worker was alive after all.
+	var dups []worker.ItemArgs
+	for i := range n {
+		dups = append(dups, worker.ItemArgs{Job: e.JobID, Idx: i, Round: 1, Input: []byte(fmt.Sprintf(`{"id": "w%d", "word": "word%d"}`, i, i))})
+	}
+	riverInsert(t, dsn, c.Schema(), dups)
+	startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 4})
+	waitFor(t, "every River job to complete", func() (bool, error) {
+		p, err := c.Progress(t.Context(), e.JobID)
+		return p.Finished == 2*n, err
+	})
+	for idx, k := range finals(t, dsn, e.JobID) {
+		if k != 1 {
+			t.Errorf("idx %d has %d records after two executions, want exactly 1", idx, k)
+		}
+	}
+	if got := len(finals(t, dsn, e.JobID)); got != n {
+		t.Errorf("%d idx have records, want %d", got, n)
+	}
+}
+
+func TestDeadWorkersItemsAreRescuedAndFinished(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 40
+	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
+	// A worker took the first ten items and died: running, attempted long
+	// ago, its heartbeat gone.
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	tag, err := conn.Exec(t.Context(), `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() - interval '1 hour',
+		attempted_by = ARRAY['dead-worker'] WHERE queue = $1 AND (args->>'idx')::int < 10`, e.Queue)
+	if err != nil || tag.RowsAffected() != 10 {
+		t.Fatalf("faking a dead worker's jobs: %v (%d rows)", err, tag.RowsAffected())
+	}
+	startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}, RescueAfter: 6 * time.Second})
+	waitFor(t, "the dead worker's items to be rescued and finished", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	got := finals(t, dsn, e.JobID)
+	for idx := range n {
+		if got[idx] != 1 {
+			t.Errorf("idx %d has %d records, want exactly 1 (rescued from the dead worker)", idx, got[idx])
+		}
 	}
 }
