@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -18,28 +17,24 @@ import (
 	"github.com/tenaxhq/tenax/worker"
 )
 
-// exitStorage is DESIGN.md's exit code for a run stopped because tenax's
-// own storage failed (a lost database).
-const exitStorage = 4
-
-// storeURL is --store, else $TENAX_STORE.
-func (g *globals) storeURL() string {
-	if g.store != "" {
-		return g.store
+// postgresURL is the PostgreSQL URL that --store or TENAX_STORE names,
+// "" for a directory store.
+func (g *globals) postgresURL() string {
+	loc, err := g.storeLocation()
+	if err != nil {
+		return ""
 	}
-	return os.Getenv("TENAX_STORE")
-}
-
-// isPostgres reports whether a store URL names PostgreSQL.
-func isPostgres(url string) bool {
-	return strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://")
+	return loc.PostgresURL
 }
 
 // openWorkers connects to the --store database for the commands that need
 // PostgreSQL, migrating on first use.
 func openWorkers(ctx context.Context, g *globals) (*worker.Client, error) {
-	url := g.storeURL()
-	if !isPostgres(url) {
+	if _, err := g.storeLocation(); err != nil {
+		return nil, err
+	}
+	url := g.postgresURL()
+	if url == "" {
 		return nil, usageErr(errors.New("this command needs a PostgreSQL store: pass --store postgres://… or set TENAX_STORE"))
 	}
 	c, err := worker.Open(ctx, url)
@@ -50,7 +45,7 @@ func openWorkers(ctx context.Context, g *globals) (*worker.Client, error) {
 }
 
 func newMigrateCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Create River's and tenax's tables in the --store database",
 		Long: `Create, when absent, the schema the DSN's search_path names, River's tables
@@ -70,6 +65,8 @@ beforehand to grant a deploy step the DDL rights the workers need not have.`,
 			return nil
 		},
 	}
+	addStoreFlag(cmd, g)
+	return cmd
 }
 
 func newWorkerCmd(g *globals) *cobra.Command {
@@ -105,7 +102,7 @@ hands waiting items back to the queue; a second cancels the calls in flight.`,
 			if concurrency < 0 {
 				return usageErr(fmt.Errorf("--concurrency %d: want 0 (the spec's concurrency.max) or more", concurrency))
 			}
-			log, err := g.logger()
+			log, err := g.loggerOn(g.stderr)
 			if err != nil {
 				return err
 			}
@@ -131,6 +128,7 @@ hands waiting items back to the queue; a second cancels the calls in flight.`,
 	f.BoolVar(&all, "all", false, "work on every job enqueued for workers, new ones included")
 	f.IntVar(&concurrency, "concurrency", 0, "most items of one job in flight on this worker (0 = the spec's concurrency.max)")
 	f.DurationVar(&rescue, "rescue-after", worker.DefaultRescueAfter, "River rescues a dead worker's items this long after its last heartbeat")
+	addStoreFlag(cmd, g)
 	return cmd
 }
 
@@ -212,6 +210,7 @@ pending: 'tenax resume JOB' runs them later).`,
 			return nil
 		},
 	}
+	addStoreFlag(cmd, g)
 	return cmd
 }
 
@@ -219,7 +218,7 @@ pending: 'tenax resume JOB' runs them later).`,
 // enqueue its items, then work in-process with n workers (0: only
 // enqueue) and show progress until the job ends.
 func runOnWorkers(ctx context.Context, g *globals, specPath string, f runFlags, n int) error {
-	log, err := g.logger()
+	log, err := g.loggerOn(g.stderr)
 	if err != nil {
 		return err
 	}
@@ -248,7 +247,7 @@ func runOnWorkers(ctx context.Context, g *globals, specPath string, f runFlags, 
 
 // resumeOnWorkers is `tenax resume JOB --store postgres://…`.
 func resumeOnWorkers(ctx context.Context, g *globals, id string, f runFlags, n int) error {
-	log, err := g.logger()
+	log, err := g.loggerOn(g.stderr)
 	if err != nil {
 		return err
 	}
@@ -390,47 +389,28 @@ func printWorkers(ctx context.Context, w io.Writer, c *worker.Client) error {
 	return nil
 }
 
-// statusOnWorkers is `tenax status --store postgres://…`: the job's report
-// as for any store, its queue and shared breaker, and the workers with
-// their last heartbeat.
-func statusOnWorkers(ctx context.Context, g *globals, args []string, top int) error {
+// addWorkersFlag gives run and resume --workers.
+func addWorkersFlag(cmd *cobra.Command, f *runFlags) {
+	cmd.Flags().IntVar(&f.workers, "workers", 1, "run on River with a PostgreSQL --store: enqueue the items, then work on them with N workers in this process (0 = only enqueue, for `tenax worker` on other machines)")
+}
+
+// workersStatus adds to `tenax status` on a PostgreSQL store the job's
+// River queue and shared breaker, when workers run it, and the workers
+// with their last heartbeat.
+func workersStatus(ctx context.Context, g *globals, id string) error {
+	if g.postgresURL() == "" {
+		return nil
+	}
 	c, err := openWorkers(ctx, g)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	var id string
-	if len(args) > 0 {
-		id = args[0]
-	} else {
-		ms, err := c.Store().List(ctx)
-		if err != nil {
-			return err
-		}
-		if len(ms) == 0 {
-			fmt.Fprintln(g.stdout, "no jobs in this database")
-			return printWorkers(ctx, g.stdout, c)
-		}
-		id = ms[len(ms)-1].ID
-	}
-	j, err := c.Store().OpenReadOnly(ctx, id)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return usageErr(err)
-		}
-		return err
-	}
-	defer j.Close()
-	r, err := job.BuildReport(ctx, j)
-	if err != nil {
-		return err
-	}
-	if err := r.WriteText(g.stdout, top); err != nil {
-		return err
-	}
 	if p, err := c.Progress(ctx, id); err == nil {
-		fmt.Fprintf(g.stdout, "Queue: %d finished, %d waiting, %d running, %d retrying, %d discarded by River (resume enqueues them again)%s\n",
+		fmt.Fprintf(g.stdout, "Queue:     %d finished, %d waiting, %d running, %d retrying, %d discarded by River (resume --workers enqueues them again)%s\n",
 			p.Finished, p.Waiting, p.Running, p.Retrying, p.Discarded, breakerNote(p))
+	} else if !errors.Is(err, worker.ErrNotQueued) {
+		return err
 	}
 	return printWorkers(ctx, g.stdout, c)
 }
