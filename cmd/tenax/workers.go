@@ -173,6 +173,10 @@ func runWorkers(ctx context.Context, g *globals, ws []*worker.Worker) error {
 		})
 	}
 	wg.Wait()
+	var ue *job.UsageError
+	if errors.As(first, &ue) {
+		return usageErr(first)
+	}
 	if first != nil {
 		return &exitError{code: exitStorage, err: first}
 	}
