@@ -350,6 +350,11 @@ func (iw *itemWorker) Work(ctx context.Context, j *river.Job[ItemArgs]) error {
 		return errors.New("worker: this client only inserts")
 	}
 	r, err := w.runnerFor(ctx, j.Args.Job)
+	if errors.Is(err, errJobStopped) {
+		// The job was aborted (its queue is paused) or this worker is
+		// stopping: the item waits in the queue.
+		return river.JobSnooze(5 * time.Second)
+	}
 	if err != nil {
 		w.log.Error("cannot run job", "job", j.Args.Job, "error", err)
 		if len(w.cfg.Jobs) > 0 {

@@ -332,3 +332,35 @@ func TestDeadWorkersItemsAreRescuedAndFinished(t *testing.T) {
 		}
 	}
 }
+
+func TestBreakerTripOnOneWorkerAbortsTheJobOnAll(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 200
+	// Every call fails with a fatal 401: the first worker to count three
+	// trips the breaker; on_trip abort stops every worker.
+	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n  errors: {auth: 1}\nbreaker: {threshold: 3, on_trip: abort}\n"))
+	startWorkers(t, c, 3, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
+	waitFor(t, "the job to be aborted", func() (bool, error) {
+		return jobState(t, c, e.JobID) == store.StateAborted, nil
+	})
+	p, err := c.Progress(t.Context(), e.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Breaker.Open || p.Breaker.Action != "abort" {
+		t.Errorf("shared breaker %+v, want open with action abort", p.Breaker)
+	}
+	// Let every worker see the trip and stop; then nothing may run.
+	waitFor(t, "every worker to stop running items", func() (bool, error) {
+		p, err := c.Progress(t.Context(), e.JobID)
+		return p.Running == 0 && p.Paused, err
+	})
+	recorded := len(finals(t, dsn, e.JobID))
+	if recorded >= n/2 {
+		t.Errorf("%d of %d items recorded after the trip, want the job stopped early (a few in flight per worker)", recorded, n)
+	}
+	if p.Waiting == 0 {
+		t.Errorf("no item left waiting in the paused queue: %+v", p)
+	}
+}
