@@ -241,7 +241,7 @@ func runOnWorkers(ctx context.Context, g *globals, specPath string, f runFlags, 
 	if err != nil {
 		return &exitError{code: exitStorage, err: err}
 	}
-	fmt.Fprintf(g.stderr, "tenax: job %s: %d items enqueued in %s (queue %s, schema %s)\n", e.JobID, e.Items, e.Elapsed.Round(time.Millisecond), e.Queue, c.Schema())
+	fmt.Fprintf(g.stderr, "tenax: job %s (queue %s, schema %s): %d items enqueued in %s\n", e.JobID, e.Queue, c.Schema(), e.Items, e.Elapsed.Round(time.Millisecond))
 	if n == 0 {
 		fmt.Fprintf(g.stdout, "Job %s enqueued. Run it with: tenax worker --store … --job %s\n", e.JobID, e.JobID)
 		return nil
