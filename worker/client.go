@@ -97,7 +97,7 @@ func Open(ctx context.Context, dsn string) (*Client, error) {
 	if !strings.Contains(dsn, "pool_max_conns") {
 		// River holds connections of its own (LISTEN, the producer's
 		// fetches, the completer) beside the records' transactions.
-		cfg.MaxConns = max(cfg.MaxConns, 32)
+		cfg.MaxConns = max(cfg.MaxConns, 12)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

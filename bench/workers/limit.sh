@@ -13,7 +13,7 @@ items=${1:-3000}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 pids=()
-trap 'for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+trap 'for p in "${pids[@]:-}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 go build -o "$work/tenax" "$root/cmd/tenax"
 schema=$(sed -n 's/.*search_path=\([^&]*\).*/\1/p' <<<"$TENAX_STORE")
 psql_dsn=$(sed 's/[?&]search_path=[^&]*//' <<<"$TENAX_STORE")
@@ -52,7 +52,7 @@ YAML
   wpids=()
   for i in 1 2 3 4; do MOCK_KEY=k ./tenax worker --job "$job" >/dev/null 2>&1 & wpids+=($!); pids+=($!); done
   while [ "$(psql "$psql_dsn" -Atc "SELECT manifest->>'state' FROM $schema.tenax_jobs WHERE id = '$job'")" = running ]; do sleep 1; done
-  for p in "${wpids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
+  for p in "${wpids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   psql "$psql_dsn" -At <<SQL
 WITH r AS (SELECT (record->>'attempts')::int AS calls, (record->>'finished_at')::timestamptz AS at FROM $schema.tenax_records WHERE job_id = '$job'),
      s AS (SELECT count(*) AS items, sum(calls) AS calls, extract(epoch FROM max(at) - min(at)) AS secs FROM r)

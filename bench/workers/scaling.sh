@@ -12,7 +12,7 @@ items=${1:-4000}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 pids=()
-trap 'for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+trap 'for p in "${pids[@]:-}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 go build -o "$work/tenax" "$root/cmd/tenax"
 schema=$(sed -n 's/.*search_path=\([^&]*\).*/\1/p' <<<"$TENAX_STORE")
 psql_dsn=$(sed 's/[?&]search_path=[^&]*//' <<<"$TENAX_STORE")
@@ -49,7 +49,7 @@ onworkers() { # n → items/s
   local wp=()
   for _ in $(seq 1 "$1"); do ./tenax worker --job "$job" >/dev/null 2>&1 & wp+=($!); pids+=($!); done
   while [ "$(psql "$psql_dsn" -Atc "SELECT manifest->>'state' FROM $schema.tenax_jobs WHERE id = '$job'")" = running ]; do sleep 0.5; done
-  for p in "${wp[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
+  for p in "${wp[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   rate "$job"
 }
 "$work/tenax" mock --addr 127.0.0.1:8098 --latency 50ms >/dev/null 2>&1 & mockpid=$!; pids+=($mockpid)
@@ -57,7 +57,7 @@ sleep 1
 spec
 declare -A r
 for n in 1 2 4 8; do r[$n]=$(onworkers "$n"); echo "workers $n: ${r[$n]} items/s ($(python3 -c "print(round(${r[$n]}/${r[1]}, 2))")x)"; done
-kill "$mockpid"; wait "$mockpid" 2>/dev/null || true
+kill -9 "$mockpid"; wait "$mockpid" 2>/dev/null || true
 "$work/tenax" mock --addr 127.0.0.1:8098 >/dev/null 2>&1 & pids+=($!)
 sleep 1
 start=$(date +%s.%N); TENAX_STORE= ./tenax run job.yaml --home "$work/home" -q >/dev/null 2>&1 || true; end=$(date +%s.%N)
