@@ -53,7 +53,10 @@ a machine that stopped) is shown as stale: 'tenax resume JOB' continues it.`,
 				return err
 			}
 			r.Manifest.State, r.Note = job.CurrentState(ctx, st, r.Manifest)
-			return r.WriteText(cmd.OutOrStdout(), top)
+			if err := r.WriteText(cmd.OutOrStdout(), top); err != nil {
+				return err
+			}
+			return workersStatus(ctx, g, r.Manifest.ID)
 		},
 	}
 	addStoreFlag(cmd, g)

@@ -141,6 +141,7 @@ Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or spec err
 	root.AddCommand(
 		newRunCmd(g), newResumeCmd(g), newStatusCmd(g), newExportCmd(g), newValidateCmd(g),
 		newMockCmd(g), newVersionCmd(), newFixCmd(g),
+		newMigrateCmd(g), newWorkerCmd(g), newBreakerCmd(g),
 	)
 	root.AddCommand(newUICmd(g))
 	return root

@@ -35,6 +35,7 @@ type runFlags struct {
 	force        bool
 	ui           string // --ui: serve the live page here
 	metrics      string // --metrics: serve /metrics here
+	workers      int    // --workers: run on River (PostgreSQL store)
 }
 
 // parseRetry reads --retry-failures[=CLASS,…] and --fingerprint.
@@ -95,6 +96,9 @@ resume command; a second one cancels them (their items stay pending).`,
 			if f.dryRun {
 				return dryRun(cmd.Context(), g, args[0], f)
 			}
+			if cmd.Flags().Changed("workers") {
+				return runOnWorkers(cmd.Context(), g, args[0], f, f.workers)
+			}
 			return runJob(cmd.Context(), g, f, func(ctx context.Context, o job.Options) (*job.Result, error) {
 				return job.Run(ctx, args[0], o)
 			})
@@ -108,6 +112,7 @@ resume command; a second one cancels them (their items stay pending).`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the spec and the input, render the templates against the first 100 items, show the plan; call nothing")
 	fl.BoolVar(&f.allowEmpty, "allow-empty", false, "accept an input without items (otherwise an error, exit 2)")
 	addWatchFlags(cmd, &f)
+	addWorkersFlag(cmd, &f)
 	return cmd
 }
 
@@ -131,6 +136,9 @@ unless --force.`,
 			if err := f.parseRetry(); err != nil {
 				return usageErr(err)
 			}
+			if cmd.Flags().Changed("workers") {
+				return resumeOnWorkers(cmd.Context(), g, args[0], f, f.workers)
+			}
 			return runJob(cmd.Context(), g, f, func(ctx context.Context, o job.Options) (*job.Result, error) {
 				return job.Resume(ctx, args[0], o)
 			})
@@ -145,6 +153,7 @@ unless --force.`,
 	fl.StringVar(&f.output, "output", "", "write the compacted, idx-ordered results here at the end (.jsonl or .csv)")
 	fl.IntVar(&f.limit, "limit", 0, "run at most N items (0 = all)")
 	addWatchFlags(cmd, &f)
+	addWorkersFlag(cmd, &f)
 	return cmd
 }
 

@@ -18,12 +18,10 @@
 // stored as json (the text as written), not jsonb, which would reorder keys
 // and refuse a string holding U+0000 that an exec task's output may carry.
 //
-// Many workers appending to one job is where this store goes next: leases
-// on ranges of pending idx, renewed by heartbeat and taken over when they
-// expire, and the breaker state shared in a table. Open already takes no
-// lock for that reason; the lease methods will be added to Job, beside the
-// single-writer ones. Until then, "latest" is per seq, which matches
-// append order for one writer.
+// Many workers appending to one job is package worker's: items are River
+// jobs in the same database, and a worker appends each record with AppendTx
+// in the transaction that completes the item's River job. Open takes no
+// lock for that reason.
 //
 // Its tests need a database: TENAX_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test ./store/postgres
 // Each test works in a schema of its own, dropped at the end.

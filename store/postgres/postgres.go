@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tenaxhq/tenax/store"
@@ -53,13 +54,28 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool}
-	if err := s.migrate(ctx); err != nil {
+	s, err := New(ctx, pool)
+	if err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return s, nil
 }
+
+// New returns a Store on a pool the caller owns (workers share one pool
+// between the store and River, so that a record and a River job's
+// completion commit in one transaction), creating the tables when absent.
+// Store.Close closes the pool.
+func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
+	s := &Store{pool: pool}
+	if err := s.migrate(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Pool returns the store's connection pool.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // migrate creates the schema under an advisory lock, as CREATE ... IF NOT
 // EXISTS run by two processes at once can still collide.
@@ -254,6 +270,19 @@ func (j *Job) UpdateManifest(ctx context.Context, fn func(*store.Manifest)) erro
 // are json, not jsonb: kept as written (key order, "\u0000" in an output),
 // so an export reads the same from either store.
 func (j *Job) Append(ctx context.Context, recs ...store.Record) error {
+	return j.AppendTx(ctx, j.pool, recs...)
+}
+
+// Execer is what AppendTx writes through: a pgx.Tx, a connection or a
+// pool.
+type Execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// AppendTx is Append inside the caller's transaction tx: the records are
+// committed with whatever else tx writes (a worker completes the River job
+// of the item in the same transaction), or not at all.
+func (j *Job) AppendTx(ctx context.Context, tx Execer, recs ...store.Record) error {
 	id, err := j.check(true)
 	if err != nil {
 		return err
@@ -271,7 +300,7 @@ func (j *Job) Append(ctx context.Context, recs ...store.Record) error {
 		}
 		idxs[i], failed[i], docs[i] = int64(recs[i].Idx), recs[i].Failed(), string(buf)
 	}
-	_, err = j.pool.Exec(ctx, `
+	_, err = tx.Exec(ctx, `
 		INSERT INTO tenax_records (job_id, idx, failed, record)
 		SELECT $1, r.idx, r.failed, r.record
 		FROM unnest($2::bigint[], $3::boolean[], $4::json[]) WITH ORDINALITY AS r(idx, failed, record, n)

@@ -1,0 +1,420 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/worker"
+)
+
+// postgresURL is the PostgreSQL URL that --store or TENAX_STORE names,
+// "" for a directory store.
+func (g *globals) postgresURL() string {
+	loc, err := g.storeLocation()
+	if err != nil {
+		return ""
+	}
+	return loc.PostgresURL
+}
+
+// openWorkers connects to the --store database for the commands that need
+// PostgreSQL, migrating on first use.
+func openWorkers(ctx context.Context, g *globals) (*worker.Client, error) {
+	if _, err := g.storeLocation(); err != nil {
+		return nil, err
+	}
+	url := g.postgresURL()
+	if url == "" {
+		return nil, usageErr(errors.New("this command needs a PostgreSQL store: pass --store postgres://… or set TENAX_STORE"))
+	}
+	c, err := worker.Open(ctx, url)
+	if err != nil {
+		return nil, &exitError{code: exitStorage, err: err}
+	}
+	return c, nil
+}
+
+func newMigrateCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Create River's and tenax's tables in the --store database",
+		Long: `Create, when absent, the schema the DSN's search_path names, River's tables
+(river_job, river_queue, …, at River's latest migration) and tenax's (tenax_jobs,
+tenax_records, tenax_queues, tenax_finals, tenax_workers, tenax_limits, tenax_breakers).
+Every command that opens a PostgreSQL store does this too on first use; run it
+beforehand to grant a deploy step the DDL rights the workers need not have.`,
+		Example: `  tenax migrate --store 'postgres://tenax@db:5432/tenax?search_path=batch'`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := openWorkers(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			fmt.Fprintf(g.stdout, "tenax: River's and tenax's tables are ready in schema %s\n", c.Schema())
+			return nil
+		},
+	}
+	addStoreFlag(cmd, g)
+	return cmd
+}
+
+func newWorkerCmd(g *globals) *cobra.Command {
+	var (
+		jobs        []string
+		all         bool
+		concurrency int
+		rescue      time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run the items of jobs enqueued in PostgreSQL, beside any number of other workers",
+		Long: `A worker is a River client on the --store database. Each item of a job enqueued
+with 'tenax run SPEC --store postgres://… --workers 0' is a River job; the worker runs
+tenax's whole per-item logic on it (retries with backoff, the heal loop,
+classification) and writes the final record in the transaction that completes the
+River job, so each item gets exactly one final record per round.
+
+The task is built from the job's spec as stored; secrets (${OPENAI_API_KEY}) come
+from this worker's own environment. The circuit breaker, 429 cooldowns and the
+rate_limit of a job are shared by all its workers.
+
+A worker killed mid-call has its items rescued by another worker within about
+--rescue-after + 35s. The first SIGINT/SIGTERM finishes the calls in flight and
+hands waiting items back to the queue; a second cancels the calls in flight.`,
+		Example: `  tenax worker --store "$TENAX_STORE" --all
+  tenax worker --store postgres://db/tenax --job job_20261123_101500 --concurrency 16`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if all == (len(jobs) > 0) {
+				return usageErr(errors.New("say which jobs to work on: --job ID (repeatable) or --all"))
+			}
+			if concurrency < 0 {
+				return usageErr(fmt.Errorf("--concurrency %d: want 0 (the spec's concurrency.max) or more", concurrency))
+			}
+			log, err := g.loggerOn(g.stderr)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			c, err := openWorkers(ctx, g)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			w, err := c.NewWorker(worker.Config{
+				Jobs: jobs, Concurrency: concurrency, RescueAfter: rescue,
+				Options: job.Options{Home: g.homeDir(), Version: version, Logger: log},
+			})
+			if err != nil {
+				return usageErr(err)
+			}
+			fmt.Fprintf(g.stderr, "tenax: worker %s on schema %s\n", w.ID(), c.Schema())
+			return runWorkers(ctx, g, []*worker.Worker{w})
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&jobs, "job", nil, "work on this job (repeatable)")
+	f.BoolVar(&all, "all", false, "work on every job enqueued for workers, new ones included")
+	f.IntVar(&concurrency, "concurrency", 0, "most items of one job in flight on this worker (0 = the spec's concurrency.max)")
+	f.DurationVar(&rescue, "rescue-after", worker.DefaultRescueAfter, "River rescues a dead worker's items this long after its last heartbeat")
+	addStoreFlag(cmd, g)
+	return cmd
+}
+
+// runWorkers runs workers until the context ends or a signal comes: the
+// first signal stops them gracefully, the second cancels calls in flight.
+func runWorkers(ctx context.Context, g *globals, ws []*worker.Worker) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if g.interrupts != nil {
+		go func() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-g.interrupts:
+			}
+			fmt.Fprintln(g.stderr, "\ntenax: stopping: finishing the calls in flight (again to cancel them)")
+			cancel()
+			select {
+			case <-g.interrupts:
+				for _, w := range ws {
+					w.StopNow()
+				}
+			case <-time.After(time.Hour):
+			}
+		}()
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for _, w := range ws {
+		wg.Go(func() {
+			if err := w.Run(ctx); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	var ue *job.UsageError
+	if errors.As(first, &ue) {
+		return usageErr(first)
+	}
+	if first != nil {
+		return &exitError{code: exitStorage, err: first}
+	}
+	return nil
+}
+
+func newBreakerCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "breaker continue|abort JOB",
+		Short: "Answer the open circuit breaker of a job run by workers",
+		Long: `When a job run by workers trips its circuit breaker, every worker stops taking its
+items. With breaker.on_trip: prompt the workers wait for this answer: continue resets
+the breaker and lets them go on; abort stops the job on every worker (its items stay
+pending: 'tenax resume JOB' runs them later).`,
+		Example: `  tenax breaker continue job_20261123_101500 --store "$TENAX_STORE"
+  tenax breaker abort job_20261123_101500`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d := worker.Decision(args[0])
+			if d != worker.Continue && d != worker.Abort {
+				return usageErr(fmt.Errorf("%q: want continue or abort", args[0]))
+			}
+			c, err := openWorkers(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if err := c.Decide(cmd.Context(), args[1], d); err != nil {
+				if errors.Is(err, worker.ErrBreakerClosed) {
+					return usageErr(err)
+				}
+				return err
+			}
+			fmt.Fprintf(g.stdout, "tenax: job %s: %s\n", args[1], d)
+			return nil
+		},
+	}
+	addStoreFlag(cmd, g)
+	return cmd
+}
+
+// runOnWorkers is `tenax run SPEC --store postgres://…`: create the job,
+// enqueue its items, then work in-process with n workers (0: only
+// enqueue) and show progress until the job ends.
+func runOnWorkers(ctx context.Context, g *globals, specPath string, f runFlags, n int) error {
+	log, err := g.loggerOn(g.stderr)
+	if err != nil {
+		return err
+	}
+	c, err := openWorkers(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	opts := job.Options{Home: g.homeDir(), Version: version, Input: f.input, Logger: log}
+	cr, err := job.Create(ctx, specPath, c.Store(), opts)
+	if err != nil {
+		return err
+	}
+	e, err := c.Enqueue(ctx, cr)
+	cr.Job.Close()
+	if err != nil {
+		return &exitError{code: exitStorage, err: err}
+	}
+	fmt.Fprintf(g.stderr, "tenax: job %s (queue %s, schema %s): %d items enqueued in %s\n", e.JobID, e.Queue, c.Schema(), e.Items, e.Elapsed.Round(time.Millisecond))
+	if n == 0 {
+		fmt.Fprintf(g.stdout, "Job %s enqueued. Run it with: tenax worker --store … --job %s\n", e.JobID, e.JobID)
+		return nil
+	}
+	return attach(ctx, g, c, e.JobID, n, log)
+}
+
+// resumeOnWorkers is `tenax resume JOB --store postgres://…`.
+func resumeOnWorkers(ctx context.Context, g *globals, id string, f runFlags, n int) error {
+	log, err := g.loggerOn(g.stderr)
+	if err != nil {
+		return err
+	}
+	c, err := openWorkers(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	e, err := c.Requeue(ctx, id, worker.RequeueOptions{RetryFailures: f.retryFailures, Force: f.force})
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, worker.ErrNotQueued) {
+			return usageErr(err)
+		}
+		return err
+	}
+	fmt.Fprintf(g.stderr, "tenax: job %s: %d items enqueued again (round %d)\n", id, e.Items, e.Round)
+	if n == 0 {
+		return nil
+	}
+	return attach(ctx, g, c, id, n, log)
+}
+
+// attach works on a job with n in-process workers and prints progress
+// until it ends, then the summary.
+func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int, log *slog.Logger) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var ws []*worker.Worker
+	for range n {
+		w, err := c.NewWorker(worker.Config{Jobs: []string{id}, Options: job.Options{Home: g.homeDir(), Version: version, Logger: log}})
+		if err != nil {
+			return usageErr(err)
+		}
+		ws = append(ws, w)
+	}
+	done := make(chan error, 1)
+	go func() { done <- runWorkers(ctx, g, ws) }()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	start := time.Now()
+	var runErr error
+wait:
+	for {
+		select {
+		case runErr = <-done:
+			break wait
+		case <-tick.C:
+		}
+		st, p, err := jobProgress(ctx, c, id)
+		if err != nil {
+			continue
+		}
+		if !g.quiet {
+			fmt.Fprintf(g.stderr, "tenax: %s: %d finished, %d waiting, %d running, %d retrying%s\n", id, p.Finished, p.Waiting, p.Running, p.Retrying, breakerNote(p))
+		}
+		if st != store.StateRunning {
+			cancel()
+			runErr = <-done
+			break
+		}
+	}
+	return printWorkerSummary(context.WithoutCancel(ctx), g, c, id, time.Since(start), runErr)
+}
+
+func breakerNote(p worker.Progress) string {
+	if !p.Breaker.Open {
+		return ""
+	}
+	return fmt.Sprintf(" | breaker open (%s, on_trip %s) on %s: tenax breaker continue|abort", p.Breaker.Reason, p.Breaker.Action, p.Breaker.Owner)
+}
+
+func jobProgress(ctx context.Context, c *worker.Client, id string) (store.State, worker.Progress, error) {
+	p, err := c.Progress(ctx, id)
+	if err != nil {
+		return "", p, err
+	}
+	j, err := c.Store().OpenReadOnly(ctx, id)
+	if err != nil {
+		return "", p, err
+	}
+	defer j.Close()
+	return j.Manifest().State, p, nil
+}
+
+// printWorkerSummary prints the job's counts and returns the exit code.
+func printWorkerSummary(ctx context.Context, g *globals, c *worker.Client, id string, elapsed time.Duration, runErr error) error {
+	j, err := c.Store().OpenReadOnly(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	m := j.Manifest()
+	o, err := j.Outcomes(ctx)
+	if err != nil {
+		return err
+	}
+	ok, failed, pending := o.Count(m.Items)
+	fmt.Fprintf(g.stdout, "Job %s: %d succeeded, %d failed, %d pending (%s, state %s)\n", id, ok, failed, pending, elapsed.Round(time.Millisecond), m.State)
+	if m.StopReason != "" {
+		fmt.Fprintf(g.stdout, "Stopped: %s\n", m.StopReason)
+	}
+	if pending > 0 {
+		fmt.Fprintf(g.stdout, "Resume: tenax resume %s --store …\n", id)
+	} else if failed > 0 {
+		fmt.Fprintf(g.stdout, "Retry the failures: tenax resume %s --store … --retry-failures\n", id)
+	}
+	switch {
+	case runErr != nil:
+		return &exitError{code: exitStorage, err: runErr}
+	case m.State == store.StateAborted:
+		return &exitError{code: job.ExitAborted}
+	case pending > 0:
+		return &exitError{code: job.ExitInterrupted}
+	case failed > 0:
+		return &exitError{code: job.ExitFailures}
+	}
+	return nil
+}
+
+// printWorkers writes the workers table of `tenax status`.
+func printWorkers(ctx context.Context, w io.Writer, c *worker.Client) error {
+	list, err := c.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(w, "Workers: none has run on this database")
+		return nil
+	}
+	fmt.Fprintln(w, "Workers:")
+	now := time.Now()
+	for _, i := range list {
+		state := fmt.Sprintf("heartbeat %s ago", now.Sub(i.Heartbeat).Round(time.Second))
+		if i.Stopped != nil {
+			state = "stopped " + i.Stopped.Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "  %-36s %s pid %d | %s | jobs %s | %d in flight, %d finished\n", i.ID, i.Host, i.PID, state, strings.Join(i.Jobs, ","), i.InFlight, i.Finished)
+	}
+	return nil
+}
+
+// addWorkersFlag gives run and resume --workers.
+func addWorkersFlag(cmd *cobra.Command, f *runFlags) {
+	cmd.Flags().IntVar(&f.workers, "workers", 1, "run on River with a PostgreSQL --store: enqueue the items, then work on them with N workers in this process (0 = only enqueue, for `tenax worker` on other machines)")
+}
+
+// workersStatus adds to `tenax status` on a PostgreSQL store the job's
+// River queue and shared breaker, when workers run it, and the workers
+// with their last heartbeat.
+func workersStatus(ctx context.Context, g *globals, id string) error {
+	if g.postgresURL() == "" {
+		return nil
+	}
+	c, err := openWorkers(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if p, err := c.Progress(ctx, id); err == nil {
+		fmt.Fprintf(g.stdout, "Queue:     %d finished, %d waiting, %d running, %d retrying, %d discarded by River (resume --workers enqueues them again)%s\n",
+			p.Finished, p.Waiting, p.Running, p.Retrying, p.Discarded, breakerNote(p))
+	} else if !errors.Is(err, worker.ErrNotQueued) {
+		return err
+	}
+	return printWorkers(ctx, g.stdout, c)
+}

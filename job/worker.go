@@ -1,0 +1,158 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/input"
+	"github.com/tenaxhq/tenax/spec"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// Created is a job made for workers on other machines: its manifest is
+// stored and its input checked, and nothing has run.
+type Created struct {
+	// Job is the new job, open for writing; the caller closes it.
+	Job store.Job
+	// Spec is the spec as loaded here.
+	Spec *spec.Spec
+	// SpecSource is the spec file as written, ${VAR}s unexpanded: each
+	// worker parses it again (NewPlan) with its own environment, so that no
+	// secret is ever stored.
+	SpecSource []byte
+	// InputPath and Format say where the items are.
+	InputPath string
+	Format    input.Format
+}
+
+// ErrLiteralSecret is returned by Create for a spec that writes a secret
+// (an api_key) as a value instead of a ${VAR}: workers read the spec from
+// the database, where a secret must never be.
+var ErrLiteralSecret = errors.New("the spec writes a secret as a literal value")
+
+// Create starts a job in st from the spec at specPath without running it:
+// the spec and the input are checked as Run checks them and the manifest
+// is created. Workers run its items (package worker).
+func Create(ctx context.Context, specPath string, st store.Store, opts Options) (*Created, error) {
+	s, err := LoadSpec(specPath, opts.env())
+	if err != nil {
+		return nil, err
+	}
+	src, err := os.ReadFile(s.Path())
+	if err != nil {
+		return nil, usage(fmt.Errorf("spec: %w", err))
+	}
+	if redacted := s.Redact(string(src)); redacted != string(src) {
+		return nil, usage(fmt.Errorf("%s: %w; workers read the spec from the database, so write the secret as ${VAR} and set VAR in each worker's environment", s.Path(), ErrLiteralSecret))
+	}
+	inPath := s.Input.Path
+	if opts.Input != "" {
+		inPath = opts.Input
+	}
+	if inPath == "" {
+		return nil, usage(errors.New("no input: set input in the spec or pass --input"))
+	}
+	if inPath, err = filepath.Abs(inPath); err != nil {
+		return nil, usage(err)
+	}
+	absSpec, err := filepath.Abs(s.Path())
+	if err != nil {
+		return nil, usage(err)
+	}
+	from := fromSpec
+	if opts.Input != "" {
+		from = fromFlag
+	}
+	format, sum, err := checkInput(inPath, from, s)
+	if err != nil {
+		return nil, err
+	}
+	// The task is built once here so that a spec a worker could not build
+	// fails now, at the terminal, rather than on every worker.
+	if _, err := buildTask(s, opts.Home); err != nil {
+		return nil, usage(err)
+	}
+	redacted, err := s.Redacted()
+	if err != nil {
+		return nil, fmt.Errorf("recording the spec: %w", err)
+	}
+	j, err := st.Create(ctx, store.Manifest{
+		Name:        s.Name,
+		Created:     time.Now(),
+		Version:     opts.Version,
+		SpecPath:    absSpec,
+		Spec:        redacted,
+		InputPath:   inPath,
+		InputSHA256: sum.SHA256,
+		Items:       sum.Items,
+		State:       store.StateRunning,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the job: %w", err)
+	}
+	return &Created{Job: j, Spec: s, SpecSource: src, InputPath: inPath, Format: format}, nil
+}
+
+// Plan is a job's run as a worker builds it from the job's spec source:
+// the task, the validator and the engine's configuration, with secrets
+// from the worker's own environment.
+type Plan struct {
+	// Spec is the spec as this worker resolved it.
+	Spec *spec.Spec
+	// Task is the spec's task.
+	Task task.Task
+	// Config is the engine configuration the spec asks for; the worker
+	// adjusts what it shares with other workers (rate limits) before
+	// engine.New.
+	Config engine.Config
+	built  *built
+}
+
+// NewPlan parses a job's spec source (Created.SpecSource) as if it were
+// the file path, relative paths resolved against its directory, expanding
+// ${VAR}s from opts.Env, and builds its task. Close releases it.
+func NewPlan(path string, source []byte, opts Options) (*Plan, error) {
+	s, err := spec.Parse(path, source, filepath.Dir(path), opts.env())
+	if err != nil {
+		return nil, usage(err)
+	}
+	b, err := buildTask(s, opts.Home)
+	if err != nil {
+		return nil, usage(err)
+	}
+	// A worker has no terminal: on_trip prompt waits for the operator's
+	// decision through the worker's Prompter; the default is abort.
+	cfg, err := engineConfig(s, true)
+	if err != nil {
+		return nil, usage(err)
+	}
+	cfg.CheckinEvery = 0
+	if s.Breaker.OnTrip == "" {
+		cfg.OnTrip = engine.TripAbort
+	}
+	if b.cache != nil {
+		cfg.Cache = b.cache
+	}
+	cfg.Validator = b.validator
+	log := opts.logger()
+	cfg.OnEvent = func(ev engine.Event) { logEvent(log, ev) }
+	return &Plan{Spec: s, Task: b.task, Config: cfg, built: b}, nil
+}
+
+// Checkpoint returns what the engine should append records to: j, with
+// the spec's secrets redacted from every record when it has any.
+func (p *Plan) Checkpoint(j store.Job) store.Job {
+	if len(p.Spec.Secrets()) == 0 {
+		return j
+	}
+	return &redactingJob{Job: j, redact: p.Spec.Redact}
+}
+
+// Attach makes the LLM task's rate-limit headers pause e (cooldowns).
+func (p *Plan) Attach(e *engine.Engine) { p.built.rateLimits.engine = e }

@@ -1,0 +1,213 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/postgres"
+)
+
+// tables are tenax's tables for workers, beside the store's tenax_jobs
+// and tenax_records and River's river_* tables.
+//
+//   - tenax_queues: one row per job run by workers: its River queue, the
+//     spec source workers build the task from, its current round.
+//   - tenax_finals: one row per (job, idx, round) that has its final
+//     record. The record and this row are inserted, and the item's River
+//     job completed, in one transaction; a duplicate execution (a rescued
+//     job whose first worker was alive after all) finds the row taken and
+//     adds no record.
+//   - tenax_workers: every worker process, with its heartbeat.
+//   - tenax_limits: the shared rate limiters' schedules (GCRA) and the
+//     provider cooldown of each job.
+//   - tenax_breakers: the shared circuit breaker of each job.
+const tables = `
+CREATE TABLE IF NOT EXISTS tenax_queues (
+	job_id      text PRIMARY KEY REFERENCES tenax_jobs (id) ON DELETE CASCADE,
+	queue       text NOT NULL UNIQUE,
+	spec_path   text NOT NULL,
+	spec_source text NOT NULL,
+	format      text NOT NULL,
+	round       integer NOT NULL DEFAULT 1,
+	created     timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS tenax_finals (
+	job_id text NOT NULL REFERENCES tenax_jobs (id) ON DELETE CASCADE,
+	idx    bigint NOT NULL,
+	round  integer NOT NULL,
+	PRIMARY KEY (job_id, idx, round)
+);
+CREATE TABLE IF NOT EXISTS tenax_workers (
+	id          text PRIMARY KEY,
+	host        text NOT NULL,
+	pid         integer NOT NULL,
+	jobs        text[] NOT NULL DEFAULT '{}',
+	concurrency integer NOT NULL,
+	in_flight   integer NOT NULL DEFAULT 0,
+	finished    bigint NOT NULL DEFAULT 0,
+	started     timestamptz NOT NULL DEFAULT now(),
+	heartbeat   timestamptz NOT NULL DEFAULT now(),
+	stopped     timestamptz
+);
+CREATE TABLE IF NOT EXISTS tenax_limits (
+	job_id text NOT NULL REFERENCES tenax_jobs (id) ON DELETE CASCADE,
+	name   text NOT NULL,
+	tat    timestamptz NOT NULL,
+	PRIMARY KEY (job_id, name)
+);
+CREATE TABLE IF NOT EXISTS tenax_breakers (
+	job_id    text PRIMARY KEY REFERENCES tenax_jobs (id) ON DELETE CASCADE,
+	state     text NOT NULL DEFAULT 'closed',
+	action    text NOT NULL DEFAULT '',
+	reason    text NOT NULL DEFAULT '',
+	last_error text NOT NULL DEFAULT '',
+	owner     text NOT NULL DEFAULT '',
+	decision  text NOT NULL DEFAULT '',
+	trips     integer NOT NULL DEFAULT 0,
+	updated   timestamptz NOT NULL DEFAULT now()
+);
+`
+
+// Client is tenax on River in one PostgreSQL database: the job store, a
+// River client for inserting items, and the workers' tables, all in the
+// schema the DSN's search_path names.
+type Client struct {
+	pool   *pgxpool.Pool
+	store  *postgres.Store
+	schema string
+	river  *river.Client[pgx.Tx]
+}
+
+// Open connects to dsn and migrates (Migrate): River's tables and tenax's
+// are created on first use. Close releases the connections.
+func Open(ctx context.Context, dsn string) (*Client, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		// River holds connections of its own (LISTEN, the producer's
+		// fetches, the completer) beside the records' transactions.
+		cfg.MaxConns = max(cfg.MaxConns, 12)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	c, err := New(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// New returns a Client on a pool the caller made, migrating first.
+// Client.Close closes the pool.
+func New(ctx context.Context, pool *pgxpool.Pool) (*Client, error) {
+	schema, err := Migrate(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	st, err := postgres.New(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Schema:  schema,
+		Workers: itemWorkers(nil),
+		Logger:  quietLogger(nil),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("worker: river client: %w", err)
+	}
+	return &Client{pool: pool, store: st, schema: schema, river: rc}, nil
+}
+
+// Store returns the job store the workers write to.
+func (c *Client) Store() store.Store { return c.store }
+
+// Schema returns the schema holding the tables.
+func (c *Client) Schema() string { return c.schema }
+
+// Close closes the connections.
+func (c *Client) Close() { c.pool.Close() }
+
+// Migrate creates, when absent, the schema that the pool's search_path
+// names first, River's tables (rivermigrate, up to the latest version)
+// and tenax's: the store's and the workers'. It returns the schema. Many
+// processes may migrate at once: an advisory lock takes them one at a
+// time.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+	// River's migrations cannot share one transaction (a new enum value
+	// is used by the next one), so a session lock, held on a connection
+	// of its own, takes migrating processes one at a time.
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return "", fmt.Errorf("worker: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext('tenax_worker_schema'))`); err != nil {
+		return "", fmt.Errorf("worker: %w", err)
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('tenax_worker_schema'))`)
+	}()
+	if path := pool.Config().ConnConfig.RuntimeParams["search_path"]; path != "" {
+		first := strings.TrimSpace(strings.Split(path, ",")[0])
+		first = strings.Trim(first, `"`)
+		if first != "" && first != "$user" {
+			if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{first}.Sanitize()); err != nil {
+				return "", fmt.Errorf("worker: creating schema %s: %w", first, err)
+			}
+		}
+	}
+	var schema string
+	if err := conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return "", fmt.Errorf("worker: reading the current schema: %w", err)
+	}
+	if schema == "" {
+		return "", errors.New("worker: no schema to create tables in: the search_path names none that exists")
+	}
+	if _, err := postgres.New(ctx, pool); err != nil {
+		return "", err
+	}
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Schema: schema, Logger: quietLogger(nil)})
+	if err != nil {
+		return "", fmt.Errorf("worker: %w", err)
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return "", fmt.Errorf("worker: migrating schema %s: river tables: %w", schema, err)
+	}
+	if _, err := conn.Exec(ctx, tables); err != nil {
+		return "", fmt.Errorf("worker: migrating schema %s: %w", schema, err)
+	}
+	return schema, nil
+}
+
+// queueName is the River queue of a job: its id, lower-cased, with what
+// River does not allow in a queue name replaced by '_'.
+func queueName(jobID string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(jobID) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	q := b.String()
+	if len(q) > 64 {
+		q = q[:64]
+	}
+	return q
+}

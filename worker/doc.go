@@ -1,0 +1,32 @@
+// Package worker runs tenax jobs on many machines, on River
+// (github.com/riverqueue/river) and PostgreSQL: an existing distributed
+// engine, not a home-made queue.
+//
+// Each item of a job is one River job (kind tenax_item) in the job's own
+// queue, inserted in bulk through COPY (Client.Enqueue). A Worker is a
+// River client: its executions hand their items to an engine.Engine built
+// from the job's stored spec source with the worker's own environment for
+// secrets, so tenax's whole per-item logic (retries with backoff, the heal
+// loop, classification) runs inside one River execution. River's own
+// retries are only a safety net for executions that died.
+//
+// Exactly one final record per item per round: the engine's checkpoint
+// writes each record, claims (job, idx, round) in tenax_finals and
+// completes the item's River jobs (river.JobCompleteTx) in one
+// transaction. A duplicate execution — River rescued a job whose first
+// worker was alive after all — finds the claim taken and adds no record.
+//
+// Takeover: a worker's heartbeat (every RescueAfter/6) refreshes the
+// attempted_at of the River jobs it runs, so River's rescuer, configured
+// with RescueStuckJobsAfter = RescueAfter, takes only a dead worker's jobs:
+// within RescueAfter plus the rescuer's 30-second period plus a second.
+//
+// Shared by all the workers of a job, through tables: the circuit breaker
+// (tenax_breakers, and River's queue pause so no worker takes new items),
+// the provider's 429 cooldowns, and the rate_limit's requests and tokens
+// per minute as one GCRA schedule taken with UPDATE … RETURNING
+// (tenax_limits), so N workers together stay under one provider limit.
+//
+// Its tests need a database: TENAX_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test ./worker
+// Each test works in a schema of its own, dropped at the end.
+package worker

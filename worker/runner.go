@@ -1,0 +1,406 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/postgres"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// errPending is a flight's outcome when its item stopped without a record.
+var errPending = errors.New("worker: the item stopped without a record")
+
+// errJobStopped is returned for a job whose shared breaker aborted it, or
+// while the worker stops: its items wait in the queue.
+var errJobStopped = errors.New("worker: the job is stopped")
+
+// runner is one job on one worker: the engine built from the job's spec,
+// fed by River executions.
+type runner struct {
+	w           *Worker
+	jobID       string
+	queue       string
+	concurrency int
+	plan        *job.Plan
+	eng         *engine.Engine
+	sj          *postgres.Job
+	shared      *shared
+
+	feed    chan feedItem
+	stopped chan struct{} // closed once the engine stops dispatching
+	stopOne sync.Once
+	done    chan struct{} // closed once the engine's Run returned
+
+	mu      sync.Mutex
+	flights map[int]*flight
+
+	duplicates atomic.Int64
+}
+
+// feedItem is an item handed from a River execution to the engine.
+type feedItem struct {
+	item task.Item
+	bad  error
+}
+
+// flight is one item on its way through the engine. More than one River
+// job may wait on it: a job rescued while its first execution, here, was
+// alive after all.
+type flight struct {
+	round int
+	jobs  []*river.Job[ItemArgs]
+	// ctx is the first execution's context without its deadline: it
+	// carries the River client that JobCompleteTx needs.
+	ctx  context.Context
+	done chan struct{}
+	err  error
+}
+
+// newRunner opens the job, builds its task from the stored spec source
+// with this worker's environment, and starts its engine.
+func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
+	if w.hard.Err() != nil {
+		return nil, errJobStopped
+	}
+	var queue, specPath, source string
+	err := w.c.pool.QueryRow(ctx, `SELECT queue, spec_path, spec_source FROM tenax_queues WHERE job_id = $1`, jobID).Scan(&queue, &specPath, &source)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("worker: job %s: %w", jobID, ErrNotQueued)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("worker: job %s: %w", jobID, err)
+	}
+	b, err := w.c.breaker(ctx, jobID)
+	if err != nil {
+		return nil, err
+	}
+	if b.aborted() {
+		return nil, errJobStopped
+	}
+	opts := w.cfg.Options
+	opts.Logger = w.log.With("job", jobID)
+	plan, err := job.NewPlan(specPath, []byte(source), opts)
+	if err != nil {
+		return nil, fmt.Errorf("worker: building job %s from its spec: %w", jobID, err)
+	}
+	sj, err := w.c.store.Open(ctx, jobID)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{
+		w: w, jobID: jobID, queue: queue, plan: plan, sj: sj.(*postgres.Job),
+		feed: make(chan feedItem), stopped: make(chan struct{}), done: make(chan struct{}),
+		flights: map[int]*flight{},
+	}
+	cfg := plan.Config
+	if w.cfg.Concurrency > 0 {
+		cfg.Concurrency = w.cfg.Concurrency
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 8
+	}
+	r.concurrency = cfg.Concurrency
+	r.shared, err = newShared(ctx, r, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Rate limits are the shared ones, not each engine's.
+	cfg.RequestsPerMinute, cfg.TokensPerMinute = 0, 0
+	cfg.Prompter = r.shared
+	logEvents := cfg.OnEvent
+	cfg.OnEvent = func(ev engine.Event) {
+		r.event(ev)
+		if logEvents != nil {
+			logEvents(ev)
+		}
+	}
+	r.eng = engine.New(cfg, &sharedTask{Task: plan.Task, s: r.shared}, plan.Checkpoint(&txJob{Job: sj, r: r}))
+	plan.Attach(r.eng)
+	go r.run()
+	go r.shared.poll()
+	return r, nil
+}
+
+// run runs the engine until it stops, then hands every item still waiting
+// back to River and records why a stopped job stopped.
+func (r *runner) run() {
+	defer close(r.done)
+	sum, err := r.eng.Run(r.w.hard, engine.SourceFunc(r.next))
+	r.stop("engine ended")
+	r.mu.Lock()
+	for idx, f := range r.flights {
+		delete(r.flights, idx)
+		f.err = errPending
+		close(f.done)
+	}
+	r.mu.Unlock()
+	ctx := context.WithoutCancel(r.w.hard)
+	if err != nil {
+		r.w.log.Error("job's engine failed", "job", r.jobID, "error", err)
+		r.w.fail(fmt.Errorf("worker: job %s: %w", r.jobID, err))
+	}
+	switch sum.Stop {
+	case engine.StopBreaker, engine.StopOperator, engine.StopBudget:
+		if uerr := r.sj.UpdateManifest(ctx, func(m *store.Manifest) {
+			m.State, m.StopReason = store.StateAborted, sum.StopDetail
+		}); uerr != nil {
+			r.w.log.Warn("recording the job's stop failed", "job", r.jobID, "error", uerr)
+		}
+	}
+	r.shared.close()
+}
+
+// stop makes the engine stop dispatching: calls in flight finish and are
+// recorded, items waiting go back to River.
+func (r *runner) stop(reason string) {
+	r.closeStopped()
+	// The engine emits Stopping, which closes stopped too: outside the
+	// Once, or it would wait on itself.
+	r.eng.Stop(engine.StopSignal, reason)
+}
+
+// closeStopped makes new executions hand their items back to River.
+func (r *runner) closeStopped() { r.stopOne.Do(func() { close(r.stopped) }) }
+
+func (r *runner) isStopped() bool {
+	select {
+	case <-r.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *runner) inFlight() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.flights)
+}
+
+// next is the engine's source: the items River executions hand over.
+func (r *runner) next() (task.Item, error) {
+	select {
+	case fi := <-r.feed:
+		if fi.bad != nil {
+			return task.Item{}, &engine.BadItem{Item: fi.item, Err: fi.bad}
+		}
+		return fi.item, nil
+	case <-r.stopped:
+		return task.Item{}, io.EOF
+	}
+}
+
+// work is one River execution: it hands the item to the engine, or joins
+// the flight of the same item already under way here, and waits for the
+// outcome.
+func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs]) error {
+	idx := j.Args.Idx
+	for {
+		r.mu.Lock()
+		if r.isStopped() {
+			r.mu.Unlock()
+			return river.JobSnooze(0)
+		}
+		f := r.flights[idx]
+		if f != nil {
+			if f.round == j.Args.Round {
+				f.jobs = append(f.jobs, j)
+				r.mu.Unlock()
+				return r.wait(f)
+			}
+			r.mu.Unlock()
+			<-f.done
+			continue
+		}
+		f = &flight{round: j.Args.Round, jobs: []*river.Job[ItemArgs]{j}, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
+		r.flights[idx] = f
+		r.mu.Unlock()
+		fi, err := itemOf(j.Args)
+		if err != nil {
+			fi = feedItem{item: task.Item{Idx: idx, ID: j.Args.ID, Raw: j.Args.Input}, bad: err}
+		}
+		select {
+		case r.feed <- fi:
+			return r.wait(f)
+		case <-r.stopped:
+			r.resolve(idx, f, errPending)
+			return river.JobSnooze(0)
+		}
+	}
+}
+
+// wait waits for the flight's outcome. River's deadline on the execution
+// is not acted on: the item's retries and heal loop may take longer, and
+// the heartbeat keeps a live execution from being rescued.
+func (r *runner) wait(f *flight) error {
+	<-f.done
+	switch {
+	case f.err == nil:
+		return nil // completed in the record's transaction
+	case errors.Is(f.err, errPending):
+		return river.JobSnooze(0)
+	default:
+		return f.err
+	}
+}
+
+// resolve ends a flight.
+func (r *runner) resolve(idx int, f *flight, err error) {
+	r.mu.Lock()
+	if r.flights[idx] == f {
+		delete(r.flights, idx)
+	}
+	r.mu.Unlock()
+	f.err = err
+	close(f.done)
+}
+
+// event follows the engine: items that stopped without a record go back
+// to River; the breaker is shared.
+func (r *runner) event(ev engine.Event) {
+	switch ev.Kind {
+	case engine.ItemPending:
+		r.mu.Lock()
+		f := r.flights[ev.Item.Idx]
+		r.mu.Unlock()
+		if f != nil {
+			r.resolve(ev.Item.Idx, f, errPending)
+		}
+	case engine.ItemFinished:
+		r.w.finished.Add(1)
+	case engine.BreakerChanged:
+		r.shared.breakerChanged(ev.State)
+	case engine.Stopping:
+		r.closeStopped()
+	}
+}
+
+// itemOf rebuilds the task item from its River job's arguments.
+func itemOf(a ItemArgs) (feedItem, error) {
+	it := task.Item{Idx: a.Idx, ID: a.ID, Raw: a.Input}
+	if a.Bad != "" {
+		return feedItem{item: it, bad: errors.New(a.Bad)}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(a.Input))
+	dec.UseNumber()
+	if err := dec.Decode(&it.Fields); err != nil {
+		return feedItem{}, fmt.Errorf("item %d: %w", a.Idx, err)
+	}
+	return feedItem{item: it}, nil
+}
+
+// txJob is the checkpoint the engine writes to: each record is appended,
+// its (job, idx, round) claimed in tenax_finals, and its River jobs
+// completed, in one transaction. A record whose (job, idx, round) is taken
+// already (a duplicate execution) is not added; its River job is still
+// completed.
+type txJob struct {
+	store.Job
+	r *runner
+}
+
+// Append records recs, each in its own transaction with its River jobs.
+func (t *txJob) Append(ctx context.Context, recs ...store.Record) error {
+	r := t.r
+	for i := range recs {
+		rec := &recs[i]
+		r.mu.Lock()
+		f := r.flights[rec.Idx]
+		var jobs []*river.Job[ItemArgs]
+		if f != nil {
+			jobs = append(jobs, f.jobs...)
+		}
+		r.mu.Unlock()
+		if f == nil {
+			return fmt.Errorf("worker: a record for item %d, which no River job is running", rec.Idx)
+		}
+		err := pgx.BeginFunc(ctx, r.w.c.pool, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, `INSERT INTO tenax_finals (job_id, idx, round) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, r.jobID, rec.Idx, f.round)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 1 {
+				if err := r.sj.AppendTx(ctx, tx, *rec); err != nil {
+					return err
+				}
+			} else {
+				r.duplicates.Add(1)
+			}
+			for _, j := range jobs {
+				if _, err := river.JobCompleteTx[*riverpgxv5.Driver](f.ctx, tx, j); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+					return fmt.Errorf("completing River job %d: %w", j.ID, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			err = fmt.Errorf("worker: recording item %d of job %s: %w", rec.Idx, r.jobID, err)
+		}
+		r.resolve(rec.Idx, f, err)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Flush returns at once: every record is committed by Append.
+func (t *txJob) Flush(context.Context) error { return nil }
+
+// drained reports whether the job's queue holds no River job that could
+// still run.
+func (c *Client) drained(ctx context.Context, queue string) (bool, error) {
+	var live bool
+	err := c.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_job WHERE queue = $1
+		AND state IN ('available', 'running', 'retryable', 'scheduled', 'pending'))`, queue).Scan(&live)
+	return !live, err
+}
+
+// finalize sets a drained job's state from its outcomes.
+func (c *Client) finalize(ctx context.Context, jobID string) error {
+	j, err := c.store.Open(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	m := j.Manifest()
+	if m.State != store.StateRunning {
+		return nil
+	}
+	o, err := j.Outcomes(ctx)
+	if err != nil {
+		return err
+	}
+	_, failed, pending := o.Count(m.Items)
+	state := store.StateCompleted
+	switch {
+	case failed > 0:
+		state = store.StateFailed
+	case pending > 0:
+		state = store.StateIncomplete
+	}
+	return j.UpdateManifest(ctx, func(m *store.Manifest) {
+		if m.State == store.StateRunning {
+			m.State = state
+		}
+	})
+}
+
+// finalizeEvery is how often a runner checks whether its job is done.
+const finalizeEvery = 2 * time.Second

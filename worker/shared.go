@@ -1,0 +1,380 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/retry"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// shared is what the workers of one job share through the database, seen
+// from one worker: the breaker, the provider cooldown and the rate
+// limits.
+type shared struct {
+	r      *runner
+	action engine.TripAction
+
+	// The request and token schedules (GCRA): an emission interval per
+	// request or token, and how far ahead of the schedule a burst may go.
+	reqInterval time.Duration
+	reqBurst    time.Duration
+	tokInterval time.Duration
+	tokBurst    time.Duration
+	estimator   engine.Estimator
+
+	mu         sync.Mutex
+	gateClosed bool          // another worker's breaker is open: hold calls
+	changed    chan struct{} // closed and replaced when gateClosed changes
+	cooldown   time.Time     // the latest shared cooldown applied here
+	closed     chan struct{}
+	closeOnce  sync.Once
+}
+
+// breakerRow is a job's shared breaker.
+type breakerRow struct {
+	State, Action, Reason, LastError, Owner, Decision string
+	Trips                                             int
+	OwnerAlive                                        bool
+}
+
+// aborted reports whether the job was stopped by its breaker.
+func (b breakerRow) aborted() bool {
+	return b.State == "open" && (b.Action == engine.TripAbort.String() || b.Decision == "abort")
+}
+
+// breaker reads a job's shared breaker; a job without a row has a closed
+// one.
+func (c *Client) breaker(ctx context.Context, jobID string) (breakerRow, error) {
+	var b breakerRow
+	err := c.pool.QueryRow(ctx, `SELECT b.state, b.action, b.reason, b.last_error, b.owner, b.decision, b.trips,
+			COALESCE(w.stopped IS NULL AND w.heartbeat > now() - interval '1 minute', false)
+		FROM tenax_breakers b LEFT JOIN tenax_workers w ON w.id = b.owner WHERE b.job_id = $1`, jobID).
+		Scan(&b.State, &b.Action, &b.Reason, &b.LastError, &b.Owner, &b.Decision, &b.Trips, &b.OwnerAlive)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return breakerRow{State: "closed"}, nil
+	}
+	if err != nil {
+		return b, fmt.Errorf("worker: reading the breaker of job %s: %w", jobID, err)
+	}
+	return b, nil
+}
+
+func newShared(ctx context.Context, r *runner, cfg engine.Config) (*shared, error) {
+	s := &shared{r: r, action: cfg.OnTrip, changed: make(chan struct{}), closed: make(chan struct{})}
+	if est, ok := r.plan.Task.(engine.Estimator); ok {
+		s.estimator = est
+	}
+	pool := r.w.c.pool
+	if _, err := pool.Exec(ctx, `INSERT INTO tenax_breakers (job_id) VALUES ($1) ON CONFLICT DO NOTHING`, r.jobID); err != nil {
+		return nil, fmt.Errorf("worker: job %s: %w", r.jobID, err)
+	}
+	for _, name := range []string{"requests", "tokens", "cooldown"} {
+		if _, err := pool.Exec(ctx, `INSERT INTO tenax_limits (job_id, name, tat) VALUES ($1, $2, now()) ON CONFLICT DO NOTHING`, r.jobID, name); err != nil {
+			return nil, fmt.Errorf("worker: job %s: %w", r.jobID, err)
+		}
+	}
+	if rpm := cfg.RequestsPerMinute; rpm > 0 {
+		s.reqInterval = time.Minute / time.Duration(rpm)
+		// A second's worth of requests may go at once, as the engine's
+		// own limiter allows.
+		s.reqBurst = max(time.Second-s.reqInterval, 0)
+	}
+	if tpm := cfg.TokensPerMinute; tpm > 0 && s.estimator != nil {
+		s.tokInterval = time.Minute / time.Duration(tpm)
+		s.tokBurst = 10 * time.Second
+	}
+	return s, nil
+}
+
+// close ends the poller.
+func (s *shared) close() { s.closeOnce.Do(func() { close(s.closed) }) }
+
+// poll follows the shared state until the runner ends: another worker's
+// trip holds or stops this one, a cooldown set anywhere pauses this
+// engine too, and a drained job gets its final state.
+func (s *shared) poll() {
+	r := s.r
+	t := time.NewTicker(sharedPollInterval)
+	defer t.Stop()
+	lastFinalize := time.Now()
+	ctx := r.w.hard
+	for {
+		select {
+		case <-s.closed:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		b, err := r.w.c.breaker(ctx, r.jobID)
+		if err != nil {
+			continue
+		}
+		s.follow(b)
+		var until time.Time
+		if err := r.w.c.pool.QueryRow(ctx, `SELECT tat FROM tenax_limits WHERE job_id = $1 AND name = 'cooldown'`, r.jobID).Scan(&until); err == nil {
+			s.mu.Lock()
+			fresh := until.After(s.cooldown) && time.Until(until) > 0
+			if fresh {
+				s.cooldown = until
+			}
+			s.mu.Unlock()
+			if fresh {
+				r.eng.Cooldown(until, "rate limited: a 429 met by a worker of this job")
+			}
+		}
+		if time.Since(lastFinalize) > finalizeEvery {
+			lastFinalize = time.Now()
+			if drained, err := r.w.c.drained(ctx, r.queue); err == nil && drained && r.inFlight() == 0 {
+				if err := r.w.c.finalize(ctx, r.jobID); err != nil {
+					r.w.log.Warn("recording the job's end failed", "job", r.jobID, "error", err)
+				}
+			}
+		}
+	}
+}
+
+// follow applies the shared breaker to this worker.
+func (s *shared) follow(b breakerRow) {
+	r := s.r
+	mine := b.Owner == r.w.id
+	switch {
+	case b.State != "open":
+		s.setGate(false)
+	case b.aborted():
+		detail := "circuit breaker open on worker " + b.Owner + ": " + b.Reason
+		reason := engine.StopBreaker
+		if b.Decision == "abort" {
+			reason, detail = engine.StopOperator, "aborted by the operator after the circuit breaker opened: "+b.Reason
+		}
+		r.eng.Stop(reason, detail)
+		s.setGate(true)
+	case mine:
+		// This engine's own breaker holds it (wait, prompt).
+	case !b.OwnerAlive:
+		// The worker that tripped died before deciding: close the
+		// breaker; the next failures will trip it again somewhere.
+		_, _ = r.w.c.pool.Exec(r.w.hard, `UPDATE tenax_breakers SET state = 'closed', decision = '', updated = now() WHERE job_id = $1 AND owner = $2 AND state = 'open'`, r.jobID, b.Owner)
+		_ = r.w.c.resumeQueue(r.w.hard, r.queue)
+	default:
+		s.setGate(true)
+	}
+}
+
+func (s *shared) setGate(closed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gateClosed == closed {
+		return
+	}
+	s.gateClosed = closed
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// breakerChanged shares this engine's breaker: a trip opens the job's
+// shared breaker and pauses its queue (no worker takes new items); the
+// owner's breaker closing (probes succeeded, the operator continued)
+// closes it again.
+func (s *shared) breakerChanged(state breaker.State) {
+	r := s.r
+	ctx := context.WithoutCancel(r.w.hard)
+	switch state {
+	case breaker.Open:
+		go func() {
+			tag, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET state = 'open', action = $3, owner = $2, decision = '',
+				reason = '', last_error = '', trips = trips + 1, updated = now() WHERE job_id = $1 AND state = 'closed'`,
+				r.jobID, r.w.id, s.action.String())
+			if err != nil {
+				r.w.log.Warn("sharing the breaker's trip failed", "job", r.jobID, "error", err)
+				return
+			}
+			if tag.RowsAffected() == 1 {
+				_ = r.sj.UpdateManifest(ctx, func(m *store.Manifest) { m.BreakerTrips++ })
+			}
+			if err := r.w.river.QueuePause(ctx, r.queue, nil); err != nil {
+				r.w.log.Warn("pausing the job's queue failed", "job", r.jobID, "error", err)
+			}
+		}()
+	case breaker.Closed:
+		go func() {
+			tag, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET state = 'closed', decision = '', updated = now()
+				WHERE job_id = $1 AND owner = $2 AND state = 'open' AND action <> 'abort' AND decision <> 'abort'`, r.jobID, r.w.id)
+			if err == nil && tag.RowsAffected() == 1 {
+				_ = r.w.c.resumeQueue(ctx, r.queue)
+			}
+		}()
+	}
+}
+
+// resumeQueue resumes a paused queue; a queue no worker has worked yet
+// is not an error.
+func (c *Client) resumeQueue(ctx context.Context, queue string) error {
+	_, err := c.pool.Exec(ctx, `UPDATE river_queue SET paused_at = NULL, updated_at = now() WHERE name = $1 AND paused_at IS NOT NULL`, queue)
+	return err
+}
+
+// resetBreaker closes a job's shared breaker and resumes its queue.
+func (c *Client) resetBreaker(ctx context.Context, jobID, queue string) error {
+	if _, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET state = 'closed', decision = '', owner = '', updated = now() WHERE job_id = $1`, jobID); err != nil {
+		return fmt.Errorf("worker: closing the breaker of job %s: %w", jobID, err)
+	}
+	if err := c.resumeQueue(ctx, queue); err != nil {
+		return fmt.Errorf("worker: resuming the queue of job %s: %w", jobID, err)
+	}
+	return nil
+}
+
+// Trip is the Prompter of a job whose on_trip is prompt: no worker has a
+// terminal, so the trip waits for the operator's decision in the database
+// (`tenax breaker continue|abort JOB`, or the terminal of an attached
+// `tenax run`).
+func (s *shared) Trip(ctx context.Context, rep engine.TripReport) engine.TripDecision {
+	r := s.r
+	last := ""
+	if rep.Last != nil && rep.Last.Err != nil {
+		last = fmt.Sprintf("%s: item #%d: %s", rep.Last.Decision.Class, rep.Last.Item.Idx, r.plan.Spec.Redact(rep.Last.Err.Error()))
+	}
+	_, _ = r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET reason = $2, last_error = $3, updated = now() WHERE job_id = $1 AND owner = $4`,
+		r.jobID, rep.Reason, last, r.w.id)
+	r.w.log.Warn("circuit breaker open: waiting for `tenax breaker continue|abort "+r.jobID+"`", "job", r.jobID, "reason", rep.Reason, "last_error", last)
+	t := time.NewTicker(sharedPollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return engine.TripAbortRun
+		case <-t.C:
+		}
+		b, err := r.w.c.breaker(ctx, r.jobID)
+		if err != nil {
+			continue
+		}
+		switch {
+		case b.Decision == "continue" || b.State == "closed":
+			return engine.TripContinue
+		case b.Decision == "abort":
+			return engine.TripAbortRun
+		}
+	}
+}
+
+// Checkin is never asked: workers have no check-ins.
+func (s *shared) Checkin(context.Context, []store.Record, engine.Stats) bool { return true }
+
+// gate holds a call while another worker's breaker is open, then takes
+// its turn in the shared request and token schedules. It returns
+// context.Canceled once this engine stops, which leaves the item pending.
+func (s *shared) gate(ctx context.Context, item task.Item) error {
+	for {
+		s.mu.Lock()
+		closed, changed := s.gateClosed, s.changed
+		s.mu.Unlock()
+		if !closed {
+			break
+		}
+		select {
+		case <-changed:
+		case <-s.r.stopped:
+			return context.Canceled
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if s.reqInterval > 0 {
+		if err := s.take(ctx, "requests", s.reqInterval, s.reqBurst, 1); err != nil {
+			return err
+		}
+	}
+	if s.tokInterval > 0 && item.Feedback == nil {
+		if n := s.estimator.EstimateTokens(item); n > 0 {
+			if err := s.take(ctx, "tokens", s.tokInterval, s.tokBurst, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// take reserves n units of a shared schedule (GCRA, as a virtual
+// schedule): the call's slot is the schedule's theoretical arrival time,
+// or now less the burst tolerance when the schedule is behind, and the
+// schedule moves n intervals past it, in one UPDATE … RETURNING, so any
+// number of workers share one rate. The call then waits for its slot.
+func (s *shared) take(ctx context.Context, name string, interval, burst time.Duration, n int) error {
+	var wait time.Duration
+	err := s.r.w.c.pool.QueryRow(ctx, `
+		UPDATE tenax_limits SET tat = GREATEST(tat, clock_timestamp() - $3::interval) + $4::interval
+		WHERE job_id = $1 AND name = $2
+		RETURNING GREATEST(tat - $4::interval - clock_timestamp(), interval '0')`,
+		s.r.jobID, name, burst, interval*time.Duration(n)).Scan(&wait)
+	if err != nil {
+		return fmt.Errorf("worker: the shared %s limit: %w", name, err)
+	}
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-s.r.stopped:
+		return context.Canceled
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// shareCooldown extends the job's shared cooldown to until.
+func (s *shared) shareCooldown(ctx context.Context, until time.Time) {
+	_, _ = s.r.w.c.pool.Exec(ctx, `UPDATE tenax_limits SET tat = GREATEST(tat, $2) WHERE job_id = $1 AND name = 'cooldown'`, s.r.jobID, until)
+}
+
+// sharedTask is the job's task behind the shared gate; a 429 with a
+// retry hint sets the shared cooldown, which pauses every worker.
+type sharedTask struct {
+	task.Task
+	s *shared
+}
+
+// Run passes the shared gate, then runs the task.
+func (t *sharedTask) Run(ctx context.Context, item task.Item) (task.Result, error) {
+	if err := t.s.gate(ctx, item); err != nil {
+		return task.Result{}, err
+	}
+	res, err := t.Task.Run(ctx, item)
+	if err != nil {
+		var h retry.Hinter
+		var sc interface{ HTTPStatus() int }
+		if errors.As(err, &h) && h.RetryAfter() > 0 && errors.As(err, &sc) && sc.HTTPStatus() == 429 {
+			t.s.shareCooldown(context.WithoutCancel(ctx), time.Now().Add(min(h.RetryAfter(), 2*time.Minute)))
+		}
+	}
+	return res, err
+}
+
+// EstimateTokens forwards to the task, 0 when it cannot estimate.
+func (t *sharedTask) EstimateTokens(item task.Item) int {
+	if t.s.estimator == nil {
+		return 0
+	}
+	return t.s.estimator.EstimateTokens(item)
+}
+
+// Cached forwards to the task's cache, false when it has none.
+func (t *sharedTask) Cached(item task.Item) bool {
+	if c, ok := t.Task.(engine.Cacher); ok {
+		return c.Cached(item)
+	}
+	return false
+}

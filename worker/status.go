@@ -1,0 +1,165 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Info is one worker process as tenax_workers knows it.
+type Info struct {
+	ID          string
+	Host        string
+	PID         int
+	Jobs        []string
+	Concurrency int
+	InFlight    int
+	Finished    int64
+	Started     time.Time
+	Heartbeat   time.Time
+	// Stopped is set once the worker stopped cleanly.
+	Stopped *time.Time
+}
+
+// Workers lists every worker that has run on this database, the latest
+// heartbeat first.
+func (c *Client) Workers(ctx context.Context) ([]Info, error) {
+	rows, err := c.pool.Query(ctx, `SELECT id, host, pid, jobs, concurrency, in_flight, finished, started, heartbeat, stopped
+		FROM tenax_workers ORDER BY heartbeat DESC, id`)
+	if err != nil {
+		return nil, fmt.Errorf("worker: listing workers: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Info, error) {
+		var i Info
+		err := row.Scan(&i.ID, &i.Host, &i.PID, &i.Jobs, &i.Concurrency, &i.InFlight, &i.Finished, &i.Started, &i.Heartbeat, &i.Stopped)
+		return i, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("worker: listing workers: %w", err)
+	}
+	return list, nil
+}
+
+// Progress is where a job run by workers stands, from its River jobs.
+type Progress struct {
+	// Finished counts the River jobs completed: items with their final
+	// record this round.
+	Finished int
+	// Waiting, Running and Retrying count the River jobs still to run.
+	Waiting, Running, Retrying int
+	// Discarded counts River jobs River gave up on (MaxAttempts crashed
+	// executions): their items are pending until `tenax resume`.
+	Discarded int
+	// Paused is set while the job's queue is paused (the shared breaker).
+	Paused bool
+	// Breaker is the job's shared breaker.
+	Breaker BreakerState
+}
+
+// BreakerState is a job's shared circuit breaker as an operator sees it.
+type BreakerState struct {
+	Open bool
+	// Action is the spec's on_trip: abort, wait or prompt.
+	Action    string
+	Reason    string
+	LastError string
+	// Owner is the worker whose breaker tripped.
+	Owner    string
+	Decision string
+	Trips    int
+}
+
+// Progress reads a job's progress.
+func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
+	var p Progress
+	var queue string
+	err := c.pool.QueryRow(ctx, `SELECT queue FROM tenax_queues WHERE job_id = $1`, jobID).Scan(&queue)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, fmt.Errorf("worker: job %s: %w", jobID, ErrNotQueued)
+	}
+	if err != nil {
+		return p, fmt.Errorf("worker: job %s: %w", jobID, err)
+	}
+	rows, err := c.pool.Query(ctx, `SELECT state, count(*) FROM river_job WHERE queue = $1 GROUP BY state`, queue)
+	if err != nil {
+		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
+	}
+	var (
+		state string
+		n     int
+	)
+	_, err = pgx.ForEachRow(rows, []any{&state, &n}, func() error {
+		switch state {
+		case "completed":
+			p.Finished += n
+		case "available", "scheduled", "pending":
+			p.Waiting += n
+		case "running":
+			p.Running += n
+		case "retryable":
+			p.Retrying += n
+		case "discarded", "cancelled":
+			p.Discarded += n
+		}
+		return nil
+	})
+	if err != nil {
+		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
+	}
+	err = c.pool.QueryRow(ctx, `SELECT paused_at IS NOT NULL FROM river_queue WHERE name = $1`, queue).Scan(&p.Paused)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
+	}
+	b, err := c.breaker(ctx, jobID)
+	if err != nil {
+		return p, err
+	}
+	p.Breaker = BreakerState{Open: b.State == "open", Action: b.Action, Reason: b.Reason, LastError: b.LastError, Owner: b.Owner, Decision: b.Decision, Trips: b.Trips}
+	return p, nil
+}
+
+// Decision is the operator's answer to a job's open shared breaker.
+type Decision string
+
+// Decisions.
+const (
+	Continue Decision = "continue"
+	Abort    Decision = "abort"
+)
+
+// ErrBreakerClosed is returned by Decide for a job whose breaker is not
+// open.
+var ErrBreakerClosed = errors.New("the job's circuit breaker is not open")
+
+// Decide answers a job's open shared breaker. Continue lets the worker
+// that tripped reset its breaker and reopens the queue; Abort stops the
+// job on every worker (its items stay pending; `tenax resume` runs them).
+// When the worker that tripped is gone, Decide acts for it.
+func (c *Client) Decide(ctx context.Context, jobID string, d Decision) error {
+	if d != Continue && d != Abort {
+		return fmt.Errorf("worker: decision %q: want continue or abort", d)
+	}
+	b, err := c.breaker(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	if b.State != "open" {
+		return fmt.Errorf("worker: job %s: %w", jobID, ErrBreakerClosed)
+	}
+	if _, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET decision = $2, updated = now() WHERE job_id = $1 AND state = 'open'`, jobID, string(d)); err != nil {
+		return fmt.Errorf("worker: job %s: %w", jobID, err)
+	}
+	if d == Continue && (!b.OwnerAlive || b.Action != "prompt") {
+		// Nobody is waiting for the answer (the worker that tripped is
+		// gone, or it was an abort): reopen the job here.
+		var queue string
+		if err := c.pool.QueryRow(ctx, `SELECT queue FROM tenax_queues WHERE job_id = $1`, jobID).Scan(&queue); err != nil {
+			return fmt.Errorf("worker: job %s: %w", jobID, err)
+		}
+		return c.resetBreaker(ctx, jobID, queue)
+	}
+	return nil
+}

@@ -1,0 +1,415 @@
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tenaxhq/tenax/job"
+)
+
+// Defaults of Config.
+const (
+	// DefaultRescueAfter is how long after a worker's last heartbeat River
+	// rescues the items it was running.
+	DefaultRescueAfter = time.Minute
+	// idleQueue is the queue every worker's River client is created with,
+	// which nothing is ever inserted into: River needs one queue to start
+	// a client that works, before any job exists (`--all`).
+	idleQueue = "tenax_idle"
+	// jobPollInterval is how often a worker with no --job looks for new
+	// jobs.
+	jobPollInterval = 2 * time.Second
+	// sharedPollInterval is how often a worker reads each job's shared
+	// breaker and cooldown.
+	sharedPollInterval = 250 * time.Millisecond
+)
+
+// Config says what a worker runs.
+type Config struct {
+	// Jobs are the ids of the jobs to work on. Empty means every job
+	// enqueued for workers, new ones included.
+	Jobs []string
+	// Concurrency is the most items of one job this worker runs at once;
+	// 0 takes the spec's concurrency.max.
+	Concurrency int
+	// RescueAfter is how long after a worker's last heartbeat River
+	// rescues the items that worker was running, so that another worker
+	// finishes them (default DefaultRescueAfter). Heartbeats come every
+	// RescueAfter/6, so a live worker is never rescued however long an
+	// item takes (retries with backoff, heal loops).
+	RescueAfter time.Duration
+	// Options carry the data directory (response cache), the environment
+	// secrets come from, the version and the logger.
+	Options job.Options
+	// ID names the worker in tenax_workers and River (default
+	// host-pid-random).
+	ID string
+}
+
+// Worker runs the items of jobs as a River client: each item's River job
+// hands the item to the job's engine, which runs tenax's whole per-item
+// logic; the final record is written in the transaction that completes
+// the River job.
+type Worker struct {
+	c     *Client
+	cfg   Config
+	id    string
+	log   *slog.Logger
+	river *river.Client[pgx.Tx]
+
+	mu      sync.Mutex
+	runners map[string]*runner
+	queues  map[string]bool // job ids whose queue this worker works
+	skipped map[string]bool // jobs this worker cannot run (logged once)
+
+	hard     context.Context // canceled by StopNow: calls in flight end
+	stopNow  context.CancelFunc
+	finished atomic.Int64
+	failure  chan error
+}
+
+// NewWorker returns a worker on c's database. Run starts it.
+func (c *Client) NewWorker(cfg Config) (*Worker, error) {
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = DefaultRescueAfter
+	}
+	if cfg.RescueAfter < 6*time.Second {
+		return nil, fmt.Errorf("worker: rescue-after %s is too short: heartbeats come every sixth of it, and River's rescuer runs every 30s anyway", cfg.RescueAfter)
+	}
+	id := cfg.ID
+	if id == "" {
+		host, _ := os.Hostname()
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		id = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	log := cfg.Options.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	w := &Worker{
+		c: c, cfg: cfg, id: id, log: log.With("worker", id),
+		runners: map[string]*runner{}, queues: map[string]bool{}, skipped: map[string]bool{},
+		failure: make(chan error, 1),
+	}
+	w.hard, w.stopNow = context.WithCancel(context.Background())
+	return w, nil
+}
+
+// ID returns the worker's id.
+func (w *Worker) ID() string { return w.id }
+
+// Finished returns how many items this worker has recorded.
+func (w *Worker) Finished() int64 { return w.finished.Load() }
+
+// StopNow cancels the calls in flight (their items go back to the queue
+// for another worker); Run then returns at once.
+func (w *Worker) StopNow() { w.stopNow() }
+
+// Run works until ctx is canceled, then stops gracefully: no new item is
+// taken, the calls in flight finish and are recorded, and the items that
+// were waiting go back to the queue for other workers. It returns an error
+// when the worker cannot go on (a lost database, a job it cannot build).
+func (w *Worker) Run(ctx context.Context) error {
+	defer w.stopNow()
+	if _, err := w.c.pool.Exec(ctx, `
+		INSERT INTO tenax_workers (id, host, pid, concurrency) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id) DO UPDATE SET started = now(), heartbeat = now(), stopped = NULL`,
+		w.id, hostname(), os.Getpid(), w.cfg.Concurrency); err != nil {
+		return fmt.Errorf("worker: registering: %w", err)
+	}
+	queues := map[string]river.QueueConfig{idleQueue: {MaxWorkers: 1}}
+	for _, id := range w.cfg.Jobs {
+		r, err := w.runnerFor(ctx, id)
+		if err != nil {
+			return err
+		}
+		queues[r.queue] = river.QueueConfig{MaxWorkers: r.concurrency}
+		w.queues[id] = true
+	}
+	workers := itemWorkers(w)
+	rc, err := river.NewClient(riverpgxv5.New(w.c.pool), &river.Config{
+		ID:                   w.id,
+		Schema:               w.c.schema,
+		Queues:               queues,
+		Workers:              workers,
+		MaxAttempts:          MaxAttempts,
+		RetryPolicy:          retryPolicy{},
+		RescueStuckJobsAfter: w.cfg.RescueAfter,
+		JobTimeout:           w.cfg.RescueAfter,
+		// The deadline River puts on an execution is never acted on (see
+		// itemWorker.Work): stuck-job reports would be false alarms.
+		JobStuckThreshold: 365 * 24 * time.Hour,
+		FetchCooldown:     20 * time.Millisecond,
+		FetchPollInterval: 500 * time.Millisecond,
+		Logger:            quietLogger(w.log),
+	})
+	if err != nil {
+		return fmt.Errorf("worker: river client: %w", err)
+	}
+	w.river = rc
+	if err := rc.Start(w.hard); err != nil {
+		return fmt.Errorf("worker: starting river: %w", err)
+	}
+	w.log.Info("worker started", "jobs", w.cfg.Jobs, "rescue_after", w.cfg.RescueAfter)
+
+	beat := time.NewTicker(w.cfg.RescueAfter / 6)
+	defer beat.Stop()
+	poll := time.NewTicker(jobPollInterval)
+	defer poll.Stop()
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-w.hard.Done():
+			break loop
+		case err := <-w.failure:
+			runErr = err
+			break loop
+		case <-beat.C:
+			if err := w.heartbeat(ctx); err != nil {
+				w.log.Warn("heartbeat failed", "error", err)
+			}
+		case <-poll.C:
+			if len(w.cfg.Jobs) == 0 {
+				w.addNewJobs(ctx)
+			}
+		}
+	}
+	w.log.Info("worker stopping: the calls in flight finish, waiting items go back to the queue")
+	w.mu.Lock()
+	runners := make([]*runner, 0, len(w.runners))
+	for _, r := range w.runners {
+		runners = append(runners, r)
+	}
+	w.mu.Unlock()
+	for _, r := range runners {
+		r.stop("worker stopping")
+	}
+	// River stops fetching and waits for the executions under way, which
+	// return as their items are recorded or handed back.
+	stopped := make(chan error, 1)
+	go func() { stopped <- rc.Stop(w.hard) }()
+	select {
+	case err := <-stopped:
+		if err != nil && runErr == nil && !errors.Is(err, context.Canceled) {
+			runErr = err
+		}
+	case <-w.hard.Done():
+		_ = rc.StopAndCancel(context.Background())
+	}
+	for _, r := range runners {
+		<-r.done
+	}
+	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := w.c.pool.Exec(final, `UPDATE tenax_workers SET stopped = now(), heartbeat = now(), in_flight = 0, finished = $2 WHERE id = $1`, w.id, w.finished.Load()); err != nil && runErr == nil {
+		runErr = fmt.Errorf("worker: %w", err)
+	}
+	return runErr
+}
+
+// heartbeat tells the database this worker is alive: its row, and the
+// attempted_at of every River job it is running, so that River's rescuer
+// (which rescues jobs attempted longer than RescueAfter ago) takes only a
+// dead worker's items.
+func (w *Worker) heartbeat(ctx context.Context) error {
+	w.mu.Lock()
+	jobs := make([]string, 0, len(w.runners))
+	inFlight := 0
+	for id, r := range w.runners {
+		jobs = append(jobs, id)
+		inFlight += r.inFlight()
+	}
+	w.mu.Unlock()
+	slices.Sort(jobs)
+	if _, err := w.c.pool.Exec(ctx, `UPDATE tenax_workers SET heartbeat = now(), jobs = $2, in_flight = $3, finished = $4 WHERE id = $1`,
+		w.id, jobs, inFlight, w.finished.Load()); err != nil {
+		return err
+	}
+	_, err := w.c.pool.Exec(ctx, `UPDATE river_job SET attempted_at = now()
+		WHERE state = 'running' AND attempted_by[array_length(attempted_by, 1)] = $1`, w.id)
+	return err
+}
+
+// addNewJobs starts working on the jobs enqueued since the last look.
+func (w *Worker) addNewJobs(ctx context.Context) {
+	rows, err := w.c.pool.Query(ctx, `SELECT q.job_id FROM tenax_queues q JOIN tenax_jobs j ON j.id = q.job_id
+		WHERE j.manifest->>'state' = 'running' ORDER BY q.created`)
+	if err != nil {
+		w.log.Warn("looking for jobs failed", "error", err)
+		return
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		w.log.Warn("looking for jobs failed", "error", err)
+		return
+	}
+	for _, id := range ids {
+		w.mu.Lock()
+		known := w.queues[id] || w.skipped[id]
+		w.mu.Unlock()
+		if known {
+			continue
+		}
+		r, err := w.runnerFor(ctx, id)
+		if err != nil {
+			w.log.Error("cannot run job; other workers may", "job", id, "error", err)
+			w.mu.Lock()
+			w.skipped[id] = true
+			w.mu.Unlock()
+			continue
+		}
+		if err := w.river.Queues().Add(r.queue, river.QueueConfig{MaxWorkers: r.concurrency}); err != nil {
+			w.log.Error("cannot work the job's queue", "job", id, "queue", r.queue, "error", err)
+			w.mu.Lock()
+			w.skipped[id] = true
+			w.mu.Unlock()
+			continue
+		}
+		w.mu.Lock()
+		w.queues[id] = true
+		w.mu.Unlock()
+		w.log.Info("working on job", "job", id, "queue", r.queue, "concurrency", r.concurrency)
+	}
+}
+
+// fail stops Run with err.
+func (w *Worker) fail(err error) {
+	select {
+	case w.failure <- err:
+	default:
+	}
+}
+
+// runnerFor returns the job's runner, building it (or a new one after the
+// last stopped) as needed.
+func (w *Worker) runnerFor(ctx context.Context, jobID string) (*runner, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r := w.runners[jobID]; r != nil && !r.isStopped() {
+		return r, nil
+	}
+	r, err := newRunner(ctx, w, jobID)
+	if err != nil {
+		return nil, err
+	}
+	w.runners[jobID] = r
+	return r, nil
+}
+
+// itemWorker is the River worker of tenax items.
+type itemWorker struct {
+	river.WorkerDefaults[ItemArgs]
+	w *Worker
+}
+
+// itemWorkers registers the item worker; w is nil for a client that only
+// inserts.
+func itemWorkers(w *Worker) *river.Workers {
+	ws := river.NewWorkers()
+	river.AddWorker(ws, &itemWorker{w: w})
+	return ws
+}
+
+// Timeout is River's deadline for one execution and, together with
+// RescueStuckJobsAfter, the age of attempted_at past which the rescuer
+// takes a job. The heartbeat keeps attempted_at fresh while the worker
+// lives, so only a dead worker's jobs reach it; the execution itself
+// ignores the deadline (see Work).
+func (iw *itemWorker) Timeout(*river.Job[ItemArgs]) time.Duration {
+	if iw.w == nil {
+		return DefaultRescueAfter
+	}
+	return iw.w.cfg.RescueAfter
+}
+
+// Work hands the item to its job's engine and returns once the engine has
+// recorded it (the River job is then already completed, in the record's
+// transaction) or handed it back (the worker or the job stopped: the job
+// is snoozed, to run again on any worker).
+func (iw *itemWorker) Work(ctx context.Context, j *river.Job[ItemArgs]) error {
+	w := iw.w
+	if w == nil {
+		return errors.New("worker: this client only inserts")
+	}
+	r, err := w.runnerFor(ctx, j.Args.Job)
+	if errors.Is(err, errJobStopped) {
+		// The job was aborted (its queue is paused) or this worker is
+		// stopping: the item waits in the queue.
+		return river.JobSnooze(5 * time.Second)
+	}
+	if err != nil {
+		w.log.Error("cannot run job", "job", j.Args.Job, "error", err)
+		if len(w.cfg.Jobs) > 0 {
+			w.fail(err)
+		}
+		return river.JobSnooze(time.Minute)
+	}
+	return r.work(ctx, j)
+}
+
+// retryPolicy is River's retry policy for item jobs. River runs an item's
+// job again only after its execution died with its worker (rescued) or
+// returned an error (the record's transaction failed: a lost database);
+// tenax's own retries happen inside the execution. The rescuer asks for
+// the retry time before it adds its own error to the job, so the policy
+// cannot tell a rescue apart: it waits 1s after the first failed
+// execution, doubling up to about 4 minutes, so that a dead worker's
+// items are taken over at once and a failing database is not hammered.
+type retryPolicy struct{}
+
+// NextRetry implements river.ClientRetryPolicy.
+func (retryPolicy) NextRetry(j *rivertype.JobRow) time.Time {
+	return time.Now().Add(time.Second << min(len(j.Errors), 8))
+}
+
+// quietLogger is River's logger: warnings and errors only, from l (the
+// default logger when nil).
+func quietLogger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		l = slog.Default()
+	}
+	return slog.New(levelHandler{Handler: l.Handler(), min: slog.LevelWarn})
+}
+
+type levelHandler struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return levelHandler{Handler: h.Handler.WithAttrs(attrs), min: h.min}
+}
+
+func (h levelHandler) WithGroup(name string) slog.Handler {
+	return levelHandler{Handler: h.Handler.WithGroup(name), min: h.min}
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "unknown"
+	}
+	return h
+}

@@ -1,0 +1,366 @@
+package worker_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/worker"
+)
+
+const howToRun = "set TENAX_TEST_POSTGRES to a database to run the PostgreSQL worker tests: " +
+	"TENAX_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test ./worker"
+
+// testDSN returns a DSN whose search_path is a schema of this test's own,
+// dropped at cleanup. The schema does not exist yet: opening creates it.
+func testDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("TENAX_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip(howToRun)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "tenax_wtest_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("TENAX_TEST_POSTGRES: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func open(t *testing.T, dsn string) *worker.Client {
+	t.Helper()
+	c, err := worker.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("opening %s: %v", dsn, err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// writeJob writes a spec over n items using the in-process mock provider
+// with extra YAML appended, and returns the spec's path.
+func writeJob(t *testing.T, n int, extra string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var in strings.Builder
+	for i := range n {
+		fmt.Fprintf(&in, "{\"id\": \"w%d\", \"word\": \"word%d\"}\n", i, i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "items.jsonl"), []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := `name: workers
+input: items.jsonl
+task:
+  type: llm
+  provider: mock
+  model: mock-json
+  output: json
+  prompt: "Describe {{.word}}"
+retry:
+  max_attempts: 8
+  backoff: {base: 1ms, max: 5ms}
+cache: {enabled: false}
+` + extra
+	path := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func quiet() *slog.Logger {
+	if os.Getenv("TENAX_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// enqueue creates and enqueues the job at specPath.
+func enqueue(t *testing.T, c *worker.Client, specPath string) worker.Enqueued {
+	t.Helper()
+	cr, err := job.Create(t.Context(), specPath, c.Store(), job.Options{Home: t.TempDir(), Logger: quiet()})
+	if err != nil {
+		t.Fatalf("creating the job: %v", err)
+	}
+	defer cr.Job.Close()
+	e, err := c.Enqueue(t.Context(), cr)
+	if err != nil {
+		t.Fatalf("enqueueing: %v", err)
+	}
+	return e
+}
+
+// startWorkers runs n workers on the job until the test ends.
+func startWorkers(t *testing.T, c *worker.Client, n int, cfg worker.Config) []*worker.Worker {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var ws []*worker.Worker
+	for range n {
+		cfg := cfg
+		cfg.Options.Home = t.TempDir()
+		cfg.Options.Logger = quiet()
+		w, err := c.NewWorker(cfg)
+		if err != nil {
+			t.Fatalf("new worker: %v", err)
+		}
+		ws = append(ws, w)
+		wg.Go(func() {
+			if err := w.Run(ctx); err != nil {
+				t.Errorf("worker %s: %v", w.ID(), err)
+			}
+		})
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return ws
+}
+
+// waitFor polls cond until it holds; the deadline is only a safety net.
+func waitFor(t *testing.T, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		ok, err := cond()
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// finals counts the records of every idx of a job.
+func finals(t *testing.T, dsn, jobID string) map[int]int {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(t.Context(), `SELECT idx, count(*) FROM tenax_records WHERE job_id = $1 GROUP BY idx`, jobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]int{}
+	var idx, n int
+	if _, err := pgx.ForEachRow(rows, []any{&idx, &n}, func() error { out[idx] = n; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func jobState(t *testing.T, c *worker.Client, id string) store.State {
+	t.Helper()
+	j, err := c.Store().OpenReadOnly(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	return j.Manifest().State
+}
+
+func TestMigrateCreatesRiverAndTenaxTablesInTheDSNSchema(t *testing.T) {
+	dsn := testDSN(t)
+	// Two processes migrating at once must not collide.
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { open(t, dsn) })
+	}
+	wg.Wait()
+	c := open(t, dsn)
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, table := range []string{"river_job", "river_queue", "tenax_jobs", "tenax_records", "tenax_queues", "tenax_finals", "tenax_workers", "tenax_limits", "tenax_breakers"} {
+		var found bool
+		err := conn.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2)`, c.Schema(), table).Scan(&found)
+		if err != nil || !found {
+			t.Errorf("table %s.%s: found %v, err %v; want it created by Open", c.Schema(), table, found, err)
+		}
+	}
+	if !strings.HasPrefix(c.Schema(), "tenax_wtest_") {
+		t.Errorf("schema %q, want the DSN's search_path", c.Schema())
+	}
+}
+
+func TestWorkersRecordEveryItemExactlyOnce(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 300
+	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n  errors: {server: 0.2, reset: 0.05, invalid_output: 0.1}\n"))
+	if e.Items != n {
+		t.Fatalf("enqueued %d items, want %d", e.Items, n)
+	}
+	startWorkers(t, c, 3, worker.Config{Jobs: []string{e.JobID}, Concurrency: 8})
+	waitFor(t, "the job to finish", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	got := finals(t, dsn, e.JobID)
+	if len(got) != n {
+		t.Errorf("%d idx have records, want all %d", len(got), n)
+	}
+	for idx, k := range got {
+		if k != 1 {
+			t.Errorf("idx %d has %d records, want exactly 1", idx, k)
+		}
+	}
+	p, err := c.Progress(t.Context(), e.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Finished != n || p.Waiting+p.Running+p.Retrying+p.Discarded != 0 {
+		t.Errorf("progress %+v, want all %d River jobs completed", p, n)
+	}
+}
+
+// riverInsert inserts item jobs directly, as a second enqueuer or a
+// rescued duplicate would.
+func riverInsert(t *testing.T, dsn, schema string, args []worker.ItemArgs) {
+	t.Helper()
+	pool, err := pgxpool.New(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: schema, SkipUnknownJobCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := make([]river.InsertManyParams, len(args))
+	for i, a := range args {
+		params[i] = river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: strings.ToLower(a.Job), MaxAttempts: worker.MaxAttempts}}
+	}
+	if _, err := rc.InsertMany(t.Context(), params); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDuplicateExecutionsAddNoSecondRecord(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 50
+	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
+	// Every item a second time, in the same round: as if River had
+	// rescued each execution while its first worker was alive after all.
+	var dups []worker.ItemArgs
+	for i := range n {
+		dups = append(dups, worker.ItemArgs{Job: e.JobID, Idx: i, Round: 1, Input: []byte(fmt.Sprintf(`{"id": "w%d", "word": "word%d"}`, i, i))})
+	}
+	riverInsert(t, dsn, c.Schema(), dups)
+	startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 4})
+	waitFor(t, "every River job to complete", func() (bool, error) {
+		p, err := c.Progress(t.Context(), e.JobID)
+		return p.Finished == 2*n, err
+	})
+	for idx, k := range finals(t, dsn, e.JobID) {
+		if k != 1 {
+			t.Errorf("idx %d has %d records after two executions, want exactly 1", idx, k)
+		}
+	}
+	if got := len(finals(t, dsn, e.JobID)); got != n {
+		t.Errorf("%d idx have records, want %d", got, n)
+	}
+}
+
+func TestDeadWorkersItemsAreRescuedAndFinished(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 40
+	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
+	// A worker took the first ten items and died: running, attempted long
+	// ago, its heartbeat gone.
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	tag, err := conn.Exec(t.Context(), `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() - interval '1 hour',
+		attempted_by = ARRAY['dead-worker'] WHERE queue = $1 AND (args->>'idx')::int < 10`, e.Queue)
+	if err != nil || tag.RowsAffected() != 10 {
+		t.Fatalf("faking a dead worker's jobs: %v (%d rows)", err, tag.RowsAffected())
+	}
+	startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}, RescueAfter: 6 * time.Second})
+	waitFor(t, "the dead worker's items to be rescued and finished", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	got := finals(t, dsn, e.JobID)
+	for idx := range n {
+		if got[idx] != 1 {
+			t.Errorf("idx %d has %d records, want exactly 1 (rescued from the dead worker)", idx, got[idx])
+		}
+	}
+}
+
+func TestBreakerTripOnOneWorkerAbortsTheJobOnAll(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 200
+	// Every call fails with a fatal 401: the first worker to count three
+	// trips the breaker; on_trip abort stops every worker.
+	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n  errors: {auth: 1}\nbreaker: {threshold: 3, on_trip: abort}\n"))
+	startWorkers(t, c, 3, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
+	waitFor(t, "the job to be aborted", func() (bool, error) {
+		return jobState(t, c, e.JobID) == store.StateAborted, nil
+	})
+	p, err := c.Progress(t.Context(), e.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Breaker.Open || p.Breaker.Action != "abort" {
+		t.Errorf("shared breaker %+v, want open with action abort", p.Breaker)
+	}
+	// Let every worker see the trip and stop; then nothing may run.
+	waitFor(t, "every worker to stop running items", func() (bool, error) {
+		p, err := c.Progress(t.Context(), e.JobID)
+		return p.Running == 0 && p.Paused, err
+	})
+	recorded := len(finals(t, dsn, e.JobID))
+	if recorded >= n/2 {
+		t.Errorf("%d of %d items recorded after the trip, want the job stopped early (a few in flight per worker)", recorded, n)
+	}
+	if p.Waiting == 0 {
+		t.Errorf("no item left waiting in the paused queue: %+v", p)
+	}
+}
