@@ -210,10 +210,10 @@ type flight struct {
 
 // waveRun is one wave being worked on.
 type waveRun struct {
-	num     int
-	fresh   bool
-	items   map[int]*flight
-	known   []Entry // submitted batches from the ledger (resume)
+	num   int
+	fresh bool
+	items map[int]*flight
+	known []Entry // submitted batches from the ledger (resume)
 	// ledgered says the wave's entry is in the ledger already.
 	ledgered bool
 	batches  []string
