@@ -18,6 +18,7 @@ import (
 	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/llm"
 )
 
 // Codec is the task as waves use it: the body of an item's request and the
@@ -768,8 +769,17 @@ func (r *Runner) tripCheck(w *waveRun, answers []struct {
 	}
 }
 
+// fingerprintOf groups the errors of a wave's requests: the class and the
+// message without the request id, which differs for every request.
 func fingerprintOf(c classify.Classifier, err error) string {
-	return heal.Fingerprint(c.Classify(err).Class.String(), err.Error())
+	msg := err.Error()
+	var le *llm.Error
+	if errors.As(err, &le) {
+		anon := *le
+		anon.ID = ""
+		msg = anon.Error()
+	}
+	return heal.Fingerprint(c.Classify(err).Class.String(), msg)
 }
 
 // apply brings one answer to bear on its item: a record, or the item is

@@ -202,3 +202,151 @@ func TestEveryItemEndsValidInFewWavesDespiteInvalidAnswersAndErroredRequests(t *
 		})
 	}
 }
+
+func TestResumeRepollsTheBatchesOfACrashedWaveAndNeverResubmitsThem(t *testing.T) {
+	for _, wire := range []string{llm.ProviderOpenAI, llm.ProviderAnthropic} {
+		t.Run(wire, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, wire, 2000, mock.Config{Seed: 5, Faults: mock.Faults{InvalidOutput: 0.10, Server: 0.05},
+					Batch: mock.BatchConfig{ProcessingTime: 2 * time.Hour}})
+				ctx, crash := context.WithCancel(context.Background())
+				first := w.runner(50, func(c *batch.Config) {
+					c.OnProgress = func(p batch.Progress) {
+						if p.Wave == 1 && p.Counts.Done() > 0 {
+							crash() // mid-polling, some requests done
+						}
+					}
+				})
+				sum, err := first.Run(ctx, w.input())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sum.Stop != engine.StopSignal || len(w.records()) != 0 {
+					t.Fatalf("the crashed run stopped with %v and %d records; want a stop while polling with none", sum.Stop, len(w.records()))
+				}
+				before := w.srv.BatchStats()
+				if before.Submissions != 3 || before.Requests != 2000 {
+					t.Fatalf("before the crash: %+v; want the 2000 items in 3 batches of at most 700", before)
+				}
+				w.close()
+
+				w.open(true)
+				defer w.close()
+				sum, err = w.runner(50, nil).Run(context.Background(), w.input())
+				if err != nil {
+					t.Fatal(err)
+				}
+				after := w.srv.BatchStats()
+				if sum.Repolled != 3 {
+					t.Errorf("the resume re-polled %d batches, want the 3 of wave 1", sum.Repolled)
+				}
+				if resubmitted := after.Requests - before.Requests; resubmitted >= 2000*0.2 {
+					t.Errorf("the resume submitted %d more requests; only wave 1's retries and re-asks (about 300) should go", resubmitted)
+				}
+				recs := w.records()
+				for idx := range 2000 {
+					if r, ok := recs[idx]; !ok || r.Failed() {
+						t.Fatalf("item %d after the resume: %+v", idx, r)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestAnExpiredBatchsRequestsGoIntoTheNextWave(t *testing.T) {
+	for _, wire := range []string{llm.ProviderOpenAI, llm.ProviderAnthropic} {
+		t.Run(wire, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, wire, 1000, mock.Config{Batch: mock.BatchConfig{ProcessingTime: time.Hour, ExpireFirst: 1}})
+				defer w.close()
+				sum, err := w.runner(0, nil).Run(context.Background(), w.input())
+				if err != nil {
+					t.Fatal(err)
+				}
+				recs := w.records()
+				// The first batch held items 0-699; its window closed with
+				// half of them processed.
+				for idx := range 1000 {
+					r := recs[idx]
+					if r.Failed() {
+						t.Fatalf("item %d failed: %s", idx, r.Error)
+					}
+					want := 1
+					if idx >= 350 && idx < 700 {
+						want = 2
+					}
+					if r.Attempts != want || r.GenerationAttempts != 1 {
+						t.Fatalf("item %d: %d attempts and %d generations; want %d attempts (one per wave) and one generation", idx, r.Attempts, r.GenerationAttempts, want)
+					}
+				}
+				entries, err := w.ledger.Entries(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var wave2 []string
+				for _, e := range entries {
+					if e.Kind == batch.KindSubmitted && e.Wave == 2 {
+						wave2 = append(wave2, e.CustomIDs...)
+					}
+				}
+				if len(wave2) != 350 || wave2[0] != batch.CustomID(350, 2) {
+					t.Errorf("wave 2 submitted %d requests starting %v; want the 350 expired ones from item 350", len(wave2), wave2[:min(1, len(wave2))])
+				}
+				if sum.Waves != 2 {
+					t.Errorf("%d waves, want 2", sum.Waves)
+				}
+			})
+		})
+	}
+}
+
+// answering is a Prompter that answers the breaker's question from a list.
+type answering struct {
+	answers []engine.TripDecision
+	reports []engine.TripReport
+}
+
+func (a *answering) Trip(_ context.Context, r engine.TripReport) engine.TripDecision {
+	a.reports = append(a.reports, r)
+	d := a.answers[0]
+	a.answers = a.answers[1:]
+	return d
+}
+
+func (a *answering) Checkin(context.Context, []store.Record, engine.Stats) bool { return true }
+
+func TestAWaveMostlyFailingWithOneErrorTripsTheBreakerAndLeavesThoseItemsPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, llm.ProviderAnthropic, 200, mock.Config{Seed: 2, Faults: mock.Faults{Auth: 0.7}})
+		defer w.close()
+		ask := &answering{answers: []engine.TripDecision{engine.TripContinue, engine.TripAbortRun}}
+		sum, err := w.runner(0, func(c *batch.Config) {
+			c.OnTrip, c.Prompter = engine.TripPrompt, ask
+		}).Run(context.Background(), w.input())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ask.reports) != 2 || sum.Stop != engine.StopOperator {
+			t.Fatalf("asked %d times, stopped with %v; want two trips (continue, then abort) and an operator stop", len(ask.reports), sum.Stop)
+		}
+		rep := ask.reports[0]
+		if rep.Last == nil || rep.Last.Decision.Class.String() != "fatal" {
+			t.Fatalf("the report's last failure is %+v, want the fatal 401", rep.Last)
+		}
+		recs := w.records()
+		for idx, r := range recs {
+			if r.Failed() {
+				t.Errorf("item %d was recorded failed (%s); the tripped items must stay pending", idx, r.Error)
+			}
+		}
+		if len(recs) < 60 || len(recs) > 150 {
+			t.Errorf("%d of 200 items succeeded; with 70%% of requests failing twice about 90 should", len(recs))
+		}
+		entries, _ := w.ledger.Entries(context.Background())
+		last := entries[len(entries)-2]
+		if last.Kind != batch.KindWave || last.Wave != 3 || len(last.Items) != 200-len(recs) {
+			t.Errorf("the ledger's next wave is %+v; want wave 3 holding the %d pending items for a resume", last.Kind, 200-len(recs))
+		}
+	})
+}
