@@ -205,3 +205,67 @@ func ReadLedgerFile(path string) ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// WaveReport is one wave as the ledger tells it, for `tenax status`.
+type WaveReport struct {
+	Wave int
+	// Fresh says the wave took every pending item; Items counts the
+	// items it carried from the wave before otherwise.
+	Fresh bool
+	Items int
+	// Batches are the batch ids submitted for the wave; Requests their
+	// requests; Collected how many of the batches were read.
+	Batches   []string
+	Requests  int
+	Collected int
+	// Counts sums the collected batches' final counts.
+	Counts Counts
+	// Online counts the items finished online (the online tail).
+	Online int
+	// Closed says the wave is over; CostUSD and FullCostUSD are then what
+	// its answers cost and would have cost online.
+	Closed               bool
+	CostUSD, FullCostUSD float64
+}
+
+// Saved is what the wave saved against online calls.
+func (w WaveReport) Saved() float64 { return w.FullCostUSD - w.CostUSD }
+
+// Report reads a ledger's entries into one report per wave, oldest first.
+func Report(entries []Entry) []WaveReport {
+	var out []WaveReport
+	at := map[int]int{}
+	get := func(n int) *WaveReport {
+		i, ok := at[n]
+		if !ok {
+			i = len(out)
+			at[n] = i
+			out = append(out, WaveReport{Wave: n})
+		}
+		return &out[i]
+	}
+	for _, e := range entries {
+		w := get(e.Wave)
+		switch e.Kind {
+		case KindWave:
+			w.Fresh, w.Items = e.Fresh, len(e.Items)
+		case KindSubmitted:
+			w.Batches = append(w.Batches, e.Batch)
+			w.Requests += len(e.CustomIDs)
+		case KindCollected:
+			w.Collected++
+			if c := e.Counts; c != nil {
+				w.Counts.Total += c.Total
+				w.Counts.Succeeded += c.Succeeded
+				w.Counts.Errored += c.Errored
+				w.Counts.Expired += c.Expired
+				w.Counts.Canceled += c.Canceled
+			}
+		case KindClosed:
+			w.Closed, w.Online = true, e.Online
+			w.CostUSD += e.CostUSD
+			w.FullCostUSD += e.FullCostUSD
+		}
+	}
+	return out
+}

@@ -127,6 +127,25 @@ type Progress struct {
 	ExpiresIn time.Duration
 }
 
+// String is the progress line: "wave 2: 3 batches, 340/1000 requests
+// done (328 succeeded, 12 errored), 23h59m left before the first window
+// closes".
+func (p Progress) String() string {
+	c := p.Counts
+	s := fmt.Sprintf("wave %d: %d batch(es), %d/%d requests done (%d succeeded, %d errored", p.Wave, len(p.Batches), c.Done(), c.Total, c.Succeeded, c.Errored)
+	if c.Expired > 0 {
+		s += fmt.Sprintf(", %d expired", c.Expired)
+	}
+	if c.Canceled > 0 {
+		s += fmt.Sprintf(", %d canceled", c.Canceled)
+	}
+	s += ")"
+	if p.ExpiresIn > 0 {
+		s += fmt.Sprintf(", %s left before the first window closes", p.ExpiresIn.Round(time.Minute))
+	}
+	return s
+}
+
 // Summary is how a batch run ended.
 type Summary struct {
 	engine.Summary
@@ -177,6 +196,10 @@ func New(cfg Config) *Runner {
 	}
 	r := &Runner{cfg: cfg, log: log}
 	r.stats.Total, r.stats.Skipped = cfg.Total, cfg.Skipped
+	r.stats.Planned = max(cfg.Total-cfg.Skipped, 0)
+	if cfg.Limit > 0 {
+		r.stats.Planned = min(r.stats.Planned, cfg.Limit)
+	}
 	return r
 }
 
@@ -458,6 +481,7 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 		r.sum.Batches++
 		r.sum.Requests += len(chunk)
 		r.stats.InFlight += len(chunk)
+		r.stats.Limit = r.stats.InFlight
 		r.stats.Calls += len(chunk)
 		r.mu.Unlock()
 		chunk, size = nil, 0

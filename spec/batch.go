@@ -26,6 +26,18 @@ type Batch struct {
 	TripShare float64 `yaml:"trip_share"`
 }
 
+// MockBatch configures the simulated provider's batch APIs (see
+// mock.BatchConfig).
+type MockBatch struct {
+	// ProcessingTime is how long a batch takes to process its requests.
+	ProcessingTime time.Duration `yaml:"processing_time"`
+	// Window is the completion window; default 24h.
+	Window time.Duration `yaml:"window"`
+	// ExpireFirst makes the first N batches outlive their window, so
+	// about half their requests expire.
+	ExpireFirst int `yaml:"expire_first"`
+}
+
 // The task modes, and the providers batch mode works with.
 var (
 	modes          = []string{"online", "batch"}
@@ -91,6 +103,10 @@ func (d *decoder) checkBatch(s *Spec) {
 	}
 	if b.PollMax < b.PollInterval {
 		d.problem("batch.poll_max", nil, "%s is less than batch.poll_interval (%s)", b.PollMax, b.PollInterval)
+	}
+	mb := s.Mock.Batch
+	if mb.ProcessingTime < 0 || mb.Window < 0 || mb.ExpireFirst < 0 {
+		d.problem("mock.batch", nil, "processing_time, window and expire_first must not be negative")
 	}
 	if b.TripShare <= 0 || b.TripShare > 1 {
 		d.problem("batch.trip_share", nil, "must be more than 0 and at most 1, got %g", b.TripShare)

@@ -388,6 +388,8 @@ type Mock struct {
 	// request and answer is appended to, as JSON lines with API keys
 	// redacted: what the job really sent, re-asks included.
 	LogRequests string `yaml:"log_requests"`
+	// Batch configures the simulated batch APIs.
+	Batch MockBatch `yaml:"batch"`
 }
 
 // Latency is a uniform range; in YAML one duration (Min = Max) or a
