@@ -149,12 +149,12 @@ func (p Progress) String() string {
 // Summary is how a batch run ended.
 type Summary struct {
 	engine.Summary
-	// Waves counts the waves this run worked on; Batches the batches it
-	// submitted or re-polled; Requests the requests it submitted.
+	// Waves counts the waves this run worked on (the online tail
+	// included); Batches the batches it submitted or re-polled; Requests
+	// the requests it submitted.
 	Waves, Batches, Requests int
-	// Resubmitted is always 0 for batches known to the ledger: a resumed
-	// run re-polls them. It counts batches submitted again for the same
-	// wave and chunk, which never happens; kept for tests and status.
+	// Repolled counts the batches of an earlier, interrupted run that
+	// this run polled again instead of submitting their requests anew.
 	Repolled int
 	// BatchCostUSD is what the batch answers cost at the batch price,
 	// FullCostUSD what they would have cost online: the difference is
@@ -365,21 +365,22 @@ func (r *Runner) runWave(ctx context.Context, w *waveRun, in Input, firstOfRun b
 		}
 		w.ledgered = true
 	}
-	if err := r.submit(ctx, w, in); err != nil {
+	if err := r.submit(ctx, w, in); err != nil || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			r.stop(engine.StopSignal, "interrupted while submitting: the submitted batches keep running; a resume polls them and submits the rest")
+			return nil, true, nil
+		}
 		return nil, true, err
 	}
-	if ctx.Err() != nil {
-		r.stop(engine.StopSignal, "interrupted: the submitted batches keep running; a resume polls them")
-		return nil, true, nil
-	}
-	if err := r.poll(ctx, w); err != nil {
+	statuses, err := r.poll(ctx, w)
+	if err != nil {
 		if ctx.Err() != nil {
 			r.stop(engine.StopSignal, "interrupted while polling: the batches keep running; a resume polls them")
 			return nil, true, nil
 		}
 		return nil, true, err
 	}
-	carried, stop, err := r.collect(ctx, w, in)
+	carried, stop, err := r.collect(ctx, w, in, statuses)
 	if err != nil || stop {
 		return nil, true, err
 	}
@@ -580,8 +581,9 @@ func answerOf(cid string, res task.Result) cachedAnswer {
 }
 
 // poll waits for every batch of the wave to end, polling with a backoff
-// from PollMin to PollMax and reporting progress at each round.
-func (r *Runner) poll(ctx context.Context, w *waveRun) error {
+// from PollMin to PollMax and reporting progress at each round. It returns
+// the batches' final states.
+func (r *Runner) poll(ctx context.Context, w *waveRun) (map[string]Status, error) {
 	statuses := make(map[string]Status, len(w.batches))
 	delay := r.cfg.PollMin
 	for {
@@ -595,7 +597,7 @@ func (r *Runner) poll(ctx context.Context, w *waveRun) error {
 					return r.cfg.Client.Status(ctx, id)
 				})
 				if err != nil {
-					return fmt.Errorf("polling batch %s: %w", id, err)
+					return nil, fmt.Errorf("polling batch %s: %w", id, err)
 				}
 				statuses[id] = st
 			}
@@ -606,13 +608,13 @@ func (r *Runner) poll(ctx context.Context, w *waveRun) error {
 		}
 		r.progress(w.num, list)
 		if ended == len(w.batches) {
-			return nil
+			return statuses, nil
 		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return context.Cause(ctx)
+			return nil, context.Cause(ctx)
 		case <-t.C:
 		}
 		delay = min(2*delay, r.cfg.PollMax)
@@ -648,23 +650,18 @@ func (r *Runner) progress(wave int, list []Status) {
 // collect reads every batch's results, joins them to the items by custom
 // id and applies them. It returns the items carried into the next wave;
 // stop is true when the breaker or the operator stopped the run.
-func (r *Runner) collect(ctx context.Context, w *waveRun, in Input) (map[int]*flight, bool, error) {
+func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map[string]Status) (map[int]*flight, bool, error) {
 	answered := make(map[string]bool, len(w.custom))
 	var pendingAnswers []struct {
 		f *flight
 		a Answer
 	}
 	for _, id := range w.batches {
-		st, err := retry.DoValue(ctx, r.cfg.Ops, func(ctx context.Context) (Status, error) {
-			return r.cfg.Client.Status(ctx, id)
-		})
-		if err != nil {
-			return nil, true, fmt.Errorf("reading batch %s: %w", id, err)
-		}
+		st := statuses[id]
 		if st.Failed {
 			r.log.Warn("the provider refused a batch; its requests go into the next wave", "batch", id, "problem", st.Problem)
 		}
-		err = r.cfg.Ops.Do(ctx, func(ctx context.Context) error {
+		err := r.cfg.Ops.Do(ctx, func(ctx context.Context) error {
 			return r.cfg.Client.Results(ctx, st, func(a Answer) error {
 				f := w.custom[a.CustomID]
 				if f == nil || answered[a.CustomID] {

@@ -350,3 +350,60 @@ func TestAWaveMostlyFailingWithOneErrorTripsTheBreakerAndLeavesThoseItemsPending
 		}
 	})
 }
+
+func TestCanceledBatchReportsItsUnprocessedRequestsAsCanceled(t *testing.T) {
+	for _, wire := range []string{llm.ProviderOpenAI, llm.ProviderAnthropic} {
+		t.Run(wire, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, wire, 10, mock.Config{Batch: mock.BatchConfig{ProcessingTime: time.Hour}})
+				defer w.close()
+				ctx := context.Background()
+				codec := w.task.Batch()
+				var reqs []batch.Request
+				src := &sliceSource{n: 10}
+				for {
+					it, err := src.Next()
+					if err == io.EOF {
+						break
+					}
+					body, err := codec.Body(it)
+					if err != nil {
+						t.Fatal(err)
+					}
+					reqs = append(reqs, batch.Request{CustomID: batch.CustomID(it.Idx, 1), Body: body})
+				}
+				id, err := w.client.Submit(ctx, "w1-c1", reqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(24 * time.Minute) // 4 of 10 requests done
+				if err := w.client.Cancel(ctx, id); err != nil {
+					t.Fatal(err)
+				}
+				st, err := w.client.Status(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !st.Ended || st.Counts.Total != 10 {
+					t.Fatalf("after cancel: %+v; want an ended batch of 10", st)
+				}
+				kinds := map[string]int{}
+				err = w.client.Results(ctx, st, func(a batch.Answer) error {
+					switch {
+					case a.Unprocessed != "":
+						kinds[a.Unprocessed]++
+					case a.Body != nil:
+						kinds["answered"]++
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if kinds["answered"] != 4 || kinds["canceled"] != 6 {
+					t.Errorf("results %v; want 4 answered and 6 canceled", kinds)
+				}
+			})
+		})
+	}
+}
