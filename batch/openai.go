@@ -26,6 +26,7 @@ type OpenAI struct {
 	client   openai.Client
 	provider string
 	limits   Limits
+	endpoint string // the url of each line and the batch's endpoint
 }
 
 // NewOpenAI returns the batch API at baseURL (".../v1") for provider
@@ -35,14 +36,26 @@ func NewOpenAI(provider, baseURL, apiKey string, hc *http.Client, limits Limits)
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &OpenAI{
-		client: openai.NewClient(
-			option.WithBaseURL(baseURL), option.WithAPIKey(apiKey),
-			option.WithHTTPClient(hc), option.WithMaxRetries(0),
-		),
+	return NewOpenAIWith(provider, []option.RequestOption{
+		option.WithBaseURL(baseURL), option.WithAPIKey(apiKey),
+		option.WithHTTPClient(hc), option.WithMaxRetries(0),
+	}, limits)
+}
+
+// NewOpenAIWith returns the batch API reached by an SDK client with opts
+// (llm.Batch.OpenAIOptions gives the task's own: Azure's routing and
+// credentials, headers). Azure's batch lines name /chat/completions.
+func NewOpenAIWith(provider string, opts []option.RequestOption, limits Limits) *OpenAI {
+	c := &OpenAI{
+		client:   openai.NewClient(append(opts, option.WithMaxRetries(0))...),
 		provider: provider,
 		limits:   limits.or(OpenAILimits),
+		endpoint: "/v1/chat/completions",
 	}
+	if provider == "azure" {
+		c.endpoint = "/chat/completions"
+	}
+	return c
 }
 
 func (l Limits) or(d Limits) Limits {
@@ -77,7 +90,7 @@ func (c *OpenAI) Submit(ctx context.Context, key string, reqs []Request) (string
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	for _, r := range reqs {
-		if err := enc.Encode(openAILine{CustomID: r.CustomID, Method: http.MethodPost, URL: "/v1/chat/completions", Body: r.Body}); err != nil {
+		if err := enc.Encode(openAILine{CustomID: r.CustomID, Method: http.MethodPost, URL: c.endpoint, Body: r.Body}); err != nil {
 			return "", fmt.Errorf("batch: encoding %s: %w", r.CustomID, err)
 		}
 	}
@@ -91,7 +104,7 @@ func (c *OpenAI) Submit(ctx context.Context, key string, reqs []Request) (string
 	}
 	b, err := c.client.Batches.New(ctx, openai.BatchNewParams{
 		InputFileID:      f.ID,
-		Endpoint:         openai.BatchNewParamsEndpointV1ChatCompletions,
+		Endpoint:         openai.BatchNewParamsEndpoint(c.endpoint),
 		CompletionWindow: openai.BatchNewParamsCompletionWindow24h,
 		Metadata:         shared.Metadata{"tenax_submission": key},
 	}, option.WithMiddleware(cap.middleware))

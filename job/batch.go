@@ -45,7 +45,7 @@ func useBatchMode(s *spec.Spec) error {
 
 // executeBatch runs the job's items in waves of provider batches (package
 // batch); small later waves and nothing else go through the engine.
-func executeBatch(ctx context.Context, s *spec.Spec, b *built, j store.Job, dir string, cfg engine.Config, inPath string, format input.Format, outcomes store.Outcomes, opts Options, log *slog.Logger) (*Result, error) {
+func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j store.Job, dir string, cfg engine.Config, inPath string, format input.Format, outcomes store.Outcomes, opts Options, log *slog.Logger) (*Result, error) {
 	lt, ok := b.task.(*llm.Task)
 	if !ok {
 		return nil, usage(fmt.Errorf("this job ran in batch mode, which needs an llm task; the spec's task is %q", s.Task.Type))
@@ -66,21 +66,29 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, j store.Job, dir 
 	defer ledger.Close()
 
 	codec := lt.Batch()
-	base, key, hc := codec.Endpoint()
 	limits := batch.Limits{MaxRequests: s.Batch.MaxRequests, MaxBytes: s.Batch.MaxBytes}
 	var client batch.Client
 	if codec.Wire() == llm.ProviderAnthropic {
+		base, key, hc := codec.Endpoint()
 		client = batch.NewAnthropic(codec.Provider(), base, key, hc, limits)
 	} else {
-		client = batch.NewOpenAI(codec.Provider(), base, key, hc, limits)
+		client = batch.NewOpenAIWith(codec.Provider(), codec.OpenAIOptions(), limits)
 	}
 
 	m := j.Manifest()
+	retrySome, err := failuresToRetry(ctx, j, opts)
+	if err != nil {
+		return nil, err
+	}
 	want := func(idx int) bool {
 		switch outcomes.Get(idx) {
 		case store.Succeeded:
 			return false
 		case store.Failed:
+			if retrySome != nil {
+				_, retry := retrySome[idx]
+				return retry
+			}
 			return opts.RetryFailures
 		}
 		return true
@@ -167,7 +175,7 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, j store.Job, dir 
 	})
 	log.Info("job started in batch mode", "spec", s.Path(), "input", inPath, "items", m.Items, "skipped", skipped, "dir", dir, "provider", codec.Provider())
 	if opts.OnStart != nil {
-		opts.OnStart(Started{JobID: m.ID, Dir: dir, Engine: stopper, Stats: r.Stats, Redact: s.Redact})
+		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: stopper, Stats: r.Stats, Redact: s.Redact})
 	}
 	sum, runErr := r.Run(bctx, batch.Input{
 		Open: func() (batch.Source, error) {
@@ -183,7 +191,7 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, j store.Job, dir 
 	if errors.Is(runErr, batch.ErrStopped) {
 		runErr = nil
 	}
-	res, err := conclude(ctx, j, dir, sum.Summary, runErr, opts, log)
+	res, err := conclude(ctx, st, j, dir, sum.Summary, runErr, opts, log)
 	if res != nil {
 		res.Batch = &BatchResult{Waves: sum.Waves, Batches: sum.Batches, Requests: sum.Requests, Repolled: sum.Repolled,
 			CostUSD: sum.BatchCostUSD, OnlineCostUSD: sum.FullCostUSD}

@@ -462,7 +462,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 	}
 	cfg.Prompter = opts.Prompter
 	if s.Task.Mode == "batch" || hasLedger(dir) {
-		return executeBatch(ctx, s, b, j, dir, cfg, inPath, format, outcomes, opts, log)
+		return executeBatch(ctx, s, b, st, j, dir, cfg, inPath, format, outcomes, opts, log)
 	}
 	if b.cache != nil {
 		cfg.Cache = b.cache
@@ -545,13 +545,13 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: e, Redact: s.Redact})
 	}
 	sum, runErr := e.Run(ctx, src)
-	return conclude(ctx, j, dir, sum, runErr, opts, log)
+	return conclude(ctx, st, j, dir, sum, runErr, opts, log)
 }
 
 // conclude closes a run properly whatever stopped it: the records are
 // saved, the outcomes counted, the output written, the manifest's state
 // set and the exit code chosen.
-func conclude(ctx context.Context, j store.Job, dir string, sum engine.Summary, runErr error, opts Options, log *slog.Logger) (*Result, error) {
+func conclude(ctx context.Context, st store.Store, j store.Job, dir string, sum engine.Summary, runErr error, opts Options, log *slog.Logger) (*Result, error) {
 	m := j.Manifest()
 	// Whatever stopped the run, what finished is saved.
 	closeCtx := context.WithoutCancel(ctx)

@@ -226,7 +226,7 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		stopProgress = func() { pcancel(); <-done }
 	}
 	if !g.quiet {
-		opts.OnBatchProgress = func(p batch.Progress) { fmt.Fprintln(g.stderr, "batches: "+p.String()) }
+		opts.OnBatchProgress = func(p batch.Progress) { fmt.Fprintln(screen, "batches: "+p.String()) }
 	}
 	res, runErr := start(ctx, opts)
 	stopProgress()

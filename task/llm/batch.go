@@ -10,6 +10,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/openai/openai-go/v3"
+	ooption "github.com/openai/openai-go/v3/option"
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/task"
@@ -24,7 +25,7 @@ type Batch struct {
 	t *Task
 	// send is the task's sender whose transport keeps the request body
 	// instead of sending it.
-	send func(ctx context.Context, msgs []Message, c *capture) (reply, error)
+	send func(ctx context.Context, c *call, cp *capture) (reply, error)
 }
 
 // Batch returns the task's batch view.
@@ -52,6 +53,11 @@ func (b *Batch) Provider() string { return b.t.cfg.Provider }
 func (b *Batch) Endpoint() (baseURL, apiKey string, client *http.Client) {
 	return b.t.cfg.BaseURL, b.t.cfg.APIKey, b.t.cfg.HTTPClient
 }
+
+// OpenAIOptions are the options of an OpenAI SDK client that reaches the
+// task's provider as Run does (endpoint, credentials, Azure's routing,
+// headers, the HTTP client, no retries), for the batch API's client.
+func (b *Batch) OpenAIOptions() []ooption.RequestOption { return b.t.openAIClientOptions() }
 
 // Redact hides the API key in s.
 func (b *Batch) Redact(err error) error { return b.t.redact(err) }
@@ -85,13 +91,13 @@ func (bodyKeeper) RoundTrip(req *http.Request) (*http.Response, error) {
 // Anthropic's. A template that cannot render gives Run's error, marked
 // classify.Item.
 func (b *Batch) Body(item task.Item) (json.RawMessage, error) {
-	msgs, err := b.t.Messages(item)
+	c, err := b.t.prepare(item)
 	if err != nil {
 		return nil, err
 	}
 	var body []byte
 	ctx := context.WithValue(context.Background(), bodyKey{}, &body)
-	if _, err := b.send(ctx, msgs, &capture{}); body == nil {
+	if _, err := b.send(ctx, c, &capture{}); body == nil {
 		return nil, fmt.Errorf("llm: building the request body: %w", err)
 	}
 	return body, nil
@@ -103,16 +109,15 @@ func (b *Batch) Cached(item task.Item) (task.Result, bool) {
 	if b.t.cfg.Cache == nil {
 		return task.Result{}, false
 	}
-	msgs, err := b.t.Messages(item)
+	c, err := b.t.prepare(item)
 	if err != nil {
 		return task.Result{}, false
 	}
-	key := CacheKey(b.t.call(msgs))
-	out, ok, err := b.t.cfg.Cache.Get(key)
-	if err != nil || !ok {
+	out, ok := b.t.lookup(c)
+	if !ok {
 		return task.Result{}, false
 	}
-	return task.Result{Output: out, CacheHit: true, CacheKey: key}, true
+	return task.Result{Output: out, CacheHit: true, CacheKey: c.key}, true
 }
 
 // Result reads a provider's successful answer to item's request (a chat
@@ -130,6 +135,7 @@ func (b *Batch) Result(item task.Item, body json.RawMessage) (task.Result, error
 		}
 		u := m.Usage
 		rep.usage = task.Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
+		rep.finish = string(m.StopReason)
 		for _, block := range m.Content {
 			if block.Type == "text" {
 				rep.content += block.Text
@@ -143,25 +149,24 @@ func (b *Batch) Result(item task.Item, body json.RawMessage) (task.Result, error
 		rep.usage = task.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
 		if len(c.Choices) > 0 {
 			rep.content, rep.refusal = c.Choices[0].Message.Content, c.Choices[0].Message.Refusal
+			rep.finish = c.Choices[0].FinishReason
 		}
 	}
-	res := task.Result{Usage: rep.usage}
+	res := task.Result{Usage: rep.usage, FinishReason: rep.finish}
 	if b.t.priced {
-		res.CostUSD = float64(rep.usage.InputTokens)*b.t.price.InputPerMTok/1e6 +
-			float64(rep.usage.OutputTokens)*b.t.price.OutputPerMTok/1e6
+		res.CostUSD = b.t.price.Cost(rep.usage)
 	}
-	out, err := b.t.output(rep)
+	c, err := b.t.prepare(item)
+	if err != nil {
+		return res, err
+	}
+	out, err := b.t.output(rep, c.maxTokens)
 	if err != nil {
 		return res, err
 	}
 	res.Output = out
-	if c := b.t.cfg.Cache; c != nil {
-		if msgs, err := b.t.Messages(item); err == nil {
-			key := CacheKey(b.t.call(msgs))
-			if c.Put(key, out) == nil {
-				res.CacheKey = key
-			}
-		}
+	if b.t.cfg.Cache != nil && b.t.cfg.Cache.Put(c.key, out) == nil {
+		res.CacheKey = c.key
 	}
 	return res, nil
 }
