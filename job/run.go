@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/batch"
+	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/input"
 	"github.com/tenaxhq/tenax/spec"
