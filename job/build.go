@@ -173,6 +173,7 @@ func mockConfig(m spec.Mock) mock.Config {
 			Forbidden: m.Errors.Forbidden, TooLarge: m.Errors.TooLarge, ContextLength: m.Errors.ContextLength,
 			ContentFilter: m.Errors.ContentFilter, Refusal: m.Errors.Refusal, Truncated: m.Errors.Truncated,
 		},
+		Batch: mock.BatchConfig{ProcessingTime: m.Batch.ProcessingTime, Window: m.Batch.Window, ExpireFirst: m.Batch.ExpireFirst},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tenaxhq/tenax/batch"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/input"
@@ -63,6 +64,9 @@ type Options struct {
 	// AllowEmpty runs an input without items (a completed job of 0
 	// items) instead of refusing it.
 	AllowEmpty bool
+	// Batch runs the job in provider batch mode, whatever the spec's
+	// task.mode says (run only; a resume keeps the job's mode).
+	Batch bool
 
 	// Interactive says a person is at a terminal: the breaker's default
 	// action becomes prompt, and check-ins happen.
@@ -71,6 +75,9 @@ type Options struct {
 	Prompter engine.Prompter
 	// OnEvent receives the engine's events (besides the logger's use).
 	OnEvent func(engine.Event)
+	// OnBatchProgress receives, in batch mode, the state of the wave's
+	// batches at each poll.
+	OnBatchProgress func(batch.Progress)
 	// OnStart is called once the engine exists, before any item runs: the
 	// CLI starts its progress line and wires its signal handling there.
 	OnStart func(Started)
@@ -86,6 +93,9 @@ type Started struct {
 	// Store says where the job lives (DescribeStore).
 	Store  string
 	Engine *engine.Engine
+	// Stats, when set, reads the run's counters instead of Engine.Stats:
+	// a batch mode run counts its waves' requests there.
+	Stats func() engine.Stats
 	// Redact replaces the spec's secrets in a text, for whatever the
 	// caller prints about the run (the breaker's Inspect view).
 	Redact func(string) string
@@ -110,6 +120,8 @@ type Result struct {
 	// ResumeCommand resumes the job when items are left pending or failed;
 	// with failures it has --retry-failures.
 	ResumeCommand string
+	// Batch is what a batch mode run did; nil for an online run.
+	Batch *BatchResult
 }
 
 func (o *Options) env() func(string) (string, bool) {
@@ -303,6 +315,11 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 	if err := checkNotEmpty(inPath, sum, opts); err != nil {
 		return nil, err
 	}
+	if opts.Batch {
+		if err := useBatchMode(s); err != nil {
+			return nil, usage(err)
+		}
+	}
 	b, err := buildTask(s, opts.Home)
 	if err != nil {
 		return nil, usage(err)
@@ -444,6 +461,9 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		return nil, usage(err)
 	}
 	cfg.Prompter = opts.Prompter
+	if s.Task.Mode == "batch" || hasLedger(dir) {
+		return executeBatch(ctx, s, b, st, j, dir, cfg, inPath, format, outcomes, opts, log)
+	}
 	if b.cache != nil {
 		cfg.Cache = b.cache
 	}
@@ -525,7 +545,14 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: e, Redact: s.Redact})
 	}
 	sum, runErr := e.Run(ctx, src)
+	return conclude(ctx, st, j, dir, sum, runErr, opts, log)
+}
 
+// conclude closes a run properly whatever stopped it: the records are
+// saved, the outcomes counted, the output written, the manifest's state
+// set and the exit code chosen.
+func conclude(ctx context.Context, st store.Store, j store.Job, dir string, sum engine.Summary, runErr error, opts Options, log *slog.Logger) (*Result, error) {
+	m := j.Manifest()
 	// Whatever stopped the run, what finished is saved.
 	closeCtx := context.WithoutCancel(ctx)
 	if err := j.Finish(closeCtx); err != nil && runErr == nil {

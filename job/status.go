@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tenaxhq/tenax/batch"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/store"
@@ -45,6 +46,8 @@ type Report struct {
 	Busy        time.Duration
 	First, Last time.Time
 	Began       time.Time
+	// Waves are the job's provider batch waves; nil for an online job.
+	Waves []batch.WaveReport
 }
 
 // Rate returns the items finished per second of the job's runs, and the
@@ -135,6 +138,9 @@ func BuildReport(ctx context.Context, j store.Job) (*Report, error) {
 		return nil, fmt.Errorf("reading the records of %s: %w", m.ID, err)
 	}
 	r.Pending = max(m.Items-seen, 0)
+	if r.Waves, err = batchWaves(j); err != nil {
+		return nil, err
+	}
 	hints := specHints(m.Spec)
 	for _, g := range groups {
 		for _, h := range hints {
@@ -223,6 +229,7 @@ func (r *Report) WriteText(w io.Writer, topGroups int) error {
 		}
 		b.WriteByte('\n')
 	}
+	writeWaves(&b, r.Waves)
 	if len(r.Groups) > 0 {
 		fmt.Fprintf(&b, "Top error groups (%d in all):\n", len(r.Groups))
 		for i, g := range r.Groups {

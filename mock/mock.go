@@ -50,6 +50,8 @@ type Config struct {
 	// answered (status, fault, headers, body or event stream). Writes are
 	// serialized; a write error is ignored.
 	LogRequests io.Writer
+	// Batch configures the batch APIs (see BatchConfig).
+	Batch BatchConfig
 }
 
 // Faults are fractions of requests, each in [0, 1], that meet a fault
@@ -258,6 +260,7 @@ type Server struct {
 	seq      int64
 	limits   map[limitKey]*limiter
 	recorded []Recorded
+	batch    batchStore // the batch APIs' files and batches
 
 	// answered counts the scripted answers given (Config.Answers).
 	answered atomic.Int64

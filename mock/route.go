@@ -50,6 +50,17 @@ func (s *Server) routeTable() []route {
 		{http.MethodGet, "/models", byHeaders, (*Server).listModels},
 		{http.MethodGet, "/v1/models/", byHeaders, (*Server).getModel},
 		{http.MethodGet, "/models/", byHeaders, (*Server).getModel},
+		// The batch APIs (batch.go).
+		{http.MethodPost, "/v1/files", isOpenAI, (*Server).batchRoute},
+		{http.MethodGet, "/v1/files/", isOpenAI, (*Server).batchRoute},
+		{http.MethodPost, "/v1/batches", isOpenAI, (*Server).batchRoute},
+		{http.MethodGet, "/v1/batches", isOpenAI, (*Server).batchRoute},
+		{http.MethodGet, "/v1/batches/", isOpenAI, (*Server).batchRoute},
+		{http.MethodPost, "/v1/batches/", isOpenAI, (*Server).batchRoute},
+		{http.MethodPost, "/v1/messages/batches", isAnthropic, (*Server).batchRoute},
+		{http.MethodGet, "/v1/messages/batches", isAnthropic, (*Server).batchRoute},
+		{http.MethodGet, "/v1/messages/batches/", isAnthropic, (*Server).batchRoute},
+		{http.MethodPost, "/v1/messages/batches/", isAnthropic, (*Server).batchRoute},
 	}
 }
 

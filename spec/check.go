@@ -34,7 +34,7 @@ var (
 var taskKeys = map[string][]string{
 	"llm": {"provider", "base_url", "api_key", "model", "system", "prompt", "max_tokens", "temperature",
 		"max_tokens_ceiling", "top_p", "stop", "seed", "reasoning_effort", "thinking_budget", "cache_prompt",
-		"api_version", "azure_ad_token", "headers", "extra_body"},
+		"api_version", "azure_ad_token", "headers", "extra_body", "mode"},
 	"exec": {"argv", "stdin", "env", "exit_codes", "dir", "allow_option_values"},
 	"http": {"method", "url", "headers", "body"},
 }
@@ -49,6 +49,7 @@ func (d *decoder) finish(s *Spec) {
 	d.checkPolicies(s)
 	d.checkClassify(s)
 	d.checkMock(s)
+	d.checkBatch(s)
 	if d.files {
 		d.checkFiles(s)
 	}

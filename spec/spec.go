@@ -57,6 +57,8 @@ type Spec struct {
 	Prices map[string]Price `yaml:"prices"`
 	// Mock configures the simulated provider (task.provider: mock).
 	Mock Mock `yaml:"mock"`
+	// Batch configures provider batch mode (task.mode: batch).
+	Batch Batch `yaml:"batch"`
 
 	path    string
 	dir     string
@@ -134,6 +136,9 @@ type Task struct {
 	// ExtraBody (llm) adds fields to every request body (vLLM's or
 	// Ollama's own options).
 	ExtraBody Object `yaml:"extra_body"`
+	// Mode (llm) is "online" (the default, also when empty: one call per
+	// attempt) or "batch" (the provider's batch API, in waves; see Batch).
+	Mode string `yaml:"mode"`
 
 	// Argv (exec) is the command as an argv template, never run through a
 	// shell.
@@ -383,6 +388,8 @@ type Mock struct {
 	// request and answer is appended to, as JSON lines with API keys
 	// redacted: what the job really sent, re-asks included.
 	LogRequests string `yaml:"log_requests"`
+	// Batch configures the simulated batch APIs.
+	Batch MockBatch `yaml:"batch"`
 }
 
 // Latency is a uniform range; in YAML one duration (Min = Max) or a

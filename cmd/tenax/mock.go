@@ -44,7 +44,11 @@ the time the refill takes to make room. --log-requests FILE appends one JSON lin
 request and answer (API keys redacted): what a job really sent, re-asks included.
 
 Ctrl-C (SIGINT) or SIGTERM stops the server: it accepts no new connection, lets the
-answers in flight finish, and exits 0.`,
+answers in flight finish, and exits 0.
+
+It also serves both batch APIs (OpenAI /v1/files and /v1/batches, Anthropic
+/v1/messages/batches), for task.mode: batch: each request of a batch meets the same
+faults, as an errored request or an invalid answer, over --batch-processing.`,
 		Example: `  tenax mock --rate-limit 0.05 --server-error 0.02 --invalid-output 0.1 --latency 200ms --latency-max 2s
   tenax mock --rpm 60 --tpm 20000 --log-requests requests.jsonl
   tenax mock --quota 0.01 --context-length 0.02 --truncated 0.05`,
@@ -101,5 +105,8 @@ answers in flight finish, and exits 0.`,
 	f.Float64Var(&cfg.Faults.Refusal, "refusal", 0, "fraction of answers that are refusals (message.refusal; stop_reason refusal)")
 	f.Float64Var(&cfg.Faults.Truncated, "truncated", 0, "fraction of answers cut at max_tokens (finish_reason length)")
 	f.StringVar(&logPath, "log-requests", "", "append every request and answer to `FILE` as JSON lines, API keys redacted")
+	f.DurationVar(&cfg.Batch.ProcessingTime, "batch-processing", 0, "batch APIs: time a batch takes to process all its requests")
+	f.DurationVar(&cfg.Batch.Window, "batch-window", 0, "batch APIs: completion window; a batch still processing then expires the rest (default 24h)")
+	f.IntVar(&cfg.Batch.ExpireFirst, "batch-expire-first", 0, "batch APIs: the first N batches outlive their window and half their requests expire")
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tenaxhq/tenax/batch"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/engine"
@@ -33,6 +34,7 @@ type runFlags struct {
 	fingerprints []string
 	classes      []classify.Class
 	force        bool
+	batch        bool   // --batch: provider batch mode
 	ui           string // --ui: serve the live page here
 	metrics      string // --metrics: serve /metrics here
 	workers      int    // --workers: run on River (PostgreSQL store)
@@ -87,7 +89,8 @@ resume command; a second one cancels them (their items stay pending).`,
   tenax run job.yaml --input more.jsonl --output results.jsonl
   tenax run job.yaml --limit 10      # try the first ten items
   tenax run job.yaml --dry-run       # check spec and input, show the plan, call nothing
-  tenax run job.yaml --ui            # and watch it in the browser (the URL is printed)`,
+  tenax run job.yaml --ui            # and watch it in the browser (the URL is printed)
+  tenax run job.yaml --batch         # through the provider's batch API, at half the price`,
 		Args: watchArgs(1, &f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.limit < 0 {
@@ -113,6 +116,7 @@ resume command; a second one cancels them (their items stay pending).`,
 	fl.BoolVar(&f.allowEmpty, "allow-empty", false, "accept an input without items (otherwise an error, exit 2)")
 	addWatchFlags(cmd, &f)
 	addWorkersFlag(cmd, &f)
+	fl.BoolVar(&f.batch, "batch", false, "send the items through the provider's batch API in waves (as task.mode: batch; openai, azure, anthropic or mock)")
 	return cmd
 }
 
@@ -180,6 +184,7 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		Home: g.homeDir(), Store: st, StoreFlag: g.storeURL, Version: version, Input: f.input, Output: f.output, Limit: f.limit,
 		RetryFailures: f.retryFailures, RetryClasses: f.classes, RetryFingerprints: f.fingerprints,
 		Force: f.force, AllowEmpty: f.allowEmpty, Interactive: interactive, Logger: log,
+		Batch: f.batch,
 	}
 
 	var prompter *pausingPrompter
@@ -206,7 +211,8 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		if prompter != nil {
 			prompter.inner.Redact = s.Redact
 		}
-		if g.quiet {
+		if g.quiet || s.Stats != nil {
+			// Batch mode prints a line at each poll instead (below).
 			return
 		}
 		p := console.NewProgress(screen, 5*time.Second, s.Engine.Stats)
@@ -218,6 +224,9 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		done := make(chan struct{})
 		go func() { defer close(done); p.Run(pctx) }()
 		stopProgress = func() { pcancel(); <-done }
+	}
+	if !g.quiet {
+		opts.OnBatchProgress = func(p batch.Progress) { fmt.Fprintln(screen, "batches: "+p.String()) }
 	}
 	res, runErr := start(ctx, opts)
 	stopProgress()
@@ -330,6 +339,16 @@ func printSummary(w io.Writer, r *job.Result) {
 		fmt.Fprintf(&b, "Tokens: %d in, %d out", s.Usage.InputTokens, s.Usage.OutputTokens)
 		if s.CostUSD > 0 {
 			fmt.Fprintf(&b, " | cost $%.4f", s.CostUSD)
+		}
+		b.WriteByte('\n')
+	}
+	if bt := r.Batch; bt != nil {
+		fmt.Fprintf(&b, "Batch mode: %d wave(s), %d batch(es), %d requests submitted", bt.Waves, bt.Batches, bt.Requests)
+		if bt.Repolled > 0 {
+			fmt.Fprintf(&b, ", %d batch(es) of the last run polled again", bt.Repolled)
+		}
+		if bt.OnlineCostUSD > 0 {
+			fmt.Fprintf(&b, " | batch price $%.4f, online $%.4f, saved $%.4f", bt.CostUSD, bt.OnlineCostUSD, bt.OnlineCostUSD-bt.CostUSD)
 		}
 		b.WriteByte('\n')
 	}

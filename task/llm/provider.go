@@ -56,6 +56,19 @@ func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.
 // openAISender returns the call in OpenAI's wire format (providers openai,
 // azure and mock). The SDK never retries: tenax alone decides.
 func (t *Task) openAISender() func(context.Context, *call, *capture) (reply, error) {
+	opts := t.openAIClientOptions()
+	for _, name := range sortedKeys(t.cfg.ExtraBody) {
+		opts = append(opts, ooption.WithJSONSet(sjsonKey(name), t.cfg.ExtraBody[name]))
+	}
+	client := openai.NewClient(opts...)
+
+	return t.openAISend(client)
+}
+
+// openAIClientOptions are the OpenAI client's options for the task: the
+// endpoint and credentials (Azure's when provider azure), the HTTP client,
+// the headers, and no retries. The batch API's client uses them too.
+func (t *Task) openAIClientOptions() []ooption.RequestOption {
 	opts := []ooption.RequestOption{
 		ooption.WithHTTPClient(t.cfg.HTTPClient),
 		ooption.WithMaxRetries(0),
@@ -78,11 +91,11 @@ func (t *Task) openAISender() func(context.Context, *call, *capture) (reply, err
 	for _, name := range sortedKeys(t.cfg.Headers) {
 		opts = append(opts, ooption.WithHeader(name, t.cfg.Headers[name]))
 	}
-	for _, name := range sortedKeys(t.cfg.ExtraBody) {
-		opts = append(opts, ooption.WithJSONSet(sjsonKey(name), t.cfg.ExtraBody[name]))
-	}
-	client := openai.NewClient(opts...)
+	return opts
+}
 
+// openAISend returns the call through client.
+func (t *Task) openAISend(client openai.Client) func(context.Context, *call, *capture) (reply, error) {
 	base := openai.ChatCompletionNewParams{Model: t.cfg.Model}
 	if t.cfg.Temperature != nil {
 		base.Temperature = openai.Float(*t.cfg.Temperature)

@@ -1,0 +1,101 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// runOnline finishes a small wave with online calls (the online tail): the
+// items go to Config.Online with their heal feedback, and their records
+// count what the earlier waves spent on them.
+func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, error) {
+	src, err := in.Open()
+	if err != nil {
+		return true, err
+	}
+	if c, ok := src.(io.Closer); ok {
+		defer c.Close()
+	}
+	var items []task.Item
+	for len(items) < len(w.items) {
+		it, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		var bad *engine.BadItem
+		if errors.As(err, &bad) {
+			continue
+		}
+		if err != nil {
+			return true, fmt.Errorf("reading the input: %w", err)
+		}
+		if f := w.items[it.Idx]; f != nil {
+			it.Feedback = f.Feedback
+			items = append(items, it)
+		}
+	}
+	r.log.Info("finishing the wave online", "wave", w.num, "items", len(items))
+	sum, err := r.cfg.Online(ctx, items, &carriedJob{Job: in.Job, items: w.items})
+	r.mu.Lock()
+	r.sum.Waves++
+	r.stats.Done += sum.Done
+	r.stats.Succeeded += sum.Succeeded
+	r.stats.Failed += sum.Failed
+	r.stats.Calls += sum.Calls
+	r.stats.Retries += sum.Retries
+	r.stats.HealAttempts += sum.HealAttempts
+	r.stats.Usage = r.stats.Usage.Add(sum.Usage)
+	r.stats.CostUSD += sum.CostUSD
+	r.stats.Trips += sum.Trips
+	r.mu.Unlock()
+	if err != nil {
+		return true, err
+	}
+	if sum.Stop != engine.StopNone {
+		r.stop(sum.Stop, sum.StopDetail)
+		// The items left pending are not carried anywhere: the wave stays
+		// open in the ledger and a resume runs them again.
+		return true, nil
+	}
+	return false, r.close(ctx, w, len(items))
+}
+
+// carriedJob is the job as the online tail writes to it: each record also
+// counts the waves, re-asks, generations, tokens and cost the item spent
+// in batches before.
+type carriedJob struct {
+	store.Job
+	items map[int]*flight
+}
+
+func (j *carriedJob) Append(ctx context.Context, recs ...store.Record) error {
+	for i := range recs {
+		rec := &recs[i]
+		f := j.items[rec.Idx]
+		if f == nil {
+			continue
+		}
+		rec.Attempts += f.Calls
+		rec.HealAttempts += f.Heals
+		rec.GenerationAttempts += f.Generations
+		rec.Usage = rec.Usage.Add(f.Usage)
+		if f.CostKnown {
+			c := f.CostUSD
+			if rec.CostUSD != nil {
+				c += *rec.CostUSD
+			}
+			rec.CostUSD = &c
+		}
+		rec.CacheHit = false
+		if !f.Started.IsZero() && f.Started.Before(rec.FinishedAt) {
+			rec.DurationMS = rec.FinishedAt.Sub(f.Started).Milliseconds()
+		}
+	}
+	return j.Job.Append(ctx, recs...)
+}

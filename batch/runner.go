@@ -1,0 +1,1057 @@
+package batch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/retry"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/llm"
+)
+
+// Codec is the task as waves use it: the body of an item's request and the
+// result of an answer, exactly as an online call would send and read them.
+// *llm.Batch implements it.
+type Codec interface {
+	// Body returns the request body for item (its Feedback included).
+	Body(item task.Item) (json.RawMessage, error)
+	// Result reads a successful answer to item's request.
+	Result(item task.Item, body json.RawMessage) (task.Result, error)
+	// Cached returns the result the response cache holds for item.
+	Cached(item task.Item) (task.Result, bool)
+}
+
+// Source yields a job's items in idx order; io.EOF ends it.
+type Source interface {
+	Next() (task.Item, error)
+}
+
+// Online runs items through the normal online path (the engine), writing
+// their records to j. The items carry their heal feedback. It returns how
+// the run ended.
+type Online func(ctx context.Context, items []task.Item, j store.Job) (engine.Summary, error)
+
+// Defaults of Config's zero fields.
+const (
+	DefaultDiscount     = 0.5
+	DefaultPollMin      = 5 * time.Second
+	DefaultPollMax      = time.Minute
+	DefaultTripShare    = 0.5
+	DefaultTripMinimum  = 5
+	validationCheckName = "validate" // the engine's name for validation errors
+)
+
+// Config is what waves need besides the items.
+type Config struct {
+	// Client is the provider's batch API.
+	Client Client
+	// Codec builds requests and reads answers.
+	Codec Codec
+	// Provider names the provider in the ledger.
+	Provider string
+	// Ledger makes waves and batch ids durable.
+	Ledger Ledger
+
+	// Retry is the items' retry policy: its MaxAttempts bounds the
+	// consecutive waves in which an item failed retryably or expired, its
+	// Classifier classifies the requests' errors.
+	Retry retry.Policy
+	// Ops is the retry policy of the API operations themselves (upload,
+	// create, status, cancel, results).
+	Ops retry.Policy
+
+	// Validator checks each output; nil accepts all.
+	Validator engine.Validator
+	// Heal, NoHeal and Hints are the heal loop's, as the engine takes them.
+	Heal   heal.Budget
+	NoHeal bool
+	Hints  []heal.Hint
+	// Cache, when set, is told about cached outputs that proved invalid.
+	Cache engine.Rejecter
+
+	// Discount is the batch price as a fraction of the online price;
+	// 0 means DefaultDiscount (both providers charge half).
+	Discount float64
+	// PollMin and PollMax bound the wait between two polls; it doubles
+	// from PollMin while batches run.
+	PollMin, PollMax time.Duration
+
+	// OnlineTail: a wave after the first of a run holding at most this
+	// many items runs them online through Online instead. 0 never does.
+	OnlineTail int
+	// Online runs the online tail.
+	Online Online
+
+	// TripShare and TripMinimum: a wave in which at least TripMinimum
+	// requests, and at least TripShare of its requests, errored with one
+	// fingerprint trips the breaker before the next wave.
+	TripShare   float64
+	TripMinimum int
+	// OnTrip is the breaker's action: TripPrompt asks Prompter, anything
+	// else stops the run. The tripped items stay pending either way
+	// unless the operator says to continue.
+	OnTrip   engine.TripAction
+	Prompter engine.Prompter
+
+	// Limit caps the fresh items a run takes (0 = all).
+	Limit int
+	// Total and Skipped are the job's item count and the items a resume
+	// skips, for progress.
+	Total, Skipped int
+
+	// OnProgress receives the state of the wave's batches at each poll.
+	OnProgress func(Progress)
+	// Logger receives log lines; nil discards them.
+	Logger *slog.Logger
+}
+
+// Progress is the state of a wave's batches at one poll.
+type Progress struct {
+	Wave    int
+	Batches []Status
+	// Counts sums the batches' counts.
+	Counts Counts
+	// ExpiresIn is the time left before the first batch's window closes.
+	ExpiresIn time.Duration
+}
+
+// String is the progress line: "wave 2: 3 batches, 340/1000 requests
+// done (328 succeeded, 12 errored), 23h59m left before the first window
+// closes".
+func (p Progress) String() string {
+	c := p.Counts
+	s := fmt.Sprintf("wave %d: %d batch(es), %d/%d requests done (%d succeeded, %d errored", p.Wave, len(p.Batches), c.Done(), c.Total, c.Succeeded, c.Errored)
+	if c.Expired > 0 {
+		s += fmt.Sprintf(", %d expired", c.Expired)
+	}
+	if c.Canceled > 0 {
+		s += fmt.Sprintf(", %d canceled", c.Canceled)
+	}
+	s += ")"
+	if p.ExpiresIn > 0 {
+		s += fmt.Sprintf(", %s left before the first window closes", p.ExpiresIn.Round(time.Minute))
+	}
+	return s
+}
+
+// Summary is how a batch run ended.
+type Summary struct {
+	engine.Summary
+	// Waves counts the waves this run worked on (the online tail
+	// included); Batches the batches it submitted or re-polled; Requests
+	// the requests it submitted.
+	Waves, Batches, Requests int
+	// Repolled counts the batches of an earlier, interrupted run that
+	// this run polled again instead of submitting their requests anew.
+	Repolled int
+	// BatchCostUSD is what the batch answers cost at the batch price,
+	// FullCostUSD what they would have cost online: the difference is
+	// what batch mode saved. Summary.CostUSD adds the online tail's cost.
+	BatchCostUSD, FullCostUSD float64
+}
+
+// Runner runs items in waves of provider batches.
+type Runner struct {
+	cfg Config
+	log *slog.Logger
+	job store.Job
+
+	mu    sync.Mutex
+	stats engine.Stats
+	sum   Summary
+}
+
+// New returns a Runner for cfg.
+func New(cfg Config) *Runner {
+	if cfg.Discount <= 0 {
+		cfg.Discount = DefaultDiscount
+	}
+	if cfg.PollMin <= 0 {
+		cfg.PollMin = DefaultPollMin
+	}
+	if cfg.PollMax < cfg.PollMin {
+		cfg.PollMax = max(DefaultPollMax, cfg.PollMin)
+	}
+	if cfg.TripShare <= 0 {
+		cfg.TripShare = DefaultTripShare
+	}
+	if cfg.TripMinimum <= 0 {
+		cfg.TripMinimum = DefaultTripMinimum
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &Runner{cfg: cfg, log: log}
+	r.stats.Total, r.stats.Skipped = cfg.Total, cfg.Skipped
+	r.stats.Planned = max(cfg.Total-cfg.Skipped, 0)
+	if cfg.Limit > 0 {
+		r.stats.Planned = min(r.stats.Planned, cfg.Limit)
+	}
+	return r
+}
+
+// Stats returns the run's counters, as the engine's would read, for a
+// progress line: InFlight counts requests in batches.
+func (r *Runner) Stats() engine.Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+// Input is what a run works on.
+type Input struct {
+	// Open opens the job's input from its first item.
+	Open func() (Source, error)
+	// Want reports whether idx is to run (no record, or a failed one with
+	// --retry-failures).
+	Want func(idx int) bool
+	// Job receives the records.
+	Job store.Job
+}
+
+// flight is an item in a wave.
+type flight struct {
+	ItemState
+	item    task.Item
+	tracker *heal.Tracker
+	// carry says the item goes into the next wave without a request in
+	// this one (a cached output that proved invalid).
+	carry bool
+}
+
+// waveRun is one wave being worked on.
+type waveRun struct {
+	num   int
+	fresh bool
+	items map[int]*flight
+	known []Entry // submitted batches from the ledger (resume)
+	// ledgered says the wave's entry is in the ledger already.
+	ledgered bool
+	batches  []string
+	custom   map[string]*flight // custom id → item, for the join
+	// cost and full are what the wave's answers cost at the batch price
+	// and would have cost online.
+	cost, full float64
+}
+
+// ErrStopped is the cause of a run stopped by its context.
+var ErrStopped = errors.New("batch: stopped")
+
+// Run brings the wanted items to their outcome in waves, or stops with them
+// pending. It resumes an open wave from the ledger first.
+func (r *Runner) Run(ctx context.Context, in Input) (Summary, error) {
+	start := time.Now()
+	r.job = in.Job
+	r.mu.Lock()
+	r.stats.Started = start
+	r.mu.Unlock()
+	entries, err := r.cfg.Ledger.Entries(ctx)
+	if err != nil {
+		return r.summary(start), err
+	}
+	w, last, err := r.openWave(entries, in)
+	if err != nil {
+		return r.summary(start), err
+	}
+	if w == nil {
+		w = &waveRun{num: last + 1, fresh: true}
+	}
+	first := true
+	for w != nil {
+		next, stop, err := r.runWave(ctx, w, in, first)
+		first = false
+		if err != nil || stop {
+			return r.summary(start), err
+		}
+		w = next
+	}
+	return r.summary(start), nil
+}
+
+func (r *Runner) summary(start time.Time) Summary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sum
+	s.Stats = r.stats
+	s.Elapsed = time.Since(start)
+	return s
+}
+
+// stop records why the run stops short.
+func (r *Runner) stop(reason engine.StopReason, detail string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sum.Stop == engine.StopNone {
+		r.sum.Stop, r.sum.StopDetail = reason, detail
+	}
+}
+
+// openWave finds the ledger's last wave and, when it is not closed,
+// rebuilds it for a resume: its items' states and its known batches. It
+// returns the last wave's number either way.
+func (r *Runner) openWave(entries []Entry, in Input) (*waveRun, int, error) {
+	var w *waveRun
+	last := 0
+	for _, e := range entries {
+		last = max(last, e.Wave)
+		switch e.Kind {
+		case KindWave:
+			w = &waveRun{num: e.Wave, fresh: e.Fresh, items: map[int]*flight{}, ledgered: true}
+			for _, st := range e.Items {
+				if in.Want(st.Idx) {
+					f, err := r.restore(st)
+					if err != nil {
+						return nil, 0, err
+					}
+					w.items[st.Idx] = f
+				}
+			}
+		case KindSubmitted:
+			if w != nil && e.Wave == w.num {
+				w.known = append(w.known, e)
+			}
+		case KindClosed:
+			if w != nil && e.Wave == w.num {
+				w = nil
+			}
+		}
+	}
+	return w, last, nil
+}
+
+// restore rebuilds an item's state from the ledger.
+func (r *Runner) restore(st ItemState) (*flight, error) {
+	f := &flight{ItemState: st}
+	if len(st.Tracker) > 0 {
+		f.tracker = heal.NewTracker(r.cfg.Heal)
+		if err := json.Unmarshal(st.Tracker, f.tracker); err != nil {
+			return nil, fmt.Errorf("batch: ledger: item %d: %w", st.Idx, err)
+		}
+	}
+	return f, nil
+}
+
+// runWave runs one wave: it writes the wave to the ledger, submits what
+// is not yet submitted, polls every batch to its end, applies the results,
+// and returns the next wave (nil when nothing is carried). stop is true
+// when the run stops short (breaker, operator, context).
+func (r *Runner) runWave(ctx context.Context, w *waveRun, in Input, firstOfRun bool) (*waveRun, bool, error) {
+	if w.items == nil {
+		w.items = map[int]*flight{}
+	}
+	if !firstOfRun && r.cfg.OnlineTail > 0 && r.cfg.Online != nil && len(w.items) <= r.cfg.OnlineTail && !w.fresh && len(w.known) == 0 {
+		stop, err := r.runOnline(ctx, w, in)
+		return nil, stop, err
+	}
+	r.mu.Lock()
+	r.sum.Waves++
+	r.mu.Unlock()
+	if !w.ledgered {
+		if err := r.cfg.Ledger.Append(ctx, r.waveEntry(w)); err != nil {
+			return nil, true, err
+		}
+		w.ledgered = true
+	}
+	if err := r.submit(ctx, w, in); err != nil || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			r.stop(engine.StopSignal, "interrupted while submitting: the submitted batches keep running; a resume polls them and submits the rest")
+			return nil, true, nil
+		}
+		return nil, true, err
+	}
+	statuses, err := r.poll(ctx, w)
+	if err != nil {
+		if ctx.Err() != nil {
+			r.stop(engine.StopSignal, "interrupted while polling: the batches keep running; a resume polls them")
+			return nil, true, nil
+		}
+		return nil, true, err
+	}
+	carried, stop, err := r.collect(ctx, w, in, statuses)
+	if err != nil || stop {
+		return nil, true, err
+	}
+	if len(carried) == 0 {
+		return nil, false, r.close(ctx, w, 0)
+	}
+	// The next wave is written before this one closes: a crash between
+	// the two re-applies this wave's results, which gives the same
+	// states again.
+	next := &waveRun{num: w.num + 1, items: carried}
+	if err := r.cfg.Ledger.Append(ctx, r.waveEntry(next)); err != nil {
+		return nil, true, err
+	}
+	next.ledgered = true
+	if err := r.close(ctx, w, 0); err != nil {
+		return nil, true, err
+	}
+	return next, false, nil
+}
+
+// close writes w's closing entry with its costs.
+func (r *Runner) close(ctx context.Context, w *waveRun, online int) error {
+	return r.cfg.Ledger.Append(ctx, Entry{Kind: KindClosed, Wave: w.num, CostUSD: w.cost, FullCostUSD: w.full, Online: online})
+}
+
+// waveEntry is the ledger entry opening w.
+func (r *Runner) waveEntry(w *waveRun) Entry {
+	e := Entry{Kind: KindWave, Wave: w.num, Fresh: w.fresh}
+	if w.fresh {
+		return e
+	}
+	idx := make([]int, 0, len(w.items))
+	for i := range w.items {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		f := w.items[i]
+		st := f.ItemState
+		if f.tracker != nil {
+			st.Tracker, _ = json.Marshal(f.tracker)
+		}
+		e.Items = append(e.Items, st)
+	}
+	return e
+}
+
+// submit reads the input for the wave's items, answers cached ones,
+// renders the others and submits them in chunks within the provider's
+// limits, each batch's id made durable before the next step. Items of
+// batches the ledger knows are not submitted again.
+func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
+	w.custom = map[string]*flight{}
+	covered := map[string]bool{}
+	for _, e := range w.known {
+		w.batches = append(w.batches, e.Batch)
+		for _, id := range e.CustomIDs {
+			covered[id] = true
+		}
+	}
+	r.mu.Lock()
+	r.sum.Batches += len(w.known)
+	r.sum.Repolled += len(w.known)
+	r.mu.Unlock()
+	src, err := in.Open()
+	if err != nil {
+		return err
+	}
+	if c, ok := src.(io.Closer); ok {
+		defer c.Close()
+	}
+	lim := r.cfg.Client.Limits()
+	var chunk []Request
+	size, taken, chunkNum := 0, 0, len(w.known)
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		chunkNum++
+		key := fmt.Sprintf("w%d-c%d", w.num, chunkNum)
+		id, err := retry.DoValue(ctx, r.cfg.Ops, func(ctx context.Context) (string, error) {
+			return r.cfg.Client.Submit(ctx, key, chunk)
+		})
+		if err != nil {
+			return fmt.Errorf("submitting batch %s of %d requests: %w", key, len(chunk), err)
+		}
+		ids := make([]string, len(chunk))
+		for i, q := range chunk {
+			ids[i] = q.CustomID
+		}
+		// The id is durable before the batch is polled: a crash from here
+		// on re-polls it, never submits it again.
+		if err := r.cfg.Ledger.Append(ctx, Entry{Kind: KindSubmitted, Wave: w.num, Batch: id, Provider: r.cfg.Provider, CustomIDs: ids}); err != nil {
+			return err
+		}
+		r.log.Info("batch submitted", "wave", w.num, "batch", id, "requests", len(chunk))
+		w.batches = append(w.batches, id)
+		r.mu.Lock()
+		r.sum.Batches++
+		r.sum.Requests += len(chunk)
+		r.stats.InFlight += len(chunk)
+		r.stats.Limit = r.stats.InFlight
+		r.stats.Calls += len(chunk)
+		r.mu.Unlock()
+		chunk, size = nil, 0
+		return nil
+	}
+	for {
+		it, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		var bad *engine.BadItem
+		if errors.As(err, &bad) {
+			// An unreadable line of a fresh wave is recorded as the engine
+			// records it: failed, class item.
+			if w.fresh && w.items[bad.Item.Idx] == nil && in.Want(bad.Item.Idx) && (r.cfg.Limit == 0 || taken < r.cfg.Limit) {
+				taken++
+				f := &flight{ItemState: ItemState{Idx: bad.Item.Idx, Started: time.Now().UTC()}, item: bad.Item}
+				r.fail(ctx, f, bad.Err, classify.Decision{Class: classify.Item, Reason: "bad input line"}, bad.Err)
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading the input: %w", err)
+		}
+		f := w.items[it.Idx]
+		if f == nil {
+			if !w.fresh || !in.Want(it.Idx) || (r.cfg.Limit > 0 && taken >= r.cfg.Limit) {
+				continue
+			}
+			f = &flight{ItemState: ItemState{Idx: it.Idx, Started: time.Now().UTC()}}
+			w.items[it.Idx] = f
+			taken++
+		}
+		f.item = it
+		f.item.Feedback = f.Feedback
+		cid := CustomID(it.Idx, w.num)
+		w.custom[cid] = f
+		if covered[cid] {
+			continue
+		}
+		if f.Feedback == nil {
+			if res, ok := r.cfg.Codec.Cached(f.item); ok {
+				// Served from the cache: no request. An invalid cached
+				// output goes into the next wave as a re-ask.
+				f.carry = r.apply(ctx, w, f, answerOf(cid, res))
+				delete(w.custom, cid)
+				continue
+			}
+		}
+		body, err := r.cfg.Codec.Body(f.item)
+		if err != nil {
+			f.Calls++
+			r.fail(ctx, f, err, classify.Decision{Class: classify.Item, Reason: "request cannot be built"}, err)
+			delete(w.custom, cid)
+			continue
+		}
+		req := Request{CustomID: cid, Body: body}
+		n := requestBytes(r.cfg.Client, req)
+		if len(chunk) > 0 && (len(chunk)+1 > lim.MaxRequests || size+n > lim.MaxBytes) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		chunk = append(chunk, req)
+		size += n
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	// Items the ledger put in this wave that the input no longer holds
+	// (or a resumed wave's items already recorded) have nothing to join.
+	for idx, f := range w.items {
+		if f.item.Raw == nil && f.item.Fields == nil {
+			delete(w.items, idx)
+		}
+	}
+	return nil
+}
+
+// requestBytes is req's size as the client sends it.
+func requestBytes(c Client, req Request) int {
+	if _, ok := c.(*Anthropic); ok {
+		return anthropicRequestBytes(req)
+	}
+	return openAILineBytes(req)
+}
+
+// cachedAnswer is a result the cache served, standing in for an answer.
+type cachedAnswer struct {
+	Answer
+	res task.Result
+}
+
+func answerOf(cid string, res task.Result) cachedAnswer {
+	return cachedAnswer{Answer: Answer{CustomID: cid}, res: res}
+}
+
+// poll waits for every batch of the wave to end, polling with a backoff
+// from PollMin to PollMax and reporting progress at each round. It returns
+// the batches' final states.
+func (r *Runner) poll(ctx context.Context, w *waveRun) (map[string]Status, error) {
+	statuses := make(map[string]Status, len(w.batches))
+	delay := r.cfg.PollMin
+	for {
+		var list []Status
+		ended := 0
+		for _, id := range w.batches {
+			st, ok := statuses[id]
+			if !ok || !st.Ended {
+				var err error
+				st, err = retry.DoValue(ctx, r.cfg.Ops, func(ctx context.Context) (Status, error) {
+					return r.cfg.Client.Status(ctx, id)
+				})
+				if err != nil {
+					return nil, fmt.Errorf("polling batch %s: %w", id, err)
+				}
+				statuses[id] = st
+			}
+			if st.Ended {
+				ended++
+			}
+			list = append(list, st)
+		}
+		r.progress(w.num, list)
+		if ended == len(w.batches) {
+			return statuses, nil
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, context.Cause(ctx)
+		case <-t.C:
+		}
+		delay = min(2*delay, r.cfg.PollMax)
+	}
+}
+
+// progress reports one round of polls.
+func (r *Runner) progress(wave int, list []Status) {
+	p := Progress{Wave: wave, Batches: list}
+	var soonest time.Time
+	for _, st := range list {
+		c := st.Counts
+		p.Counts.Total += c.Total
+		p.Counts.Processing += c.Processing
+		p.Counts.Succeeded += c.Succeeded
+		p.Counts.Errored += c.Errored
+		p.Counts.Expired += c.Expired
+		p.Counts.Canceled += c.Canceled
+		if !st.Ended && !st.ExpiresAt.IsZero() && (soonest.IsZero() || st.ExpiresAt.Before(soonest)) {
+			soonest = st.ExpiresAt
+		}
+	}
+	if !soonest.IsZero() {
+		p.ExpiresIn = time.Until(soonest)
+	}
+	r.log.Info("batches polled", "wave", wave, "batches", len(list), "done", p.Counts.Done(), "total", p.Counts.Total,
+		"succeeded", p.Counts.Succeeded, "errored", p.Counts.Errored, "expired", p.Counts.Expired, "expires_in", p.ExpiresIn.Round(time.Second))
+	if r.cfg.OnProgress != nil {
+		r.cfg.OnProgress(p)
+	}
+}
+
+// collect reads every batch's results, joins them to the items by custom
+// id and applies them. It returns the items carried into the next wave;
+// stop is true when the breaker or the operator stopped the run.
+func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map[string]Status) (map[int]*flight, bool, error) {
+	answered := make(map[string]bool, len(w.custom))
+	var pendingAnswers []struct {
+		f *flight
+		a Answer
+	}
+	for _, id := range w.batches {
+		st := statuses[id]
+		if st.Failed {
+			r.log.Warn("the provider refused a batch; its requests go into the next wave", "batch", id, "problem", st.Problem)
+		}
+		err := r.cfg.Ops.Do(ctx, func(ctx context.Context) error {
+			return r.cfg.Client.Results(ctx, st, func(a Answer) error {
+				f := w.custom[a.CustomID]
+				if f == nil || answered[a.CustomID] {
+					if _, _, perr := ParseCustomID(a.CustomID); perr != nil {
+						r.log.Warn("a batch result names a request tenax did not send", "batch", id, "custom_id", a.CustomID)
+					}
+					return nil
+				}
+				answered[a.CustomID] = true
+				pendingAnswers = append(pendingAnswers, struct {
+					f *flight
+					a Answer
+				}{f, a})
+				return nil
+			})
+		})
+		if err != nil {
+			return nil, true, fmt.Errorf("reading the results of batch %s: %w", id, err)
+		}
+		c := st.Counts
+		if err := r.cfg.Ledger.Append(ctx, Entry{Kind: KindCollected, Wave: w.num, Batch: id, Counts: &c}); err != nil {
+			return nil, true, err
+		}
+	}
+	// Every request without a result is treated as never processed.
+	for cid, f := range w.custom {
+		if !answered[cid] {
+			pendingAnswers = append(pendingAnswers, struct {
+				f *flight
+				a Answer
+			}{f, Answer{CustomID: cid, Unprocessed: "missing"}})
+		}
+	}
+	sort.Slice(pendingAnswers, func(i, j int) bool { return pendingAnswers[i].f.Idx < pendingAnswers[j].f.Idx })
+
+	// The breaker looks at the wave's errors before any is recorded: a
+	// large share with one fingerprint is the setup's fault (a credit
+	// balance, a revoked key), and those items stay pending.
+	tripped, report := r.tripCheck(w, pendingAnswers)
+	r.mu.Lock()
+	r.stats.InFlight = 0
+	r.mu.Unlock()
+	carried := map[int]*flight{}
+	var held []*flight
+	for _, pa := range pendingAnswers {
+		if tripped != "" && pa.a.Err != nil && fingerprintOf(r.cfg.Retry.Classifier, pa.a.Err) == tripped {
+			held = append(held, pa.f)
+			continue
+		}
+		if r.apply(ctx, w, pa.f, pa.a) {
+			carried[pa.f.Idx] = pa.f
+		}
+	}
+	for _, f := range w.items {
+		if f.carry {
+			carried[f.Idx] = f
+		}
+	}
+	if err := in.Job.Flush(ctx); err != nil {
+		return nil, true, fmt.Errorf("saving the wave's records: %w", err)
+	}
+	if tripped == "" {
+		return carried, false, nil
+	}
+	r.mu.Lock()
+	r.stats.Trips++
+	r.mu.Unlock()
+	goOn := false
+	if r.cfg.OnTrip == engine.TripPrompt && r.cfg.Prompter != nil {
+		goOn = r.cfg.Prompter.Trip(ctx, report) == engine.TripContinue
+	}
+	for _, f := range held {
+		f.Calls++ // the wave was an attempt; the item stays pending
+		carried[f.Idx] = f
+	}
+	if goOn {
+		return carried, false, nil
+	}
+	// Stopped: the carried items (the held ones with them) go into the
+	// next wave's entry unsubmitted, so a resume starts there.
+	next := &waveRun{num: w.num + 1, items: carried}
+	if err := r.cfg.Ledger.Append(ctx, r.waveEntry(next)); err != nil {
+		return nil, true, err
+	}
+	if err := r.close(ctx, w, 0); err != nil {
+		return nil, true, err
+	}
+	reason := engine.StopBreaker
+	if r.cfg.OnTrip == engine.TripPrompt && r.cfg.Prompter != nil {
+		reason = engine.StopOperator
+	}
+	r.stop(reason, "circuit breaker open: "+report.Reason)
+	return nil, true, nil
+}
+
+// tripCheck returns the fingerprint that trips the breaker in this wave,
+// "" for none, and the operator's report.
+func (r *Runner) tripCheck(w *waveRun, answers []struct {
+	f *flight
+	a Answer
+}) (string, engine.TripReport) {
+	counts := map[string]int{}
+	var lastOf = map[string]*engine.Failure{}
+	for _, pa := range answers {
+		if pa.a.Err == nil {
+			continue
+		}
+		fp := fingerprintOf(r.cfg.Retry.Classifier, pa.a.Err)
+		counts[fp]++
+		lastOf[fp] = &engine.Failure{Item: pa.f.item, Err: pa.a.Err, Decision: r.cfg.Retry.Classifier.Classify(pa.a.Err), Attempts: pa.f.Calls + 1}
+	}
+	best, n := "", 0
+	for fp, c := range counts {
+		if c > n || c == n && fp < best {
+			best, n = fp, c
+		}
+	}
+	total := len(answers)
+	if n < r.cfg.TripMinimum || float64(n) < r.cfg.TripShare*float64(total) {
+		return "", engine.TripReport{}
+	}
+	return best, engine.TripReport{
+		Reason: fmt.Sprintf("%d of the %d requests of wave %d failed with the same error", n, total, w.num),
+		Last:   lastOf[best],
+		Stats:  r.Stats(),
+	}
+}
+
+// fingerprintOf groups the errors of a wave's requests: the class and the
+// message without the request id, which differs for every request.
+func fingerprintOf(c classify.Classifier, err error) string {
+	msg := err.Error()
+	var le *llm.Error
+	if errors.As(err, &le) {
+		anon := *le
+		anon.ID = ""
+		msg = anon.Error()
+	}
+	return heal.Fingerprint(c.Classify(err).Class.String(), msg)
+}
+
+// apply brings one answer to bear on its item: a record, or the item is
+// carried into the next wave. It reports whether the item is carried.
+func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
+	f.Calls++
+	var res task.Result
+	var err error
+	switch a := a.(type) {
+	case cachedAnswer:
+		res = a.res
+		r.mu.Lock()
+		r.stats.Calls++
+		r.mu.Unlock()
+	case Answer:
+		switch {
+		case a.Unprocessed != "":
+			return r.retryable(ctx, f, fmt.Errorf("batch request %s: %s before the provider processed it", a.CustomID, unprocessedWord(a.Unprocessed)))
+		case a.Err != nil:
+			err = a.Err
+		default:
+			res, err = r.cfg.Codec.Result(f.item, a.Body)
+			full := res.CostUSD
+			res.CostUSD *= r.cfg.Discount
+			w.cost += res.CostUSD
+			w.full += full
+			r.mu.Lock()
+			r.sum.FullCostUSD += full
+			r.sum.BatchCostUSD += res.CostUSD
+			r.mu.Unlock()
+		}
+	}
+	r.account(f, res)
+	var outErr *task.OutputError
+	switch {
+	case err == nil:
+		f.Streak = 0
+		f.Generations++
+		f.LastOutput = res.Output
+		verr := r.validate(ctx, res.Output)
+		if verr == nil {
+			r.succeed(ctx, f, res)
+			return false
+		}
+		var marked *classify.Error
+		if errors.As(verr, &marked) && marked.Class == classify.Fatal {
+			r.fail(ctx, f, verr, classify.Decision{Class: classify.Fatal, Reason: marked.Reason}, verr)
+			return false
+		}
+		if res.CacheKey != "" && r.cfg.Cache != nil {
+			_ = r.cfg.Cache.Reject(res.CacheKey, verr.Error())
+		}
+		return r.heal(ctx, f, outputText(res.Output), verr)
+	case errors.As(err, &outErr):
+		f.Streak = 0
+		f.Generations++
+		f.LastOutput = mustJSONString(outErr.Output)
+		return r.heal(ctx, f, outErr.Output, outErr.Err)
+	}
+	d := r.cfg.Retry.Classifier.Classify(err)
+	if d.Class == classify.Retryable {
+		return r.retryable(ctx, f, err)
+	}
+	if d.Class == classify.Canceled {
+		d = classify.Decision{Class: classify.Item, Reason: "canceled, but not by the run: " + d.Reason}
+	}
+	r.fail(ctx, f, err, d, err)
+	return false
+}
+
+func unprocessedWord(s string) string {
+	switch s {
+	case "expired":
+		return "the completion window expired"
+	case "canceled":
+		return "the batch was canceled"
+	}
+	return "no result came back"
+}
+
+// retryable counts a retryable failure (an expired request is one) and
+// carries the item, or fails it once retry.max_attempts are spent.
+func (r *Runner) retryable(ctx context.Context, f *flight, err error) bool {
+	f.Streak++
+	f.LastError = err.Error()
+	if f.Streak >= maxAttempts(r.cfg.Retry) {
+		r.fail(ctx, f, fmt.Errorf("%w (retried in %d waves)", err, f.Streak), classify.Decision{Class: classify.Retryable, Reason: "retries exhausted"}, err)
+		return false
+	}
+	r.mu.Lock()
+	r.stats.Retries++
+	r.mu.Unlock()
+	return true
+}
+
+func maxAttempts(p retry.Policy) int {
+	if p.MaxAttempts <= 0 {
+		return retry.DefaultMaxAttempts
+	}
+	return p.MaxAttempts
+}
+
+// heal is the engine's heal step: it spends heal budget and sets the
+// re-ask's feedback, carrying the item, or records it as failed.
+func (r *Runner) heal(ctx context.Context, f *flight, output string, verr error) bool {
+	if r.cfg.NoHeal {
+		r.fail(ctx, f, verr, classify.Decision{Class: classify.Invalid, Reason: "heal disabled"}, verr)
+		return false
+	}
+	if f.tracker == nil {
+		f.tracker = heal.NewTracker(r.cfg.Heal)
+	}
+	f.tracker.Observe([]heal.Observed{{Name: validationCheckName, Message: verr.Error()}})
+	next, ok := f.tracker.Next()
+	var stop error
+	if !ok {
+		if stop = f.tracker.Err(); stop == nil {
+			stop = fmt.Errorf("heal budget exhausted: %w", heal.ErrBudget)
+		}
+	} else {
+		stop = f.tracker.Spend(next.Fingerprint, output)
+	}
+	if stop != nil {
+		r.fail(ctx, f, fmt.Errorf("%w (%v)", verr, stop), classify.Decision{Class: classify.Invalid, Reason: stopReason(stop)}, verr)
+		return false
+	}
+	f.Heals++
+	r.mu.Lock()
+	r.stats.HealAttempts++
+	r.mu.Unlock()
+	var stderr string
+	var sc classify.StderrCarrier
+	if errors.As(verr, &sc) {
+		stderr = sc.Stderr()
+	}
+	msg := heal.FormatFeedback(heal.FeedbackInput{PreviousOutput: output, Err: verr, Stderr: stderr, Hints: r.cfg.Hints})
+	f.Feedback = &task.Feedback{PreviousOutput: output, Message: msg, Attempt: f.Heals}
+	f.LastError = verr.Error()
+	return true
+}
+
+func stopReason(err error) string {
+	var se *heal.StopError
+	if errors.As(err, &se) {
+		return "heal: " + se.Reason
+	}
+	return "heal budget"
+}
+
+func (r *Runner) validate(ctx context.Context, out json.RawMessage) error {
+	if r.cfg.Validator == nil {
+		return nil
+	}
+	return r.cfg.Validator.Validate(ctx, out)
+}
+
+// account adds an answer's usage and cost to the item and the run.
+func (r *Runner) account(f *flight, res task.Result) {
+	if res.Usage.Total() == 0 && res.CostUSD == 0 {
+		return
+	}
+	f.Usage = f.Usage.Add(res.Usage)
+	r.mu.Lock()
+	r.stats.Usage = r.stats.Usage.Add(res.Usage)
+	r.stats.CostUSD += res.CostUSD
+	r.mu.Unlock()
+	if res.CostUSD > 0 {
+		f.CostUSD += res.CostUSD
+		f.CostKnown = true
+	}
+}
+
+func (r *Runner) succeed(ctx context.Context, f *flight, res task.Result) {
+	rec := r.record(f)
+	rec.Output = res.Output
+	rec.CacheHit = res.CacheHit && f.Heals == 0 && f.Calls == 1
+	r.finish(ctx, rec)
+}
+
+// fail records the item as failed with err; fpErr names what is wrong, for
+// the fingerprint.
+func (r *Runner) fail(ctx context.Context, f *flight, err error, d classify.Decision, fpErr error) {
+	rec := r.record(f)
+	rec.Output = f.LastOutput
+	if rec.Output == nil {
+		rec.Output = json.RawMessage("null")
+	}
+	rec.Error = err.Error()
+	rec.Class = d.Class
+	rec.Retryable = d.Class == classify.Retryable
+	name := d.Class.String()
+	if d.Class == classify.Invalid {
+		name = validationCheckName
+	}
+	rec.Fingerprint = heal.Fingerprint(name, fpErr.Error())
+	if f.tracker != nil {
+		if b, jerr := json.Marshal(f.tracker.Errors()); jerr == nil {
+			rec.TrackedErrors = b
+		}
+	}
+	r.finish(ctx, rec)
+}
+
+// record is the item's record, with the same fields as the engine's.
+func (r *Runner) record(f *flight) store.Record {
+	rec := store.Record{
+		Idx:                f.Idx,
+		ID:                 f.item.ID,
+		Input:              f.item.Raw,
+		Attempts:           f.Calls,
+		HealAttempts:       f.Heals,
+		GenerationAttempts: f.Generations,
+		Usage:              f.Usage,
+		DurationMS:         time.Since(f.Started).Milliseconds(),
+		FinishedAt:         time.Now().UTC(),
+	}
+	if f.CostKnown {
+		c := math.Round(f.CostUSD*1e9) / 1e9
+		rec.CostUSD = &c
+	}
+	return rec
+}
+
+// finish appends the record; a store that fails stops nothing here, the
+// wave's Flush reports it.
+func (r *Runner) finish(ctx context.Context, rec store.Record) {
+	err := r.job.Append(ctx, rec)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.log.Error("recording an item failed", "idx", rec.Idx, "error", err)
+		return
+	}
+	r.stats.Done++
+	if rec.Failed() {
+		r.stats.Failed++
+	} else {
+		r.stats.Succeeded++
+	}
+}
+
+// outputText is an output as a model should see it again.
+func outputText(out json.RawMessage) string {
+	var s string
+	if len(out) > 0 && out[0] == '"' && json.Unmarshal(out, &s) == nil {
+		return s
+	}
+	return string(out)
+}
+
+func mustJSONString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}

@@ -1,0 +1,288 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/tenaxhq/tenax/batch"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/input"
+	"github.com/tenaxhq/tenax/spec"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/llm"
+)
+
+// hasLedger reports whether the job directory holds a batch ledger: the
+// job ran in batch mode, and a resume continues in it.
+func hasLedger(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, batch.LedgerFile))
+	return err == nil
+}
+
+// useBatchMode switches a spec to batch mode (`tenax run --batch`), with
+// the batch section's defaults when the spec writes none.
+func useBatchMode(s *spec.Spec) error {
+	if p := s.Task.BatchProblem(); p != "" {
+		return fmt.Errorf("--batch: %s", p)
+	}
+	s.Task.Mode = "batch"
+	if s.Batch == (spec.Batch{}) {
+		s.Batch = spec.DefaultBatch()
+	}
+	return nil
+}
+
+// executeBatch runs the job's items in waves of provider batches (package
+// batch); small later waves and nothing else go through the engine.
+func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j store.Job, dir string, cfg engine.Config, inPath string, format input.Format, outcomes store.Outcomes, opts Options, log *slog.Logger) (*Result, error) {
+	lt, ok := b.task.(*llm.Task)
+	if !ok {
+		return nil, usage(fmt.Errorf("this job ran in batch mode, which needs an llm task; the spec's task is %q", s.Task.Type))
+	}
+	if p := s.Task.BatchProblem(); p != "" {
+		return nil, usage(errors.New(p))
+	}
+	if dir == "" {
+		return nil, usage(errors.New("batch mode keeps its batch ids in the job directory, and this store has none"))
+	}
+	if s.Batch == (spec.Batch{}) {
+		s.Batch = spec.DefaultBatch() // resumed with a spec that says nothing of batches
+	}
+	ledger, err := batch.OpenFileLedger(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer ledger.Close()
+
+	codec := lt.Batch()
+	limits := batch.Limits{MaxRequests: s.Batch.MaxRequests, MaxBytes: s.Batch.MaxBytes}
+	var client batch.Client
+	if codec.Wire() == llm.ProviderAnthropic {
+		base, key, hc := codec.Endpoint()
+		client = batch.NewAnthropic(codec.Provider(), base, key, hc, limits)
+	} else {
+		client = batch.NewOpenAIWith(codec.Provider(), codec.OpenAIOptions(), limits)
+	}
+
+	m := j.Manifest()
+	retrySome, err := failuresToRetry(ctx, j, opts)
+	if err != nil {
+		return nil, err
+	}
+	want := func(idx int) bool {
+		switch outcomes.Get(idx) {
+		case store.Succeeded:
+			return false
+		case store.Failed:
+			if retrySome != nil {
+				_, retry := retrySome[idx]
+				return retry
+			}
+			return opts.RetryFailures
+		}
+		return true
+	}
+	skipped := 0
+	for idx := range m.Items {
+		if !want(idx) {
+			skipped++
+		}
+	}
+	cfg.Total, cfg.Skipped, cfg.Planned = m.Items, skipped, opts.Limit
+	if b.cache != nil {
+		cfg.Cache = b.cache
+	}
+	cfg.Validator = b.validator
+
+	// A signal stops the engine given to the CLI: polling ends at once (the
+	// batches keep running at the provider), the online tail drains.
+	bctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu      sync.Mutex
+		tail    *engine.Engine
+		stopped string
+	)
+	userEvents := opts.OnEvent
+	cfg.OnEvent = func(ev engine.Event) {
+		logEvent(log, ev)
+		if userEvents != nil {
+			userEvents(ev)
+		}
+	}
+	stopCfg := cfg
+	stopCfg.OnEvent = func(ev engine.Event) {
+		if ev.Kind != engine.Stopping {
+			return
+		}
+		log.Warn("stopping", "reason", ev.Reason)
+		mu.Lock()
+		stopped = ev.Reason
+		t := tail
+		mu.Unlock()
+		cancel(fmt.Errorf("%w: %s", batch.ErrStopped, ev.Reason))
+		if t != nil {
+			t.Stop(engine.StopSignal, ev.Reason)
+		}
+	}
+	stopper := engine.New(stopCfg, b.task, j)
+
+	online := func(_ context.Context, items []task.Item, jj store.Job) (engine.Summary, error) {
+		tcfg := cfg
+		tcfg.Skipped, tcfg.Planned = m.Items-len(items), 0
+		e := engine.New(tcfg, b.task, jj)
+		b.rateLimits.engine = e
+		mu.Lock()
+		tail = e
+		why := stopped
+		mu.Unlock()
+		if why != "" {
+			e.Stop(engine.StopSignal, why)
+		}
+		i := 0
+		// The caller's context, not the batch one: the first signal
+		// drains the tail, the second cancels it.
+		return e.Run(ctx, engine.SourceFunc(func() (task.Item, error) {
+			if i == len(items) {
+				return task.Item{}, io.EOF
+			}
+			i++
+			return items[i-1], nil
+		}))
+	}
+
+	r := batch.New(batch.Config{
+		Client: client, Codec: codec, Provider: codec.Provider(), Ledger: ledger,
+		Retry: cfg.Retry, Ops: cfg.Retry,
+		Validator: b.validator, Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints, Cache: cfg.Cache,
+		PollMin: s.Batch.PollInterval, PollMax: s.Batch.PollMax,
+		OnlineTail: s.Batch.OnlineTail, Online: online,
+		TripShare: s.Batch.TripShare, TripMinimum: s.Breaker.Threshold,
+		OnTrip: cfg.OnTrip, Prompter: opts.Prompter,
+		Limit: opts.Limit, Total: m.Items, Skipped: skipped,
+		OnProgress: opts.OnBatchProgress, Logger: log,
+	})
+	log.Info("job started in batch mode", "spec", s.Path(), "input", inPath, "items", m.Items, "skipped", skipped, "dir", dir, "provider", codec.Provider())
+	if opts.OnStart != nil {
+		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: stopper, Stats: r.Stats, Redact: s.Redact})
+	}
+	sum, runErr := r.Run(bctx, batch.Input{
+		Open: func() (batch.Source, error) {
+			rd, err := input.Open(inPath, format)
+			if err != nil {
+				return nil, err
+			}
+			return badLines{rd}, nil
+		},
+		Want: want,
+		Job:  j,
+	})
+	if errors.Is(runErr, batch.ErrStopped) {
+		runErr = nil
+	}
+	res, err := conclude(ctx, st, j, dir, sum.Summary, runErr, opts, log)
+	if res != nil {
+		res.Batch = &BatchResult{Waves: sum.Waves, Batches: sum.Batches, Requests: sum.Requests, Repolled: sum.Repolled,
+			CostUSD: sum.BatchCostUSD, OnlineCostUSD: sum.FullCostUSD}
+	}
+	return res, err
+}
+
+// BatchResult is what a batch mode run did.
+type BatchResult struct {
+	// Waves, Batches and Requests count this run's waves, its batches
+	// (submitted or re-polled) and the requests it submitted; Repolled
+	// the batches of an earlier run it polled again instead.
+	Waves, Batches, Requests, Repolled int
+	// CostUSD is what the batches' answers cost; OnlineCostUSD what they
+	// would have cost online.
+	CostUSD, OnlineCostUSD float64
+}
+
+// badLines is the input as batch mode reads it: an unreadable line is an
+// *engine.BadItem, as the engine's source gives it.
+type badLines struct{ r *input.Reader }
+
+func (b badLines) Next() (task.Item, error) {
+	it, err := b.r.Next()
+	var le *input.LineError
+	if errors.As(err, &le) {
+		return task.Item{}, &engine.BadItem{Item: it, Err: le}
+	}
+	return it, err
+}
+
+func (b badLines) Close() error { return b.r.Close() }
+
+// batchWaves reads the job's batch ledger, if it has one.
+func batchWaves(j store.Job) ([]batch.WaveReport, error) {
+	d, ok := j.(interface{ Dir() string })
+	if !ok {
+		return nil, nil
+	}
+	entries, err := batch.ReadLedgerFile(filepath.Join(d.Dir(), batch.LedgerFile))
+	if err != nil || len(entries) == 0 {
+		return nil, err
+	}
+	return batch.Report(entries), nil
+}
+
+// writeWaves renders the batch waves of a status report: each wave's
+// batches, requests and counts, and what it saved.
+func writeWaves(b *strings.Builder, waves []batch.WaveReport) {
+	if len(waves) == 0 {
+		return
+	}
+	var batches, requests int
+	var cost, full float64
+	for _, w := range waves {
+		batches += len(w.Batches)
+		requests += w.Requests
+		cost += w.CostUSD
+		full += w.FullCostUSD
+	}
+	fmt.Fprintf(b, "Batches:   %d wave(s), %d batch(es), %d requests", len(waves), batches, requests)
+	if full > 0 {
+		fmt.Fprintf(b, " | batch price $%.4f, online $%.4f, saved $%.4f", cost, full, full-cost)
+	}
+	b.WriteByte('\n')
+	for _, w := range waves {
+		fmt.Fprintf(b, "  wave %d: ", w.Wave)
+		switch {
+		case w.Online > 0:
+			fmt.Fprintf(b, "%d item(s) finished online", w.Online)
+		case len(w.Batches) == 0 && !w.Closed:
+			fmt.Fprintf(b, "%d item(s) waiting to be submitted (resume submits them)", w.Items)
+		default:
+			c := w.Counts
+			fmt.Fprintf(b, "%d request(s) in %s", w.Requests, strings.Join(w.Batches, ", "))
+			if w.Collected > 0 {
+				fmt.Fprintf(b, "; %d succeeded, %d errored", c.Succeeded, c.Errored)
+				if c.Expired > 0 {
+					fmt.Fprintf(b, ", %d expired", c.Expired)
+				}
+				if c.Canceled > 0 {
+					fmt.Fprintf(b, ", %d canceled", c.Canceled)
+				}
+			}
+			if !w.Closed {
+				fmt.Fprintf(b, " (open: %d of %d batch(es) read; resume polls the rest)", w.Collected, len(w.Batches))
+			}
+		}
+		if w.FullCostUSD > 0 {
+			fmt.Fprintf(b, " | saved $%.4f", w.Saved())
+		}
+		b.WriteByte('\n')
+	}
+}

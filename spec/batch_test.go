@@ -1,0 +1,56 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBatchModeIsCheckedAgainstTheTaskAndItsSection(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want string // "" for a spec that loads
+	}{
+		{"openai in batch mode", "task:\n  type: llm\n  provider: openai\n  model: m\n  prompt: hi\n  mode: batch\n", ""},
+		{"anthropic in batch mode", "task:\n  type: llm\n  provider: anthropic\n  model: m\n  prompt: hi\n  mode: batch\n", ""},
+		{"mock in batch mode", llmTask + "  mode: batch\n", ""},
+		{"online mode said aloud", llmTask + "  mode: online\n", ""},
+		{"unknown mode suggests", llmTask + "  mode: bach\n", `job.yaml:5:9: task.mode: unknown value "bach" (want online or batch) (did you mean "batch"?)`},
+		{"exec task", "task:\n  type: exec\n  argv: [echo]\n  mode: batch\n", `job.yaml:4:9: task.mode: does not apply to exec tasks (it is for llm tasks)`},
+		{"negative tail", llmTask + "  mode: batch\nbatch:\n  online_tail: -1\n", `job.yaml:7:16: batch.online_tail: must not be negative, got -1`},
+		{"poll max below interval", llmTask + "batch:\n  poll_interval: 10s\n  poll_max: 5s\n", `job.yaml:7:13: batch.poll_max: 5s is less than batch.poll_interval (10s)`},
+		{"trip share above 1", llmTask + "batch:\n  trip_share: 2\n", `job.yaml:6:15: batch.trip_share: must be more than 0 and at most 1, got 2`},
+		{"unknown batch key", llmTask + "batch:\n  online_tial: 3\n", `job.yaml:6:3: unknown key "online_tial" in batch (did you mean "online_tail"?)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("job.yaml", []byte(tt.src), "/specs", nil)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("the spec should load, got:\n%v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("got error:\n%v\nwant it to contain:\n%s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestBatchDefaultsApplyOnlyInBatchMode(t *testing.T) {
+	online := parse(t, llmTask, nil)
+	if online.Batch != (Batch{}) || online.Task.Mode != "" {
+		t.Errorf("an online spec got batch settings %+v, mode %q; want none", online.Batch, online.Task.Mode)
+	}
+	b := parse(t, llmTask+"  mode: batch\nbatch:\n  poll_interval: 2m\n", nil)
+	want := Batch{OnlineTail: 20, PollInterval: 2 * time.Minute, PollMax: 2 * time.Minute, TripShare: 0.5}
+	if b.Batch != want {
+		t.Errorf("batch settings %+v, want %+v", b.Batch, want)
+	}
+}
+
+func TestBatchProblemNamesTheProvidersThatHaveABatchAPI(t *testing.T) {
+	task := Task{Type: "llm", Provider: "ollama"}
+	if p := task.BatchProblem(); !strings.Contains(p, "openai, azure, anthropic or mock") || !strings.Contains(p, `"ollama"`) {
+		t.Errorf("BatchProblem = %q; want it to list the providers and name this one", p)
+	}
+}

@@ -1,0 +1,176 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/openai/openai-go/v3"
+	ooption "github.com/openai/openai-go/v3/option"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// Batch is a Task as the providers' batch APIs need it (package batch):
+// the body of the call Run would make for an item, and the result Run
+// would return for an answer. Both come from the same code as Run's, so a
+// batched item is asked exactly what an online one is: the same messages,
+// parameters, heal conversation, output rules and price.
+type Batch struct {
+	t *Task
+	// send is the task's sender whose transport keeps the request body
+	// instead of sending it.
+	send func(ctx context.Context, c *call, cp *capture) (reply, error)
+}
+
+// Batch returns the task's batch view.
+func (t *Task) Batch() *Batch {
+	shadow := *t
+	shadow.cfg.HTTPClient = &http.Client{Transport: bodyKeeper{}}
+	b := &Batch{t: t}
+	if t.wire == ProviderAnthropic {
+		b.send = shadow.anthropicSender()
+	} else {
+		b.send = shadow.openAISender()
+	}
+	return b
+}
+
+// Wire returns the wire format of the provider: ProviderOpenAI (openai and
+// mock) or ProviderAnthropic, which says which batch API to use.
+func (b *Batch) Wire() string { return b.t.wire }
+
+// Provider returns the Config's provider name.
+func (b *Batch) Provider() string { return b.t.cfg.Provider }
+
+// Endpoint returns what a batch client needs to reach the provider: the
+// base URL, the API key and the HTTP client of the task.
+func (b *Batch) Endpoint() (baseURL, apiKey string, client *http.Client) {
+	return b.t.cfg.BaseURL, b.t.cfg.APIKey, b.t.cfg.HTTPClient
+}
+
+// OpenAIOptions are the options of an OpenAI SDK client that reaches the
+// task's provider as Run does (endpoint, credentials, Azure's routing,
+// headers, the HTTP client, no retries), for the batch API's client.
+func (b *Batch) OpenAIOptions() []ooption.RequestOption { return b.t.openAIClientOptions() }
+
+// Redact hides the API key in s.
+func (b *Batch) Redact(err error) error { return b.t.redact(err) }
+
+// bodyKey is the context key under which bodyKeeper stores a body.
+type bodyKey struct{}
+
+// errKept ends a round trip whose body was kept.
+var errKept = errors.New("llm: request body kept for a batch")
+
+// bodyKeeper is a RoundTripper that keeps the request body in the slot the
+// request's context carries and sends nothing.
+type bodyKeeper struct{}
+
+func (bodyKeeper) RoundTrip(req *http.Request) (*http.Response, error) {
+	slot, _ := req.Context().Value(bodyKey{}).(*[]byte)
+	if slot == nil || req.Body == nil {
+		return nil, errKept
+	}
+	defer req.Body.Close()
+	b, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	*slot = b
+	return nil, errKept
+}
+
+// Body returns the JSON body of the call Run would make for item: a chat
+// completions request for the OpenAI wire format, a messages request for
+// Anthropic's. A template that cannot render gives Run's error, marked
+// classify.Item.
+func (b *Batch) Body(item task.Item) (json.RawMessage, error) {
+	c, err := b.t.prepare(item)
+	if err != nil {
+		return nil, err
+	}
+	var body []byte
+	ctx := context.WithValue(context.Background(), bodyKey{}, &body)
+	if _, err := b.send(ctx, c, &capture{}); body == nil {
+		return nil, fmt.Errorf("llm: building the request body: %w", err)
+	}
+	return body, nil
+}
+
+// Cached returns the result Run would serve from the response cache for
+// item, and false when the cache holds none (or there is no cache).
+func (b *Batch) Cached(item task.Item) (task.Result, bool) {
+	if b.t.cfg.Cache == nil {
+		return task.Result{}, false
+	}
+	c, err := b.t.prepare(item)
+	if err != nil {
+		return task.Result{}, false
+	}
+	out, ok := b.t.lookup(c)
+	if !ok {
+		return task.Result{}, false
+	}
+	return task.Result{Output: out, CacheHit: true, CacheKey: c.key}, true
+}
+
+// Result reads a provider's successful answer to item's request (a chat
+// completion or a message, as JSON) and returns what Run would have: the
+// usage, the cost at the full price, and the output, or a
+// *task.OutputError marked classify.Invalid for an unusable answer. A good
+// output is put in the response cache. A body that cannot be decoded is
+// an error marked classify.Retryable.
+func (b *Batch) Result(item task.Item, body json.RawMessage) (task.Result, error) {
+	var rep reply
+	if b.t.wire == ProviderAnthropic {
+		var m anthropic.Message
+		if err := json.Unmarshal(body, &m); err != nil {
+			return task.Result{}, malformed(b.t.cfg.Provider, err)
+		}
+		u := m.Usage
+		rep.usage = task.Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
+		rep.finish = string(m.StopReason)
+		for _, block := range m.Content {
+			if block.Type == "text" {
+				rep.content += block.Text
+			}
+		}
+	} else {
+		var c openai.ChatCompletion
+		if err := json.Unmarshal(body, &c); err != nil {
+			return task.Result{}, malformed(b.t.cfg.Provider, err)
+		}
+		rep.usage = task.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+		if len(c.Choices) > 0 {
+			rep.content, rep.refusal = c.Choices[0].Message.Content, c.Choices[0].Message.Refusal
+			rep.finish = c.Choices[0].FinishReason
+		}
+	}
+	res := task.Result{Usage: rep.usage, FinishReason: rep.finish}
+	if b.t.priced {
+		res.CostUSD = b.t.price.Cost(rep.usage)
+	}
+	c, err := b.t.prepare(item)
+	if err != nil {
+		return res, err
+	}
+	out, err := b.t.output(rep, c.maxTokens)
+	if err != nil {
+		return res, err
+	}
+	res.Output = out
+	if b.t.cfg.Cache != nil && b.t.cfg.Cache.Put(c.key, out) == nil {
+		res.CacheKey = c.key
+	}
+	return res, nil
+}
+
+func malformed(provider string, err error) error {
+	return classify.WithClass(fmt.Errorf("llm %s: malformed batch answer: %w", provider, err), classify.Retryable, "malformed response")
+}
