@@ -1,8 +1,23 @@
 // Package llm is the task that calls a large language model: one chat
-// call per attempt, to OpenAI (or any OpenAI-compatible server),
-// Anthropic, or the simulated provider of package mock, through the
+// call per attempt, to OpenAI (or any OpenAI-compatible server), Azure
+// OpenAI, Anthropic, or the simulated provider of package mock, through the
 // providers' official SDKs with their own retries turned off, because
 // tenax alone decides what to retry.
+//
+// An answer is a success only when the provider finished it: one cut off
+// at max_tokens is invalid output whose feedback says so (a re-ask may
+// raise max_tokens up to Config.MaxTokensCeiling), and a refusal or a
+// content filter is the item's failure, carrying the provider's words
+// (*StopError). Every Result says how the answer ended (FinishReason).
+//
+// JSON output is asked for in the strongest way provider and schema
+// allow (Structured says which, and why): OpenAI's strict json_schema,
+// its json_object mode, Anthropic's output_config or a forced tool. The
+// output is validated locally all the same.
+//
+// Prepare readies an attempt once (the prompt rendered, its tokens
+// estimated, the cache consulted), so the engine can pace and budget it
+// before calling without rendering it again.
 //
 // A Task renders its prompt templates with the item's fields and sends
 // [system, user]; on a heal re-ask (item.Feedback set) it adds the
