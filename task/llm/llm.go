@@ -260,7 +260,7 @@ func New(cfg Config) (*Task, error) {
 		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
+		cfg.HTTPClient = &http.Client{CheckRedirect: credentialGuard(cfg.Headers)}
 	}
 	var err error
 	if t.prompt, err = parseTemplate("prompt", cfg.Prompt); err != nil {
@@ -290,6 +290,29 @@ func New(cfg Config) (*Task, error) {
 		t.send = t.openAISender()
 	}
 	return t, nil
+}
+
+// credentialGuard returns a CheckRedirect that follows at most 10
+// redirects and, when one leaves the first request's host, drops the
+// credentials and the spec's headers: net/http itself drops only
+// Authorization and cookies, so Anthropic's x-api-key, Azure's api-key and
+// a gateway header filled from ${TOKEN} would reach the other host.
+func credentialGuard(headers map[string]string) func(*http.Request, []*http.Request) error {
+	names := []string{"X-Api-Key", "Api-Key", "Authorization", "Referer"}
+	for name := range headers {
+		names = append(names, name)
+	}
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if !strings.EqualFold(req.URL.Host, via[0].URL.Host) {
+			for _, name := range names {
+				req.Header.Del(name)
+			}
+		}
+		return nil
+	}
 }
 
 // checkSampling checks the sampling and reasoning settings against what

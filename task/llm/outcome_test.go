@@ -494,3 +494,22 @@ func TestPrepareRendersTheCallOnce(t *testing.T) {
 		t.Errorf("the provider saw %d requests, want 1", len(p.requests))
 	}
 }
+
+func TestRedirectToAnotherHostCarriesNoCredentials(t *testing.T) {
+	landing := newProvider(t, func(int, map[string]any) (int, string) {
+		return 200, anthropicAnswer(text("hi"), "end_turn", nil, "")
+	})
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, landing.srv.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer first.Close()
+	tk := mustNew(t, Config{Provider: ProviderAnthropic, BaseURL: first.URL, APIKey: secretKey, Model: "m", Prompt: "p",
+		Headers: map[string]string{"X-Gateway-Token": "gw-secret-123"}})
+	if _, err := tk.Run(t.Context(), item(nil)); err != nil {
+		t.Fatal(err)
+	}
+	h := landing.last(t).header
+	if h.Get("X-Api-Key") != "" || h.Get("X-Gateway-Token") != "" {
+		t.Errorf("the other host received %v; want neither the API key nor the spec's headers", h)
+	}
+}
