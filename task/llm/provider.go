@@ -104,7 +104,7 @@ func (t *Task) openAISender() func(context.Context, *call, *capture) (reply, err
 		base.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
 	case ModeJSONSchema:
 		base.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "output", Schema: map[string]any(t.schema), Strict: openai.Bool(true)},
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "output", Schema: t.schema.sendable(), Strict: openai.Bool(true)},
 		}}
 	}
 	reasoning := reasoningModel(t.cfg.Model)
@@ -214,12 +214,12 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 	}
 	switch t.structured.Mode {
 	case ModeOutputConfig:
-		base.OutputConfig.Format = anthropic.JSONOutputFormatParam{Schema: map[string]any(t.schema)}
+		base.OutputConfig.Format = anthropic.JSONOutputFormatParam{Schema: t.schema.sendable()}
 	case ModeTool:
 		base.Tools = []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{
 			Name:        outputTool,
 			Description: anthropic.String("Give the answer: its input is the answer, in the required shape."),
-			InputSchema: toolSchema(t.schema),
+			InputSchema: toolSchema(t.schema.sendable()),
 		}}}
 		base.ToolChoice = anthropic.ToolChoiceParamOfTool(outputTool)
 	}
@@ -282,7 +282,7 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 const outputTool = "output"
 
 // toolSchema is schema as a tool's input schema.
-func toolSchema(schema schemaDoc) anthropic.ToolInputSchemaParam {
+func toolSchema(schema map[string]any) anthropic.ToolInputSchemaParam {
 	p := anthropic.ToolInputSchemaParam{Properties: schema["properties"], ExtraFields: map[string]any{}}
 	if req, ok := schema["required"].([]any); ok {
 		for _, r := range req {

@@ -56,6 +56,19 @@ func decodeSchema(raw json.RawMessage) (schemaDoc, error) {
 	return doc, nil
 }
 
+// sendable returns the schema as sent to a provider: without "$schema"
+// and "$id", which name the document for a local validator and which a
+// provider's decoder may refuse.
+func (d schemaDoc) sendable() map[string]any {
+	out := make(map[string]any, len(d))
+	for k, v := range d {
+		if k != "$schema" && k != "$id" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // subset is what a provider's structured output accepts of JSON Schema. A
 // schema outside it is not sent as structured output (the provider would
 // refuse it with a 400 on every item): tenax falls back to a weaker mode
