@@ -774,4 +774,15 @@ func TestJSONModeIsRequestedFromOpenAIWire(t *testing.T) {
 	if rf["type"] != "json_object" || body["max_completion_tokens"] != 9.0 || body["max_tokens"] != nil || body["temperature"] != 0.5 {
 		t.Errorf("request = %v, want json_object, max_completion_tokens 9 for a reasoning model, temperature 0.5", body)
 	}
+	// OpenAI refuses json_object with 400 unless a message says "json":
+	// when none does, the system prompt asks for JSON.
+	tk = mustNew(t, Config{Provider: ProviderOpenAI, BaseURL: ts.URL, APIKey: "k", Model: "o3-mini", Prompt: "p", Output: OutputJSON})
+	body = nil
+	if _, err := tk.Run(t.Context(), item(nil)); err != nil {
+		t.Fatal(err)
+	}
+	rf, _ = body["response_format"].(map[string]any)
+	if msgs, _ := json.Marshal(body["messages"]); rf["type"] != "json_object" || !strings.Contains(string(msgs), jsonInstruction) {
+		t.Errorf("request = %v: json_object needs the word JSON in a message, which the system prompt must then add", body)
+	}
 }
