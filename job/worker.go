@@ -69,7 +69,7 @@ func Create(ctx context.Context, specPath string, st store.Store, opts Options) 
 	if opts.Input != "" {
 		from = fromFlag
 	}
-	format, sum, err := checkInput(inPath, from, s)
+	format, sum, err := checkInput(ctx, inPath, from, s, input.ScanOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -158,7 +158,7 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 	}
 	defer j.Close()
 	m := j.Manifest()
-	sum, err := input.Scan(m.InputPath, input.Format(format))
+	sum, err := input.Scan(ctx, m.InputPath, input.Format(format), input.ScanOptions{})
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("worker: the job's input: %w", err)
 	}
