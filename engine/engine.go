@@ -379,15 +379,37 @@ func (d *dispatcher) prefetchErr(err error) { d.pendingErr = err }
 
 // waitDispatchable blocks while the run is paused or its breaker open, so
 // that no item is read only to wait; it returns the stop's cause once the
-// run stops.
+// run stops. It only looks at the gate: a permit taken here and given back
+// would count as a request in the breaker's counts.
 func (e *Engine) waitDispatchable(ctx context.Context) error {
-	p, _, err := e.gate.open(ctx)
-	if err != nil {
-		return err
+	for {
+		changed := *e.gate.changed.Load()
+		var t *time.Timer
+		var timer <-chan time.Time
+		if !e.gate.paused.Load() {
+			if e.br.State() != breaker.Open {
+				return nil
+			}
+			d := time.Until(e.br.ReadyAt())
+			if d <= 0 {
+				return nil
+			}
+			t = time.NewTimer(d)
+			timer = t.C
+		}
+		select {
+		case <-ctx.Done():
+			if t != nil {
+				t.Stop()
+			}
+			return context.Cause(ctx)
+		case <-changed:
+		case <-timer:
+		}
+		if t != nil {
+			t.Stop()
+		}
 	}
-	// Looking is not calling: a half-open probe slot goes back at once.
-	e.gate.release(p)
-	return nil
 }
 
 // sleep waits d, or returns ctx's cause if it ends first.

@@ -233,20 +233,27 @@ func (g *gate) open(ctx context.Context) (p breaker.Permit, waited bool, err err
 	}
 }
 
-// waitCooldown waits until the provider's cooldown may have ended.
+// waitCooldown waits until the provider's cooldown may have ended. It only
+// looks: taking a permit here would take the half-open breaker's one probe
+// for a caller that does not call, and everyone would wait for a probe
+// that never comes.
 func (g *gate) waitCooldown(ctx context.Context) error {
 	changed := *g.changed.Load()
-	if _, err := g.cool.Allow(); err == nil {
-		// Ended meanwhile: the caller asks again. The permit is not kept,
-		// so a half-open probe slot must be given back.
-		return nil
-	}
 	var timer <-chan time.Time
-	if d := time.Until(g.cool.ReadyAt()); d > 0 {
+	switch g.cool.State() {
+	case breaker.Closed:
+		return nil
+	case breaker.Open:
+		d := time.Until(g.cool.ReadyAt())
+		if d <= 0 {
+			return nil // ready to turn half-open: the caller's Allow does it
+		}
 		t := time.NewTimer(d)
 		defer t.Stop()
 		timer = t.C
 	}
+	// Half-open with its probe out: the probe's outcome changes the state,
+	// or its release broadcasts.
 	select {
 	case <-ctx.Done():
 		return context.Cause(ctx)
