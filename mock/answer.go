@@ -246,7 +246,7 @@ func toolByName(tools []wireTool, name string) *wireTool {
 // toolToCall picks the tool the answer calls, nil for an answer in text.
 func (x *exchange) toolToCall() *wireTool {
 	tools := x.req.Tools
-	if len(tools) == 0 || x.afterToolResult() {
+	if len(tools) == 0 {
 		return nil
 	}
 	mode, name := x.toolChoice()
@@ -254,7 +254,13 @@ func (x *exchange) toolToCall() *wireTool {
 	case "none":
 		return nil
 	case "tool":
+		// A forced tool is called whatever the conversation holds, as the
+		// real APIs do: a re-ask that answers the last call with a
+		// tool_result still gets a tool call back.
 		return toolByName(tools, name)
+	}
+	if x.afterToolResult() {
+		return nil
 	}
 	lower := strings.ToLower(x.prompt)
 	for i := range tools {
