@@ -135,6 +135,19 @@ func (w *Worker) Run(ctx context.Context) error {
 	queues := map[string]river.QueueConfig{idleQueue: {MaxWorkers: 1}}
 	for _, id := range w.cfg.Jobs {
 		r, err := w.runnerFor(ctx, id)
+		if errors.Is(err, errJobStopped) {
+			// Aborted before this worker started: its items wait in the
+			// paused queue, which this worker serves once the operator
+			// continues the job (Work builds the runner then).
+			var queue string
+			if qerr := w.c.pool.QueryRow(ctx, `SELECT queue FROM tenax_queues WHERE job_id = $1`, id).Scan(&queue); qerr != nil {
+				return fmt.Errorf("worker: job %s: %w", id, qerr)
+			}
+			w.log.Warn("the job is stopped; its items wait until `tenax breaker continue`", "job", id)
+			queues[queue] = river.QueueConfig{MaxWorkers: max(1, w.cfg.Concurrency)}
+			w.queues[id] = true
+			continue
+		}
 		if err != nil {
 			return err
 		}
