@@ -214,11 +214,11 @@ func (g *gate) open(ctx context.Context) (p breaker.Permit, waited bool, err err
 			}
 		}
 		waited = true
+		var t *time.Timer
 		var timer <-chan time.Time
 		if !g.paused.Load() {
 			if d := time.Until(g.br.ReadyAt()); d > 0 {
-				t := time.NewTimer(d)
-				defer t.Stop()
+				t = time.NewTimer(d)
 				timer = t.C
 			}
 			// Half-open with its probes out: a probe's outcome changes
@@ -226,9 +226,15 @@ func (g *gate) open(ctx context.Context) (p breaker.Permit, waited bool, err err
 		}
 		select {
 		case <-ctx.Done():
-			return breaker.Permit{}, waited, context.Cause(ctx)
+			err = context.Cause(ctx)
 		case <-changed:
 		case <-timer:
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if err != nil {
+			return breaker.Permit{}, waited, err
 		}
 	}
 }
