@@ -913,41 +913,18 @@ func (r *Runner) heal(ctx context.Context, f *flight, output string, verr error)
 	if f.tracker == nil {
 		f.tracker = heal.NewTracker(r.cfg.Heal)
 	}
-	f.tracker.Observe([]heal.Observed{{Name: validationCheckName, Message: verr.Error()}})
-	next, ok := f.tracker.Next()
-	var stop error
-	if !ok {
-		if stop = f.tracker.Err(); stop == nil {
-			stop = fmt.Errorf("heal budget exhausted: %w", heal.ErrBudget)
-		}
-	} else {
-		stop = f.tracker.Spend(next.Fingerprint, output)
-	}
+	msg, stop := heal.Reask(f.tracker, validationCheckName, output, verr, r.cfg.Hints)
 	if stop != nil {
-		r.fail(ctx, f, fmt.Errorf("%w (%v)", verr, stop), classify.Decision{Class: classify.Invalid, Reason: stopReason(stop)}, verr)
+		r.fail(ctx, f, fmt.Errorf("%w (%v)", verr, stop), classify.Decision{Class: classify.Invalid, Reason: heal.StopReason(stop)}, verr)
 		return false
 	}
 	f.Heals++
 	r.mu.Lock()
 	r.stats.HealAttempts++
 	r.mu.Unlock()
-	var stderr string
-	var sc classify.StderrCarrier
-	if errors.As(verr, &sc) {
-		stderr = sc.Stderr()
-	}
-	msg := heal.FormatFeedback(heal.FeedbackInput{PreviousOutput: output, Err: verr, Stderr: stderr, Hints: r.cfg.Hints})
 	f.Feedback = &task.Feedback{PreviousOutput: output, Message: msg, Attempt: f.Heals}
 	f.LastError = verr.Error()
 	return true
-}
-
-func stopReason(err error) string {
-	var se *heal.StopError
-	if errors.As(err, &se) {
-		return "heal: " + se.Reason
-	}
-	return "heal budget"
 }
 
 func (r *Runner) validate(ctx context.Context, out json.RawMessage) error {

@@ -254,42 +254,19 @@ func (e *Engine) heal(ctx context.Context, r *itemRun, permit breaker.Permit, ou
 	if r.tracker == nil {
 		r.tracker = heal.NewTracker(e.cfg.Heal)
 	}
-	r.tracker.Observe([]heal.Observed{{Name: validationName, Message: verr.Error()}})
-	next, ok := r.tracker.Next()
-	var stop error
-	if !ok {
-		if stop = r.tracker.Err(); stop == nil {
-			stop = fmt.Errorf("heal budget exhausted: %w", heal.ErrBudget)
-		}
-	} else {
-		stop = r.tracker.Spend(next.Fingerprint, output)
-	}
+	msg, stop := heal.Reask(r.tracker, validationName, output, verr, e.cfg.Hints)
 	if stop != nil {
-		e.failWith(ctx, r, permit, fmt.Errorf("%w (%v)", verr, stop), verr, classify.Decision{Class: classify.Invalid, Reason: stopReason(stop)})
+		e.failWith(ctx, r, permit, fmt.Errorf("%w (%v)", verr, stop), verr, classify.Decision{Class: classify.Invalid, Reason: heal.StopReason(stop)})
 		return stepDone
 	}
 	permit.Release()
 	r.heals++
 	e.heals.Add(1)
-	var stderr string
-	var sc classify.StderrCarrier
-	if errors.As(verr, &sc) {
-		stderr = sc.Stderr()
-	}
-	msg := heal.FormatFeedback(heal.FeedbackInput{PreviousOutput: output, Err: verr, Stderr: stderr, Hints: e.cfg.Hints})
 	r.item.Feedback = &task.Feedback{PreviousOutput: output, Message: msg, Attempt: r.heals}
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemHeal, Item: r.item, Attempt: r.heals, Err: verr, Decision: classify.Decision{Class: classify.Invalid, Reason: "validation"}})
 	}
 	return stepReask
-}
-
-func stopReason(err error) string {
-	var se *heal.StopError
-	if errors.As(err, &se) {
-		return "heal: " + se.Reason
-	}
-	return "heal budget"
 }
 
 func (e *Engine) validate(ctx context.Context, out json.RawMessage) error {
