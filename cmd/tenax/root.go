@@ -121,7 +121,8 @@ Jobs live in ./.tenax (--home or TENAX_HOME moves them; --store or TENAX_STORE
 names another directory or a PostgreSQL database: postgres://user@host/db).
 
 Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or spec error;
-3 aborted (breaker, budget or operator); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
+3 aborted (breaker, budget or operator); 4 tenax's own storage or input failed (a full
+disk; the job stays resumable); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
 		Example: `  tenax run examples/quickstart.yaml       # 500 items through the built-in mock LLM
   tenax status                             # the latest job's counts and error groups
   tenax resume job_20261122_101500 --retry-failures
