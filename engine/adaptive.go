@@ -1,6 +1,10 @@
 package engine
 
-import "sync/atomic"
+import (
+	"math"
+	"sync/atomic"
+	"time"
+)
 
 // Adaptive concurrency, told nothing, finds how many calls the provider
 // takes at once and holds there under noise. It borrows from TCP's
@@ -12,7 +16,11 @@ import "sync/atomic"
 //
 //   - Slow start: from Config.InitialConcurrency the limit grows by one for
 //     every call that succeeds while all slots were in use, doubling each
-//     round trip, until the first sign of a limit.
+//     round trip, until the first sign of a limit. When the request rate
+//     is known (the spec's rate_limit, or the provider's headers), a
+//     success jumps the limit to what that rate needs by Little's law,
+//     rate × the call's round trip × jumpHeadroom: the slots then never
+//     hold back what the pace allows, from the second round trip on.
 //   - Congestion avoidance after that: one more slot per round trip of
 //     successes at capacity.
 //   - Decrease: to decreaseFactor of the limit (to half when it ends slow
@@ -51,13 +59,18 @@ const (
 	noiseShare = 0.05
 	// minWindow is the fewest outcomes a noise window spans.
 	minWindow = 50
+	// jumpHeadroom covers round trips longer than the one measured: a
+	// slot short costs a call's worth of pace, a slot too many costs
+	// nothing, since the pace, not the slots, holds calls back.
+	jumpHeadroom = 1.25
 )
 
 // callStart is what adaptive concurrency remembers of a call while it runs.
 type callStart struct {
-	counted    bool   // the call was counted in executing
-	gen        uint64 // the decrease generation it started in
-	atCapacity bool   // it took the last free slot, or waited for one
+	counted    bool      // the call was counted in executing
+	gen        uint64    // the decrease generation it started in
+	atCapacity bool      // it took the last free slot, or waited for one
+	at         time.Time // when it started, for its round trip
 }
 
 func newLimiter(cfg Config) *limiter {
@@ -82,9 +95,10 @@ const (
 	outcomeCapacity                // a 429 the headers do not explain as sporadic
 )
 
-// ended takes a call's outcome and moves the limit. It returns the new
-// limit and whether it changed.
-func (l *limiter) ended(c callStart, o outcome) (int, bool) {
+// ended takes a call's outcome and moves the limit. perSecond is the
+// request rate the gate paces calls at, 0 when none is known. It returns
+// the new limit and whether it changed.
+func (l *limiter) ended(c callStart, o outcome, perSecond float64) (int, bool) {
 	if c.counted {
 		l.executing.Add(-1)
 	}
@@ -100,7 +114,14 @@ func (l *limiter) ended(c callStart, o outcome) (int, bool) {
 		a.outcomes++
 		if c.atCapacity && l.limit < a.max {
 			if a.slowStart {
-				l.setLimitLocked(l.limit + 1)
+				next := l.limit + 1
+				if perSecond > 0 && !c.at.IsZero() {
+					need := math.Ceil(perSecond * time.Since(c.at).Seconds() * jumpHeadroom)
+					if need > float64(next) {
+						next = int(min(need, float64(a.max)))
+					}
+				}
+				l.setLimitLocked(min(next, a.max))
 			} else if a.credit += 1 / float64(l.limit); a.credit >= 1 {
 				a.credit--
 				l.setLimitLocked(l.limit + 1)

@@ -50,6 +50,7 @@ type gate struct {
 
 	paused  atomic.Bool
 	changed atomic.Pointer[chan struct{}] // closed and replaced on every change
+	cooled  atomic.Uint64                 // cooldowns begun, to tell a pace that a cooldown outdated
 
 	quota atomic.Pointer[quotaSeen] // the provider's latest rate-limit headers
 }
@@ -143,9 +144,23 @@ func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error
 		return t, err
 	}
 	t.tokens = held
-	req, tok := g.req.Load(), g.tok.Load()
-	paced := req == nil && (tok == nil || tokens <= 0)
-	var atCapacity bool
+	// The pace a call took holds for the limiters it was taken from and
+	// until a cooldown begins: a limiter learned from the headers while
+	// the call waited, or a cooldown that came and went, outdates it.
+	var (
+		paced      bool
+		pacedReq   *rate.Limiter
+		pacedTok   *rate.Limiter
+		pacedIn    uint64 // the cooldowns begun when the pace was taken
+		atCapacity bool
+	)
+	stale := func() bool {
+		req, tok := g.req.Load(), g.tok.Load()
+		if req == nil && (tok == nil || tokens <= 0) {
+			return false
+		}
+		return !paced || req != pacedReq || tok != pacedTok || g.cooled.Load() != pacedIn
+	}
 	for {
 		p, waited, err := g.open(ctx)
 		if err != nil {
@@ -155,7 +170,7 @@ func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error
 		if waited {
 			// The pace of a moment that passed is stale: a burst of items
 			// released together must be paced again.
-			paced = req == nil && (tok == nil || tokens <= 0)
+			paced = false
 		}
 		c, err := g.cool.Allow()
 		if err != nil {
@@ -166,40 +181,70 @@ func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error
 			}
 			continue
 		}
-		if !paced {
+		if stale() {
 			// Tokens are taken only by calls that may go now.
 			g.release(p)
 			g.release(c)
-			if err := g.waitLimiters(ctx, req, tok, tokens); err != nil {
+			pacedReq, pacedTok, pacedIn = g.req.Load(), g.tok.Load(), g.cooled.Load()
+			if err := g.waitLimiters(ctx, pacedReq, pacedTok, tokens); err != nil {
 				g.abandon(&t)
 				return ticket{}, err
 			}
 			paced = true
 			continue
 		}
-		if !t.slot {
-			// The slot comes last, so that calls waiting on a limiter hold
-			// none: a full set of slots then means concurrency is what
-			// binds, the signal for adaptive concurrency to grow.
-			full, waitedSlot, err := g.conc.acquire(ctx)
-			if err != nil {
-				g.release(p)
-				g.release(c)
+		// The slot comes last, so that calls waiting on a limiter hold
+		// none: a full set of slots then means concurrency is what binds,
+		// the signal for adaptive concurrency to grow.
+		full, ok := g.conc.tryAcquire()
+		if !ok {
+			// Wait for a slot holding no permit, and for a permit holding
+			// no slot: a call waiting for a slot with the one probe of a
+			// half-open breaker or cooldown, while the calls holding the
+			// slots wait for that probe's outcome, waits forever.
+			g.release(p)
+			g.release(c)
+			if err := g.conc.acquire(ctx); err != nil {
 				g.abandon(&t)
 				return ticket{}, err
 			}
-			t.slot, atCapacity = true, full
-			if waitedSlot {
-				// The run may have paused meanwhile: look again.
+			full = true
+			// The run may have paused, or a cooldown begun, meanwhile.
+			if p, c, ok = g.tryPermits(); !ok {
+				g.conc.release()
+				continue
+			}
+			if stale() {
+				// A cooldown came and went, or a limiter was learned,
+				// while this call waited for its slot.
 				g.release(p)
 				g.release(c)
+				g.conc.release()
 				continue
 			}
 		}
+		t.slot, atCapacity = true, full
 		t.permit, t.cool = p, c
 		t.call = g.conc.started(atCapacity)
 		return t, nil
 	}
+}
+
+// tryPermits takes the run breaker's and the cooldown's permits if both
+// are free now, without waiting.
+func (g *gate) tryPermits() (p, c breaker.Permit, ok bool) {
+	if g.paused.Load() {
+		return p, c, false
+	}
+	p, err := g.br.Allow()
+	if err != nil {
+		return p, c, false
+	}
+	if c, err = g.cool.Allow(); err != nil {
+		g.release(p)
+		return breaker.Permit{}, breaker.Permit{}, false
+	}
+	return p, c, true
 }
 
 // open waits until the run is not paused and its breaker gives a permit.
@@ -343,7 +388,11 @@ func (g *gate) reserve(estimate int) (int64, error) {
 func (g *gate) callEnded(t *ticket, o outcome, cooldownFailed bool) (limit int, moved bool) {
 	g.reserved.Add(-t.tokens)
 	t.tokens = 0
-	limit, moved = g.conc.ended(t.call, o)
+	var perSecond float64
+	if l := g.req.Load(); l != nil && l.Limit() != rate.Inf {
+		perSecond = float64(l.Limit())
+	}
+	limit, moved = g.conc.ended(t.call, o, perSecond)
 	t.call = callStart{}
 	if t.slot {
 		g.conc.release()
@@ -367,6 +416,7 @@ func (g *gate) cooldown(until time.Time) bool {
 	if g.cool.State() == breaker.Open && !until.After(g.cool.ReadyAt()) {
 		return false
 	}
+	g.cooled.Add(1)
 	g.cool.TripUntil(until)
 	return true
 }
@@ -374,33 +424,72 @@ func (g *gate) cooldown(until time.Time) bool {
 // learn takes the provider's rate-limit headers: the limits they name pace
 // calls when the spec named none, and an exhausted quota is a cooldown.
 // It returns the cooldown it set, if any.
+//
+// Both providers' quotas are buckets that hold a minute of the limit and
+// refill continuously; their reset headers say when the bucket is full
+// again. A learned limiter mirrors that bucket: it holds up to a minute,
+// refills at the limit, and at every answer gives up what it holds beyond
+// what the headers say remains less the calls still under way. A job that
+// starts on a rested quota then spends it at once, as a client told the
+// exact limit does, and meets the pace when it runs low, without a burst
+// from a limiter fuller than the provider's bucket.
 func (g *gate) learn(q Quota, executing int) (until time.Time, reason string) {
 	now := time.Now()
 	g.quota.Store(&quotaSeen{Quota: q, at: now})
 	if q.RequestsLimit > 0 && !g.reqConfigured {
-		perMinute := float64(q.RequestsLimit) * float64(time.Minute) / float64(q.window())
-		if l := g.req.Load(); l == nil {
-			g.req.CompareAndSwap(nil, requestLimiter(perMinute))
-		} else if math.Abs(float64(l.Limit())-perMinute/60) > 1e-9 {
-			l.SetLimit(rate.Limit(perMinute / 60))
-		}
+		g.mirror(&g.req, now, float64(q.RequestsLimit)*float64(time.Minute)/float64(q.window()), q.RequestsRemaining, executing, 1)
 	}
 	if q.TokensLimit > 0 && !g.tokConfig {
-		perMinute := float64(q.TokensLimit) * float64(time.Minute) / float64(q.window())
-		if l := g.tok.Load(); l == nil {
-			g.tok.CompareAndSwap(nil, tokenLimiter(perMinute))
-		} else if math.Abs(float64(l.Limit())-perMinute/60) > 1e-9 {
-			l.SetLimit(rate.Limit(perMinute / 60))
-			l.SetBurst(max(int(perMinute/6), 1))
-		}
+		g.mirror(&g.tok, now, float64(q.TokensLimit)*float64(time.Minute)/float64(q.window()), q.TokensRemaining, executing, 0)
 	}
-	if d, ok := paceFor(q.RequestsRemaining, q.RequestsReset, executing); ok {
+	if d, ok := refillFor(q.RequestsLimit, q.RequestsRemaining, q.RequestsReset, executing); ok {
 		until, reason = now.Add(d), "provider request quota nearly exhausted"
 	}
-	if d, ok := paceFor(q.TokensRemaining, q.TokensReset, 1); ok && now.Add(d).After(until) {
+	if d, ok := refillFor(q.TokensLimit, q.TokensRemaining, q.TokensReset, 1); ok && now.Add(d).After(until) {
 		until, reason = now.Add(d), "provider token quota exhausted until its reset"
 	}
 	return until, reason
+}
+
+// mirror makes or moves the learned limiter in p to a provider bucket of
+// perMinute with remaining left, perCall of it held by each call under way
+// (a call's tokens are not known here: 0). A remaining count of -1 means
+// the provider sent none: the limiter then holds one second of the limit,
+// not a minute it cannot see.
+func (g *gate) mirror(p *atomic.Pointer[rate.Limiter], now time.Time, perMinute float64, remaining, executing, perCall int) {
+	burst := max(int(perMinute), 1)
+	if remaining < 0 {
+		burst = max(int(math.Ceil(perMinute/60)), 1)
+	}
+	l := p.Load()
+	if l == nil {
+		p.CompareAndSwap(nil, rate.NewLimiter(rate.Limit(perMinute/60), burst))
+		l = p.Load()
+	} else if math.Abs(float64(l.Limit())-perMinute/60) > 1e-9 || l.Burst() != burst {
+		l.SetLimitAt(now, rate.Limit(perMinute/60))
+		l.SetBurstAt(now, burst)
+	}
+	if remaining < 0 {
+		return
+	}
+	if excess := int(l.TokensAt(now)) - max(remaining-executing*perCall, 0); excess > 0 {
+		l.ReserveN(now, excess)
+	}
+}
+
+// refillFor is the pause an exhausted quota calls for. With the limit
+// known, the reset (until the bucket is full) shared out over what is
+// missing is one call's refill: pause for that when nothing remains, and
+// leave the learned limiter, which holds no more than remains, to pace the
+// rest. With the limit unknown, paceFor.
+func refillFor(limit, remaining int, reset time.Duration, inFlight int) (time.Duration, bool) {
+	if limit <= 0 {
+		return paceFor(remaining, reset, inFlight)
+	}
+	if remaining != 0 || reset <= 0 {
+		return 0, false
+	}
+	return reset / time.Duration(limit), true
 }
 
 // quotaRoom reports whether the provider's latest headers, seen within
@@ -443,36 +532,46 @@ type limiter struct {
 	executing atomic.Int64 // calls between started and release
 }
 
-// acquire waits for a call slot. full reports that the slot was the last
-// free one or had to be waited for: concurrency, not something else, is
-// what holds calls back.
-func (l *limiter) acquire(ctx context.Context) (full, waited bool, err error) {
+// tryAcquire takes a call slot if one is free and nobody waits for one.
+// full reports that it was the last free one: concurrency, not something
+// else, is what holds calls back.
+func (l *limiter) tryAcquire() (full, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.used < l.limit && len(l.waiters) == 0 {
+		l.used++
+		return l.used >= l.limit, true
+	}
+	return false, false
+}
+
+// acquire waits for a call slot, served in arrival order.
+func (l *limiter) acquire(ctx context.Context) error {
 	l.mu.Lock()
 	if l.used < l.limit && len(l.waiters) == 0 {
 		l.used++
-		full = l.used >= l.limit
 		l.mu.Unlock()
-		return full, false, nil
+		return nil
 	}
 	ch := make(chan struct{}, 1)
 	l.waiters = append(l.waiters, ch)
 	l.mu.Unlock()
 	select {
 	case <-ch:
-		return true, true, nil
+		return nil
 	case <-ctx.Done():
 		l.mu.Lock()
 		for i, w := range l.waiters {
 			if w == ch {
 				l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
 				l.mu.Unlock()
-				return false, true, context.Cause(ctx)
+				return context.Cause(ctx)
 			}
 		}
 		l.mu.Unlock()
 		// Granted as we gave up: hand the slot on.
 		l.release()
-		return false, true, context.Cause(ctx)
+		return context.Cause(ctx)
 	}
 }
 
@@ -483,6 +582,7 @@ func (l *limiter) started(atCapacity bool) callStart {
 	c := callStart{counted: true, atCapacity: atCapacity}
 	if l.adapt != nil {
 		c.gen = l.adapt.gen.Load()
+		c.at = time.Now()
 	}
 	return c
 }
