@@ -139,7 +139,7 @@ func (g goodput) once(ctx context.Context, variant string, round int) (goodputRu
 	}
 	defer hs.Close()
 	if g.Prefill {
-		if err := prefill(ctx, srv, g.RPM); err != nil {
+		if err := prefill(ctx, srv, g.RPM, g.Latency); err != nil {
 			return goodputRun{}, err
 		}
 	}
@@ -233,13 +233,16 @@ retry: {max_attempts: 10}
 // and does not end it. A job started right after it meets the limit in
 // its steady state, one request refilled every minute/rpm, instead of a
 // full bucket that would admit rpm requests at once.
-func prefill(ctx context.Context, srv *mock.Server, rpm int) error {
+func prefill(ctx context.Context, srv *mock.Server, rpm int, latency time.Duration) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	client := srv.Client()
 	var sent sync.WaitGroup
 	var n atomic.Int64
-	for range 256 {
+	// Enough senders to outrun the refill: twice what the limit keeps in
+	// flight at the mock's latency.
+	senders := 256 + int(2*float64(rpm)/60*latency.Seconds())
+	for range senders {
 		sent.Go(func() {
 			for ctx.Err() == nil {
 				if n.Add(1) > int64(2*rpm+1) {
