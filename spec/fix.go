@@ -7,10 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/tenaxhq/tenax/task"
 )
@@ -190,6 +193,28 @@ func parseFix(name string, data []byte, dir string, env func(string) (string, bo
 	}
 	f.secrets = d.fixSecrets(f.Fixer.APIKey)
 	return f, nil
+}
+
+// IsFix reports whether data, a spec file's content, is a fix spec (for
+// `tenax fix`) rather than a job spec (for `tenax run`): at its top level
+// it names a check or a fixer and no task. `tenax validate` takes both.
+func IsFix(data []byte) bool {
+	var top map[string]any
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, task := top["task"]
+	_, check := top["check"]
+	_, fixer := top["fixer"]
+	return !task && (check || fixer)
+}
+
+// RedactedYAML is the resolved fix spec as YAML, every default filled in
+// and every secret replaced by "[redacted]", for `tenax validate`.
+func (f *Fix) RedactedYAML() ([]byte, error) {
+	r := &Spec{secrets: f.secrets}
+	v, _ := r.value(reflect.ValueOf(*f))
+	return yaml.MarshalWithOptions(toYAML(v), yaml.UseLiteralStyleIfMultiline(true), yaml.IndentSequence(true))
 }
 
 // abs makes a path from the fix spec absolute against its directory.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tenaxhq/tenax/fix"
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/store"
 )
 
@@ -158,9 +159,15 @@ forced tool, or the prompt alone) and why.
 With an input (--input, or the spec's input when the file exists), validate also
 checks it as a run would and renders every template of the task against its
 first 100 items: a field a template names but the items lack ({{.wrd}}) is
-reported with the item's line, and validate exits 2.`,
+reported with the item's line, and validate exits 2.
+
+A fix spec (for tenax fix: a check and a fixer, no task) is checked the same way,
+its workdir and programs included, and printed resolved.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if data, err := os.ReadFile(args[0]); err == nil && spec.IsFix(data) {
+				return validateFix(cmd.OutOrStdout(), args[0], inputPath)
+			}
 			s, err := job.LoadSpec(args[0], os.LookupEnv)
 			if err != nil {
 				return err
@@ -202,6 +209,28 @@ reported with the item's line, and validate exits 2.`,
 	}
 	cmd.Flags().StringVar(&inputPath, "input", "", "also check this input and render the templates against its first 100 items")
 	return cmd
+}
+
+// validateFix checks the fix spec at path and prints it resolved, with
+// what tenax fix will do with it.
+func validateFix(out io.Writer, path, inputPath string) error {
+	if inputPath != "" {
+		return usageErr(errors.New("--input is for job specs: a fix spec names its own input"))
+	}
+	f, err := spec.LoadFix(path, os.LookupEnv)
+	if err != nil {
+		return usageErr(err)
+	}
+	y, err := f.RedactedYAML()
+	if err != nil {
+		return err
+	}
+	note := fmt.Sprintf("# a fix spec: `tenax fix %s` runs the check in %s and gives its errors to the fixer one at a time\n", path, f.Workdir)
+	if f.Input.Path != "" {
+		note = fmt.Sprintf("# a per-item fix spec: `tenax fix %s` runs one fix loop per item of %s, %d at a time\n", path, f.Input.Path, max(f.Concurrency, 1))
+	}
+	_, err = io.WriteString(out, string(y)+note)
+	return err
 }
 
 func containsFold(s, sub string) bool {
