@@ -529,3 +529,23 @@ func TestHomeInsideTheTreeIsNeverPartOfAnEdit(t *testing.T) {
 		}
 	}
 }
+
+// TestFatalFixerErrorEndsTheRun is the regression test of a fixer that
+// cannot work at all (here a program that is not there, as a rejected API
+// key would be): every attempt of the budget met the same error.
+func TestFatalFixerErrorEndsTheRun(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, map[string]string{"A": "1", "B": "2"})
+	r.write("fixer.sh", "#!/bin/sh\necho 'fixer.sh: line 1: llm-cli: command not found' >&2\nexit 127\n", 0o755)
+	r.git("commit", "-qam", "a fixer that cannot run")
+	res, err := fix.Start(context.Background(), r.config(heal.Budget{MaxErrorAttempts: 3, MaxAttempts: 6}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Attempts != 1 {
+		t.Errorf("%d attempts; want 1: a fatal fixer error ends the run", res.Attempts)
+	}
+	if res.Outcome != fix.OutcomeFailed || res.ExitCode() != 1 || !strings.Contains(res.Reason, "command not found") || !strings.Contains(res.Reason, "--resume") {
+		t.Errorf("outcome %s (%s), exit %d; want failed, exit 1, naming the fixer's error and how to continue", res.Outcome, res.Reason, res.ExitCode())
+	}
+}

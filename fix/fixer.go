@@ -6,14 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/task"
+	texec "github.com/tenaxhq/tenax/task/exec"
 )
 
 // Fixer fixes one error per call, by editing the files of the work
@@ -126,7 +129,22 @@ func (x ExecFixer) Fix(ctx context.Context, r Request) (Answer, error) {
 	case runCtx.Err() != nil:
 		return a, fmt.Errorf("fix: the fixer timed out after %s", x.Timeout)
 	case err != nil:
-		return a, fmt.Errorf("fix: the fixer %s: %w: %s", x.Argv[0], err, cut(strings.TrimSpace(stderr.String()), 500))
+		// As an exec task's error, so that classify reads the exit code
+		// (127: not found, fatal) and rules can match stderr.
+		xe := &texec.ExitError{Argv0: x.Argv[0], Code: -1, StderrText: cut(strings.TrimSpace(stderr.String()), 500), Err: err}
+		var ee *exec.ExitError
+		switch {
+		case errors.As(err, &ee):
+			xe.Code = ee.ExitCode()
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				xe.Sig = ws.Signal().String()
+			}
+		case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+			xe.Code = 127 // never started, as the shell says
+		case errors.Is(err, fs.ErrPermission):
+			xe.Code = 126
+		}
+		return a, fmt.Errorf("fix: the fixer %w", xe)
 	}
 	return a, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/heal"
 )
 
@@ -202,6 +203,9 @@ type runner struct {
 	// checkFirst makes the loop start with a check: a new run, or a
 	// resumed one whose tree may have changed while it was stopped.
 	checkFirst bool
+	// fatal is the last attempt's fixer error when it was fatal (a
+	// rejected API key, a missing program): every attempt would meet it.
+	fatal error
 }
 
 // Start begins a new fix run: it checks the work tree (a git tree, clean
@@ -364,6 +368,9 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		if err := r.attempt(ctx, e); err != nil {
 			return r.stopped(ctx, err)
 		}
+		if r.fatal != nil {
+			return r.end(OutcomeFailed, fmt.Sprintf("the fixer failed in a way no other attempt can help (%s): %v; fix that, then continue with tenax fix --resume %s", classify.Classify(r.fatal), r.fatal, st.ID))
+		}
 	}
 }
 
@@ -451,7 +458,13 @@ func (r *runner) attempt(ctx context.Context, e heal.TrackedError) error {
 		return ctx.Err()
 	}
 	p.PromptHash = ans.PromptHash
-	return r.finish(ctx, p, ans, ferr)
+	if err := r.finish(ctx, p, ans, ferr); err != nil {
+		return err
+	}
+	if ferr != nil && classify.Classify(ferr).Class == classify.Fatal {
+		r.fatal = ferr
+	}
+	return nil
 }
 
 // request builds what the fixer is told about e.
