@@ -62,8 +62,36 @@ func NewPrompter(in io.Reader, out io.Writer) *Prompter {
 // Inspect again (or N) shows the failure before it, and P the one after,
 // through every failure kept. End of input, or a canceled ctx, is Abort.
 func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDecision {
-	p.print(TripSummary(r))
-	pages := p.failurePages(r.Last)
+	return p.AskTrip(ctx, NewTripQuestion(r, p.Failures))
+}
+
+// TripQuestion is a tripped breaker as the operator is asked about it,
+// already rendered: so that a breaker that tripped in another process (a
+// worker elsewhere, through the database) is asked about in the same
+// words as one of this process.
+type TripQuestion struct {
+	// Summary is TripSummary's text.
+	Summary string
+	// Failures are Inspect's text of each failure Inspect pages through:
+	// the one that tripped the breaker first, then the others, newest
+	// first.
+	Failures []string
+}
+
+// NewTripQuestion renders r, with the failures of log after r's last (log
+// may be nil).
+func NewTripQuestion(r engine.TripReport, log *FailureLog) TripQuestion {
+	q := TripQuestion{Summary: TripSummary(r)}
+	for _, f := range failurePages(r.Last, log) {
+		q.Failures = append(q.Failures, Inspect(&f))
+	}
+	return q
+}
+
+// AskTrip is Trip for a question rendered already (NewTripQuestion).
+func (p *Prompter) AskTrip(ctx context.Context, q TripQuestion) engine.TripDecision {
+	p.print(q.Summary)
+	pages := q.Failures
 	shown := -1 // the failure Inspect showed last
 	for {
 		fmt.Fprint(p.out, "[C]ontinue  [A]bort  [I]nspect details\n> ")
@@ -94,7 +122,7 @@ func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDec
 			default:
 				shown++
 			}
-			p.print(Inspect(&pages[shown]))
+			p.print(pages[shown])
 			if len(pages) > 1 {
 				fmt.Fprintf(p.out, "Failure %d of %d, newest first: I or N shows the one before, P the one after.\n", shown+1, len(pages))
 			}
@@ -106,15 +134,15 @@ func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDec
 
 // failurePages are the failures Inspect pages through: the one that
 // tripped the breaker first, then the others kept, newest first.
-func (p *Prompter) failurePages(last *engine.Failure) []engine.Failure {
+func failurePages(last *engine.Failure, log *FailureLog) []engine.Failure {
 	var pages []engine.Failure
 	if last != nil {
 		pages = append(pages, *last)
 	}
-	if p.Failures == nil {
+	if log == nil {
 		return pages
 	}
-	for _, f := range p.Failures.Newest() {
+	for _, f := range log.Newest() {
 		if last != nil && f.Item.Idx == last.Item.Idx && f.Err == last.Err {
 			continue
 		}

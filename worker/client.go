@@ -75,6 +75,13 @@ CREATE TABLE IF NOT EXISTS tenax_breakers (
 	trips     integer NOT NULL DEFAULT 0,
 	updated   timestamptz NOT NULL DEFAULT now()
 );
+-- The question an operator is asked (on_trip: prompt), rendered by the
+-- worker that tripped, and who answered it: added after the table first
+-- shipped, hence ALTER.
+ALTER TABLE tenax_breakers
+	ADD COLUMN IF NOT EXISTS summary    text NOT NULL DEFAULT '',
+	ADD COLUMN IF NOT EXISTS failures   text[] NOT NULL DEFAULT '{}',
+	ADD COLUMN IF NOT EXISTS decided_by text NOT NULL DEFAULT '';
 `
 
 // Client is tenax on River in one PostgreSQL database: the job store, a

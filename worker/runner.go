@@ -126,6 +126,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	logEvents := cfg.OnEvent
 	cfg.OnEvent = func(ev engine.Event) {
 		r.event(ev)
+		r.shared.failures.Observe(ev)
 		if logEvents != nil {
 			logEvents(ev)
 		}

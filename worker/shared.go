@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/store"
@@ -37,6 +39,10 @@ type shared struct {
 	cooldown   time.Time     // the latest shared cooldown applied here
 	closed     chan struct{}
 	closeOnce  sync.Once
+
+	// failures keeps this engine's recent failures for the question of
+	// a prompt trip, as the single-process prompt keeps them.
+	failures *console.FailureLog
 }
 
 // breakerRow is a job's shared breaker.
@@ -44,6 +50,13 @@ type breakerRow struct {
 	State, Action, Reason, LastError, Owner, Decision string
 	Trips                                             int
 	OwnerAlive                                        bool
+	// Summary and Failures are the question of a prompt trip, as the
+	// worker that tripped rendered it (console.NewTripQuestion).
+	Summary  string
+	Failures []string
+	// DecidedBy says who answered the latest trip; Decision keeps the
+	// answer after the breaker closes, until the next trip.
+	DecidedBy string
 }
 
 // aborted reports whether the job was stopped by its breaker.
@@ -56,9 +69,9 @@ func (b breakerRow) aborted() bool {
 func (c *Client) breaker(ctx context.Context, jobID string) (breakerRow, error) {
 	var b breakerRow
 	err := c.pool.QueryRow(ctx, `SELECT b.state, b.action, b.reason, b.last_error, b.owner, b.decision, b.trips,
-			COALESCE(w.stopped IS NULL AND w.heartbeat > now() - interval '1 minute', false)
+			COALESCE(w.stopped IS NULL AND w.heartbeat > now() - interval '1 minute', false), b.summary, b.failures, b.decided_by
 		FROM tenax_breakers b LEFT JOIN tenax_workers w ON w.id = b.owner WHERE b.job_id = $1`, jobID).
-		Scan(&b.State, &b.Action, &b.Reason, &b.LastError, &b.Owner, &b.Decision, &b.Trips, &b.OwnerAlive)
+		Scan(&b.State, &b.Action, &b.Reason, &b.LastError, &b.Owner, &b.Decision, &b.Trips, &b.OwnerAlive, &b.Summary, &b.Failures, &b.DecidedBy)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return breakerRow{State: "closed"}, nil
 	}
@@ -69,7 +82,8 @@ func (c *Client) breaker(ctx context.Context, jobID string) (breakerRow, error) 
 }
 
 func newShared(ctx context.Context, r *runner, cfg engine.Config) (*shared, error) {
-	s := &shared{r: r, action: cfg.OnTrip, changed: make(chan struct{}), closed: make(chan struct{})}
+	s := &shared{r: r, action: cfg.OnTrip, changed: make(chan struct{}), closed: make(chan struct{}),
+		failures: console.NewFailureLog(console.DefaultFailureLogSize)}
 	if est, ok := r.plan.Task.(engine.Estimator); ok {
 		s.estimator = est
 	}
@@ -163,7 +177,7 @@ func (s *shared) follow(b breakerRow) {
 	case !b.OwnerAlive:
 		// The worker that tripped died before deciding: close the
 		// breaker; the next failures will trip it again somewhere.
-		_, _ = r.w.c.pool.Exec(r.w.hard, `UPDATE tenax_breakers SET state = 'closed', decision = '', updated = now() WHERE job_id = $1 AND owner = $2 AND state = 'open'`, r.jobID, b.Owner)
+		_, _ = r.w.c.pool.Exec(r.w.hard, `UPDATE tenax_breakers SET state = 'closed', updated = now() WHERE job_id = $1 AND owner = $2 AND state = 'open'`, r.jobID, b.Owner)
 		_ = r.w.c.resumeQueue(r.w.hard, r.queue)
 	default:
 		s.setGate(true)
@@ -191,8 +205,8 @@ func (s *shared) breakerChanged(state breaker.State) {
 	switch state {
 	case breaker.Open:
 		go func() {
-			tag, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET state = 'open', action = $3, owner = $2, decision = '',
-				reason = '', last_error = '', trips = trips + 1, updated = now() WHERE job_id = $1 AND state = 'closed'`,
+			tag, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET state = 'open', action = $3, owner = $2, decision = '', decided_by = '',
+				reason = '', last_error = '', summary = '', failures = '{}', trips = trips + 1, updated = now() WHERE job_id = $1 AND state = 'closed'`,
 				r.jobID, r.w.id, s.action.String())
 			if err != nil {
 				r.w.log.Warn("sharing the breaker's trip failed", "job", r.jobID, "error", err)
@@ -207,7 +221,9 @@ func (s *shared) breakerChanged(state breaker.State) {
 		}()
 	case breaker.Closed:
 		go func() {
-			tag, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET state = 'closed', decision = '', updated = now()
+			// The decision stays, for whoever attends the job to tell
+			// who answered (Attend); the next trip clears it.
+			tag, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET state = 'closed', updated = now()
 				WHERE job_id = $1 AND owner = $2 AND state = 'open' AND action <> 'abort' AND decision <> 'abort'`, r.jobID, r.w.id)
 			if err == nil && tag.RowsAffected() == 1 {
 				_ = r.w.c.resumeQueue(ctx, r.queue)
@@ -217,15 +233,20 @@ func (s *shared) breakerChanged(state breaker.State) {
 }
 
 // resumeQueue resumes a paused queue; a queue no worker has worked yet
-// is not an error.
+// is not an error. It goes through River, which tells the queue's
+// producers at once (NOTIFY): a bare UPDATE of river_queue is only seen
+// at their next poll for queue settings, a minute later.
 func (c *Client) resumeQueue(ctx context.Context, queue string) error {
-	_, err := c.pool.Exec(ctx, `UPDATE river_queue SET paused_at = NULL, updated_at = now() WHERE name = $1 AND paused_at IS NOT NULL`, queue)
+	err := c.river.QueueResume(ctx, queue, nil)
+	if errors.Is(err, rivertype.ErrNotFound) {
+		return nil
+	}
 	return err
 }
 
 // resetBreaker closes a job's shared breaker and resumes its queue.
 func (c *Client) resetBreaker(ctx context.Context, jobID, queue string) error {
-	if _, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET state = 'closed', decision = '', owner = '', updated = now() WHERE job_id = $1`, jobID); err != nil {
+	if _, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET state = 'closed', owner = '', updated = now() WHERE job_id = $1`, jobID); err != nil {
 		return fmt.Errorf("worker: closing the breaker of job %s: %w", jobID, err)
 	}
 	if err := c.resumeQueue(ctx, queue); err != nil {
@@ -237,15 +258,29 @@ func (c *Client) resetBreaker(ctx context.Context, jobID, queue string) error {
 // Trip is the Prompter of a job whose on_trip is prompt: no worker has a
 // terminal, so the trip waits for the operator's decision in the database
 // (`tenax breaker continue|abort JOB`, or the terminal of an attached
-// `tenax run`).
+// `tenax run`, which asks the question written here).
 func (s *shared) Trip(ctx context.Context, rep engine.TripReport) engine.TripDecision {
 	r := s.r
 	last := ""
 	if rep.Last != nil && rep.Last.Err != nil {
 		last = fmt.Sprintf("%s: item #%d: %s", rep.Last.Decision.Class, rep.Last.Item.Idx, r.plan.Spec.Redact(rep.Last.Err.Error()))
 	}
-	_, _ = r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET reason = $2, last_error = $3, updated = now() WHERE job_id = $1 AND owner = $4`,
-		r.jobID, rep.Reason, last, r.w.id)
+	q := console.NewTripQuestion(rep, s.failures)
+	q.Summary = r.plan.Spec.Redact(q.Summary)
+	for i, f := range q.Failures {
+		q.Failures[i] = r.plan.Spec.Redact(f)
+	}
+	// The trip's row is opened by breakerChanged, on a goroutine of its
+	// own: until it is, the question has no row to go to; try again at
+	// each tick.
+	asked := false
+	ask := func() {
+		tag, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET reason = $2, last_error = $3, summary = $5, failures = $6, updated = now()
+			WHERE job_id = $1 AND owner = $4 AND state = 'open' AND decision = ''`,
+			r.jobID, rep.Reason, last, r.w.id, q.Summary, q.Failures)
+		asked = err == nil && tag.RowsAffected() == 1
+	}
+	ask()
 	r.w.log.Warn("circuit breaker open: waiting for `tenax breaker continue|abort "+r.jobID+"`", "job", r.jobID, "reason", rep.Reason, "last_error", last)
 	t := time.NewTicker(sharedPollInterval)
 	defer t.Stop()
@@ -264,6 +299,8 @@ func (s *shared) Trip(ctx context.Context, rep engine.TripReport) engine.TripDec
 			return engine.TripContinue
 		case b.Decision == "abort":
 			return engine.TripAbortRun
+		case !asked:
+			ask()
 		}
 	}
 }

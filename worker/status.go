@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,7 +70,9 @@ type BreakerState struct {
 	// Owner is the worker whose breaker tripped.
 	Owner    string
 	Decision string
-	Trips    int
+	// DecidedBy is who gave Decision.
+	DecidedBy string
+	Trips     int
 }
 
 // Progress reads a job's progress.
@@ -117,7 +120,7 @@ func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
 	if err != nil {
 		return p, err
 	}
-	p.Breaker = BreakerState{Open: b.State == "open", Action: b.Action, Reason: b.Reason, LastError: b.LastError, Owner: b.Owner, Decision: b.Decision, Trips: b.Trips}
+	p.Breaker = BreakerState{Open: b.State == "open", Action: b.Action, Reason: b.Reason, LastError: b.LastError, Owner: b.Owner, Decision: b.Decision, DecidedBy: b.DecidedBy, Trips: b.Trips}
 	return p, nil
 }
 
@@ -134,23 +137,44 @@ const (
 // open.
 var ErrBreakerClosed = errors.New("the job's circuit breaker is not open")
 
-// Decide answers a job's open shared breaker. Continue lets the worker
-// that tripped reset its breaker and reopens the queue; Abort stops the
-// job on every worker (its items stay pending; `tenax resume` runs them).
-// When the worker that tripped is gone, Decide acts for it.
-func (c *Client) Decide(ctx context.Context, jobID string, d Decision) error {
+// AnsweredError is returned by Decide when the breaker's trip was
+// answered already: the first answer wins.
+type AnsweredError struct {
+	JobID    string
+	Decision Decision
+	// By is who answered, as the answer's Decide was told.
+	By string
+}
+
+func (e *AnsweredError) Error() string {
+	return fmt.Sprintf("the circuit breaker of job %s was answered already: %s, by %s", e.JobID, e.Decision, cmp.Or(e.By, "someone"))
+}
+
+// Decide answers a job's open shared breaker, as by (who answers, as
+// others are told: "tenax breaker on host (pid 12)"). Continue lets the
+// worker that tripped reset its breaker and reopens the queue; Abort
+// stops the job on every worker (its items stay pending; `tenax resume`
+// runs them). When the worker that tripped is gone, Decide acts for it.
+// The first answer to a trip wins: a later one returns an *AnsweredError
+// saying which, and ErrBreakerClosed once the breaker closed again.
+func (c *Client) Decide(ctx context.Context, jobID string, d Decision, by string) error {
 	if d != Continue && d != Abort {
 		return fmt.Errorf("worker: decision %q: want continue or abort", d)
+	}
+	tag, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET decision = $2, decided_by = $3, updated = now()
+		WHERE job_id = $1 AND state = 'open' AND decision = ''`, jobID, string(d), by)
+	if err != nil {
+		return fmt.Errorf("worker: job %s: %w", jobID, err)
 	}
 	b, err := c.breaker(ctx, jobID)
 	if err != nil {
 		return err
 	}
-	if b.State != "open" {
-		return fmt.Errorf("worker: job %s: %w", jobID, ErrBreakerClosed)
-	}
-	if _, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET decision = $2, updated = now() WHERE job_id = $1 AND state = 'open'`, jobID, string(d)); err != nil {
-		return fmt.Errorf("worker: job %s: %w", jobID, err)
+	if tag.RowsAffected() == 0 {
+		if b.State != "open" {
+			return fmt.Errorf("worker: job %s: %w", jobID, ErrBreakerClosed)
+		}
+		return &AnsweredError{JobID: jobID, Decision: Decision(b.Decision), By: b.DecidedBy}
 	}
 	if d == Continue && (!b.OwnerAlive || b.Action != "prompt") {
 		// Nobody is waiting for the answer (the worker that tripped is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -362,5 +363,127 @@ func TestBreakerTripOnOneWorkerAbortsTheJobOnAll(t *testing.T) {
 	}
 	if p.Waiting == 0 {
 		t.Errorf("no item left waiting in the paused queue: %+v", p)
+	}
+}
+
+// operator is an attached operator whose answers come from answer.
+type operator struct {
+	answer func(ctx context.Context, q worker.Question) (worker.Decision, bool)
+
+	mu      sync.Mutex
+	asked   []worker.Question
+	settled []worker.Answer
+}
+
+func (o *operator) Ask(ctx context.Context, q worker.Question) (worker.Decision, bool) {
+	o.mu.Lock()
+	o.asked = append(o.asked, q)
+	o.mu.Unlock()
+	return o.answer(ctx, q)
+}
+
+func (o *operator) Settled(q worker.Question, a worker.Answer) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.settled = append(o.settled, a)
+}
+
+func (o *operator) seen() ([]worker.Question, []worker.Answer) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]worker.Question(nil), o.asked...), append([]worker.Answer(nil), o.settled...)
+}
+
+// attend runs c.Attend for op until the test ends.
+func attend(t *testing.T, c *worker.Client, jobID, by string, op worker.Operator) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Attend(ctx, jobID, by, op) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Attend: %v", err)
+		}
+	})
+}
+
+// promptJob enqueues a job whose every call fails with a fatal 401 and
+// whose breaker, after three, waits for the operator (on_trip: prompt).
+func promptJob(t *testing.T, c *worker.Client) worker.Enqueued {
+	t.Helper()
+	return enqueue(t, c, writeJob(t, 200, "mock:\n  latency: 1ms\n  errors: {auth: 1}\nbreaker: {threshold: 3, on_trip: prompt}\n"))
+}
+
+func TestAttendedOperatorsAnswersReachEveryWorker(t *testing.T) {
+	c := open(t, testDSN(t))
+	e := promptJob(t, c)
+	// Continue at the first trip, abort at the second.
+	op := &operator{answer: func(_ context.Context, q worker.Question) (worker.Decision, bool) {
+		if q.Trip == 1 {
+			return worker.Continue, true
+		}
+		return worker.Abort, true
+	}}
+	attend(t, c, e.JobID, "the test's terminal", op)
+	startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
+	waitFor(t, "the job to be aborted by the operator's second answer", func() (bool, error) {
+		return jobState(t, c, e.JobID) == store.StateAborted, nil
+	})
+	asked, settled := op.seen()
+	if len(asked) != 2 || asked[0].Trip != 1 || asked[1].Trip != 2 {
+		t.Fatalf("asked %+v, want the first and the second trip, once each", asked)
+	}
+	for _, q := range asked {
+		if !strings.Contains(q.Summary, "Circuit breaker open: 3 consecutive failures") || len(q.Failures) == 0 || !strings.Contains(q.Failures[0], "Status:     401") {
+			t.Errorf("question %+v, want the breaker's summary and the 401 in full, as the terminal prompt shows them", q)
+		}
+	}
+	if len(settled) != 0 {
+		t.Errorf("told %+v was settled elsewhere, want both answers to be the operator's own", settled)
+	}
+	p, err := c.Progress(t.Context(), e.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Breaker.Decision != "abort" || p.Breaker.DecidedBy != "the test's terminal" || p.Breaker.Trips != 2 {
+		t.Errorf("breaker %+v, want trip 2 aborted by the test's terminal", p.Breaker)
+	}
+}
+
+func TestFirstAnswerWinsAndTheOtherOperatorIsTold(t *testing.T) {
+	c := open(t, testDSN(t))
+	e := promptJob(t, c)
+	// This operator never answers: another does first.
+	op := &operator{answer: func(ctx context.Context, _ worker.Question) (worker.Decision, bool) {
+		<-ctx.Done()
+		return "", false
+	}}
+	attend(t, c, e.JobID, "a slow terminal", op)
+	startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
+	waitFor(t, "the operator to be asked", func() (bool, error) {
+		asked, _ := op.seen()
+		return len(asked) == 1, nil
+	})
+	if err := c.Decide(t.Context(), e.JobID, worker.Abort, "tenax breaker elsewhere"); err != nil {
+		t.Fatalf("the first answer: %v", err)
+	}
+	waitFor(t, "the slow terminal to be told who answered", func() (bool, error) {
+		_, settled := op.seen()
+		return len(settled) == 1, nil
+	})
+	if _, settled := op.seen(); settled[0] != (worker.Answer{Decision: worker.Abort, By: "tenax breaker elsewhere"}) {
+		t.Errorf("told %+v, want abort by tenax breaker elsewhere", settled[0])
+	}
+	err := c.Decide(t.Context(), e.JobID, worker.Continue, "a late terminal")
+	var ae *worker.AnsweredError
+	if !errors.As(err, &ae) || ae.Decision != worker.Abort || ae.By != "tenax breaker elsewhere" {
+		t.Errorf("a second answer: %v, want it refused as answered already with abort by tenax breaker elsewhere", err)
+	}
+	waitFor(t, "the job to be aborted by the first answer", func() (bool, error) {
+		return jobState(t, c, e.JobID) == store.StateAborted, nil
+	})
+	if asked, _ := op.seen(); len(asked) != 1 {
+		t.Errorf("asked %d times, want once: an answered trip is not asked again", len(asked))
 	}
 }

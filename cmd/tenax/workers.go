@@ -1,17 +1,22 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tenaxhq/tenax/console"
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker"
@@ -190,7 +195,9 @@ func newBreakerCmd(g *globals) *cobra.Command {
 		Long: `When a job run by workers trips its circuit breaker, every worker stops taking its
 items. With breaker.on_trip: prompt the workers wait for this answer: continue resets
 the breaker and lets them go on; abort stops the job on every worker (its items stay
-pending: 'tenax resume JOB' runs them later).`,
+pending: 'tenax resume JOB' runs them later). The first answer to a trip wins, from here
+or from the terminal of an attached 'tenax run': a later one is refused, saying which
+answer came first and from where.`,
 		Example: `  tenax breaker continue job_20261123_101500 --store "$TENAX_STORE"
   tenax breaker abort job_20261123_101500`,
 		Args: cobra.ExactArgs(2),
@@ -204,8 +211,9 @@ pending: 'tenax resume JOB' runs them later).`,
 				return err
 			}
 			defer c.Close()
-			if err := c.Decide(cmd.Context(), args[1], d); err != nil {
-				if errors.Is(err, worker.ErrBreakerClosed) {
+			if err := c.Decide(cmd.Context(), args[1], d, operatorName("tenax breaker")); err != nil {
+				var ae *worker.AnsweredError
+				if errors.Is(err, worker.ErrBreakerClosed) || errors.As(err, &ae) {
 					return usageErr(err)
 				}
 				return err
@@ -289,6 +297,17 @@ func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int,
 	}
 	done := make(chan error, 1)
 	go func() { done <- runWorkers(ctx, g, ws) }()
+	// On a terminal, a trip with on_trip: prompt is asked here as in one
+	// process; the answer goes to every worker through the database.
+	var asking atomic.Bool
+	if g.interactive() {
+		op := &terminalOperator{prompter: console.NewPrompter(g.stdin, g.stderr), out: g.stderr, asking: &asking}
+		go func() {
+			if err := c.Attend(ctx, id, operatorName("the terminal of tenax run"), op); err != nil {
+				log.Warn("answering the breaker from this terminal failed; use tenax breaker continue|abort", "job", id, "error", err)
+			}
+		}()
+	}
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	start := time.Now()
@@ -304,7 +323,7 @@ wait:
 		if err != nil {
 			continue
 		}
-		if !g.quiet {
+		if !g.quiet && !asking.Load() {
 			fmt.Fprintf(g.stderr, "tenax: %s: %d finished, %d waiting, %d running, %d retrying%s\n", id, p.Finished, p.Waiting, p.Running, p.Retrying, breakerNote(p))
 		}
 		if st != store.StateRunning {
@@ -314,6 +333,47 @@ wait:
 		}
 	}
 	return printWorkerSummary(context.WithoutCancel(ctx), g, c, id, time.Since(start), runErr)
+}
+
+// operatorName is who answers a breaker from this process, as other
+// operators are told: what, on which host, which process.
+func operatorName(what string) string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "an unknown host"
+	}
+	return fmt.Sprintf("%s on %s (pid %d)", what, host, os.Getpid())
+}
+
+// terminalOperator asks an attached run's terminal the questions of the
+// job's shared breaker, with the single-process prompt.
+type terminalOperator struct {
+	prompter *console.Prompter
+	out      io.Writer
+	// asking holds the progress lines while a question is on screen.
+	asking *atomic.Bool
+}
+
+func (o *terminalOperator) Ask(ctx context.Context, q worker.Question) (worker.Decision, bool) {
+	o.asking.Store(true)
+	defer o.asking.Store(false)
+	fmt.Fprintf(o.out, "\ntenax: job %s: the circuit breaker tripped on worker %s; every worker holds the job's items until you answer (here, or tenax breaker continue|abort %s)\n", q.JobID, q.Owner, q.JobID)
+	d := o.prompter.AskTrip(ctx, console.TripQuestion{Summary: q.Summary, Failures: q.Failures})
+	if ctx.Err() != nil {
+		return "", false
+	}
+	if d == engine.TripContinue {
+		return worker.Continue, true
+	}
+	return worker.Abort, true
+}
+
+func (o *terminalOperator) Settled(q worker.Question, a worker.Answer) {
+	if a.Decision == "" {
+		fmt.Fprintf(o.out, "tenax: job %s: the circuit breaker closed before an answer came from here\n", q.JobID)
+		return
+	}
+	fmt.Fprintf(o.out, "tenax: job %s: answered elsewhere: %s, by %s\n", q.JobID, a.Decision, cmp.Or(a.By, "another operator"))
 }
 
 func breakerNote(p worker.Progress) string {

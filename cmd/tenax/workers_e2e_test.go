@@ -1,8 +1,10 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPostgresWorkersEnqueueWorkStatusResume(t *testing.T) {
@@ -62,5 +64,73 @@ func TestWorkerCommandsNeedPostgres(t *testing.T) {
 	}
 	if r := w.tenax("worker", "--store", "postgres://127.0.0.1/x"); r.code != 2 || !strings.Contains(r.stderr, "--job ID") {
 		t.Errorf("tenax worker without --job or --all: exit %d, want 2 saying which\n%s", r.code, r.stderr)
+	}
+}
+
+// match waits for re to match after what earlier expects consumed, and
+// returns its first group.
+func (tm *terminal) match(re *regexp.Regexp) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		tm.mu.Lock()
+		all := tm.out.String()
+		tm.mu.Unlock()
+		if m := re.FindStringSubmatchIndex(all[tm.pos:]); m != nil {
+			group := all[tm.pos+m[2] : tm.pos+m[3]]
+			tm.pos += m[1]
+			return group
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	tm.t.Fatalf("terminal never showed %v; it shows:\n%s", re, tm.out.String()[tm.pos:])
+	return ""
+}
+
+// TestPostgresAttachedRunAsksTheSharedBreakerOnItsTerminal: `tenax run
+// --workers N` on a terminal asks a prompt trip of the shared breaker as
+// the single-process run does; its answer reaches the workers, and an
+// answer given first elsewhere (tenax breaker) takes the question back,
+// saying who answered.
+func TestPostgresAttachedRunAsksTheSharedBreakerOnItsTerminal(t *testing.T) {
+	pg := postgresStore(t)
+	w := newWorkdir(t)
+	w.items("items.jsonl", 50)
+	w.write("tool.sh", "#!/bin/sh\necho \"cannot reach the license server for item $1\" >&2\nexit 127\n", 0o755)
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: ["./tool.sh", "{{.n}}"]
+breaker: {threshold: 3, on_trip: prompt}
+concurrency: {max: 1}
+`, 0o644)
+	term := startOnTerminal(t, w, "run", "job.yaml", "--store", pg, "--workers", "1")
+	id := term.match(regexp.MustCompile(`tenax: job (job_\S+) \(queue`))
+	term.expect("the circuit breaker tripped on worker")
+	term.expect("Circuit breaker open: 3 consecutive failures")
+	term.expect("Last error: fatal (exit 127)")
+	term.expect("[C]ontinue  [A]bort  [I]nspect details")
+	term.send("i\n")
+	term.expect("Exit code:  127")
+	term.expect("cannot reach the license server for item")
+	term.expect("[C]ontinue  [A]bort  [I]nspect details")
+	term.send("c\n")
+	// Continued: the worker goes on, fails three more times, trips again.
+	term.expect("Circuit breaker open: 3 consecutive failures")
+	term.expect("[C]ontinue  [A]bort  [I]nspect details")
+	if r := w.tenax("breaker", "abort", id, "--store", pg); r.code != 0 {
+		t.Fatalf("breaker abort while the terminal asks: exit %d, want 0 (the first answer)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	term.expect("answered elsewhere: abort, by tenax breaker on")
+	if code := term.exitCode(); code != 3 {
+		t.Fatalf("exit %d after the abort from tenax breaker, want 3", code)
+	}
+	term.expect("pending")
+	r := w.tenax("breaker", "continue", id, "--store", pg)
+	if r.code != 2 || !strings.Contains(r.stderr, "answered already: abort, by tenax breaker on") {
+		t.Errorf("a late breaker continue: exit %d, want 2 saying abort came first\n%s", r.code, r.stderr)
 	}
 }

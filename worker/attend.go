@@ -1,0 +1,143 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Question is a job's shared breaker waiting for the operator's answer
+// (on_trip: prompt), as the worker that tripped wrote it.
+type Question struct {
+	JobID string
+	// Trip numbers the breaker's trips: each trip is a new question.
+	Trip int
+	// Owner is the worker whose breaker tripped.
+	Owner string
+	// Summary and Failures are what the single-process prompt shows
+	// (console.TripQuestion): the breaker's summary, and each recent
+	// failure in full, the one that tripped it first.
+	Summary  string
+	Failures []string
+}
+
+// Answer is how a question was settled.
+type Answer struct {
+	// Decision is "" when the breaker closed without an answer (its
+	// probes succeeded, or the worker that tripped died).
+	Decision Decision
+	// By is who answered, as Decide was told.
+	By string
+}
+
+// Operator is a person attached to a job who can answer its breaker's
+// questions: the terminal of `tenax run SPEC --workers N`.
+type Operator interface {
+	// Ask asks q and returns the answer; ok is false when there is none
+	// because ctx ended (the question was settled elsewhere, or the
+	// operator stopped attending).
+	Ask(ctx context.Context, q Question) (d Decision, ok bool)
+	// Settled tells the operator how q was settled when the answer was
+	// not theirs: another operator answered first (a.By), or the breaker
+	// closed by itself. Ask has returned before.
+	Settled(q Question, a Answer)
+}
+
+// Attend asks op each question of job jobID's shared breaker until ctx
+// ends, and writes op's answers as the operator's decision, as
+// `tenax breaker continue|abort` does, by by. The first answer wins:
+// when another operator answers first, or the breaker closes, the
+// question is taken back from op (Ask's context ends) and op is told how
+// it was settled.
+func (c *Client) Attend(ctx context.Context, jobID, by string, op Operator) error {
+	t := time.NewTicker(sharedPollInterval)
+	defer t.Stop()
+	asked := 0 // the trip asked about last
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		b, err := c.breaker(ctx, jobID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue
+		}
+		// A question without its summary is not written yet (the worker
+		// that tripped writes it just after opening the breaker).
+		if b.State != "open" || b.Action != "prompt" || b.Decision != "" || b.Summary == "" || b.Trips == asked {
+			continue
+		}
+		asked = b.Trips
+		q := Question{JobID: jobID, Trip: b.Trips, Owner: b.Owner, Summary: b.Summary, Failures: b.Failures}
+		if err := c.ask(ctx, t, q, by, op); err != nil {
+			return err
+		}
+	}
+}
+
+// ask asks op one question, racing its answer against the breaker's row.
+func (c *Client) ask(ctx context.Context, t *time.Ticker, q Question, by string, op Operator) error {
+	type reply struct {
+		d  Decision
+		ok bool
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	replies := make(chan reply, 1)
+	go func() {
+		d, ok := op.Ask(qctx, q)
+		replies <- reply{d, ok}
+	}()
+	for {
+		select {
+		case r := <-replies:
+			if !r.ok {
+				return nil
+			}
+			err := c.Decide(ctx, q.JobID, r.d, by)
+			var ae *AnsweredError
+			switch {
+			case errors.As(err, &ae):
+				op.Settled(q, Answer{Decision: ae.Decision, By: ae.By})
+			case errors.Is(err, ErrBreakerClosed):
+				c.settled(ctx, q, op)
+			case err != nil && ctx.Err() == nil:
+				return err
+			}
+			return nil
+		case <-ctx.Done():
+			cancel()
+			<-replies
+			return nil
+		case <-t.C:
+		}
+		b, err := c.breaker(ctx, q.JobID)
+		if err != nil || (b.State == "open" && b.Decision == "" && b.Trips == q.Trip) {
+			continue
+		}
+		cancel()
+		if r := <-replies; r.ok {
+			// Answered here at the same moment: the database decides
+			// whose answer came first.
+			if err := c.Decide(ctx, q.JobID, r.d, by); err == nil {
+				return nil
+			}
+		}
+		c.settled(ctx, q, op)
+		return nil
+	}
+}
+
+// settled tells op how q was settled, from the breaker's row.
+func (c *Client) settled(ctx context.Context, q Question, op Operator) {
+	b, err := c.breaker(ctx, q.JobID)
+	if err != nil || b.Trips != q.Trip {
+		op.Settled(q, Answer{})
+		return
+	}
+	op.Settled(q, Answer{Decision: Decision(b.Decision), By: b.DecidedBy})
+}
