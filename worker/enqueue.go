@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,8 +28,16 @@ const ItemKind = "tenax_item"
 // left pending, and `tenax resume` enqueues it again.
 const MaxAttempts = 10
 
-// insertBatch is how many River jobs one COPY inserts.
+// insertBatch is how many River jobs one COPY inserts, in a transaction
+// of its own.
 const insertBatch = 10_000
+
+// insertConns is how many COPYs run at once, each on a connection of its
+// own, while the input is read: PostgreSQL writes river_job and its
+// indexes (two GIN) on one core per COPY, and reading the input and
+// encoding River's arguments overlaps with them instead of coming
+// between them.
+const insertConns = 2
 
 // ItemArgs is one item of a job as a River job's arguments: what a worker
 // needs to run it with no access to the input file.
@@ -76,26 +86,58 @@ func (c *Client) Enqueue(ctx context.Context, cr *job.Created) (Enqueued, error)
 	return res, nil
 }
 
-// insertItems inserts the items of the input that want accepts.
+// insertItems inserts the items of the input that want accepts: one
+// goroutine reads the input into batches, insertConns others insert them.
+// The first error stops them all; the batches inserted before it stay.
 func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int, inPath string, format input.Format, want func(idx int) bool) (int, error) {
 	r, err := input.Open(inPath, format)
 	if err != nil {
 		return 0, fmt.Errorf("worker: %w", err)
 	}
 	defer r.Close()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	batches := make(chan []river.InsertManyParams, insertConns)
+	var (
+		inserted atomic.Int64
+		wg       sync.WaitGroup
+	)
+	for range insertConns {
+		wg.Go(func() {
+			for b := range batches {
+				if _, err := c.river.InsertManyFast(ctx, b); err != nil {
+					cancel(fmt.Errorf("worker: inserting items of job %s: %w", jobID, err))
+					return
+				}
+				inserted.Add(int64(len(b)))
+			}
+		})
+	}
+	readErr := c.readBatches(ctx, r, jobID, queue, round, want, batches)
+	close(batches)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return int(inserted.Load()), err
+	}
+	return int(inserted.Load()), readErr
+}
+
+// readBatches reads the input into batches of River jobs until its end,
+// an error, or ctx is done (an insert failed).
+func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue string, round int, want func(idx int) bool, out chan<- []river.InsertManyParams) error {
 	opts := &river.InsertOpts{Queue: queue, MaxAttempts: MaxAttempts}
 	batch := make([]river.InsertManyParams, 0, insertBatch)
-	inserted := 0
-	flush := func() error {
+	send := func() bool {
 		if len(batch) == 0 {
-			return nil
+			return true
 		}
-		if _, err := c.river.InsertManyFast(ctx, batch); err != nil {
-			return fmt.Errorf("worker: inserting items of job %s: %w", jobID, err)
+		select {
+		case out <- batch:
+			batch = make([]river.InsertManyParams, 0, insertBatch)
+			return true
+		case <-ctx.Done():
+			return false
 		}
-		inserted += len(batch)
-		batch = batch[:0]
-		return nil
 	}
 	for {
 		it, err := r.Next()
@@ -103,11 +145,12 @@ func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int
 		bad := ""
 		switch {
 		case errors.Is(err, io.EOF):
-			return inserted, flush()
+			send()
+			return nil
 		case errors.As(err, &le):
 			bad = le.Error()
 		case err != nil:
-			return inserted, fmt.Errorf("worker: reading the input: %w", err)
+			return fmt.Errorf("worker: reading the input: %w", err)
 		}
 		if !want(it.Idx) {
 			continue
@@ -116,10 +159,8 @@ func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int
 			Args:       ItemArgs{Job: jobID, Idx: it.Idx, Round: round, ID: it.ID, Input: it.Raw, Bad: bad},
 			InsertOpts: opts,
 		})
-		if len(batch) == insertBatch {
-			if err := flush(); err != nil {
-				return inserted, err
-			}
+		if len(batch) == insertBatch && !send() {
+			return nil
 		}
 	}
 }
