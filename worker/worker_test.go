@@ -2,13 +2,10 @@ package worker_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,45 +18,17 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/tenaxhq/tenax/internal/pgtest"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker"
 )
 
-const howToRun = "set TENAX_TEST_POSTGRES to a database to run the PostgreSQL worker tests: " +
-	"TENAX_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test ./worker"
-
 // testDSN returns a DSN whose search_path is a schema of this test's own,
 // dropped at cleanup. The schema does not exist yet: opening creates it.
 func testDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("TENAX_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip(howToRun)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "tenax_wtest_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("TENAX_TEST_POSTGRES: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgtest.AbsentDSN(t, "tenax_wtest_")
 }
 
 func open(t *testing.T, dsn string) *worker.Client {

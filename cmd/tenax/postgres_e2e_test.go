@@ -1,60 +1,23 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/tenaxhq/tenax/internal/pgtest"
 )
-
-const postgresHowToRun = "set TENAX_TEST_POSTGRES to a database to run the CLI's PostgreSQL tests: " +
-	"TENAX_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test ./cmd/tenax -run Postgres"
 
 // postgresStore returns a --store URL for a schema of this test's own,
 // dropped at cleanup.
 func postgresStore(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("TENAX_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip(postgresHowToRun)
+	dsn := pgtest.DSN(t, "tenax_cli_")
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		t.Fatalf("%s must be a postgres:// URL for the CLI tests (--store takes no other form)", pgtest.EnvVar)
 	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "tenax_cli_" + hex.EncodeToString(b[:])
-	conn, err := pgx.Connect(t.Context(), dsn)
-	if err != nil {
-		t.Fatalf("connecting to TENAX_TEST_POSTGRES: %v", err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("creating schema %s: %v", schema, err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("TENAX_TEST_POSTGRES must be a postgres:// URL for the CLI tests: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return dsn
 }
 
 // TestPostgresStoreRunStatusExportResume: with --store postgres://…, run,

@@ -1,67 +1,20 @@
 package postgres_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/tenaxhq/tenax/internal/pgtest"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/postgres"
 	"github.com/tenaxhq/tenax/store/storetest"
 )
 
-const howToRun = "set TENAX_TEST_POSTGRES to a database to run the Postgres store tests: " +
-	"TENAX_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test ./store/postgres"
-
 // testDSN returns the DSN of a schema of its own for this test, dropped
 // at cleanup, so that test runs never see each other's jobs.
 func testDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("TENAX_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip(howToRun)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "tenax_test_" + hex.EncodeToString(b[:])
-	conn, err := pgx.Connect(t.Context(), dsn)
-	if err != nil {
-		t.Fatalf("connecting to TENAX_TEST_POSTGRES: %v", err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("creating schema %s: %v", schema, err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatalf("TENAX_TEST_POSTGRES: %v", err)
-		}
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return dsn + " search_path=" + schema
+	return pgtest.DSN(t, "tenax_test_")
 }
 
 func openStore(t *testing.T, dsn string) *postgres.Store {
@@ -75,9 +28,7 @@ func openStore(t *testing.T, dsn string) *postgres.Store {
 }
 
 func TestPostgresStoreConformance(t *testing.T) {
-	if os.Getenv("TENAX_TEST_POSTGRES") == "" {
-		t.Skip(howToRun)
-	}
+	pgtest.Require(t)
 	storetest.Run(t, func(t *testing.T) store.Store {
 		return openStore(t, testDSN(t))
 	})
