@@ -456,3 +456,28 @@ func TestFirstAnswerWinsAndTheOtherOperatorIsTold(t *testing.T) {
 		t.Errorf("asked %d times, want once: an answered trip is not asked again", len(asked))
 	}
 }
+
+func TestEnqueueInsertsEveryItemOnceAcrossParallelBatches(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	// More than two batches of 10,000, inserted by the two COPYs at once.
+	const n = 25_001
+	e := enqueue(t, c, writeJob(t, n, ""))
+	if e.Items != n {
+		t.Fatalf("enqueued %d items, want %d", e.Items, n)
+	}
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var rows, distinct, lo, hi int
+	err = conn.QueryRow(t.Context(), `SELECT count(*), count(DISTINCT (args->>'idx')::int), min((args->>'idx')::int), max((args->>'idx')::int)
+		FROM river_job WHERE queue = $1`, e.Queue).Scan(&rows, &distinct, &lo, &hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows != n || distinct != n || lo != 0 || hi != n-1 {
+		t.Errorf("river_job holds %d rows, %d distinct idx from %d to %d; want each of idx 0..%d once", rows, distinct, lo, hi, n-1)
+	}
+}
