@@ -77,11 +77,19 @@ CREATE TABLE IF NOT EXISTS tenax_breakers (
 );
 -- The question an operator is asked (on_trip: prompt), rendered by the
 -- worker that tripped, and who answered it: added after the table first
--- shipped, hence ALTER.
-ALTER TABLE tenax_breakers
-	ADD COLUMN IF NOT EXISTS summary    text NOT NULL DEFAULT '',
-	ADD COLUMN IF NOT EXISTS failures   text[] NOT NULL DEFAULT '{}',
-	ADD COLUMN IF NOT EXISTS decided_by text NOT NULL DEFAULT '';
+-- shipped, hence ALTER, only when missing (an ALTER takes the table's
+-- exclusive lock even when it has nothing to do, and every worker that
+-- starts migrates).
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = 'tenax_breakers' AND column_name = 'decided_by') THEN
+		ALTER TABLE tenax_breakers
+			ADD COLUMN IF NOT EXISTS summary    text NOT NULL DEFAULT '',
+			ADD COLUMN IF NOT EXISTS failures   text[] NOT NULL DEFAULT '{}',
+			ADD COLUMN IF NOT EXISTS decided_by text NOT NULL DEFAULT '';
+	END IF;
+END $$;
 `
 
 // Client is tenax on River in one PostgreSQL database: the job store, a
