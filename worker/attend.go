@@ -50,6 +50,7 @@ type Operator interface {
 // question is taken back from op (Ask's context ends) and op is told how
 // it was settled.
 func (c *Client) Attend(ctx context.Context, jobID, by string, op Operator) error {
+	c.attend(ctx, jobID)
 	t := time.NewTicker(sharedPollInterval)
 	defer t.Stop()
 	asked := 0 // the trip asked about last
@@ -59,6 +60,7 @@ func (c *Client) Attend(ctx context.Context, jobID, by string, op Operator) erro
 			return nil
 		case <-t.C:
 		}
+		c.attend(ctx, jobID)
 		b, err := c.breaker(ctx, jobID)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -77,6 +79,25 @@ func (c *Client) Attend(ctx context.Context, jobID, by string, op Operator) erro
 			return err
 		}
 	}
+}
+
+// attended is how long an attending terminal's mark speaks for it: a
+// trip after that, with on_trip unset, finds nobody to ask and aborts.
+const attended = 5 * time.Second
+
+// attend marks job jobID as attended by a terminal now. A failed mark is
+// only a missed beat: the next tick marks it again.
+func (c *Client) attend(ctx context.Context, jobID string) {
+	_, _ = c.pool.Exec(ctx, `INSERT INTO tenax_breakers (job_id, attended) VALUES ($1, now())
+		ON CONFLICT (job_id) DO UPDATE SET attended = now()`, jobID)
+}
+
+// isAttended reports whether a terminal attended job jobID within
+// attended.
+func (c *Client) isAttended(ctx context.Context, jobID string) bool {
+	var ok bool
+	err := c.pool.QueryRow(ctx, `SELECT coalesce(attended > now() - $2::interval, false) FROM tenax_breakers WHERE job_id = $1`, jobID, attended).Scan(&ok)
+	return err == nil && ok
 }
 
 // ask asks op one question, racing its answer against the breaker's row.

@@ -89,6 +89,12 @@ BEGIN
 			ADD COLUMN IF NOT EXISTS failures   text[] NOT NULL DEFAULT '{}',
 			ADD COLUMN IF NOT EXISTS decided_by text NOT NULL DEFAULT '';
 	END IF;
+	-- When a terminal last attended the job (an attached tenax run): a
+	-- trip with on_trip unset asks it, as one process on a terminal does.
+	IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = 'tenax_breakers' AND column_name = 'attended') THEN
+		ALTER TABLE tenax_breakers ADD COLUMN IF NOT EXISTS attended timestamptz;
+	END IF;
 END $$;
 `
 

@@ -265,6 +265,12 @@ func (s *shared) Trip(ctx context.Context, rep engine.TripReport) engine.TripDec
 	if rep.Last != nil && rep.Last.Err != nil {
 		last = fmt.Sprintf("%s: item #%d: %s", rep.Last.Decision.Class, rep.Last.Item.Idx, r.plan.Spec.Redact(rep.Last.Err.Error()))
 	}
+	if r.plan.Spec.Breaker.OnTrip == "" && !r.w.c.isAttended(ctx, r.jobID) {
+		// on_trip unset and no terminal attends the job: abort, as one
+		// process without a terminal does, for every worker.
+		r.w.log.Warn("circuit breaker open: no terminal attends the job (on_trip unset): aborting", "job", r.jobID, "reason", rep.Reason, "last_error", last)
+		return s.abortUnattended(ctx)
+	}
 	q := console.NewTripQuestion(rep, s.failures)
 	q.Summary = r.plan.Spec.Redact(q.Summary)
 	for i, f := range q.Failures {
@@ -303,6 +309,34 @@ func (s *shared) Trip(ctx context.Context, rep engine.TripReport) engine.TripDec
 			ask()
 		}
 	}
+}
+
+// abortUnattended decides abort on the job's shared breaker, so that
+// every worker stops. The breaker's row is opened by breakerChanged on a
+// goroutine of its own: until it is, there is nothing to decide on; try
+// again at each tick, for a few seconds.
+func (s *shared) abortUnattended(ctx context.Context) engine.TripDecision {
+	t := time.NewTicker(sharedPollInterval)
+	defer t.Stop()
+	for range 20 {
+		err := s.r.w.c.Decide(ctx, s.r.jobID, Abort, "on_trip (unset): no terminal attends the job")
+		var ae *AnsweredError
+		switch {
+		case err == nil:
+			return engine.TripAbortRun
+		case errors.As(err, &ae):
+			if ae.Decision == Continue {
+				return engine.TripContinue
+			}
+			return engine.TripAbortRun
+		}
+		select {
+		case <-ctx.Done():
+			return engine.TripAbortRun
+		case <-t.C:
+		}
+	}
+	return engine.TripAbortRun
 }
 
 // Checkin is never asked: workers have no check-ins.

@@ -457,6 +457,54 @@ func TestFirstAnswerWinsAndTheOtherOperatorIsTold(t *testing.T) {
 	}
 }
 
+// TestUnsetOnTripAsksAnAttendingTerminalElseAborts is the regression test
+// of on_trip unset meaning abort on workers even when an attached run's
+// terminal could ask, where one process on a terminal asks.
+func TestUnsetOnTripAsksAnAttendingTerminalElseAborts(t *testing.T) {
+	unsetJob := func(t *testing.T, c *worker.Client) worker.Enqueued {
+		return enqueue(t, c, writeJob(t, 200, "mock:\n  latency: 1ms\n  errors: {auth: 1}\nbreaker: {threshold: 3}\n"))
+	}
+	t.Run("attended", func(t *testing.T) {
+		c := open(t, testDSN(t))
+		e := unsetJob(t, c)
+		op := &operator{answer: func(context.Context, worker.Question) (worker.Decision, bool) { return worker.Abort, true }}
+		attend(t, c, e.JobID, "the test's terminal", op)
+		startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
+		waitFor(t, "the job to be aborted by the terminal's answer", func() (bool, error) {
+			return jobState(t, c, e.JobID) == store.StateAborted, nil
+		})
+		if asked, _ := op.seen(); len(asked) != 1 {
+			t.Errorf("the attending terminal was asked %d times, want once", len(asked))
+		}
+		p, err := c.Progress(t.Context(), e.JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Breaker.DecidedBy != "the test's terminal" {
+			t.Errorf("breaker %+v, want it answered by the test's terminal", p.Breaker)
+		}
+	})
+	t.Run("unattended", func(t *testing.T) {
+		c := open(t, testDSN(t))
+		e := unsetJob(t, c)
+		startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
+		waitFor(t, "the job to be aborted with nobody to ask", func() (bool, error) {
+			return jobState(t, c, e.JobID) == store.StateAborted, nil
+		})
+		p, err := c.Progress(t.Context(), e.JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Breaker.Decision != "abort" || !strings.Contains(p.Breaker.DecidedBy, "no terminal attends") {
+			t.Errorf("breaker %+v, want abort decided because no terminal attends", p.Breaker)
+		}
+		waitFor(t, "every worker to stop running items", func() (bool, error) {
+			p, err := c.Progress(t.Context(), e.JobID)
+			return p.Running == 0 && p.Paused, err
+		})
+	})
+}
+
 func TestEnqueueInsertsEveryItemOnceAcrossParallelBatches(t *testing.T) {
 	dsn := testDSN(t)
 	c := open(t, dsn)

@@ -297,8 +297,10 @@ func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int,
 	}
 	done := make(chan error, 1)
 	go func() { done <- runWorkers(ctx, g, ws) }()
-	// On a terminal, a trip with on_trip: prompt is asked here as in one
-	// process; the answer goes to every worker through the database.
+	// On a terminal, a trip with on_trip prompt, or unset, is asked here
+	// as in one process (the terminal marks the job attended, so that an
+	// unset on_trip asks instead of aborting); the answer goes to every
+	// worker through the database.
 	var asking atomic.Bool
 	if g.interactive() {
 		op := &terminalOperator{prompter: console.NewPrompter(g.stdin, g.stderr), out: g.stderr, asking: &asking}
