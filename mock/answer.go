@@ -54,11 +54,11 @@ func (s *Server) compose(x *exchange) answer {
 	schema := x.outputSchema()
 	switch tool := x.toolToCall(); {
 	case tool != nil:
-		args := mustJSON(fromSchema(tool.schema(), x.prompt))
+		args := mustJSON(fromSchema(tool.schema(), x.prompt, x.model))
 		a.calls = []toolCall{{id: fmt.Sprintf("%s%012d", x.d.toolCallPrefix, x.seq), name: tool.name(), args: string(args)}}
 		a.finish = finishToolCalls
 	case schema != nil:
-		a.text = string(mustJSON(fromSchema(schema, x.prompt)))
+		a.text = string(mustJSON(fromSchema(schema, x.prompt, x.model)))
 	case x.model == ModelJSON || x.req.ResponseFormat != nil && x.req.ResponseFormat.Type == "json_object":
 		a.text = jsonAnswer(x.prompt)
 	default:
@@ -294,27 +294,42 @@ func (x *exchange) afterToolResult() bool {
 // from the prompt: strings are the prompt, numbers its length in runes
 // (within the schema's bounds), booleans true, enums and consts their
 // first value, arrays hold minItems items (at least one), objects every
-// property.
-func fromSchema(raw json.RawMessage, prompt string) any {
+// property and every required name. A required name the schema does not
+// describe (`required: [text]` without `properties`, which both APIs
+// take) gets what model would answer for it unasked — mock-json's "text"
+// and "length" — or the prompt: a real model fills the names it is told
+// are required, so an object without them is not an answer a model gives.
+func fromSchema(raw json.RawMessage, prompt, model string) any {
 	var root map[string]any
 	if json.Unmarshal(raw, &root) != nil {
 		return prompt
 	}
-	budget := maxSchemaValues
-	return schemaValue(root, root, prompt, 0, &budget)
+	f := filler{root: root, prompt: prompt, budget: maxSchemaValues}
+	if model == ModelJSON {
+		_ = json.Unmarshal([]byte(jsonAnswer(prompt)), &f.free)
+	}
+	return f.value(root, 0)
 }
 
 // maxSchemaValues bounds the values fromSchema builds, so that a schema
 // with a huge minItems or deep recursion gets a small answer.
 const maxSchemaValues = 1000
 
-func schemaValue(s, root map[string]any, prompt string, depth int, budget *int) any {
-	if depth > 16 || s == nil || *budget <= 0 {
+// filler builds one value from a schema for fromSchema.
+type filler struct {
+	root   map[string]any
+	prompt string
+	free   map[string]any // what the model answers unasked, by name
+	budget int            // values left to build
+}
+
+func (f *filler) value(s map[string]any, depth int) any {
+	if depth > 16 || s == nil || f.budget <= 0 {
 		return nil
 	}
-	*budget--
+	f.budget--
 	if ref, ok := s["$ref"].(string); ok {
-		return schemaValue(resolveRef(root, ref), root, prompt, depth+1, budget)
+		return f.value(resolveRef(f.root, ref), depth+1)
 	}
 	if c, ok := s["const"]; ok {
 		return c
@@ -325,7 +340,7 @@ func schemaValue(s, root map[string]any, prompt string, depth int, budget *int) 
 	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
 		if alts, ok := s[k].([]any); ok && len(alts) > 0 {
 			if sub, ok := alts[0].(map[string]any); ok {
-				return schemaValue(sub, root, prompt, depth+1, budget)
+				return f.value(sub, depth+1)
 			}
 		}
 	}
@@ -341,27 +356,41 @@ func schemaValue(s, root map[string]any, prompt string, depth int, budget *int) 
 	if typ == "" {
 		if _, ok := s["properties"]; ok {
 			typ = "object"
+		} else if _, ok := s["required"]; ok {
+			typ = "object"
 		}
 	}
-	n := float64(utf8.RuneCountInString(prompt))
+	n := float64(utf8.RuneCountInString(f.prompt))
 	switch typ {
 	case "object":
 		obj := map[string]any{}
 		props, _ := s["properties"].(map[string]any)
 		for name, p := range props {
 			sub, _ := p.(map[string]any)
-			obj[name] = schemaValue(sub, root, prompt, depth+1, budget)
+			obj[name] = f.value(sub, depth+1)
+		}
+		required, _ := s["required"].([]any)
+		for _, r := range required {
+			name, ok := r.(string)
+			if _, done := obj[name]; !ok || done {
+				continue
+			}
+			if v, ok := f.free[name]; ok {
+				obj[name] = v
+			} else {
+				obj[name] = f.prompt
+			}
 		}
 		return obj
 	case "array":
 		items, _ := s["items"].(map[string]any)
 		count := 1
 		if m, ok := s["minItems"].(float64); ok && m > 1 {
-			count = int(min(m, float64(*budget)))
+			count = int(min(m, float64(f.budget)))
 		}
 		arr := make([]any, count)
 		for i := range arr {
-			arr[i] = schemaValue(items, root, prompt, depth+1, budget)
+			arr[i] = f.value(items, depth+1)
 		}
 		return arr
 	case "integer", "number":
@@ -377,7 +406,7 @@ func schemaValue(s, root map[string]any, prompt string, depth int, budget *int) 
 	case "null":
 		return nil
 	}
-	return prompt
+	return f.prompt
 }
 
 // resolveRef follows a local reference such as "#/$defs/item".

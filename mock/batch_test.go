@@ -222,3 +222,46 @@ func TestBatchRefusesDuplicateCustomIDsAndOversizedBatches(t *testing.T) {
 		t.Errorf("%d submissions counted for refused batches", s.Submissions)
 	}
 }
+
+// The batch APIs answered every request in text, whatever its tools: an
+// Anthropic job whose schema is a forced tool got text where the online
+// call gets a tool_use block.
+func TestBatchedRequestIsAnsweredAsTheChatEndpointAnswersIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mock.New(mock.Config{})
+		c := anthropicClient(srv)
+		ctx := context.Background()
+		tool := anthropic.ToolParam{Name: "output", InputSchema: anthropic.ToolInputSchemaParam{Required: []string{"text", "length"}}}
+		b, err := c.Messages.Batches.New(ctx, anthropic.MessageBatchNewParams{Requests: []anthropic.MessageBatchNewParamsRequest{{
+			CustomID: "i0", Params: anthropic.MessageBatchNewParamsRequestParams{
+				Model: "mock-json", MaxTokens: 100,
+				Messages:   []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("gato"))},
+				Tools:      []anthropic.ToolUnionParam{{OfTool: &tool}},
+				ToolChoice: anthropic.ToolChoiceParamOfTool("output"),
+			},
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		stream := c.Messages.Batches.ResultsStreaming(ctx, b.ID, anthropic.MessageBatchResultsParams{})
+		n := 0
+		for stream.Next() {
+			n++
+			r := stream.Current()
+			if r.Result.Type != "succeeded" {
+				t.Fatalf("%s: %s", r.CustomID, r.Result.Type)
+			}
+			m := r.Result.Message
+			if m.StopReason != anthropic.StopReasonToolUse || len(m.Content) != 1 || m.Content[0].Type != "tool_use" {
+				t.Fatalf("stop %q, content %+v: want one tool_use block, as the online call gets", m.StopReason, m.Content)
+			}
+			if got, want := string(m.Content[0].Input), `{"length":4,"text":"gato"}`; got != want {
+				t.Errorf("tool input %s, want %s", got, want)
+			}
+		}
+		if err := stream.Err(); err != nil || n != 1 {
+			t.Fatalf("%d results, %v", n, err)
+		}
+	})
+}

@@ -475,3 +475,45 @@ func TestLogRequestsWritesEachExchangeWithoutSecrets(t *testing.T) {
 		}
 	})
 }
+
+// An Anthropic job with validate.json_schema {required: [text, length]}
+// (no properties) sends the schema as a forced tool; the mock answered
+// {} to every request, so every re-ask got the same invalid answer and
+// the heal loop stopped as stuck.
+func TestSchemaWithRequiredNamesButNoPropertiesGetsEveryRequiredName(t *testing.T) {
+	const schema = `{"type": "object", "required": ["text", "length"]}`
+	tests := []struct {
+		name, dialect, path, body, want string
+	}{
+		{"anthropic forced tool, mock-json", "anthropic", "/v1/messages",
+			`{"model": "mock-json", "max_tokens": 100, "messages": [{"role": "user", "content": "gato"}], "tools": [{"name": "output", "input_schema": ` + schema + `}], "tool_choice": {"type": "tool", "name": "output"}}`,
+			`{"length":4,"text":"gato"}`},
+		{"anthropic forced tool, mock-echo", "anthropic", "/v1/messages",
+			`{"model": "mock-echo", "max_tokens": 100, "messages": [{"role": "user", "content": "gato"}], "tools": [{"name": "output", "input_schema": ` + schema + `}], "tool_choice": {"type": "tool", "name": "output"}}`,
+			`{"length":"gato","text":"gato"}`},
+		{"openai json_schema, not strict", "openai", "/v1/chat/completions",
+			`{"model": "mock-json", "messages": [{"role": "user", "content": "gato"}], "response_format": {"type": "json_schema", "json_schema": {"name": "t", "schema": ` + schema + `}}}`,
+			`{"length":4,"text":"gato"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := raw(t, New(Config{}), http.MethodPost, tt.path, tt.dialect, tt.body, nil)
+			if c.status != 200 {
+				t.Fatalf("status %d: %s", c.status, c.body)
+			}
+			var got string
+			if tt.dialect == "anthropic" {
+				for _, b := range decode(t, c.body).Content {
+					if b.Type == "tool_use" {
+						got = string(b.Input)
+					}
+				}
+			} else {
+				got = content(t, tt.dialect, c.body)
+			}
+			if got != tt.want {
+				t.Errorf("answer %s, want %s: a model fills every name it is told is required", got, tt.want)
+			}
+		})
+	}
+}

@@ -61,15 +61,6 @@ func (w *workdir) ledger(id string) []batch.Entry {
 func TestBatchJobKilledWhilePollingResumesWithoutResubmitting(t *testing.T) {
 	for _, provider := range []string{"openai", "anthropic"} {
 		t.Run(provider, func(t *testing.T) {
-			if provider == "anthropic" {
-				// Known open bug (issue 15): on the Anthropic wire with a
-				// json_schema (a forced tool), the mock's invalid tool
-				// answer ({}) comes back identical to the re-ask, so the
-				// heal loop stops as stuck and the breaker trips. The
-				// batch package's own tests cover Anthropic waves and
-				// resume in process.
-				t.Skip("known bug: Anthropic forced-tool re-asks get the same invalid answer from the mock (issue 15)")
-			}
 			srv := mock.New(mock.Config{Seed: 9, Faults: mock.Faults{InvalidOutput: 0.1, Server: 0.05},
 				Batch: mock.BatchConfig{ProcessingTime: 3 * time.Second}})
 			hs := httptest.NewServer(srv)
