@@ -39,9 +39,11 @@ type Source interface {
 }
 
 // Online runs items through the normal online path (the engine), writing
-// their records to j. The items carry their heal feedback. It returns how
+// their records to j. The items carry their heal feedback, and carried
+// (engine.Config.Carried) what they spent in the waves before: their heal
+// trackers and retry streaks, which the engine continues. It returns how
 // the run ended.
-type Online func(ctx context.Context, items []task.Item, j store.Job) (engine.Summary, error)
+type Online func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j store.Job) (engine.Summary, error)
 
 // Defaults of Config's zero fields.
 const (

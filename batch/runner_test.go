@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/batch"
+	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/mock"
@@ -50,6 +51,8 @@ type world struct {
 	job    *jsonl.Job
 	ledger *batch.FileLedger
 	n      int
+	// breakerCount is the online tail's engine.Config.BreakerCount.
+	breakerCount []classify.Class
 }
 
 func newWorld(t *testing.T, wire string, n int, cfg mock.Config) *world {
@@ -109,13 +112,16 @@ func (w *world) runner(tail int, mod func(*batch.Config)) *batch.Runner {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	cfg := batch.Config{
+	var cfg batch.Config
+	cfg = batch.Config{
 		Client: w.client, Codec: w.task.Batch(), Provider: "mock", Ledger: w.ledger,
 		Retry: retry.Policy{MaxAttempts: 5}, Ops: retry.Policy{MaxAttempts: 3, Backoff: retry.Backoff{Base: time.Second, Jitter: retry.JitterNone}},
 		Validator: v, Heal: heal.Budget{MaxAttempts: 8, MaxErrorAttempts: 5},
 		PollMin: time.Minute, PollMax: 10 * time.Minute, OnlineTail: tail, Total: w.n,
-		Online: func(ctx context.Context, items []task.Item, j store.Job) (engine.Summary, error) {
-			e := engine.New(engine.Config{Validator: v, Heal: heal.Budget{MaxAttempts: 8}, Concurrency: 4}, w.task, j)
+		// The online tail runs under the job's policies, as job.runBatch
+		// wires it: cfg is read when the tail runs, after mod.
+		Online: func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j store.Job) (engine.Summary, error) {
+			e := engine.New(engine.Config{Validator: v, Heal: cfg.Heal, Retry: cfg.Retry, Carried: carried, BreakerCount: w.breakerCount, Concurrency: 4}, w.task, j)
 			i := 0
 			return e.Run(ctx, engine.SourceFunc(func() (task.Item, error) {
 				if i == len(items) {
@@ -405,5 +411,60 @@ func TestCanceledBatchReportsItsUnprocessedRequestsAsCanceled(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// The online tail started every item's heal budget and retry streak
+// afresh: an item that had spent re-asks (or failed waves) in batches got
+// the whole budget again online.
+func TestOnlineTailContinuesTheBudgetsSpentInWaves(t *testing.T) {
+	tests := []struct {
+		name   string
+		faults mock.Faults
+		mod    func(*batch.Config)
+		// spent reads what the budget counts from a failed record.
+		spent func(store.Record) int
+		limit int
+	}{
+		{"heal budget", mock.Faults{InvalidOutput: 1},
+			func(c *batch.Config) { c.Heal = heal.Budget{MaxAttempts: 3} },
+			func(r store.Record) int { return r.HealAttempts }, 3},
+		{"retry streak", mock.Faults{Server: 1},
+			func(c *batch.Config) { c.Retry = retry.Policy{MaxAttempts: 3} },
+			func(r store.Record) int { return r.Attempts }, 3},
+	}
+	for _, tt := range tests {
+		for _, wire := range []string{llm.ProviderOpenAI, llm.ProviderAnthropic} {
+			t.Run(tt.name+"/"+wire, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					w := newWorld(t, wire, 20, mock.Config{Seed: 5, Faults: tt.faults, Batch: mock.BatchConfig{ProcessingTime: time.Hour}})
+					defer w.close()
+					w.breakerCount = []classify.Class{} // every call fails alike: keep the breaker out of it
+					// Wave 1 is a batch; every later wave (20 items at most) goes online.
+					sum, err := w.runner(20, func(c *batch.Config) {
+						tt.mod(c)
+						c.TripShare = 2
+					}).Run(context.Background(), w.input())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if sum.Batches != 1 {
+						t.Fatalf("%d batches; want wave 1 in a batch and the rest online", sum.Batches)
+					}
+					recs := w.records()
+					if len(recs) != 20 {
+						t.Fatalf("%d records, want 20", len(recs))
+					}
+					for idx, r := range recs {
+						if !r.Failed() {
+							t.Fatalf("item %d succeeded though every answer fails", idx)
+						}
+						if got := tt.spent(r); got != tt.limit {
+							t.Errorf("item %d spent %d in all (wave 1 and online), want the budget of %d: %s", idx, got, tt.limit, r.Error)
+						}
+					}
+				})
+			})
+		}
 	}
 }

@@ -138,9 +138,10 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 	}
 	stopper := engine.New(stopCfg, b.task, j)
 
-	online := func(_ context.Context, items []task.Item, jj store.Job) (engine.Summary, error) {
+	online := func(_ context.Context, items []task.Item, carried map[int]*engine.Carried, jj store.Job) (engine.Summary, error) {
 		tcfg := cfg
 		tcfg.Skipped, tcfg.Planned = m.Items-len(items), 0
+		tcfg.Carried = carried
 		e := engine.New(tcfg, b.task, jj)
 		b.rateLimits.engine = e
 		mu.Lock()
