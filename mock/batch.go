@@ -169,7 +169,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request) bool {
 	case route == "POST messages/batches":
 		s.createAnthropicBatch(rs, r)
 	case r.Method == http.MethodGet && (route == "GET batches" || route == "GET messages/batches"):
-		s.listBatches(rs, d)
+		s.listBatches(rs, r, d)
 	case r.Method == http.MethodGet && (d == bOpenAI && len(parts) == 2 || d == bAnthropic && len(parts) == 3):
 		s.getBatch(rs, parts[len(parts)-1], d)
 	case r.Method == http.MethodPost && parts[len(parts)-1] == "cancel" && (d == bOpenAI && len(parts) == 3 || d == bAnthropic && len(parts) == 4):
@@ -564,16 +564,42 @@ func (s *Server) getBatch(rs *responder, id string, d bdialect) {
 	rs.writeJSON(http.StatusOK, s.anthropicBatchObject(b, time.Now()))
 }
 
-func (s *Server) listBatches(rs *responder, d bdialect) {
+// listBatches lists the dialect's batches newest first, a page at a
+// time as both providers do: limit (default 20; at most 100 for OpenAI,
+// 1000 for Anthropic) batches after the cursor (OpenAI's after, Anthropic's
+// after_id), has_more when more follow.
+func (s *Server) listBatches(rs *responder, r *http.Request, d bdialect) {
+	q := r.URL.Query()
+	limit, most, cursor := 20, 100, q.Get("after")
+	if d == bAnthropic {
+		most, cursor = 1000, q.Get("after_id")
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > most {
+			rs.fail(http.StatusBadRequest, "invalid_request_error", "", "limit", fmt.Sprintf("limit: must be an integer between 1 and %d", most))
+			return
+		}
+		limit = n
+	}
 	now := time.Now()
 	s.batch.mu.Lock()
 	var list []*simBatch
+	past := cursor == ""
 	for i := len(s.batch.order) - 1; i >= 0; i-- { // newest first, as both providers list
-		if b := s.batch.batches[s.batch.order[i]]; b.d == d {
-			list = append(list, b)
+		b := s.batch.batches[s.batch.order[i]]
+		if b.d != d {
+			continue
 		}
+		if !past {
+			past = b.id == cursor
+			continue
+		}
+		list = append(list, b)
 	}
 	s.batch.mu.Unlock()
+	more := len(list) > limit
+	list = list[:min(len(list), limit)]
 	data := make([]map[string]any, 0, len(list))
 	for _, b := range list {
 		if d == bOpenAI {
@@ -587,10 +613,10 @@ func (s *Server) listBatches(rs *responder, d bdialect) {
 		first, last = list[0].id, list[len(list)-1].id
 	}
 	if d == bOpenAI {
-		rs.writeJSON(http.StatusOK, map[string]any{"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": false})
+		rs.writeJSON(http.StatusOK, map[string]any{"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": more})
 		return
 	}
-	rs.writeJSON(http.StatusOK, map[string]any{"data": data, "first_id": first, "last_id": last, "has_more": false})
+	rs.writeJSON(http.StatusOK, map[string]any{"data": data, "first_id": first, "last_id": last, "has_more": more})
 }
 
 func (s *Server) cancelBatch(rs *responder, id string, d bdialect) {

@@ -265,3 +265,37 @@ func TestBatchedRequestIsAnsweredAsTheChatEndpointAnswersIt(t *testing.T) {
 		}
 	})
 }
+
+func TestBatchListPagesNewestFirstWithMetadata(t *testing.T) {
+	srv := mock.New(mock.Config{})
+	c := openAIClient(srv)
+	ctx := context.Background()
+	for i := range 25 {
+		f, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(openAIBatchFile(1)), "in.jsonl", "application/jsonl"), Purpose: openai.FilePurposeBatch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Batches.New(ctx, openai.BatchNewParams{InputFileID: f.ID, Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions,
+			CompletionWindow: openai.BatchNewParamsCompletionWindow24h, Metadata: map[string]string{"n": fmt.Sprint(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := c.Batches.List(ctx, openai.BatchListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) != 20 || !page.HasMore || page.Data[0].Metadata["n"] != "24" {
+		t.Fatalf("first page: %d batches, has_more %v, newest n=%s; want the default 20, more, the newest first", len(page.Data), page.HasMore, page.Data[0].Metadata["n"])
+	}
+	var seen []string
+	pages := c.Batches.ListAutoPaging(ctx, openai.BatchListParams{Limit: openai.Int(7)})
+	for pages.Next() {
+		seen = append(seen, pages.Current().Metadata["n"])
+	}
+	if err := pages.Err(); err != nil || len(seen) != 25 || seen[0] != "24" || seen[24] != "0" {
+		t.Errorf("paging by 7: %v (%v); want all 25, newest first, each once", seen, err)
+	}
+	if _, err := c.Batches.List(ctx, openai.BatchListParams{Limit: openai.Int(101)}); err == nil {
+		t.Error("a limit of 101 was taken; OpenAI allows 1 to 100")
+	}
+}
