@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -240,6 +241,12 @@ type waveRun struct {
 	fresh bool
 	items map[int]*flight
 	known []Entry // submitted batches from the ledger (resume)
+	// dangling are intents without a submitted entry (resume): batches
+	// that may exist at the provider without their id in the ledger.
+	dangling []Entry
+	// chunks counts the wave's intents in the ledger, so that a resume's
+	// new submissions get keys of their own.
+	chunks int
 	// ledgered says the wave's entry is in the ledger already.
 	ledgered bool
 	batches  []string
@@ -321,9 +328,15 @@ func (r *Runner) openWave(entries []Entry, in Input) (*waveRun, int, error) {
 					w.items[st.Idx] = f
 				}
 			}
+		case KindIntent:
+			if w != nil && e.Wave == w.num {
+				w.dangling = append(w.dangling, e)
+				w.chunks++
+			}
 		case KindSubmitted:
 			if w != nil && e.Wave == w.num {
 				w.known = append(w.known, e)
+				w.dangling = slices.DeleteFunc(w.dangling, func(i Entry) bool { return e.Key != "" && i.Key == e.Key })
 			}
 		case KindClosed:
 			if w != nil && e.Wave == w.num {
@@ -430,12 +443,53 @@ func (r *Runner) waveEntry(w *waveRun) Entry {
 	return e
 }
 
+// findSlack is how long before an intent Find looks: the provider's
+// clock may be behind ours.
+const findSlack = time.Hour
+
+// adopt looks for the batches of the wave's dangling intents (a crash
+// after a create, before its id's entry) at the provider, by their keys,
+// and ledgers each one found as submitted: it is polled, not submitted
+// again. An intent whose batch is not found (it was never created, or the
+// provider cannot look batches up) leaves its requests to be submitted.
+func (r *Runner) adopt(ctx context.Context, w *waveRun) error {
+	f, ok := r.cfg.Client.(Finder)
+	for _, in := range w.dangling {
+		if !ok {
+			r.log.Warn("a batch of the last run may have been created without its id reaching the ledger, and this provider cannot look it up: its requests are submitted again",
+				"wave", w.num, "submission", in.Key, "requests", len(in.CustomIDs))
+			continue
+		}
+		id, err := retry.DoValue(ctx, r.cfg.Ops, func(ctx context.Context) (string, error) {
+			id, _, err := f.Find(ctx, in.Key, in.At.Add(-findSlack))
+			return id, err
+		})
+		if err != nil {
+			return fmt.Errorf("looking for batch %s at the provider: %w", in.Key, err)
+		}
+		if id == "" {
+			continue
+		}
+		e := Entry{Kind: KindSubmitted, Wave: w.num, Key: in.Key, Batch: id, Provider: in.Provider, CustomIDs: in.CustomIDs}
+		if err := r.cfg.Ledger.Append(ctx, e); err != nil {
+			return err
+		}
+		r.log.Info("batch found by its key and adopted", "wave", w.num, "batch", id, "submission", in.Key)
+		w.known = append(w.known, e)
+	}
+	w.dangling = nil
+	return nil
+}
+
 // submit reads the input for the wave's items, answers cached ones,
 // renders the others and submits them in chunks within the provider's
 // limits, each batch's id made durable before the next step. Items of
 // batches the ledger knows are not submitted again.
 func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 	w.custom = map[string]*flight{}
+	if err := r.adopt(ctx, w); err != nil {
+		return err
+	}
 	covered := map[string]bool{}
 	for _, e := range w.known {
 		w.batches = append(w.batches, e.Batch)
@@ -456,26 +510,43 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 	}
 	lim := r.cfg.Client.Limits()
 	var chunk []Request
-	size, taken, chunkNum := 0, 0, len(w.known)
+	size, taken, chunkNum := 0, 0, max(len(w.known), w.chunks)
+	job := in.Job.Manifest().ID
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
 		}
 		chunkNum++
-		key := fmt.Sprintf("w%d-c%d", w.num, chunkNum)
+		key := fmt.Sprintf("%s-w%d-c%d", job, w.num, chunkNum)
+		ids := make([]string, len(chunk))
+		for i, q := range chunk {
+			ids[i] = q.CustomID
+		}
+		// The intent is durable before the batch is created: a crash
+		// between the creation and the id's entry leaves an intent that a
+		// resume looks up by its key instead of submitting it again.
+		intent := Entry{Kind: KindIntent, Wave: w.num, Key: key, Provider: r.cfg.Provider, CustomIDs: ids, At: time.Now().UTC()}
+		if err := r.cfg.Ledger.Append(ctx, intent); err != nil {
+			return err
+		}
+		attempt := 0
 		id, err := retry.DoValue(ctx, r.cfg.Ops, func(ctx context.Context) (string, error) {
+			attempt++
+			// A create tried again may have worked the first time with
+			// its answer lost: look before creating another.
+			if f, ok := r.cfg.Client.(Finder); ok && attempt > 1 {
+				if id, found, err := f.Find(ctx, key, intent.At.Add(-findSlack)); err != nil || found {
+					return id, err
+				}
+			}
 			return r.cfg.Client.Submit(ctx, key, chunk)
 		})
 		if err != nil {
 			return fmt.Errorf("submitting batch %s of %d requests: %w", key, len(chunk), err)
 		}
-		ids := make([]string, len(chunk))
-		for i, q := range chunk {
-			ids[i] = q.CustomID
-		}
 		// The id is durable before the batch is polled: a crash from here
 		// on re-polls it, never submits it again.
-		if err := r.cfg.Ledger.Append(ctx, Entry{Kind: KindSubmitted, Wave: w.num, Batch: id, Provider: r.cfg.Provider, CustomIDs: ids}); err != nil {
+		if err := r.cfg.Ledger.Append(ctx, Entry{Kind: KindSubmitted, Wave: w.num, Key: key, Batch: id, Provider: r.cfg.Provider, CustomIDs: ids}); err != nil {
 			return err
 		}
 		r.log.Info("batch submitted", "wave", w.num, "batch", id, "requests", len(chunk))

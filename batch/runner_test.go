@@ -3,6 +3,7 @@ package batch_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"testing"
@@ -467,4 +468,114 @@ func TestOnlineTailContinuesTheBudgetsSpentInWaves(t *testing.T) {
 			})
 		}
 	}
+}
+
+// crashingLedger is a ledger whose process dies when the n-th submitted
+// entry is about to be written: the batch exists at the provider, its id
+// is lost.
+type crashingLedger struct {
+	batch.Ledger
+	n, seen int
+}
+
+var errCrashed = errors.New("crashed before the ledger write")
+
+func (l *crashingLedger) Append(ctx context.Context, e batch.Entry) error {
+	if e.Kind == batch.KindSubmitted {
+		if l.seen++; l.seen == l.n {
+			return errCrashed
+		}
+	}
+	return l.Ledger.Append(ctx, e)
+}
+
+// A crash between a batch's creation and the fsync of its id made the
+// resume submit the batch's requests again (billed twice). OpenAI's
+// batches are found by the key in their metadata and adopted.
+func TestResumeAdoptsTheBatchCreatedBeforeACrashInsteadOfSubmittingItAgain(t *testing.T) {
+	tests := []struct {
+		wire string
+		// submissions is what the mock counts for wave 1 in all.
+		submissions int64
+	}{
+		{llm.ProviderOpenAI, 2},
+		// Anthropic's message batches carry no metadata: the lost batch
+		// cannot be told from another job's, and its requests go again
+		// (docs/batch.md, "Crash safety and resume").
+		{llm.ProviderAnthropic, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.wire, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, tt.wire, 1000, mock.Config{Seed: 5, Batch: mock.BatchConfig{ProcessingTime: 2 * time.Hour}})
+				// The second of wave 1's two batches (700 + 300) is created, and the
+				// process dies before its id is written.
+				_, err := w.runner(0, func(c *batch.Config) {
+					c.Ledger = &crashingLedger{Ledger: c.Ledger, n: 2}
+				}).Run(context.Background(), w.input())
+				if !errors.Is(err, errCrashed) {
+					t.Fatalf("the first run ended with %v, want the crash", err)
+				}
+				if st := w.srv.BatchStats(); st.Submissions != 2 {
+					t.Fatalf("before the crash the mock saw %d submissions, want 2", st.Submissions)
+				}
+				w.close()
+
+				w.open(true)
+				defer w.close()
+				sum, err := w.runner(0, nil).Run(context.Background(), w.input())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st := w.srv.BatchStats(); st.Submissions != tt.submissions {
+					t.Errorf("the mock counted %d submissions in all, want %d", st.Submissions, tt.submissions)
+				}
+				if tt.wire == llm.ProviderOpenAI && sum.Repolled != 2 {
+					t.Errorf("the resume polled %d batches of the crashed run, want both (the one found by its key)", sum.Repolled)
+				}
+				recs := w.records()
+				for idx := range 1000 {
+					if r, ok := recs[idx]; !ok || r.Failed() {
+						t.Fatalf("item %d after the resume: %+v", idx, r)
+					}
+				}
+			})
+		})
+	}
+}
+
+// lostAnswer is a client whose first create works at the provider but
+// whose answer is lost (a timeout): the error is retryable.
+type lostAnswer struct {
+	*batch.OpenAI
+	lost bool
+}
+
+func (c *lostAnswer) Submit(ctx context.Context, key string, reqs []batch.Request) (string, error) {
+	id, err := c.OpenAI.Submit(ctx, key, reqs)
+	if err == nil && !c.lost {
+		c.lost = true
+		return "", &batch.OpError{Op: "create", Err: fmt.Errorf("reading the answer: %w", context.DeadlineExceeded)}
+	}
+	return id, err
+}
+
+// A create whose answer was lost was tried again blindly: the provider
+// had two batches of the same requests.
+func TestCreateTriedAgainAfterALostAnswerFindsTheBatchItMade(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, llm.ProviderOpenAI, 100, mock.Config{Seed: 5, Batch: mock.BatchConfig{ProcessingTime: time.Hour}})
+		defer w.close()
+		if _, err := w.runner(0, func(c *batch.Config) {
+			c.Client = &lostAnswer{OpenAI: w.client.(*batch.OpenAI)}
+		}).Run(context.Background(), w.input()); err != nil {
+			t.Fatal(err)
+		}
+		if st := w.srv.BatchStats(); st.Submissions != 1 {
+			t.Errorf("the mock counted %d submissions, want 1: the retry should find the batch by its key", st.Submissions)
+		}
+		if n := len(w.records()); n != 100 {
+			t.Errorf("%d records, want 100", n)
+		}
+	})
 }
