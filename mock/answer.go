@@ -117,10 +117,14 @@ func truncate(a answer, n int) answer {
 // mistaken for a stuck loop: JSON that does not parse (a trailing comma,
 // finished normally: a model's slip, not a cut, which is what the
 // Truncated fault and max_tokens produce), or an object missing a
-// required field; a refusal in prose for text.
+// required field; a refusal in prose for text. A tool call whose input
+// the dialect sends as an object (Anthropic's tool_use) always misses a
+// field: the API parses the input, so it cannot carry text that does not
+// parse — which it would flatten to the same {} on every request, and the
+// heal loop would see its re-asks change nothing.
 func (x *exchange) invalid(a answer, structured bool) answer {
 	switch {
-	case len(a.calls) > 0 && x.seq%2 == 1:
+	case len(a.calls) > 0 && x.seq%2 == 1 && !x.d.objectToolInput:
 		a.calls[0].args = unparsable(a.calls[0].args, x.seq)
 	case len(a.calls) > 0:
 		a.calls[0].args = dropRequired(a.calls[0].args, x.seq)

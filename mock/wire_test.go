@@ -517,3 +517,35 @@ func TestSchemaWithRequiredNamesButNoPropertiesGetsEveryRequiredName(t *testing.
 		})
 	}
 }
+
+// Anthropic's tool_use input is an object: the invalid fault's arguments
+// that do not parse were sent as {} on every request, so on the Anthropic
+// wire with a forced tool a re-ask drawing that fault again got the same
+// answer, and the heal loop stopped as stuck.
+func TestInvalidToolInputOnAnthropicDiffersFromOneRequestToTheNext(t *testing.T) {
+	body := `{"model": "mock-json", "max_tokens": 100, "messages": [{"role": "user", "content": "gato"}], "tools": [{"name": "output", "input_schema": {"type": "object", "properties": {"text": {"type": "string"}, "length": {"type": "integer"}}, "required": ["text", "length"]}}], "tool_choice": {"type": "tool", "name": "output"}}`
+	s := New(Config{Faults: Faults{InvalidOutput: 1}})
+	seen := map[string]bool{}
+	for range 4 {
+		c := raw(t, s, http.MethodPost, "/v1/messages", "anthropic", body, nil)
+		var input json.RawMessage
+		for _, b := range decode(t, c.body).Content {
+			if b.Type == "tool_use" {
+				input = b.Input
+			}
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(input, &obj); err != nil {
+			t.Fatalf("tool input %s is not an object: %v", input, err)
+		}
+		_, hasText := obj["text"]
+		_, hasLength := obj["length"]
+		if hasText && hasLength {
+			t.Errorf("invalid tool input %s has every required field", input)
+		}
+		if seen[string(input)] {
+			t.Errorf("invalid tool input %s came twice: a re-ask must be able to tell answers apart", input)
+		}
+		seen[string(input)] = true
+	}
+}

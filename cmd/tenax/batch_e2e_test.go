@@ -103,7 +103,8 @@ func TestBatchJobKilledWhilePollingResumesWithoutResubmitting(t *testing.T) {
 
 			r := w.tenax("resume", id)
 			if r.code != 0 {
-				t.Fatalf("resume exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+				failures, _ := os.ReadFile(filepath.Join(w.home, "jobs", id, "failures.jsonl"))
+				t.Fatalf("resume exited %d:\n%s\n%s\nfailures:\n%s", r.code, r.stdout, r.stderr, failures)
 			}
 			if !strings.Contains(r.stdout, "1 batch(es) of the last run polled again") {
 				t.Errorf("the resume's summary does not say it polled the killed run's batch:\n%s", r.stdout)
