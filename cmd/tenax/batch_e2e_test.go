@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -196,5 +198,60 @@ func TestBatchFlagRefusesATaskWithoutABatchAPI(t *testing.T) {
 		if len(entries) > 0 {
 			t.Errorf("a refused --batch run created a job")
 		}
+	}
+}
+
+// --ui read the batch mode run's counters from its standby engine, which
+// runs nothing until the online tail: the page showed zeros while the
+// waves ran.
+func TestUIShowsABatchJobsWavesWhileTheyRun(t *testing.T) {
+	srv := mock.New(mock.Config{Seed: 2, Batch: mock.BatchConfig{ProcessingTime: 3 * time.Second}})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	w := newWorkdir(t)
+	w.words(200)
+	w.write("job.yaml", batchSpec("openai", hs.URL, "batch: {poll_interval: 50ms, poll_max: 100ms}\n"), 0o644)
+	cmd := exec.Command(tenaxBin, "--home", w.home, "run", "job.yaml", "--ui=127.0.0.1:0")
+	cmd.Dir, cmd.Env = w.dir, childEnv()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(stderr)
+	base, id := "", ""
+	for sc.Scan() {
+		line := sc.Text()
+		if u, ok := strings.CutPrefix(line, "tenax: watch the run at "); ok {
+			base = strings.TrimSuffix(u, "/")
+		}
+		if m := jobLine.FindStringSubmatch(line); m != nil {
+			id = m[1]
+		}
+		if strings.HasPrefix(line, "batches: wave 1:") && strings.Contains(line, "left before") {
+			break // polling, requests still running
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	if base == "" || id == "" {
+		t.Fatalf("no page address (%q) or job id (%q) before polling", base, id)
+	}
+	res, err := http.Get(base + "/jobs/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "batches: wave 1: 1 batch(es)") {
+		t.Errorf("the live page does not show the wave's progress:\n%s", page)
+	}
+	if !strings.Contains(string(page), "<b>200</b><span>calls</span>") {
+		t.Errorf("the live page does not count the wave's 200 requests as calls:\n%s", page)
 	}
 }
