@@ -34,6 +34,12 @@ type Codec interface {
 	Cached(item task.Item) (task.Result, bool)
 }
 
+// Estimator is a Codec that estimates the prompt tokens of an item's
+// request, for Config.MaxEnqueuedTokens.
+type Estimator interface {
+	EstimateTokens(item task.Item) int
+}
+
 // Source yields a job's items in idx order; io.EOF ends it.
 type Source interface {
 	Next() (task.Item, error)
@@ -91,6 +97,12 @@ type Config struct {
 	// from PollMin while batches run.
 	PollMin, PollMax time.Duration
 
+	// MaxEnqueuedTokens caps the estimated tokens (Estimator) of the
+	// requests a wave has in its batches: the provider's queue limit per
+	// model. Past it, items wait for the next wave without a request and
+	// without spending an attempt; a wave always takes at least one. 0
+	// does not count.
+	MaxEnqueuedTokens int
 	// OnlineTail: a wave after the first of a run holding at most this
 	// many items runs them online through Online instead. 0 never does.
 	OnlineTail int
@@ -156,6 +168,9 @@ type Summary struct {
 	// included); Batches the batches it submitted or re-polled; Requests
 	// the requests it submitted.
 	Waves, Batches, Requests int
+	// Deferred counts the times an item waited for the next wave because
+	// its wave's batches held MaxEnqueuedTokens already.
+	Deferred int
 	// Repolled counts the batches of an earlier, interrupted run that
 	// this run polled again instead of submitting their requests anew.
 	Repolled int
@@ -510,7 +525,7 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 	}
 	lim := r.cfg.Client.Limits()
 	var chunk []Request
-	size, taken, chunkNum := 0, 0, max(len(w.known), w.chunks)
+	size, taken, chunkNum, enqueued := 0, 0, max(len(w.known), w.chunks), 0
 	job := in.Job.Manifest().ID
 	flush := func() error {
 		if len(chunk) == 0 {
@@ -591,9 +606,17 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 		}
 		f.item = it
 		f.item.Feedback = f.Feedback
+		// carry is this wave's say: an item carried by the last one (a
+		// cached invalid output, a deferral) is in this one for good.
+		f.carry = false
 		cid := CustomID(it.Idx, w.num)
 		w.custom[cid] = f
+		est := 0
+		if e, ok := r.cfg.Codec.(Estimator); ok && r.cfg.MaxEnqueuedTokens > 0 {
+			est = e.EstimateTokens(f.item)
+		}
 		if covered[cid] {
+			enqueued += est // in a batch of the ledger's, still in the queue
 			continue
 		}
 		if f.Feedback == nil {
@@ -604,6 +627,16 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 				delete(w.custom, cid)
 				continue
 			}
+		}
+		if est > 0 && enqueued > 0 && enqueued+est > r.cfg.MaxEnqueuedTokens {
+			// The queue is full for this wave: the item waits for the
+			// next one, as it is, its attempts unspent.
+			f.carry = true
+			delete(w.custom, cid)
+			r.mu.Lock()
+			r.sum.Deferred++
+			r.mu.Unlock()
+			continue
 		}
 		body, err := r.cfg.Codec.Body(f.item)
 		if err != nil {
@@ -621,6 +654,7 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 		}
 		chunk = append(chunk, req)
 		size += n
+		enqueued += est
 	}
 	if err := flush(); err != nil {
 		return err

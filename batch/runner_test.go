@@ -579,3 +579,33 @@ func TestCreateTriedAgainAfterALostAnswerFindsTheBatchItMade(t *testing.T) {
 		}
 	})
 }
+
+func TestWavesStayUnderTheEnqueuedTokenCapAndDeferredItemsSpendNoAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, llm.ProviderOpenAI, 100, mock.Config{Seed: 5, Batch: mock.BatchConfig{ProcessingTime: time.Hour}})
+		defer w.close()
+		// Every item's request is estimated alike ("w10" to "w99"; the first
+		// ten are a token shorter at most): a cap of 30 of them.
+		est := w.task.EstimateTokens(task.Item{Idx: 50, Fields: map[string]any{"word": "w50"}})
+		sum, err := w.runner(0, func(c *batch.Config) { c.MaxEnqueuedTokens = 30 * est }).Run(context.Background(), w.input())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := w.srv.BatchStats()
+		if st.Requests != 100 || st.Submissions < 4 || sum.Waves != int(st.Submissions) {
+			t.Errorf("%d requests in %d batches over %d waves; want the 100 items in waves of at most 30, one batch each", st.Requests, st.Submissions, sum.Waves)
+		}
+		if sum.Deferred == 0 {
+			t.Error("no item was deferred")
+		}
+		recs := w.records()
+		if len(recs) != 100 {
+			t.Fatalf("%d records, want 100", len(recs))
+		}
+		for idx, r := range recs {
+			if r.Failed() || r.Attempts != 1 {
+				t.Errorf("item %d: %d attempts, error %q; waiting for a later wave spends no attempt", idx, r.Attempts, r.Error)
+			}
+		}
+	})
+}

@@ -168,7 +168,7 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 		Retry: cfg.Retry, Ops: cfg.Retry,
 		Validator: b.validator, Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints, Cache: cfg.Cache,
 		PollMin: s.Batch.PollInterval, PollMax: s.Batch.PollMax,
-		OnlineTail: s.Batch.OnlineTail, Online: online,
+		OnlineTail: s.Batch.OnlineTail, Online: online, MaxEnqueuedTokens: s.Batch.MaxEnqueuedTokens,
 		TripShare: s.Batch.TripShare, TripMinimum: s.Breaker.Threshold,
 		OnTrip: cfg.OnTrip, Prompter: opts.Prompter,
 		Limit: opts.Limit, Total: m.Items, Skipped: skipped,

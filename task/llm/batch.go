@@ -103,6 +103,11 @@ func (b *Batch) Body(item task.Item) (json.RawMessage, error) {
 	return body, nil
 }
 
+// EstimateTokens returns the tokens Run's request for item is estimated
+// to take (its prompt and max_tokens), as the online rate limiters count
+// them: what batch mode counts against an enqueued-token cap.
+func (b *Batch) EstimateTokens(item task.Item) int { return b.t.EstimateTokens(item) }
+
 // Cached returns the result Run would serve from the response cache for
 // item, and false when the cache holds none (or there is no cache).
 func (b *Batch) Cached(item task.Item) (task.Result, bool) {
