@@ -35,6 +35,17 @@ type Client interface {
 	Limits() Limits
 }
 
+// Finder is a Client that can find a batch by the key it was submitted
+// under, among the provider's batches: what closes the window between a
+// batch's creation and the ledger entry of its id (a crash there, or a
+// create whose answer was lost and is tried again).
+type Finder interface {
+	// Find returns the id of the batch submitted under key, looking at
+	// the batches created since since (newest first); found is false
+	// when none carries key.
+	Find(ctx context.Context, key string, since time.Time) (id string, found bool, err error)
+}
+
 // Request is one request of a batch: the call's body in the provider's
 // wire format, under its custom id.
 type Request struct {

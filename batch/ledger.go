@@ -34,6 +34,12 @@ const (
 	// KindWave opens a wave: the items it holds (or, Fresh, every pending
 	// item) with their state before the wave.
 	KindWave = "wave"
+	// KindIntent records a batch about to be created for the wave: its
+	// key (the label it carries at the provider, where the provider has
+	// labels) and its requests' custom ids. An intent without a submitted
+	// entry is a batch that may exist without its id in the ledger; a
+	// resume looks for it by its key before submitting its requests again.
+	KindIntent = "intent"
 	// KindSubmitted records a batch created for the wave, with its
 	// requests' custom ids.
 	KindSubmitted = "submitted"
@@ -56,11 +62,15 @@ type Entry struct {
 	// Items (wave) are the states of the wave's items when not Fresh.
 	Items []ItemState `json:"items,omitempty"`
 
+	// Key (intent, submitted) names the submission: job, wave and chunk
+	// ("<job>-w<wave>-c<chunk>"), sent as the batch's metadata where the
+	// provider takes it.
+	Key string `json:"key,omitempty"`
 	// Batch (submitted, collected) is the provider's batch id.
 	Batch string `json:"batch,omitempty"`
 	// Provider (submitted) is the task's provider.
 	Provider string `json:"provider,omitempty"`
-	// CustomIDs (submitted) are the batch's requests.
+	// CustomIDs (intent, submitted) are the batch's requests.
 	CustomIDs []string `json:"custom_ids,omitempty"`
 
 	// Counts (collected) are the batch's final request counts.

@@ -2,11 +2,13 @@ package batch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 )
@@ -23,6 +25,7 @@ func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, err
 		defer c.Close()
 	}
 	var items []task.Item
+	carried := map[int]*engine.Carried{}
 	for len(items) < len(w.items) {
 		it, err := src.Next()
 		if err == io.EOF {
@@ -38,10 +41,15 @@ func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, err
 		if f := w.items[it.Idx]; f != nil {
 			it.Feedback = f.Feedback
 			items = append(items, it)
+			c, err := r.carry(f)
+			if err != nil {
+				return true, err
+			}
+			carried[it.Idx] = c
 		}
 	}
 	r.log.Info("finishing the wave online", "wave", w.num, "items", len(items))
-	sum, err := r.cfg.Online(ctx, items, &carriedJob{Job: in.Job, items: w.items})
+	sum, err := r.cfg.Online(ctx, items, carried, &carriedJob{Job: in.Job, items: w.items})
 	r.mu.Lock()
 	r.sum.Waves++
 	r.stats.Done += sum.Done
@@ -64,6 +72,24 @@ func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, err
 		return true, nil
 	}
 	return false, r.close(ctx, w, len(items))
+}
+
+// carry is what f spent in the waves, for the engine to continue: a copy
+// of its heal tracker (the wave's own stays as the ledger has it), its
+// re-asks and its retry streak.
+func (r *Runner) carry(f *flight) (*engine.Carried, error) {
+	c := &engine.Carried{Heals: f.Heals, Streak: f.Streak}
+	if f.tracker != nil {
+		b, err := json.Marshal(f.tracker)
+		if err != nil {
+			return nil, fmt.Errorf("copying item %d's heal tracker: %w", f.Idx, err)
+		}
+		c.Tracker = heal.NewTracker(r.cfg.Heal)
+		if err := json.Unmarshal(b, c.Tracker); err != nil {
+			return nil, fmt.Errorf("copying item %d's heal tracker: %w", f.Idx, err)
+		}
+	}
+	return c, nil
 }
 
 // carriedJob is the job as the online tail writes to it: each record also

@@ -85,7 +85,7 @@ func openAILineBytes(req Request) int {
 }
 
 // Submit uploads reqs as a file and creates a batch of it, labelled with
-// key in its metadata (tenax_submission).
+// key in its metadata (tenax_submission), where Find looks for it.
 func (c *OpenAI) Submit(ctx context.Context, key string, reqs []Request) (string, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -106,12 +106,36 @@ func (c *OpenAI) Submit(ctx context.Context, key string, reqs []Request) (string
 		InputFileID:      f.ID,
 		Endpoint:         openai.BatchNewParamsEndpoint(c.endpoint),
 		CompletionWindow: openai.BatchNewParamsCompletionWindow24h,
-		Metadata:         shared.Metadata{"tenax_submission": key},
+		Metadata:         shared.Metadata{submissionKey: key},
 	}, option.WithMiddleware(cap.middleware))
 	if err != nil {
 		return "", cap.err("create", err)
 	}
 	return b.ID, nil
+}
+
+// submissionKey is the metadata key that labels a batch with the
+// submission it is (Submit's key).
+const submissionKey = "tenax_submission"
+
+// Find lists the batches newest first, a page of 100 at a time, until one
+// carries key in its metadata or they were created before since.
+func (c *OpenAI) Find(ctx context.Context, key string, since time.Time) (string, bool, error) {
+	var cap sdkCapture
+	pages := c.client.Batches.ListAutoPaging(ctx, openai.BatchListParams{Limit: openai.Int(100)}, option.WithMiddleware(cap.middleware))
+	for pages.Next() {
+		b := pages.Current()
+		if b.Metadata[submissionKey] == key {
+			return b.ID, true, nil
+		}
+		if b.CreatedAt > 0 && time.Unix(b.CreatedAt, 0).Before(since) {
+			break
+		}
+	}
+	if err := pages.Err(); err != nil {
+		return "", false, cap.err("list", err)
+	}
+	return "", false, nil
 }
 
 // Status retrieves the batch.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -33,15 +34,23 @@ type Codec interface {
 	Cached(item task.Item) (task.Result, bool)
 }
 
+// Estimator is a Codec that estimates the prompt tokens of an item's
+// request, for Config.MaxEnqueuedTokens.
+type Estimator interface {
+	EstimateTokens(item task.Item) int
+}
+
 // Source yields a job's items in idx order; io.EOF ends it.
 type Source interface {
 	Next() (task.Item, error)
 }
 
 // Online runs items through the normal online path (the engine), writing
-// their records to j. The items carry their heal feedback. It returns how
+// their records to j. The items carry their heal feedback, and carried
+// (engine.Config.Carried) what they spent in the waves before: their heal
+// trackers and retry streaks, which the engine continues. It returns how
 // the run ended.
-type Online func(ctx context.Context, items []task.Item, j store.Job) (engine.Summary, error)
+type Online func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j store.Job) (engine.Summary, error)
 
 // Defaults of Config's zero fields.
 const (
@@ -88,6 +97,12 @@ type Config struct {
 	// from PollMin while batches run.
 	PollMin, PollMax time.Duration
 
+	// MaxEnqueuedTokens caps the estimated tokens (Estimator) of the
+	// requests a wave has in its batches: the provider's queue limit per
+	// model. Past it, items wait for the next wave without a request and
+	// without spending an attempt; a wave always takes at least one. 0
+	// does not count.
+	MaxEnqueuedTokens int
 	// OnlineTail: a wave after the first of a run holding at most this
 	// many items runs them online through Online instead. 0 never does.
 	OnlineTail int
@@ -153,6 +168,9 @@ type Summary struct {
 	// included); Batches the batches it submitted or re-polled; Requests
 	// the requests it submitted.
 	Waves, Batches, Requests int
+	// Deferred counts the times an item waited for the next wave because
+	// its wave's batches held MaxEnqueuedTokens already.
+	Deferred int
 	// Repolled counts the batches of an earlier, interrupted run that
 	// this run polled again instead of submitting their requests anew.
 	Repolled int
@@ -238,6 +256,12 @@ type waveRun struct {
 	fresh bool
 	items map[int]*flight
 	known []Entry // submitted batches from the ledger (resume)
+	// dangling are intents without a submitted entry (resume): batches
+	// that may exist at the provider without their id in the ledger.
+	dangling []Entry
+	// chunks counts the wave's intents in the ledger, so that a resume's
+	// new submissions get keys of their own.
+	chunks int
 	// ledgered says the wave's entry is in the ledger already.
 	ledgered bool
 	batches  []string
@@ -319,9 +343,15 @@ func (r *Runner) openWave(entries []Entry, in Input) (*waveRun, int, error) {
 					w.items[st.Idx] = f
 				}
 			}
+		case KindIntent:
+			if w != nil && e.Wave == w.num {
+				w.dangling = append(w.dangling, e)
+				w.chunks++
+			}
 		case KindSubmitted:
 			if w != nil && e.Wave == w.num {
 				w.known = append(w.known, e)
+				w.dangling = slices.DeleteFunc(w.dangling, func(i Entry) bool { return e.Key != "" && i.Key == e.Key })
 			}
 		case KindClosed:
 			if w != nil && e.Wave == w.num {
@@ -428,12 +458,53 @@ func (r *Runner) waveEntry(w *waveRun) Entry {
 	return e
 }
 
+// findSlack is how long before an intent Find looks: the provider's
+// clock may be behind ours.
+const findSlack = time.Hour
+
+// adopt looks for the batches of the wave's dangling intents (a crash
+// after a create, before its id's entry) at the provider, by their keys,
+// and ledgers each one found as submitted: it is polled, not submitted
+// again. An intent whose batch is not found (it was never created, or the
+// provider cannot look batches up) leaves its requests to be submitted.
+func (r *Runner) adopt(ctx context.Context, w *waveRun) error {
+	f, ok := r.cfg.Client.(Finder)
+	for _, in := range w.dangling {
+		if !ok {
+			r.log.Warn("a batch of the last run may have been created without its id reaching the ledger, and this provider cannot look it up: its requests are submitted again",
+				"wave", w.num, "submission", in.Key, "requests", len(in.CustomIDs))
+			continue
+		}
+		id, err := retry.DoValue(ctx, r.cfg.Ops, func(ctx context.Context) (string, error) {
+			id, _, err := f.Find(ctx, in.Key, in.At.Add(-findSlack))
+			return id, err
+		})
+		if err != nil {
+			return fmt.Errorf("looking for batch %s at the provider: %w", in.Key, err)
+		}
+		if id == "" {
+			continue
+		}
+		e := Entry{Kind: KindSubmitted, Wave: w.num, Key: in.Key, Batch: id, Provider: in.Provider, CustomIDs: in.CustomIDs}
+		if err := r.cfg.Ledger.Append(ctx, e); err != nil {
+			return err
+		}
+		r.log.Info("batch found by its key and adopted", "wave", w.num, "batch", id, "submission", in.Key)
+		w.known = append(w.known, e)
+	}
+	w.dangling = nil
+	return nil
+}
+
 // submit reads the input for the wave's items, answers cached ones,
 // renders the others and submits them in chunks within the provider's
 // limits, each batch's id made durable before the next step. Items of
 // batches the ledger knows are not submitted again.
 func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 	w.custom = map[string]*flight{}
+	if err := r.adopt(ctx, w); err != nil {
+		return err
+	}
 	covered := map[string]bool{}
 	for _, e := range w.known {
 		w.batches = append(w.batches, e.Batch)
@@ -454,26 +525,43 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 	}
 	lim := r.cfg.Client.Limits()
 	var chunk []Request
-	size, taken, chunkNum := 0, 0, len(w.known)
+	size, taken, chunkNum, enqueued := 0, 0, max(len(w.known), w.chunks), 0
+	job := in.Job.Manifest().ID
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
 		}
 		chunkNum++
-		key := fmt.Sprintf("w%d-c%d", w.num, chunkNum)
+		key := fmt.Sprintf("%s-w%d-c%d", job, w.num, chunkNum)
+		ids := make([]string, len(chunk))
+		for i, q := range chunk {
+			ids[i] = q.CustomID
+		}
+		// The intent is durable before the batch is created: a crash
+		// between the creation and the id's entry leaves an intent that a
+		// resume looks up by its key instead of submitting it again.
+		intent := Entry{Kind: KindIntent, Wave: w.num, Key: key, Provider: r.cfg.Provider, CustomIDs: ids, At: time.Now().UTC()}
+		if err := r.cfg.Ledger.Append(ctx, intent); err != nil {
+			return err
+		}
+		attempt := 0
 		id, err := retry.DoValue(ctx, r.cfg.Ops, func(ctx context.Context) (string, error) {
+			attempt++
+			// A create tried again may have worked the first time with
+			// its answer lost: look before creating another.
+			if f, ok := r.cfg.Client.(Finder); ok && attempt > 1 {
+				if id, found, err := f.Find(ctx, key, intent.At.Add(-findSlack)); err != nil || found {
+					return id, err
+				}
+			}
 			return r.cfg.Client.Submit(ctx, key, chunk)
 		})
 		if err != nil {
 			return fmt.Errorf("submitting batch %s of %d requests: %w", key, len(chunk), err)
 		}
-		ids := make([]string, len(chunk))
-		for i, q := range chunk {
-			ids[i] = q.CustomID
-		}
 		// The id is durable before the batch is polled: a crash from here
 		// on re-polls it, never submits it again.
-		if err := r.cfg.Ledger.Append(ctx, Entry{Kind: KindSubmitted, Wave: w.num, Batch: id, Provider: r.cfg.Provider, CustomIDs: ids}); err != nil {
+		if err := r.cfg.Ledger.Append(ctx, Entry{Kind: KindSubmitted, Wave: w.num, Key: key, Batch: id, Provider: r.cfg.Provider, CustomIDs: ids}); err != nil {
 			return err
 		}
 		r.log.Info("batch submitted", "wave", w.num, "batch", id, "requests", len(chunk))
@@ -518,9 +606,17 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 		}
 		f.item = it
 		f.item.Feedback = f.Feedback
+		// carry is this wave's say: an item carried by the last one (a
+		// cached invalid output, a deferral) is in this one for good.
+		f.carry = false
 		cid := CustomID(it.Idx, w.num)
 		w.custom[cid] = f
+		est := 0
+		if e, ok := r.cfg.Codec.(Estimator); ok && r.cfg.MaxEnqueuedTokens > 0 {
+			est = e.EstimateTokens(f.item)
+		}
 		if covered[cid] {
+			enqueued += est // in a batch of the ledger's, still in the queue
 			continue
 		}
 		if f.Feedback == nil {
@@ -531,6 +627,16 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 				delete(w.custom, cid)
 				continue
 			}
+		}
+		if est > 0 && enqueued > 0 && enqueued+est > r.cfg.MaxEnqueuedTokens {
+			// The queue is full for this wave: the item waits for the
+			// next one, as it is, its attempts unspent.
+			f.carry = true
+			delete(w.custom, cid)
+			r.mu.Lock()
+			r.sum.Deferred++
+			r.mu.Unlock()
+			continue
 		}
 		body, err := r.cfg.Codec.Body(f.item)
 		if err != nil {
@@ -548,6 +654,7 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 		}
 		chunk = append(chunk, req)
 		size += n
+		enqueued += est
 	}
 	if err := flush(); err != nil {
 		return err

@@ -3,6 +3,7 @@ package batch_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/batch"
+	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/mock"
@@ -50,6 +52,8 @@ type world struct {
 	job    *jsonl.Job
 	ledger *batch.FileLedger
 	n      int
+	// breakerCount is the online tail's engine.Config.BreakerCount.
+	breakerCount []classify.Class
 }
 
 func newWorld(t *testing.T, wire string, n int, cfg mock.Config) *world {
@@ -109,13 +113,16 @@ func (w *world) runner(tail int, mod func(*batch.Config)) *batch.Runner {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	cfg := batch.Config{
+	var cfg batch.Config
+	cfg = batch.Config{
 		Client: w.client, Codec: w.task.Batch(), Provider: "mock", Ledger: w.ledger,
 		Retry: retry.Policy{MaxAttempts: 5}, Ops: retry.Policy{MaxAttempts: 3, Backoff: retry.Backoff{Base: time.Second, Jitter: retry.JitterNone}},
 		Validator: v, Heal: heal.Budget{MaxAttempts: 8, MaxErrorAttempts: 5},
 		PollMin: time.Minute, PollMax: 10 * time.Minute, OnlineTail: tail, Total: w.n,
-		Online: func(ctx context.Context, items []task.Item, j store.Job) (engine.Summary, error) {
-			e := engine.New(engine.Config{Validator: v, Heal: heal.Budget{MaxAttempts: 8}, Concurrency: 4}, w.task, j)
+		// The online tail runs under the job's policies, as job.runBatch
+		// wires it: cfg is read when the tail runs, after mod.
+		Online: func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j store.Job) (engine.Summary, error) {
+			e := engine.New(engine.Config{Validator: v, Heal: cfg.Heal, Retry: cfg.Retry, Carried: carried, BreakerCount: w.breakerCount, Concurrency: 4}, w.task, j)
 			i := 0
 			return e.Run(ctx, engine.SourceFunc(func() (task.Item, error) {
 				if i == len(items) {
@@ -406,4 +413,199 @@ func TestCanceledBatchReportsItsUnprocessedRequestsAsCanceled(t *testing.T) {
 			})
 		})
 	}
+}
+
+// The online tail started every item's heal budget and retry streak
+// afresh: an item that had spent re-asks (or failed waves) in batches got
+// the whole budget again online.
+func TestOnlineTailContinuesTheBudgetsSpentInWaves(t *testing.T) {
+	tests := []struct {
+		name   string
+		faults mock.Faults
+		mod    func(*batch.Config)
+		// spent reads what the budget counts from a failed record.
+		spent func(store.Record) int
+		limit int
+	}{
+		{"heal budget", mock.Faults{InvalidOutput: 1},
+			func(c *batch.Config) { c.Heal = heal.Budget{MaxAttempts: 3} },
+			func(r store.Record) int { return r.HealAttempts }, 3},
+		{"retry streak", mock.Faults{Server: 1},
+			func(c *batch.Config) { c.Retry = retry.Policy{MaxAttempts: 3} },
+			func(r store.Record) int { return r.Attempts }, 3},
+	}
+	for _, tt := range tests {
+		for _, wire := range []string{llm.ProviderOpenAI, llm.ProviderAnthropic} {
+			t.Run(tt.name+"/"+wire, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					w := newWorld(t, wire, 20, mock.Config{Seed: 5, Faults: tt.faults, Batch: mock.BatchConfig{ProcessingTime: time.Hour}})
+					defer w.close()
+					w.breakerCount = []classify.Class{} // every call fails alike: keep the breaker out of it
+					// Wave 1 is a batch; every later wave (20 items at most) goes online.
+					sum, err := w.runner(20, func(c *batch.Config) {
+						tt.mod(c)
+						c.TripShare = 2
+					}).Run(context.Background(), w.input())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if sum.Batches != 1 {
+						t.Fatalf("%d batches; want wave 1 in a batch and the rest online", sum.Batches)
+					}
+					recs := w.records()
+					if len(recs) != 20 {
+						t.Fatalf("%d records, want 20", len(recs))
+					}
+					for idx, r := range recs {
+						if !r.Failed() {
+							t.Fatalf("item %d succeeded though every answer fails", idx)
+						}
+						if got := tt.spent(r); got != tt.limit {
+							t.Errorf("item %d spent %d in all (wave 1 and online), want the budget of %d: %s", idx, got, tt.limit, r.Error)
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// crashingLedger is a ledger whose process dies when the n-th submitted
+// entry is about to be written: the batch exists at the provider, its id
+// is lost.
+type crashingLedger struct {
+	batch.Ledger
+	n, seen int
+}
+
+var errCrashed = errors.New("crashed before the ledger write")
+
+func (l *crashingLedger) Append(ctx context.Context, e batch.Entry) error {
+	if e.Kind == batch.KindSubmitted {
+		if l.seen++; l.seen == l.n {
+			return errCrashed
+		}
+	}
+	return l.Ledger.Append(ctx, e)
+}
+
+// A crash between a batch's creation and the fsync of its id made the
+// resume submit the batch's requests again (billed twice). OpenAI's
+// batches are found by the key in their metadata and adopted.
+func TestResumeAdoptsTheBatchCreatedBeforeACrashInsteadOfSubmittingItAgain(t *testing.T) {
+	tests := []struct {
+		wire string
+		// submissions is what the mock counts for wave 1 in all.
+		submissions int64
+	}{
+		{llm.ProviderOpenAI, 2},
+		// Anthropic's message batches carry no metadata: the lost batch
+		// cannot be told from another job's, and its requests go again
+		// (docs/batch.md, "Crash safety and resume").
+		{llm.ProviderAnthropic, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.wire, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, tt.wire, 1000, mock.Config{Seed: 5, Batch: mock.BatchConfig{ProcessingTime: 2 * time.Hour}})
+				// The second of wave 1's two batches (700 + 300) is created, and the
+				// process dies before its id is written.
+				_, err := w.runner(0, func(c *batch.Config) {
+					c.Ledger = &crashingLedger{Ledger: c.Ledger, n: 2}
+				}).Run(context.Background(), w.input())
+				if !errors.Is(err, errCrashed) {
+					t.Fatalf("the first run ended with %v, want the crash", err)
+				}
+				if st := w.srv.BatchStats(); st.Submissions != 2 {
+					t.Fatalf("before the crash the mock saw %d submissions, want 2", st.Submissions)
+				}
+				w.close()
+
+				w.open(true)
+				defer w.close()
+				sum, err := w.runner(0, nil).Run(context.Background(), w.input())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st := w.srv.BatchStats(); st.Submissions != tt.submissions {
+					t.Errorf("the mock counted %d submissions in all, want %d", st.Submissions, tt.submissions)
+				}
+				if tt.wire == llm.ProviderOpenAI && sum.Repolled != 2 {
+					t.Errorf("the resume polled %d batches of the crashed run, want both (the one found by its key)", sum.Repolled)
+				}
+				recs := w.records()
+				for idx := range 1000 {
+					if r, ok := recs[idx]; !ok || r.Failed() {
+						t.Fatalf("item %d after the resume: %+v", idx, r)
+					}
+				}
+			})
+		})
+	}
+}
+
+// lostAnswer is a client whose first create works at the provider but
+// whose answer is lost (a timeout): the error is retryable.
+type lostAnswer struct {
+	*batch.OpenAI
+	lost bool
+}
+
+func (c *lostAnswer) Submit(ctx context.Context, key string, reqs []batch.Request) (string, error) {
+	id, err := c.OpenAI.Submit(ctx, key, reqs)
+	if err == nil && !c.lost {
+		c.lost = true
+		return "", &batch.OpError{Op: "create", Err: fmt.Errorf("reading the answer: %w", context.DeadlineExceeded)}
+	}
+	return id, err
+}
+
+// A create whose answer was lost was tried again blindly: the provider
+// had two batches of the same requests.
+func TestCreateTriedAgainAfterALostAnswerFindsTheBatchItMade(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, llm.ProviderOpenAI, 100, mock.Config{Seed: 5, Batch: mock.BatchConfig{ProcessingTime: time.Hour}})
+		defer w.close()
+		if _, err := w.runner(0, func(c *batch.Config) {
+			c.Client = &lostAnswer{OpenAI: w.client.(*batch.OpenAI)}
+		}).Run(context.Background(), w.input()); err != nil {
+			t.Fatal(err)
+		}
+		if st := w.srv.BatchStats(); st.Submissions != 1 {
+			t.Errorf("the mock counted %d submissions, want 1: the retry should find the batch by its key", st.Submissions)
+		}
+		if n := len(w.records()); n != 100 {
+			t.Errorf("%d records, want 100", n)
+		}
+	})
+}
+
+func TestWavesStayUnderTheEnqueuedTokenCapAndDeferredItemsSpendNoAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, llm.ProviderOpenAI, 100, mock.Config{Seed: 5, Batch: mock.BatchConfig{ProcessingTime: time.Hour}})
+		defer w.close()
+		// Every item's request is estimated alike ("w10" to "w99"; the first
+		// ten are a token shorter at most): a cap of 30 of them.
+		est := w.task.EstimateTokens(task.Item{Idx: 50, Fields: map[string]any{"word": "w50"}})
+		sum, err := w.runner(0, func(c *batch.Config) { c.MaxEnqueuedTokens = 30 * est }).Run(context.Background(), w.input())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := w.srv.BatchStats()
+		if st.Requests != 100 || st.Submissions < 4 || sum.Waves != int(st.Submissions) {
+			t.Errorf("%d requests in %d batches over %d waves; want the 100 items in waves of at most 30, one batch each", st.Requests, st.Submissions, sum.Waves)
+		}
+		if sum.Deferred == 0 {
+			t.Error("no item was deferred")
+		}
+		recs := w.records()
+		if len(recs) != 100 {
+			t.Fatalf("%d records, want 100", len(recs))
+		}
+		for idx, r := range recs {
+			if r.Failed() || r.Attempts != 1 {
+				t.Errorf("item %d: %d attempts, error %q; waiting for a later wave spends no attempt", idx, r.Attempts, r.Error)
+			}
+		}
+	})
 }

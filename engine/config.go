@@ -53,6 +53,11 @@ type Config struct {
 	NoHeal bool
 	// Hints are matched against validation errors and added to feedback.
 	Hints []heal.Hint
+	// Carried holds, by item index, what items spent before this engine
+	// runs them (the batch waves before a batch job's online tail): their
+	// heal budgets and retry streaks continue instead of starting afresh.
+	// Nil for a plain run.
+	Carried map[int]*Carried
 	// Cache, when set, is told about cached outputs that proved invalid.
 	Cache Rejecter
 
@@ -229,4 +234,19 @@ type Failure struct {
 	Err      error
 	Decision ClassDecision
 	Attempts int
+}
+
+// Carried is what one item spent before an engine runs it. The engine
+// owns it once given: its re-asks spend from Tracker.
+type Carried struct {
+	// Tracker is the item's heal tracker, nil when no output of it was
+	// invalid yet: the engine's re-asks spend from its per-error and
+	// global budgets, and its stuck detection sees the earlier outputs.
+	Tracker *heal.Tracker
+	// Heals counts the re-asks made before: the engine's feedback is
+	// numbered after them.
+	Heals int
+	// Streak counts the item's consecutive retryable failures so far,
+	// against retry.max_attempts.
+	Streak int
 }

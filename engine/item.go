@@ -29,6 +29,7 @@ type itemRun struct {
 	calls       int
 	generations int
 	heals       int
+	healBase    int // re-asks made before this engine (Config.Carried)
 	usage       task.Usage
 	cost        float64
 	costKnown   bool
@@ -42,6 +43,10 @@ type itemRun struct {
 // dispatch context that Stop cancels.
 func (e *Engine) runItem(ctx, dctx context.Context, item task.Item) {
 	r := &itemRun{item: item, retrier: e.cfg.Retry.Start(), start: time.Now()}
+	if c := e.cfg.Carried[item.Idx]; c != nil {
+		r.tracker, r.healBase = c.Tracker, c.Heals
+		r.retrier = e.cfg.Retry.StartAfter(c.Streak)
+	}
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemStarted, Item: r.item})
 	}
@@ -262,7 +267,7 @@ func (e *Engine) heal(ctx context.Context, r *itemRun, permit breaker.Permit, ou
 	permit.Release()
 	r.heals++
 	e.heals.Add(1)
-	r.item.Feedback = &task.Feedback{PreviousOutput: output, Message: msg, Attempt: r.heals}
+	r.item.Feedback = &task.Feedback{PreviousOutput: output, Message: msg, Attempt: r.healBase + r.heals}
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemHeal, Item: r.item, Attempt: r.heals, Err: verr, Decision: classify.Decision{Class: classify.Invalid, Reason: "validation"}})
 	}

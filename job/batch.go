@@ -138,9 +138,10 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 	}
 	stopper := engine.New(stopCfg, b.task, j)
 
-	online := func(_ context.Context, items []task.Item, jj store.Job) (engine.Summary, error) {
+	online := func(_ context.Context, items []task.Item, carried map[int]*engine.Carried, jj store.Job) (engine.Summary, error) {
 		tcfg := cfg
 		tcfg.Skipped, tcfg.Planned = m.Items-len(items), 0
+		tcfg.Carried = carried
 		e := engine.New(tcfg, b.task, jj)
 		b.rateLimits.engine = e
 		mu.Lock()
@@ -167,7 +168,7 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 		Retry: cfg.Retry, Ops: cfg.Retry,
 		Validator: b.validator, Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints, Cache: cfg.Cache,
 		PollMin: s.Batch.PollInterval, PollMax: s.Batch.PollMax,
-		OnlineTail: s.Batch.OnlineTail, Online: online,
+		OnlineTail: s.Batch.OnlineTail, Online: online, MaxEnqueuedTokens: s.Batch.MaxEnqueuedTokens,
 		TripShare: s.Batch.TripShare, TripMinimum: s.Breaker.Threshold,
 		OnTrip: cfg.OnTrip, Prompter: opts.Prompter,
 		Limit: opts.Limit, Total: m.Items, Skipped: skipped,

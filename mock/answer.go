@@ -54,11 +54,11 @@ func (s *Server) compose(x *exchange) answer {
 	schema := x.outputSchema()
 	switch tool := x.toolToCall(); {
 	case tool != nil:
-		args := mustJSON(fromSchema(tool.schema(), x.prompt))
+		args := mustJSON(fromSchema(tool.schema(), x.prompt, x.model))
 		a.calls = []toolCall{{id: fmt.Sprintf("%s%012d", x.d.toolCallPrefix, x.seq), name: tool.name(), args: string(args)}}
 		a.finish = finishToolCalls
 	case schema != nil:
-		a.text = string(mustJSON(fromSchema(schema, x.prompt)))
+		a.text = string(mustJSON(fromSchema(schema, x.prompt, x.model)))
 	case x.model == ModelJSON || x.req.ResponseFormat != nil && x.req.ResponseFormat.Type == "json_object":
 		a.text = jsonAnswer(x.prompt)
 	default:
@@ -117,10 +117,14 @@ func truncate(a answer, n int) answer {
 // mistaken for a stuck loop: JSON that does not parse (a trailing comma,
 // finished normally: a model's slip, not a cut, which is what the
 // Truncated fault and max_tokens produce), or an object missing a
-// required field; a refusal in prose for text.
+// required field; a refusal in prose for text. A tool call whose input
+// the dialect sends as an object (Anthropic's tool_use) always misses a
+// field: the API parses the input, so it cannot carry text that does not
+// parse — which it would flatten to the same {} on every request, and the
+// heal loop would see its re-asks change nothing.
 func (x *exchange) invalid(a answer, structured bool) answer {
 	switch {
-	case len(a.calls) > 0 && x.seq%2 == 1:
+	case len(a.calls) > 0 && x.seq%2 == 1 && !x.d.objectToolInput:
 		a.calls[0].args = unparsable(a.calls[0].args, x.seq)
 	case len(a.calls) > 0:
 		a.calls[0].args = dropRequired(a.calls[0].args, x.seq)
@@ -294,27 +298,42 @@ func (x *exchange) afterToolResult() bool {
 // from the prompt: strings are the prompt, numbers its length in runes
 // (within the schema's bounds), booleans true, enums and consts their
 // first value, arrays hold minItems items (at least one), objects every
-// property.
-func fromSchema(raw json.RawMessage, prompt string) any {
+// property and every required name. A required name the schema does not
+// describe (`required: [text]` without `properties`, which both APIs
+// take) gets what model would answer for it unasked — mock-json's "text"
+// and "length" — or the prompt: a real model fills the names it is told
+// are required, so an object without them is not an answer a model gives.
+func fromSchema(raw json.RawMessage, prompt, model string) any {
 	var root map[string]any
 	if json.Unmarshal(raw, &root) != nil {
 		return prompt
 	}
-	budget := maxSchemaValues
-	return schemaValue(root, root, prompt, 0, &budget)
+	f := filler{root: root, prompt: prompt, budget: maxSchemaValues}
+	if model == ModelJSON {
+		_ = json.Unmarshal([]byte(jsonAnswer(prompt)), &f.free)
+	}
+	return f.value(root, 0)
 }
 
 // maxSchemaValues bounds the values fromSchema builds, so that a schema
 // with a huge minItems or deep recursion gets a small answer.
 const maxSchemaValues = 1000
 
-func schemaValue(s, root map[string]any, prompt string, depth int, budget *int) any {
-	if depth > 16 || s == nil || *budget <= 0 {
+// filler builds one value from a schema for fromSchema.
+type filler struct {
+	root   map[string]any
+	prompt string
+	free   map[string]any // what the model answers unasked, by name
+	budget int            // values left to build
+}
+
+func (f *filler) value(s map[string]any, depth int) any {
+	if depth > 16 || s == nil || f.budget <= 0 {
 		return nil
 	}
-	*budget--
+	f.budget--
 	if ref, ok := s["$ref"].(string); ok {
-		return schemaValue(resolveRef(root, ref), root, prompt, depth+1, budget)
+		return f.value(resolveRef(f.root, ref), depth+1)
 	}
 	if c, ok := s["const"]; ok {
 		return c
@@ -325,7 +344,7 @@ func schemaValue(s, root map[string]any, prompt string, depth int, budget *int) 
 	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
 		if alts, ok := s[k].([]any); ok && len(alts) > 0 {
 			if sub, ok := alts[0].(map[string]any); ok {
-				return schemaValue(sub, root, prompt, depth+1, budget)
+				return f.value(sub, depth+1)
 			}
 		}
 	}
@@ -341,27 +360,41 @@ func schemaValue(s, root map[string]any, prompt string, depth int, budget *int) 
 	if typ == "" {
 		if _, ok := s["properties"]; ok {
 			typ = "object"
+		} else if _, ok := s["required"]; ok {
+			typ = "object"
 		}
 	}
-	n := float64(utf8.RuneCountInString(prompt))
+	n := float64(utf8.RuneCountInString(f.prompt))
 	switch typ {
 	case "object":
 		obj := map[string]any{}
 		props, _ := s["properties"].(map[string]any)
 		for name, p := range props {
 			sub, _ := p.(map[string]any)
-			obj[name] = schemaValue(sub, root, prompt, depth+1, budget)
+			obj[name] = f.value(sub, depth+1)
+		}
+		required, _ := s["required"].([]any)
+		for _, r := range required {
+			name, ok := r.(string)
+			if _, done := obj[name]; !ok || done {
+				continue
+			}
+			if v, ok := f.free[name]; ok {
+				obj[name] = v
+			} else {
+				obj[name] = f.prompt
+			}
 		}
 		return obj
 	case "array":
 		items, _ := s["items"].(map[string]any)
 		count := 1
 		if m, ok := s["minItems"].(float64); ok && m > 1 {
-			count = int(min(m, float64(*budget)))
+			count = int(min(m, float64(f.budget)))
 		}
 		arr := make([]any, count)
 		for i := range arr {
-			arr[i] = schemaValue(items, root, prompt, depth+1, budget)
+			arr[i] = f.value(items, depth+1)
 		}
 		return arr
 	case "integer", "number":
@@ -377,7 +410,7 @@ func schemaValue(s, root map[string]any, prompt string, depth int, budget *int) 
 	case "null":
 		return nil
 	}
-	return prompt
+	return f.prompt
 }
 
 // resolveRef follows a local reference such as "#/$defs/item".

@@ -21,6 +21,7 @@ var anthropic = dialect{
 	contextWindow:   anthropicContext,
 	outputLimit:     true,
 	toolCallPrefix:  "toolu_mock",
+	objectToolInput: true,
 	apiKey: func(r *http.Request) string {
 		if k := r.Header.Get("X-Api-Key"); k != "" {
 			return k

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
 
 // The batch APIs the mock serves, beside the chat endpoints:
@@ -170,7 +169,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request) bool {
 	case route == "POST messages/batches":
 		s.createAnthropicBatch(rs, r)
 	case r.Method == http.MethodGet && (route == "GET batches" || route == "GET messages/batches"):
-		s.listBatches(rs, d)
+		s.listBatches(rs, r, d)
 	case r.Method == http.MethodGet && (d == bOpenAI && len(parts) == 2 || d == bAnthropic && len(parts) == 3):
 		s.getBatch(rs, parts[len(parts)-1], d)
 	case r.Method == http.MethodPost && parts[len(parts)-1] == "cancel" && (d == bOpenAI && len(parts) == 3 || d == bAnthropic && len(parts) == 4):
@@ -410,7 +409,6 @@ func (s *Server) answerBatched(d bdialect, customID string, body json.RawMessage
 	seq := s.next()
 	f, _ := s.draw()
 	out := simRequest{customID: customID, seq: seq}
-	rs := &responder{d: d, seq: seq}
 	fail := func(status int, typ, code, msg string) simRequest {
 		out.status, out.errType, out.errMsg = status, typ, msg
 		e := map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}
@@ -464,26 +462,27 @@ func (s *Server) answerBatched(d bdialect, customID string, body json.RawMessage
 		}
 		return fail(http.StatusInternalServerError, "api_error", "", "Internal server error")
 	}
-	prompt := promptOf(msgs)
-	ans := batchAnswer{finish: "stop"}
-	if model == ModelJSON {
-		ans.text = jsonAnswer(prompt)
-	} else {
-		ans.text = prompt
+	// The answer is the one the chat endpoint composes for the same body —
+	// tool calls for tools, JSON for a schema — in the dialect's own shape,
+	// as the real batch APIs run the request through the same model.
+	x := &exchange{s: s, d: &openAI, seq: seq, fault: f, req: req, model: model, msgs: msgs}
+	if d == bAnthropic {
+		x.d = &anthropic
+	}
+	if req.Messages == nil || len(*req.Messages) == 0 {
+		return fail(http.StatusBadRequest, "invalid_request_error", "", "messages: at least one message is required")
+	}
+	x.prompt = promptOf(msgs)
+	x.promptTokens = tokens(msgs...)
+	if maxTokens != nil {
+		x.maxTokens = *maxTokens
 	}
 	if f == faultInvalidOutput {
 		s.count(cInvalidOutputs)
-		ans.text = invalidAnswer(model, prompt, seq)
 	} else {
 		s.count(cSucceeded)
 	}
-	ans.promptTokens = tokens(msgs...)
-	ans.completionTokens = max(utf8.RuneCountInString(ans.text)/4, 1)
-	if maxTokens != nil && *maxTokens > 0 && ans.completionTokens > *maxTokens {
-		ans.text = string([]rune(ans.text)[:*maxTokens*4])
-		ans.completionTokens, ans.finish = *maxTokens, "length"
-	}
-	out.status, out.body = http.StatusOK, rs.success(model, ans)
+	out.status, out.body = http.StatusOK, x.d.answer(x, s.compose(x))
 	return out
 }
 
@@ -565,16 +564,42 @@ func (s *Server) getBatch(rs *responder, id string, d bdialect) {
 	rs.writeJSON(http.StatusOK, s.anthropicBatchObject(b, time.Now()))
 }
 
-func (s *Server) listBatches(rs *responder, d bdialect) {
+// listBatches lists the dialect's batches newest first, a page at a
+// time as both providers do: limit (default 20; at most 100 for OpenAI,
+// 1000 for Anthropic) batches after the cursor (OpenAI's after, Anthropic's
+// after_id), has_more when more follow.
+func (s *Server) listBatches(rs *responder, r *http.Request, d bdialect) {
+	q := r.URL.Query()
+	limit, most, cursor := 20, 100, q.Get("after")
+	if d == bAnthropic {
+		most, cursor = 1000, q.Get("after_id")
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > most {
+			rs.fail(http.StatusBadRequest, "invalid_request_error", "", "limit", fmt.Sprintf("limit: must be an integer between 1 and %d", most))
+			return
+		}
+		limit = n
+	}
 	now := time.Now()
 	s.batch.mu.Lock()
 	var list []*simBatch
+	past := cursor == ""
 	for i := len(s.batch.order) - 1; i >= 0; i-- { // newest first, as both providers list
-		if b := s.batch.batches[s.batch.order[i]]; b.d == d {
-			list = append(list, b)
+		b := s.batch.batches[s.batch.order[i]]
+		if b.d != d {
+			continue
 		}
+		if !past {
+			past = b.id == cursor
+			continue
+		}
+		list = append(list, b)
 	}
 	s.batch.mu.Unlock()
+	more := len(list) > limit
+	list = list[:min(len(list), limit)]
 	data := make([]map[string]any, 0, len(list))
 	for _, b := range list {
 		if d == bOpenAI {
@@ -588,10 +613,10 @@ func (s *Server) listBatches(rs *responder, d bdialect) {
 		first, last = list[0].id, list[len(list)-1].id
 	}
 	if d == bOpenAI {
-		rs.writeJSON(http.StatusOK, map[string]any{"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": false})
+		rs.writeJSON(http.StatusOK, map[string]any{"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": more})
 		return
 	}
-	rs.writeJSON(http.StatusOK, map[string]any{"data": data, "first_id": first, "last_id": last, "has_more": false})
+	rs.writeJSON(http.StatusOK, map[string]any{"data": data, "first_id": first, "last_id": last, "has_more": more})
 }
 
 func (s *Server) cancelBatch(rs *responder, id string, d bdialect) {
@@ -814,13 +839,6 @@ func batchKey(r *http.Request) string {
 	return strings.TrimSpace(k)
 }
 
-// batchAnswer is a batched request's answer.
-type batchAnswer struct {
-	text                           string
-	finish                         string // OpenAI's finish_reason: stop or length
-	promptTokens, completionTokens int
-}
-
 // responder writes one batch API response in its provider's shapes.
 type responder struct {
 	w         http.ResponseWriter
@@ -875,74 +893,6 @@ func (rs *responder) fail(status int, typ, code, param, message string) {
 	}
 	b, _ := json.Marshal(body)
 	rs.write(status, b)
-}
-
-// success returns the body of a completed answer.
-func (rs *responder) success(model string, a batchAnswer) []byte {
-	var body any
-	if rs.d == bOpenAI {
-		type msg struct {
-			Role    string  `json:"role"`
-			Content string  `json:"content"`
-			Refusal *string `json:"refusal"`
-		}
-		type choice struct {
-			Index        int     `json:"index"`
-			Message      msg     `json:"message"`
-			Logprobs     *string `json:"logprobs"`
-			FinishReason string  `json:"finish_reason"`
-		}
-		body = struct {
-			ID                string   `json:"id"`
-			Object            string   `json:"object"`
-			Created           int64    `json:"created"`
-			Model             string   `json:"model"`
-			Choices           []choice `json:"choices"`
-			Usage             any      `json:"usage"`
-			SystemFingerprint string   `json:"system_fingerprint"`
-		}{
-			ID:      fmt.Sprintf("chatcmpl-mock%012d", rs.seq),
-			Object:  "chat.completion",
-			Created: time.Now().Unix(),
-			Model:   model,
-			Choices: []choice{{Message: msg{Role: "assistant", Content: a.text}, FinishReason: a.finish}},
-			Usage: map[string]int{
-				"prompt_tokens":     a.promptTokens,
-				"completion_tokens": a.completionTokens,
-				"total_tokens":      a.promptTokens + a.completionTokens,
-			},
-			SystemFingerprint: "fp_mock",
-		}
-	} else {
-		stop := "end_turn"
-		if a.finish == "length" {
-			stop = "max_tokens"
-		}
-		type block struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		body = struct {
-			ID           string         `json:"id"`
-			Type         string         `json:"type"`
-			Role         string         `json:"role"`
-			Model        string         `json:"model"`
-			Content      []block        `json:"content"`
-			StopReason   string         `json:"stop_reason"`
-			StopSequence *string        `json:"stop_sequence"`
-			Usage        map[string]int `json:"usage"`
-		}{
-			ID:         fmt.Sprintf("msg_mock%012d", rs.seq),
-			Type:       "message",
-			Role:       "assistant",
-			Model:      model,
-			Content:    []block{{"text", a.text}},
-			StopReason: stop,
-			Usage:      map[string]int{"input_tokens": a.promptTokens, "output_tokens": a.completionTokens},
-		}
-	}
-	b, _ := json.Marshal(body)
-	return b
 }
 
 // write sends status and body as JSON.

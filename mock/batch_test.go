@@ -222,3 +222,80 @@ func TestBatchRefusesDuplicateCustomIDsAndOversizedBatches(t *testing.T) {
 		t.Errorf("%d submissions counted for refused batches", s.Submissions)
 	}
 }
+
+// The batch APIs answered every request in text, whatever its tools: an
+// Anthropic job whose schema is a forced tool got text where the online
+// call gets a tool_use block.
+func TestBatchedRequestIsAnsweredAsTheChatEndpointAnswersIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mock.New(mock.Config{})
+		c := anthropicClient(srv)
+		ctx := context.Background()
+		tool := anthropic.ToolParam{Name: "output", InputSchema: anthropic.ToolInputSchemaParam{Required: []string{"text", "length"}}}
+		b, err := c.Messages.Batches.New(ctx, anthropic.MessageBatchNewParams{Requests: []anthropic.MessageBatchNewParamsRequest{{
+			CustomID: "i0", Params: anthropic.MessageBatchNewParamsRequestParams{
+				Model: "mock-json", MaxTokens: 100,
+				Messages:   []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("gato"))},
+				Tools:      []anthropic.ToolUnionParam{{OfTool: &tool}},
+				ToolChoice: anthropic.ToolChoiceParamOfTool("output"),
+			},
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		stream := c.Messages.Batches.ResultsStreaming(ctx, b.ID, anthropic.MessageBatchResultsParams{})
+		n := 0
+		for stream.Next() {
+			n++
+			r := stream.Current()
+			if r.Result.Type != "succeeded" {
+				t.Fatalf("%s: %s", r.CustomID, r.Result.Type)
+			}
+			m := r.Result.Message
+			if m.StopReason != anthropic.StopReasonToolUse || len(m.Content) != 1 || m.Content[0].Type != "tool_use" {
+				t.Fatalf("stop %q, content %+v: want one tool_use block, as the online call gets", m.StopReason, m.Content)
+			}
+			if got, want := string(m.Content[0].Input), `{"length":4,"text":"gato"}`; got != want {
+				t.Errorf("tool input %s, want %s", got, want)
+			}
+		}
+		if err := stream.Err(); err != nil || n != 1 {
+			t.Fatalf("%d results, %v", n, err)
+		}
+	})
+}
+
+func TestBatchListPagesNewestFirstWithMetadata(t *testing.T) {
+	srv := mock.New(mock.Config{})
+	c := openAIClient(srv)
+	ctx := context.Background()
+	for i := range 25 {
+		f, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(openAIBatchFile(1)), "in.jsonl", "application/jsonl"), Purpose: openai.FilePurposeBatch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Batches.New(ctx, openai.BatchNewParams{InputFileID: f.ID, Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions,
+			CompletionWindow: openai.BatchNewParamsCompletionWindow24h, Metadata: map[string]string{"n": fmt.Sprint(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := c.Batches.List(ctx, openai.BatchListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) != 20 || !page.HasMore || page.Data[0].Metadata["n"] != "24" {
+		t.Fatalf("first page: %d batches, has_more %v, newest n=%s; want the default 20, more, the newest first", len(page.Data), page.HasMore, page.Data[0].Metadata["n"])
+	}
+	var seen []string
+	pages := c.Batches.ListAutoPaging(ctx, openai.BatchListParams{Limit: openai.Int(7)})
+	for pages.Next() {
+		seen = append(seen, pages.Current().Metadata["n"])
+	}
+	if err := pages.Err(); err != nil || len(seen) != 25 || seen[0] != "24" || seen[24] != "0" {
+		t.Errorf("paging by 7: %v (%v); want all 25, newest first, each once", seen, err)
+	}
+	if _, err := c.Batches.List(ctx, openai.BatchListParams{Limit: openai.Int(101)}); err == nil {
+		t.Error("a limit of 101 was taken; OpenAI allows 1 to 100")
+	}
+}

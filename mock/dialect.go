@@ -24,6 +24,10 @@ type dialect struct {
 	outputLimit bool
 	// toolCallPrefix starts the ids of tool calls.
 	toolCallPrefix string
+	// objectToolInput: a tool call's input is a JSON object in the answer
+	// (Anthropic's tool_use input), not a string of arguments that may
+	// fail to parse (OpenAI's).
+	objectToolInput bool
 	// apiKey returns the request's key, "" when it has none.
 	apiKey func(r *http.Request) string
 	// errorBody is an error response's body.

@@ -475,3 +475,77 @@ func TestLogRequestsWritesEachExchangeWithoutSecrets(t *testing.T) {
 		}
 	})
 }
+
+// An Anthropic job with validate.json_schema {required: [text, length]}
+// (no properties) sends the schema as a forced tool; the mock answered
+// {} to every request, so every re-ask got the same invalid answer and
+// the heal loop stopped as stuck.
+func TestSchemaWithRequiredNamesButNoPropertiesGetsEveryRequiredName(t *testing.T) {
+	const schema = `{"type": "object", "required": ["text", "length"]}`
+	tests := []struct {
+		name, dialect, path, body, want string
+	}{
+		{"anthropic forced tool, mock-json", "anthropic", "/v1/messages",
+			`{"model": "mock-json", "max_tokens": 100, "messages": [{"role": "user", "content": "gato"}], "tools": [{"name": "output", "input_schema": ` + schema + `}], "tool_choice": {"type": "tool", "name": "output"}}`,
+			`{"length":4,"text":"gato"}`},
+		{"anthropic forced tool, mock-echo", "anthropic", "/v1/messages",
+			`{"model": "mock-echo", "max_tokens": 100, "messages": [{"role": "user", "content": "gato"}], "tools": [{"name": "output", "input_schema": ` + schema + `}], "tool_choice": {"type": "tool", "name": "output"}}`,
+			`{"length":"gato","text":"gato"}`},
+		{"openai json_schema, not strict", "openai", "/v1/chat/completions",
+			`{"model": "mock-json", "messages": [{"role": "user", "content": "gato"}], "response_format": {"type": "json_schema", "json_schema": {"name": "t", "schema": ` + schema + `}}}`,
+			`{"length":4,"text":"gato"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := raw(t, New(Config{}), http.MethodPost, tt.path, tt.dialect, tt.body, nil)
+			if c.status != 200 {
+				t.Fatalf("status %d: %s", c.status, c.body)
+			}
+			var got string
+			if tt.dialect == "anthropic" {
+				for _, b := range decode(t, c.body).Content {
+					if b.Type == "tool_use" {
+						got = string(b.Input)
+					}
+				}
+			} else {
+				got = content(t, tt.dialect, c.body)
+			}
+			if got != tt.want {
+				t.Errorf("answer %s, want %s: a model fills every name it is told is required", got, tt.want)
+			}
+		})
+	}
+}
+
+// Anthropic's tool_use input is an object: the invalid fault's arguments
+// that do not parse were sent as {} on every request, so on the Anthropic
+// wire with a forced tool a re-ask drawing that fault again got the same
+// answer, and the heal loop stopped as stuck.
+func TestInvalidToolInputOnAnthropicDiffersFromOneRequestToTheNext(t *testing.T) {
+	body := `{"model": "mock-json", "max_tokens": 100, "messages": [{"role": "user", "content": "gato"}], "tools": [{"name": "output", "input_schema": {"type": "object", "properties": {"text": {"type": "string"}, "length": {"type": "integer"}}, "required": ["text", "length"]}}], "tool_choice": {"type": "tool", "name": "output"}}`
+	s := New(Config{Faults: Faults{InvalidOutput: 1}})
+	seen := map[string]bool{}
+	for range 4 {
+		c := raw(t, s, http.MethodPost, "/v1/messages", "anthropic", body, nil)
+		var input json.RawMessage
+		for _, b := range decode(t, c.body).Content {
+			if b.Type == "tool_use" {
+				input = b.Input
+			}
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(input, &obj); err != nil {
+			t.Fatalf("tool input %s is not an object: %v", input, err)
+		}
+		_, hasText := obj["text"]
+		_, hasLength := obj["length"]
+		if hasText && hasLength {
+			t.Errorf("invalid tool input %s has every required field", input)
+		}
+		if seen[string(input)] {
+			t.Errorf("invalid tool input %s came twice: a re-ask must be able to tell answers apart", input)
+		}
+		seen[string(input)] = true
+	}
+}

@@ -33,6 +33,16 @@ func (p Policy) Start() *Retrier {
 	return &Retrier{policy: p, start: time.Now()}
 }
 
+// StartAfter returns a Retrier for an execution of p that continues one
+// whose last failures calls failed in a row (a batch job's waves before its
+// online tail): the next failure is number failures+1 of the streak that
+// MaxAttempts bounds, and its backoff is the streak's.
+func (p Policy) StartAfter(failures int) *Retrier {
+	r := p.Start()
+	r.consecutive = max(failures, 0)
+	return r
+}
+
 // Success records a successful call: the count of consecutive failures
 // goes back to zero, and so does the backoff. Per DESIGN.md this holds
 // for any call that worked, including one whose output then failed

@@ -402,3 +402,28 @@ func BenchmarkDoSuccess(b *testing.B) {
 		}
 	}
 }
+
+func TestStartAfterContinuesAStreakOfFailures(t *testing.T) {
+	p := Policy{MaxAttempts: 4, Backoff: Backoff{Base: time.Second, Max: time.Minute, Jitter: JitterNone}}
+	for _, tt := range []struct {
+		after, failuresLeft int
+	}{{0, 4}, {1, 3}, {3, 1}, {5, 1}} {
+		r := p.StartAfter(tt.after)
+		n := 0
+		for {
+			n++
+			if _, _, stop := r.Failure(retryable("500")); stop != nil {
+				break
+			}
+		}
+		if n != tt.failuresLeft {
+			t.Errorf("after %d failures, %d more failed before giving up; want %d (MaxAttempts 4 counts the whole streak)", tt.after, n, tt.failuresLeft)
+		}
+	}
+	fresh, cont := p.Start(), p.StartAfter(2)
+	d1, _, _ := fresh.Failure(retryable("500"))
+	d3, _, _ := cont.Failure(retryable("500"))
+	if d3 <= d1 {
+		t.Errorf("the third failure of a streak waits %v, the first %v: the backoff should continue the streak", d3, d1)
+	}
+}

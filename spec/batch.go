@@ -20,6 +20,12 @@ type Batch struct {
 	// 256 MB).
 	MaxRequests int `yaml:"max_requests"`
 	MaxBytes    int `yaml:"max_bytes"`
+	// MaxEnqueuedTokens caps the estimated prompt tokens a wave has in
+	// its batches at once: the provider's per-model queue limit (OpenAI's
+	// "enqueued tokens", which fails a whole batch past it). Items past
+	// the cap wait for the next wave without spending an attempt; 0
+	// (default) does not count.
+	MaxEnqueuedTokens int `yaml:"max_enqueued_tokens"`
 	// TripShare: a wave in which at least this share of the requests (and
 	// at least breaker.threshold of them) failed with one error trips the
 	// breaker before the next wave; default 0.5.
@@ -93,7 +99,7 @@ func (d *decoder) checkBatch(s *Spec) {
 	if !d.isSet("batch.trip_share") {
 		b.TripShare = def.TripShare
 	}
-	for key, v := range map[string]int{"online_tail": b.OnlineTail, "max_requests": b.MaxRequests, "max_bytes": b.MaxBytes} {
+	for key, v := range map[string]int{"online_tail": b.OnlineTail, "max_requests": b.MaxRequests, "max_bytes": b.MaxBytes, "max_enqueued_tokens": b.MaxEnqueuedTokens} {
 		if v < 0 {
 			d.problem("batch."+key, nil, "must not be negative, got %d", v)
 		}

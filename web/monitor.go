@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tenaxhq/tenax/batch"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/store"
@@ -55,6 +56,7 @@ type Monitor struct {
 	cooldown    time.Time
 	coolReason  string
 	ended       bool
+	batch       string // the batch mode run's latest progress line
 	subs        map[chan struct{}]struct{}
 }
 
@@ -162,6 +164,17 @@ func (m *Monitor) Stats() engine.Stats {
 		return engine.Stats{}
 	}
 	return stats()
+}
+
+// ObserveBatch records where a batch mode run's wave stands (its batches'
+// request counts, time left before their window closes): what the page
+// shows while the requests run at the provider, when no engine event
+// comes. It is job.Options.OnBatchProgress.
+func (m *Monitor) ObserveBatch(p batch.Progress) {
+	m.mu.Lock()
+	m.batch = p.String()
+	m.mu.Unlock()
+	m.notify()
 }
 
 // Observe records one engine event. It is engine.Config.OnEvent (through
@@ -314,13 +327,15 @@ type Live struct {
 	Question *Question
 	// Ended says the run is over.
 	Ended bool
+	// Batch is a batch mode run's latest wave progress, "" otherwise.
+	Batch string
 }
 
 // Live returns the run's state now.
 func (m *Monitor) Live(now time.Time) Live {
 	s := m.Stats()
 	m.mu.Lock()
-	l := Live{JobID: m.jobID, Stats: s, RateLimited: m.rateLimited, Ended: m.ended}
+	l := Live{JobID: m.jobID, Stats: s, RateLimited: m.rateLimited, Ended: m.ended, Batch: m.batch}
 	if m.cooldown.After(now) {
 		l.CooldownUntil, l.CooldownReason = m.cooldown, m.coolReason
 	}

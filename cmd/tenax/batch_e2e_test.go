@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -61,15 +63,6 @@ func (w *workdir) ledger(id string) []batch.Entry {
 func TestBatchJobKilledWhilePollingResumesWithoutResubmitting(t *testing.T) {
 	for _, provider := range []string{"openai", "anthropic"} {
 		t.Run(provider, func(t *testing.T) {
-			if provider == "anthropic" {
-				// Known open bug (issue 15): on the Anthropic wire with a
-				// json_schema (a forced tool), the mock's invalid tool
-				// answer ({}) comes back identical to the re-ask, so the
-				// heal loop stops as stuck and the breaker trips. The
-				// batch package's own tests cover Anthropic waves and
-				// resume in process.
-				t.Skip("known bug: Anthropic forced-tool re-asks get the same invalid answer from the mock (issue 15)")
-			}
 			srv := mock.New(mock.Config{Seed: 9, Faults: mock.Faults{InvalidOutput: 0.1, Server: 0.05},
 				Batch: mock.BatchConfig{ProcessingTime: 3 * time.Second}})
 			hs := httptest.NewServer(srv)
@@ -112,7 +105,8 @@ func TestBatchJobKilledWhilePollingResumesWithoutResubmitting(t *testing.T) {
 
 			r := w.tenax("resume", id)
 			if r.code != 0 {
-				t.Fatalf("resume exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+				failures, _ := os.ReadFile(filepath.Join(w.home, "jobs", id, "failures.jsonl"))
+				t.Fatalf("resume exited %d:\n%s\n%s\nfailures:\n%s", r.code, r.stdout, r.stderr, failures)
 			}
 			if !strings.Contains(r.stdout, "1 batch(es) of the last run polled again") {
 				t.Errorf("the resume's summary does not say it polled the killed run's batch:\n%s", r.stdout)
@@ -204,5 +198,60 @@ func TestBatchFlagRefusesATaskWithoutABatchAPI(t *testing.T) {
 		if len(entries) > 0 {
 			t.Errorf("a refused --batch run created a job")
 		}
+	}
+}
+
+// --ui read the batch mode run's counters from its standby engine, which
+// runs nothing until the online tail: the page showed zeros while the
+// waves ran.
+func TestUIShowsABatchJobsWavesWhileTheyRun(t *testing.T) {
+	srv := mock.New(mock.Config{Seed: 2, Batch: mock.BatchConfig{ProcessingTime: 3 * time.Second}})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	w := newWorkdir(t)
+	w.words(200)
+	w.write("job.yaml", batchSpec("openai", hs.URL, "batch: {poll_interval: 50ms, poll_max: 100ms}\n"), 0o644)
+	cmd := exec.Command(tenaxBin, "--home", w.home, "run", "job.yaml", "--ui=127.0.0.1:0")
+	cmd.Dir, cmd.Env = w.dir, childEnv()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(stderr)
+	base, id := "", ""
+	for sc.Scan() {
+		line := sc.Text()
+		if u, ok := strings.CutPrefix(line, "tenax: watch the run at "); ok {
+			base = strings.TrimSuffix(u, "/")
+		}
+		if m := jobLine.FindStringSubmatch(line); m != nil {
+			id = m[1]
+		}
+		if strings.HasPrefix(line, "batches: wave 1:") && strings.Contains(line, "left before") {
+			break // polling, requests still running
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	if base == "" || id == "" {
+		t.Fatalf("no page address (%q) or job id (%q) before polling", base, id)
+	}
+	res, err := http.Get(base + "/jobs/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "batches: wave 1: 1 batch(es)") {
+		t.Errorf("the live page does not show the wave's progress:\n%s", page)
+	}
+	if !strings.Contains(string(page), "<b>200</b><span>calls</span>") {
+		t.Errorf("the live page does not count the wave's 200 requests as calls:\n%s", page)
 	}
 }

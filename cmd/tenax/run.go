@@ -228,6 +228,7 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	if !g.quiet {
 		opts.OnBatchProgress = func(p batch.Progress) { fmt.Fprintln(screen, "batches: "+p.String()) }
 	}
+	w.observeBatch(&opts)
 	res, runErr := start(ctx, opts)
 	stopProgress()
 	w.end()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tenaxhq/tenax/batch"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/web"
@@ -72,7 +73,26 @@ func startWatch(out io.Writer, f runFlags, opts *job.Options) (*watch, error) {
 
 func (w *watch) start(s job.Started) {
 	if w.monitor != nil {
-		w.monitor.Start(s.JobID, s.Engine.Stats, s.Redact)
+		// A batch mode run counts its waves' requests in s.Stats: its
+		// Engine only stands by for the online tail.
+		stats := s.Engine.Stats
+		if s.Stats != nil {
+			stats = s.Stats
+		}
+		w.monitor.Start(s.JobID, stats, s.Redact)
+	}
+}
+
+// observeBatch adds the page to what receives a batch mode run's wave
+// progress.
+func (w *watch) observeBatch(opts *job.Options) {
+	if w.monitor == nil {
+		return
+	}
+	if prev := opts.OnBatchProgress; prev != nil {
+		opts.OnBatchProgress = func(p batch.Progress) { prev(p); w.monitor.ObserveBatch(p) }
+	} else {
+		opts.OnBatchProgress = w.monitor.ObserveBatch
 	}
 }
 

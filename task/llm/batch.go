@@ -103,6 +103,11 @@ func (b *Batch) Body(item task.Item) (json.RawMessage, error) {
 	return body, nil
 }
 
+// EstimateTokens returns the tokens Run's request for item is estimated
+// to take (its prompt and max_tokens), as the online rate limiters count
+// them: what batch mode counts against an enqueued-token cap.
+func (b *Batch) EstimateTokens(item task.Item) int { return b.t.EstimateTokens(item) }
+
 // Cached returns the result Run would serve from the response cache for
 // item, and false when the cache holds none (or there is no cache).
 func (b *Batch) Cached(item task.Item) (task.Result, bool) {
@@ -127,30 +132,22 @@ func (b *Batch) Cached(item task.Item) (task.Result, bool) {
 // output is put in the response cache. A body that cannot be decoded is
 // an error marked classify.Retryable.
 func (b *Batch) Result(item task.Item, body json.RawMessage) (task.Result, error) {
+	// The answer is read by the same code as Run's, so that a batch answer
+	// gives what the online answer would (under ModeTool the output tool's
+	// input, not the text blocks).
 	var rep reply
 	if b.t.wire == ProviderAnthropic {
 		var m anthropic.Message
 		if err := json.Unmarshal(body, &m); err != nil {
 			return task.Result{}, malformed(b.t.cfg.Provider, err)
 		}
-		u := m.Usage
-		rep.usage = task.Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
-		rep.finish = string(m.StopReason)
-		for _, block := range m.Content {
-			if block.Type == "text" {
-				rep.content += block.Text
-			}
-		}
+		rep = b.t.anthropicReply(&m)
 	} else {
 		var c openai.ChatCompletion
 		if err := json.Unmarshal(body, &c); err != nil {
 			return task.Result{}, malformed(b.t.cfg.Provider, err)
 		}
-		rep.usage = task.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
-		if len(c.Choices) > 0 {
-			rep.content, rep.refusal = c.Choices[0].Message.Content, c.Choices[0].Message.Refusal
-			rep.finish = c.Choices[0].FinishReason
-		}
+		rep = openAIReply(&c)
 	}
 	res := task.Result{Usage: rep.usage, FinishReason: rep.finish}
 	if b.t.priced {

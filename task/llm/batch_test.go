@@ -77,3 +77,49 @@ func TestBatchResultOfAnUnusableAnswerIsAnOutputError(t *testing.T) {
 		t.Errorf("err = %v, want a *task.OutputError holding the answer", err)
 	}
 }
+
+// Batch.Result read only an Anthropic answer's text blocks: under
+// ModeTool (a schema sent as a forced tool) every batch answer was empty,
+// so every item was re-asked until its heal budget ran out. It now reads
+// answers with Run's own code; each case is an answer whose reading
+// differed.
+func TestBatchResultReadsAnAnswerAsRunDoes(t *testing.T) {
+	tests := []struct {
+		name, provider, answer, want string
+	}{
+		{"anthropic forced tool", llm.ProviderAnthropic,
+			`{"id":"x","type":"message","role":"assistant","model":"m","content":[{"type":"tool_use","id":"t1","name":"output","input":{"es":"hola"}}],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5}}`,
+			`{"es":"hola"}`},
+		{"anthropic cached prompt", llm.ProviderAnthropic,
+			`{"id":"x","type":"message","role":"assistant","model":"m","content":[{"type":"tool_use","id":"t1","name":"output","input":{"es":"hola"}}],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":7,"cache_creation_input_tokens":3}}`,
+			`{"es":"hola"}`},
+		{"openai cached prompt", llm.ProviderOpenAI,
+			`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"{\"es\":\"hola\"}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":8}}}`,
+			`{"es":"hola"}`},
+	}
+	item := task.Item{Idx: 1, Fields: map[string]any{"word": "hola"}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lt, err := llm.New(llm.Config{Provider: tt.provider, BaseURL: "http://x.invalid/", APIKey: "k", Model: "mock-json",
+				Prompt: "{{.word}}", MaxTokens: 50, Output: llm.OutputJSON, Schema: json.RawMessage(`{"type":"object","required":["es"]}`),
+				HTTPClient: &http.Client{Transport: &bodySaver{answer: tt.answer}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			online, err := lt.Run(context.Background(), item)
+			if err != nil {
+				t.Fatalf("online: %v", err)
+			}
+			res, err := lt.Batch().Result(item, json.RawMessage(tt.answer))
+			if err != nil {
+				t.Fatalf("batch: %v (online gave %s)", err, online.Output)
+			}
+			if string(res.Output) != tt.want || string(online.Output) != tt.want {
+				t.Errorf("batch output %s, online %s, want %s for both", res.Output, online.Output, tt.want)
+			}
+			if res.Usage != online.Usage {
+				t.Errorf("batch usage %+v, online %+v: the same answer counts the same tokens", res.Usage, online.Usage)
+			}
+		})
+	}
+}

@@ -149,19 +149,24 @@ func (t *Task) openAISend(client openai.Client) func(context.Context, *call, *ca
 		if err != nil {
 			return reply{}, err
 		}
-		u := comp.Usage
-		rep := reply{usage: task.Usage{
-			InputTokens:       u.PromptTokens,
-			OutputTokens:      u.CompletionTokens,
-			CachedInputTokens: u.PromptTokensDetails.CachedTokens,
-			ReasoningTokens:   u.CompletionTokensDetails.ReasoningTokens,
-		}}
-		if len(comp.Choices) > 0 {
-			ch := comp.Choices[0]
-			rep.content, rep.refusal, rep.finish = ch.Message.Content, ch.Message.Refusal, ch.FinishReason
-		}
-		return rep, nil
+		return openAIReply(comp), nil
 	}
+}
+
+// openAIReply reads a chat completion, online or from a batch's results.
+func openAIReply(comp *openai.ChatCompletion) reply {
+	u := comp.Usage
+	rep := reply{usage: task.Usage{
+		InputTokens:       u.PromptTokens,
+		OutputTokens:      u.CompletionTokens,
+		CachedInputTokens: u.PromptTokensDetails.CachedTokens,
+		ReasoningTokens:   u.CompletionTokensDetails.ReasoningTokens,
+	}}
+	if len(comp.Choices) > 0 {
+		ch := comp.Choices[0]
+		rep.content, rep.refusal, rep.finish = ch.Message.Content, ch.Message.Refusal, ch.FinishReason
+	}
+	return rep
 }
 
 // withJSONInstruction returns msgs with jsonInstruction added to the
@@ -258,37 +263,43 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 		if err != nil {
 			return reply{}, err
 		}
-		u := msg.Usage
-		rep := reply{
-			finish: string(msg.StopReason),
-			usage: task.Usage{
-				InputTokens:       u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
-				OutputTokens:      u.OutputTokens,
-				CachedInputTokens: u.CacheReadInputTokens,
-				CacheWriteTokens:  u.CacheCreationInputTokens,
-			},
-		}
-		var b strings.Builder
-		for _, block := range msg.Content {
-			switch block.Type {
-			case "text":
-				b.WriteString(block.Text)
-			case "tool_use":
-				if t.structured.Mode == ModeTool && block.Name == outputTool {
-					b.Reset()
-					b.Write(block.Input)
-				}
-			}
-			// thinking and redacted_thinking blocks are the model's
-			// reasoning, not its answer: counted in the usage, kept out of
-			// the output.
-		}
-		rep.content = b.String()
-		if msg.StopReason == anthropic.StopReasonRefusal {
-			rep.refusal = msg.StopDetails.Explanation
-		}
-		return rep, nil
+		return t.anthropicReply(msg), nil
 	}
+}
+
+// anthropicReply reads a message, online or from a batch's results: its
+// text, or under ModeTool the output tool's input.
+func (t *Task) anthropicReply(msg *anthropic.Message) reply {
+	u := msg.Usage
+	rep := reply{
+		finish: string(msg.StopReason),
+		usage: task.Usage{
+			InputTokens:       u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+			OutputTokens:      u.OutputTokens,
+			CachedInputTokens: u.CacheReadInputTokens,
+			CacheWriteTokens:  u.CacheCreationInputTokens,
+		},
+	}
+	var b strings.Builder
+	for _, block := range msg.Content {
+		switch block.Type {
+		case "text":
+			b.WriteString(block.Text)
+		case "tool_use":
+			if t.structured.Mode == ModeTool && block.Name == outputTool {
+				b.Reset()
+				b.Write(block.Input)
+			}
+		}
+		// thinking and redacted_thinking blocks are the model's
+		// reasoning, not its answer: counted in the usage, kept out of
+		// the output.
+	}
+	rep.content = b.String()
+	if msg.StopReason == anthropic.StopReasonRefusal {
+		rep.refusal = msg.StopDetails.Explanation
+	}
+	return rep
 }
 
 // outputTool names the tool whose input is the answer, under ModeTool.
