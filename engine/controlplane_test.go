@@ -163,6 +163,34 @@ func TestQueuedEventsDoNotChangeWhenTheItemIsReasked(t *testing.T) {
 	})
 }
 
+// TestCarriedReasksNumberEventsAsTheirFeedback is the regression test of
+// a batch job's online tail numbering its re-ask events from 1 while their
+// feedback went on from the waves' re-asks: the web view's timeline showed
+// "heal 1" for the item's third re-ask.
+func TestCarriedReasksNumberEventsAsTheirFeedback(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tk := &scriptTask{script: []func() (task.Result, error){
+			func() (task.Result, error) { return ok("wrong") },
+			func() (task.Result, error) { return ok("valid") },
+		}}
+		var mu sync.Mutex
+		var heals [][2]int // the event's attempt, the feedback's
+		cfg := engine.Config{Concurrency: 1, Validator: onlyValid, Carried: map[int]*engine.Carried{0: {Heals: 2}}, OnEvent: func(ev engine.Event) {
+			if ev.Kind == engine.ItemHeal {
+				mu.Lock()
+				heals = append(heals, [2]int{ev.Attempt, ev.Item.Feedback.Attempt})
+				mu.Unlock()
+			}
+		}}
+		if _, err := engine.New(cfg, tk, newMemJob()).Run(context.Background(), items(1)); err != nil {
+			t.Fatal(err)
+		}
+		if len(heals) != 1 || heals[0] != [2]int{3, 3} {
+			t.Errorf("re-ask events (attempt, feedback attempt) %v, want [[3 3]]: the item's third re-ask after two in earlier waves", heals)
+		}
+	})
+}
+
 // limitLog records the concurrency limit over fake time.
 type limitLog struct {
 	mu     sync.Mutex

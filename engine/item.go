@@ -269,7 +269,7 @@ func (e *Engine) heal(ctx context.Context, r *itemRun, permit breaker.Permit, ou
 	e.heals.Add(1)
 	r.item.Feedback = &task.Feedback{PreviousOutput: output, Message: msg, Attempt: r.healBase + r.heals}
 	if e.cfg.OnEvent != nil {
-		e.emit(Event{Kind: ItemHeal, Item: r.item, Attempt: r.heals, Err: verr, Decision: classify.Decision{Class: classify.Invalid, Reason: "validation"}})
+		e.emit(Event{Kind: ItemHeal, Item: r.item, Attempt: r.healBase + r.heals, Err: verr, Decision: classify.Decision{Class: classify.Invalid, Reason: "validation"}})
 	}
 	return stepReask
 }
