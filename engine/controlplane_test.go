@@ -420,13 +420,11 @@ func (b *quotaBucket) Run(context.Context, task.Item) (task.Result, error) {
 	b.last = now
 	b.calls++
 	b.log.add()
-	fmt.Println("call", time.Since(b.log.start), b.level)
 	took := b.level >= 1
 	if took {
 		b.level--
 	} else {
 		b.limited++
-		fmt.Println("429 at", time.Since(b.log.start), "calls", b.calls, "lvl", b.level)
 	}
 	q := engine.Quota{RequestsLimit: b.perMinute, RequestsRemaining: int(b.level), RequestsReset: time.Duration((float64(b.perMinute) - b.level) / float64(b.perMinute) * float64(time.Minute)), TokensLimit: -1, TokensRemaining: -1}
 	b.mu.Unlock()
