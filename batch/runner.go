@@ -960,7 +960,7 @@ func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
 		if res.CacheKey != "" && r.cfg.Cache != nil {
 			_ = r.cfg.Cache.Reject(res.CacheKey, verr.Error())
 		}
-		return r.heal(ctx, f, outputText(res.Output), verr)
+		return r.heal(ctx, f, heal.OutputText(res.Output), verr)
 	case errors.As(err, &outErr):
 		f.Streak = 0
 		f.Generations++
@@ -1124,15 +1124,6 @@ func (r *Runner) finish(ctx context.Context, rec store.Record) {
 	} else {
 		r.stats.Succeeded++
 	}
-}
-
-// outputText is an output as a model should see it again.
-func outputText(out json.RawMessage) string {
-	var s string
-	if len(out) > 0 && out[0] == '"' && json.Unmarshal(out, &s) == nil {
-		return s
-	}
-	return string(out)
 }
 
 func mustJSONString(s string) json.RawMessage {

@@ -168,7 +168,7 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 			_ = e.cfg.Cache.Reject(res.CacheKey, verr.Error())
 		}
 		r.cacheHit = false
-		return e.heal(ctx, r, t.permit, outputText(res.Output), verr), 0
+		return e.heal(ctx, r, t.permit, heal.OutputText(res.Output), verr), 0
 	case errors.As(err, &outErr):
 		// The call worked; its output is unusable. It resets the retry
 		// streak and spends heal budget, as DESIGN.md requires.
@@ -379,16 +379,6 @@ func (e *Engine) pending(item task.Item) {
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemPending, Item: item})
 	}
-}
-
-// outputText is an output as a model or a command should see it again: the
-// string itself for a JSON string, the JSON text otherwise.
-func outputText(out json.RawMessage) string {
-	var s string
-	if len(out) > 0 && out[0] == '"' && json.Unmarshal(out, &s) == nil {
-		return s
-	}
-	return string(out)
 }
 
 func mustJSONString(s string) json.RawMessage {

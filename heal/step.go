@@ -1,6 +1,7 @@
 package heal
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -39,4 +40,14 @@ func StopReason(stop error) string {
 		return "heal: " + se.Reason
 	}
 	return "heal budget"
+}
+
+// OutputText is an output as a model or a command should see it again in
+// a re-ask: the string itself for a JSON string, the JSON text otherwise.
+func OutputText(out json.RawMessage) string {
+	var s string
+	if len(out) > 0 && out[0] == '"' && json.Unmarshal(out, &s) == nil {
+		return s
+	}
+	return string(out)
 }

@@ -282,33 +282,35 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && aa == bb
 }
 
+// newInput finds a new job's input (--input over the spec's), checks and
+// scans it, and returns it with the spec's path, both absolute: the
+// manifest keeps absolute paths, so that a resume works from any
+// directory.
+func newInput(ctx context.Context, s *spec.Spec, opts Options, scan input.ScanOptions) (inPath, specPath string, format input.Format, sum input.Summary, err error) {
+	inPath, from := s.Input.Path, fromSpec
+	if opts.Input != "" {
+		inPath, from = opts.Input, fromFlag
+	}
+	if inPath == "" {
+		return "", "", "", input.Summary{}, usage(errors.New("no input: set input in the spec or pass --input"))
+	}
+	if inPath, err = filepath.Abs(inPath); err != nil {
+		return "", "", "", input.Summary{}, usage(err)
+	}
+	if specPath, err = filepath.Abs(s.Path()); err != nil {
+		return "", "", "", input.Summary{}, usage(err)
+	}
+	format, sum, err = checkInput(ctx, inPath, from, s, scan)
+	return inPath, specPath, format, sum, err
+}
+
 // Run starts a new job from the spec at specPath and runs it.
 func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 	s, err := LoadSpec(specPath, opts.env())
 	if err != nil {
 		return nil, err
 	}
-	inPath := s.Input.Path
-	if opts.Input != "" {
-		inPath = opts.Input
-	}
-	if inPath == "" {
-		return nil, usage(errors.New("no input: set input in the spec or pass --input"))
-	}
-	// The manifest keeps absolute paths, so that a resume works from any
-	// directory.
-	if inPath, err = filepath.Abs(inPath); err != nil {
-		return nil, usage(err)
-	}
-	absSpec, err := filepath.Abs(s.Path())
-	if err != nil {
-		return nil, usage(err)
-	}
-	from := fromSpec
-	if opts.Input != "" {
-		from = fromFlag
-	}
-	format, sum, err := checkInput(ctx, inPath, from, s, input.ScanOptions{MaxItems: opts.Limit})
+	inPath, absSpec, format, sum, err := newInput(ctx, s, opts, input.ScanOptions{MaxItems: opts.Limit})
 	if err != nil {
 		return nil, err
 	}

@@ -51,25 +51,7 @@ func Create(ctx context.Context, specPath string, st store.Store, opts Options) 
 	if redacted := s.Redact(string(src)); redacted != string(src) {
 		return nil, usage(fmt.Errorf("%s: %w; workers read the spec from the database, so write the secret as ${VAR} and set VAR in each worker's environment", s.Path(), ErrLiteralSecret))
 	}
-	inPath := s.Input.Path
-	if opts.Input != "" {
-		inPath = opts.Input
-	}
-	if inPath == "" {
-		return nil, usage(errors.New("no input: set input in the spec or pass --input"))
-	}
-	if inPath, err = filepath.Abs(inPath); err != nil {
-		return nil, usage(err)
-	}
-	absSpec, err := filepath.Abs(s.Path())
-	if err != nil {
-		return nil, usage(err)
-	}
-	from := fromSpec
-	if opts.Input != "" {
-		from = fromFlag
-	}
-	format, sum, err := checkInput(ctx, inPath, from, s, input.ScanOptions{})
+	inPath, absSpec, format, sum, err := newInput(ctx, s, opts, input.ScanOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -185,19 +185,7 @@ func (x *exchange) readBody() bool {
 func (s *Server) chat(x *exchange) outcome {
 	f, latency := s.draw()
 	x.fault = f
-	if !x.readBody() {
-		return answered
-	}
-	if err := json.Unmarshal(x.body, &x.req); err != nil {
-		x.fail(x.d.errs[errBadJSON](x))
-		return answered
-	}
-	if x.key = x.d.apiKey(x.r); x.key == "" {
-		x.fail(x.d.errs[errMissingKey](x))
-		return answered
-	}
-	if e := x.d.validate(x); e != nil {
-		x.fail(*e)
+	if !x.readRequest() {
 		return answered
 	}
 	x.model = *x.req.Model
@@ -367,4 +355,27 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// readRequest reads, decodes and validates a messages or chat request as
+// the provider does, in its order: the body, its JSON, the API key, then
+// the fields. It answers the error and returns false at the first that
+// fails.
+func (x *exchange) readRequest() bool {
+	if !x.readBody() {
+		return false
+	}
+	if err := json.Unmarshal(x.body, &x.req); err != nil {
+		x.fail(x.d.errs[errBadJSON](x))
+		return false
+	}
+	if x.key = x.d.apiKey(x.r); x.key == "" {
+		x.fail(x.d.errs[errMissingKey](x))
+		return false
+	}
+	if e := x.d.validate(x); e != nil {
+		x.fail(*e)
+		return false
+	}
+	return true
 }

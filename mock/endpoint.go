@@ -1,7 +1,6 @@
 package mock
 
 import (
-	"encoding/json"
 	"net/http"
 	"path"
 )
@@ -36,19 +35,7 @@ func (s *Server) getModel(x *exchange) outcome {
 // the request's input tokens, counted as the messages endpoint counts
 // them.
 func (s *Server) countTokens(x *exchange) outcome {
-	if !x.readBody() {
-		return answered
-	}
-	if err := json.Unmarshal(x.body, &x.req); err != nil {
-		x.fail(x.d.errs[errBadJSON](x))
-		return answered
-	}
-	if x.key = x.d.apiKey(x.r); x.key == "" {
-		x.fail(x.d.errs[errMissingKey](x))
-		return answered
-	}
-	if e := x.d.validate(x); e != nil {
-		x.fail(*e)
+	if !x.readRequest() {
 		return answered
 	}
 	if x.model = *x.req.Model; !knownModel(x.model) {

@@ -25,21 +25,7 @@ func postgresStore(t *testing.T) string {
 // job directory is made.
 func TestPostgresStoreRunStatusExportResume(t *testing.T) {
 	pg := postgresStore(t)
-	w := newWorkdir(t)
-	w.items("items.jsonl", 40)
-	// Items divisible by 4 fail until fixed exists.
-	w.write("tool.sh", `#!/bin/sh
-if [ $(( $1 % 4 )) -eq 0 ] && [ ! -e fixed ]; then echo "bad item $1" >&2; exit 1; fi
-echo "done $1"
-`, 0o755)
-	w.write("job.yaml", `
-input: items.jsonl
-task:
-  type: exec
-  argv: ["./tool.sh", "{{.n}}"]
-  exit_codes: {item: [1]}
-concurrency: {max: 4}
-`, 0o644)
+	w := fixLaterWorkdir(t)
 	r := w.tenax("run", "job.yaml", "--store", pg, "--output", "out.jsonl")
 	if r.code != 1 {
 		t.Fatalf("run: exit %d, want 1 (finished with failures)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
@@ -144,4 +130,28 @@ func TestStoreDirectoryKeepsJobsThere(t *testing.T) {
 	if st := w.tenax("status", id, "--store", other); st.code != 0 {
 		t.Errorf("status --store DIR: exit %d\n%s", st.code, st.stderr)
 	}
+}
+
+// fixLaterWorkdir is a workdir with a 40-item exec job (job.yaml) whose
+// items divisible by 4 fail, as the item's fault, until a file named
+// fixed exists: a first run ends with failures, a resume after
+// w.write("fixed", …) succeeds.
+func fixLaterWorkdir(t *testing.T) *workdir {
+	t.Helper()
+	w := newWorkdir(t)
+	w.items("items.jsonl", 40)
+	// Items divisible by 4 fail until fixed exists.
+	w.write("tool.sh", `#!/bin/sh
+if [ $(( $1 % 4 )) -eq 0 ] && [ ! -e fixed ]; then echo "bad item $1" >&2; exit 1; fi
+echo "done $1"
+`, 0o755)
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: ["./tool.sh", "{{.n}}"]
+  exit_codes: {item: [1]}
+concurrency: {max: 4}
+`, 0o644)
+	return w
 }

@@ -9,21 +9,7 @@ import (
 
 func TestPostgresWorkersEnqueueWorkStatusResume(t *testing.T) {
 	pg := postgresStore(t)
-	w := newWorkdir(t)
-	w.items("items.jsonl", 40)
-	// Items divisible by 4 fail until fixed exists.
-	w.write("tool.sh", `#!/bin/sh
-if [ $(( $1 % 4 )) -eq 0 ] && [ ! -e fixed ]; then echo "bad item $1" >&2; exit 1; fi
-echo "done $1"
-`, 0o755)
-	w.write("job.yaml", `
-input: items.jsonl
-task:
-  type: exec
-  argv: ["./tool.sh", "{{.n}}"]
-  exit_codes: {item: [1]}
-concurrency: {max: 4}
-`, 0o644)
+	w := fixLaterWorkdir(t)
 	if r := w.tenax("migrate", "--store", pg); r.code != 0 || !strings.Contains(r.stdout, "tables are ready") {
 		t.Fatalf("migrate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
