@@ -54,12 +54,11 @@ type Online func(ctx context.Context, items []task.Item, carried map[int]*engine
 
 // Defaults of Config's zero fields.
 const (
-	DefaultDiscount     = 0.5
-	DefaultPollMin      = 5 * time.Second
-	DefaultPollMax      = time.Minute
-	DefaultTripShare    = 0.5
-	DefaultTripMinimum  = 5
-	validationCheckName = "validate" // the engine's name for validation errors
+	DefaultDiscount    = 0.5
+	DefaultPollMin     = 5 * time.Second
+	DefaultPollMax     = time.Minute
+	DefaultTripShare   = 0.5
+	DefaultTripMinimum = 5
 )
 
 // Config is what waves need besides the items.
@@ -1020,7 +1019,7 @@ func (r *Runner) heal(ctx context.Context, f *flight, output string, verr error)
 	if f.tracker == nil {
 		f.tracker = heal.NewTracker(r.cfg.Heal)
 	}
-	msg, stop := heal.Reask(f.tracker, validationCheckName, output, verr, r.cfg.Hints)
+	msg, stop := heal.Reask(f.tracker, heal.ValidationCheck, output, verr, r.cfg.Hints)
 	if stop != nil {
 		r.fail(ctx, f, fmt.Errorf("%w (%v)", verr, stop), classify.Decision{Class: classify.Invalid, Reason: heal.StopReason(stop)}, verr)
 		return false
@@ -1075,16 +1074,8 @@ func (r *Runner) fail(ctx context.Context, f *flight, err error, d classify.Deci
 	rec.Error = err.Error()
 	rec.Class = d.Class
 	rec.Retryable = d.Class == classify.Retryable
-	name := d.Class.String()
-	if d.Class == classify.Invalid {
-		name = validationCheckName
-	}
-	rec.Fingerprint = heal.Fingerprint(name, fpErr.Error())
-	if f.tracker != nil {
-		if b, jerr := json.Marshal(f.tracker.Errors()); jerr == nil {
-			rec.TrackedErrors = b
-		}
-	}
+	rec.Fingerprint = heal.FailureFingerprint(d.Class, fpErr)
+	rec.TrackedErrors = heal.TrackedJSON(f.tracker)
 	r.finish(ctx, rec)
 }
 

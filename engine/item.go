@@ -16,10 +16,6 @@ import (
 	"github.com/tenaxhq/tenax/task"
 )
 
-// validationName is the check name under which validation errors are
-// fingerprinted.
-const validationName = "validate"
-
 // itemRun is the state of one item while it runs.
 type itemRun struct {
 	item        task.Item
@@ -259,7 +255,7 @@ func (e *Engine) heal(ctx context.Context, r *itemRun, permit breaker.Permit, ou
 	if r.tracker == nil {
 		r.tracker = heal.NewTracker(e.cfg.Heal)
 	}
-	msg, stop := heal.Reask(r.tracker, validationName, output, verr, e.cfg.Hints)
+	msg, stop := heal.Reask(r.tracker, heal.ValidationCheck, output, verr, e.cfg.Hints)
 	if stop != nil {
 		e.failWith(ctx, r, permit, fmt.Errorf("%w (%v)", verr, stop), verr, classify.Decision{Class: classify.Invalid, Reason: heal.StopReason(stop)})
 		return stepDone
@@ -290,9 +286,7 @@ func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) bool 
 		// A healed item keeps what was healed: the output passed, so every
 		// error the re-asks tracked is now fixed.
 		r.tracker.Observe(nil)
-		if b, jerr := json.Marshal(r.tracker.Errors()); jerr == nil {
-			rec.TrackedErrors = b
-		}
+		rec.TrackedErrors = heal.TrackedJSON(r.tracker)
 	}
 	return e.finish(ctx, r.item, rec, nil)
 }
@@ -316,16 +310,8 @@ func (e *Engine) failWith(ctx context.Context, r *itemRun, permit breaker.Permit
 	rec.Stderr = stderrTail(err)
 	rec.Class = d.Class
 	rec.Retryable = d.Class == classify.Retryable
-	name := d.Class.String()
-	if d.Class == classify.Invalid {
-		name = validationName
-	}
-	rec.Fingerprint = heal.Fingerprint(name, fpErr.Error())
-	if r.tracker != nil {
-		if b, jerr := json.Marshal(r.tracker.Errors()); jerr == nil {
-			rec.TrackedErrors = b
-		}
-	}
+	rec.Fingerprint = heal.FailureFingerprint(d.Class, fpErr)
+	rec.TrackedErrors = heal.TrackedJSON(r.tracker)
 	written := e.finish(ctx, r.item, rec, &Failure{Item: r.item, Err: err, Decision: d, Attempts: r.calls})
 	if written && int(d.Class) < len(e.counted) && e.counted[d.Class] {
 		permit.Failure()

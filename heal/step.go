@@ -51,3 +51,31 @@ func OutputText(out json.RawMessage) string {
 	}
 	return string(out)
 }
+
+// ValidationCheck is the check name under which an output's validation
+// errors are tracked and fingerprinted, online and in batch mode alike.
+const ValidationCheck = "validate"
+
+// FailureFingerprint is the fingerprint of an item's final error err of
+// class c: validation errors under ValidationCheck, as the heal loop
+// tracks them, the others under their class's name.
+func FailureFingerprint(c classify.Class, err error) string {
+	name := c.String()
+	if c == classify.Invalid {
+		name = ValidationCheck
+	}
+	return Fingerprint(name, err.Error())
+}
+
+// TrackedJSON is t's tracked errors as a record keeps them, nil for a nil
+// tracker (no output of the item was invalid).
+func TrackedJSON(t *Tracker) json.RawMessage {
+	if t == nil {
+		return nil
+	}
+	b, err := json.Marshal(t.Errors())
+	if err != nil {
+		return nil
+	}
+	return b
+}
