@@ -148,7 +148,7 @@ func newValidateCmd(g *globals) *cobra.Command {
 	var inputPath string
 	cmd := &cobra.Command{
 		Use:   "validate SPEC",
-		Short: "Check a job spec and print it resolved, with defaults and secrets redacted",
+		Short: "Check a job spec or a fix spec and print it resolved, with defaults and secrets redacted",
 		Long: `Check a job spec: unknown keys (with a suggestion), wrong types, impossible values
 and missing environment variables are reported with file:line:col. On success the
 resolved spec is printed with every default filled in and secrets redacted, followed
