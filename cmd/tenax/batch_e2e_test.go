@@ -239,18 +239,21 @@ func TestUIShowsABatchJobsWavesWhileTheyRun(t *testing.T) {
 	if base == "" || id == "" {
 		t.Fatalf("no page address (%q) or job id (%q) before polling", base, id)
 	}
-	res, err := http.Get(base + "/jobs/" + id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(page), "batches: wave 1: 1 batch(es)") {
-		t.Errorf("the live page does not show the wave's progress:\n%s", page)
-	}
+	// The terminal's line and the page's come from the same progress,
+	// on their own paths: poll the page for it.
+	var page []byte
+	waitFor(t, "the live page to show the wave's progress", func() bool {
+		res, err := http.Get(base + "/jobs/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err = io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(string(page), "batches: wave 1: 1 batch(es)")
+	})
 	if !strings.Contains(string(page), "<b>200</b><span>calls</span>") {
 		t.Errorf("the live page does not count the wave's 200 requests as calls:\n%s", page)
 	}
