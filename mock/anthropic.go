@@ -52,7 +52,7 @@ var anthropic = dialect{
 			return apiError{status: 404, typ: "not_found_error", message: "Not Found", counter: cBadRequests}
 		},
 		errRateLimit: func(x *exchange) apiError {
-			h := retryHeaders(time.Second, false)
+			h := retryHeaders(sporadicWait(x.limits.requests), false)
 			h["x-should-retry"] = "true"
 			return apiError{status: 429, typ: "rate_limit_error", header: h, counter: cRateLimited,
 				message: fmt.Sprintf("This request would exceed the rate limit for your organization (org-mock) of %d requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the rate of your requests or try again later.", x.limits.requests.limit)}

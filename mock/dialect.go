@@ -126,6 +126,22 @@ func retryHeaders(wait time.Duration, ms bool) map[string]string {
 	return h
 }
 
+// sporadicWait is the hint of a RateLimit fault: a refusal the provider
+// makes though its bucket shows room, as a limit enforced over a window
+// shorter than the minute does (OpenAI says RPM limits may be quantized to
+// the second). The wait is what such a limit asks of its caller: the time
+// the announced limit takes to refill one request, at least a
+// millisecond. It used to be a flat second, which contradicted the
+// headers beside it (room left, reset 0s) and made every fault cost its
+// item a second whatever the limit.
+func sporadicWait(requests meter) time.Duration {
+	if requests.limit <= 0 {
+		return time.Second
+	}
+	per := time.Minute / time.Duration(requests.limit)
+	return max(per.Round(time.Millisecond), time.Millisecond)
+}
+
 // mustJSON marshals v, which is always marshalable here.
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)

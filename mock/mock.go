@@ -58,7 +58,10 @@ type Config struct {
 // instead of a good answer. One draw per request picks at most one fault,
 // in the order of the fields, so the fractions must sum to at most 1.
 type Faults struct {
-	// RateLimit answers 429 with Retry-After: 1.
+	// RateLimit answers 429 as a provider does for a request its limit
+	// refused though the headers show room: the hint (retry-after-ms for
+	// OpenAI, Retry-After rounded up to whole seconds for both) is the
+	// time one request takes to refill at the announced RPM.
 	RateLimit float64
 	// Server answers 500; on a stream, an error event mid-stream.
 	Server float64

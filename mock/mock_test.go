@@ -271,8 +271,8 @@ func TestFaultsAnswerAsTheProvidersDo(t *testing.T) {
 	}{
 		{name: "openai rate limit", dialect: "openai", faults: Faults{RateLimit: 1}, status: 429, typ: "requests", code: "rate_limit_exceeded", retryAfter: "1",
 			check: func(t *testing.T, c call, st Stats) {
-				if c.header.Get("retry-after-ms") != "1000" || st.RateLimited != 1 {
-					t.Errorf("retry-after-ms = %q, rate limited = %d; want 1000 and 1", c.header.Get("retry-after-ms"), st.RateLimited)
+				if c.header.Get("retry-after-ms") != "1" || st.RateLimited != 1 {
+					t.Errorf("retry-after-ms = %q, rate limited = %d; want 1 (a request refills in 60µs at the unreachable 1,000,000 RPM, at least 1ms) and 1", c.header.Get("retry-after-ms"), st.RateLimited)
 				}
 			}},
 		{name: "anthropic rate limit", dialect: "anthropic", faults: Faults{RateLimit: 1}, status: 429, typ: "rate_limit_error", retryAfter: "1"},
@@ -360,6 +360,45 @@ func TestFaultsAnswerAsTheProvidersDo(t *testing.T) {
 				}
 				if tt.check != nil {
 					tt.check(t, c, s.Stats())
+				}
+			})
+		})
+	}
+}
+
+// TestSporadicRateLimitAsksForOneRequestsRefill checks that a RateLimit
+// fault's hint agrees with the limit its headers announce: it used to be a
+// flat second whatever the limit, next to headers saying room was left and
+// the bucket would be full in 0s.
+func TestSporadicRateLimitAsksForOneRequestsRefill(t *testing.T) {
+	tests := []struct {
+		dialect, rpm string
+		rpmN         int
+		retryAfter   string // whole seconds, rounded up
+		ms           string // OpenAI's retry-after-ms; "" for Anthropic
+		message      string // in OpenAI's message
+	}{
+		{"openai", "60", 60, "1", "1000", "Please try again in 1s."},
+		{"openai", "6,000", 6000, "1", "10", "Please try again in 10ms."},
+		{"openai", "600,000", 600_000, "1", "1", "Please try again in 1ms."},
+		{"anthropic", "6,000", 6000, "1", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dialect+" at "+tt.rpm+" rpm", func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := New(Config{Faults: Faults{RateLimit: 1}, RPM: tt.rpmN})
+				c := inProcess(t.Context(), s, tt.dialect, ModelEcho, "hi")
+				if c.status != http.StatusTooManyRequests {
+					t.Fatalf("status = %d, want 429", c.status)
+				}
+				if got := c.header.Get("retry-after"); got != tt.retryAfter {
+					t.Errorf("retry-after = %q, want %q", got, tt.retryAfter)
+				}
+				if got := c.header.Get("retry-after-ms"); got != tt.ms {
+					t.Errorf("retry-after-ms = %q, want %q: one request refills in a minute / %s", got, tt.ms, tt.rpm)
+				}
+				if _, _, msg := errorFields(t, tt.dialect, c.body); !strings.Contains(msg, tt.message) {
+					t.Errorf("message %q does not say %q", msg, tt.message)
 				}
 			})
 		})

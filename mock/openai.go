@@ -43,10 +43,10 @@ var openAI = dialect{
 				message: fmt.Sprintf("Invalid URL (%s %s)", x.r.Method, x.r.URL.Path)}
 		},
 		errRateLimit: func(x *exchange) apiError {
-			limit := x.limits.requests.limit
+			limit, wait := x.limits.requests.limit, sporadicWait(x.limits.requests)
 			return apiError{status: 429, typ: "requests", code: "rate_limit_exceeded", counter: cRateLimited,
-				header:  retryHeaders(time.Second, true),
-				message: fmt.Sprintf("Rate limit reached for %s in organization org-mock on requests per min (RPM): Limit %d, Used %d, Requested 1. Please try again in 1s. Visit https://platform.openai.com/account/rate-limits to learn more.", x.model, limit, limit)}
+				header:  retryHeaders(wait, true),
+				message: fmt.Sprintf("Rate limit reached for %s in organization org-mock on requests per min (RPM): Limit %d, Used %d, Requested 1. Please try again in %s. Visit https://platform.openai.com/account/rate-limits to learn more.", x.model, limit, limit, goDuration(wait))}
 		},
 		errServer: func(*exchange) apiError {
 			return apiError{status: 500, typ: "server_error", counter: cServerErrors,
