@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/retry"
@@ -497,9 +498,11 @@ func TestSporadic429WithQuotaLeftDelaysOnlyItsItem(t *testing.T) {
 		if _, err := q.e.Run(context.Background(), items(3)); err != nil {
 			t.Fatal(err)
 		}
-		// Item 0 waits its 30s hint; items 1 and 2 go meanwhile.
-		if len(log.at) != 4 || log.at[2] != time.Second || log.at[3] != 30*time.Second {
-			t.Errorf("calls at %v, want [0 0 1s 30s]: a 429 while the quota shows room delays only its item", log.at)
+		// Item 0 waits its 30s hint; item 2 takes its place at once (an
+		// item resting before a retry holds no place among the two), and
+		// item 1 is not held up either.
+		if len(log.at) != 4 || log.at[2] != 0 || log.at[3] != 30*time.Second {
+			t.Errorf("calls at %v, want [0 0 0 30s]: a 429 while the quota shows room delays only its item, and the item resting gives its place to the next", log.at)
 		}
 	})
 }
@@ -546,3 +549,50 @@ func TestWorkersAreBoundedByTheItemsNotByConcurrencyMax(t *testing.T) {
 }
 
 func countGoroutines() int { return runtime.NumGoroutine() }
+
+func TestRestingItemsGiveTheirPlaceToAtMostAsManyMore(t *testing.T) {
+	// An item waiting out its backoff held one of the concurrency.max
+	// places, so under sporadic faults fewer calls than the limit were in
+	// flight. Now a resting item lets another start, up to twice the limit
+	// of items, and the calls in flight stay within the limit.
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 4
+		var (
+			mu              sync.Mutex
+			calls, peak     int
+			started         = map[int]bool{}
+			startedAtRest   int // distinct items started before the first retry
+			firstRetryAfter = 10 * time.Second
+		)
+		start := time.Now()
+		run := task.Func(func(ctx context.Context, it task.Item) (task.Result, error) {
+			mu.Lock()
+			calls++
+			peak = max(peak, calls)
+			if time.Since(start) < firstRetryAfter {
+				started[it.Idx] = true
+				startedAtRest = len(started)
+			}
+			mu.Unlock()
+			time.Sleep(time.Second)
+			mu.Lock()
+			calls--
+			mu.Unlock()
+			return task.Result{}, classify.WithClass(errors.New("500 server error"), classify.Retryable, "test")
+		})
+		cfg := engine.Config{
+			Concurrency: limit,
+			Retry:       retry.Policy{MaxAttempts: 2, Backoff: retry.Backoff{Base: firstRetryAfter, Jitter: retry.JitterNone}},
+			Breaker:     breaker.Settings{Threshold: -1},
+		}
+		if _, err := engine.New(cfg, run, newMemJob()).Run(context.Background(), items(20)); err != nil {
+			t.Fatal(err)
+		}
+		if startedAtRest != 2*limit {
+			t.Errorf("%d items started while the first ones rested, want %d: a resting item gives its place to another, and no more than twice the limit are under way", startedAtRest, 2*limit)
+		}
+		if peak > limit {
+			t.Errorf("%d calls in flight at once, want at most concurrency %d", peak, limit)
+		}
+	})
+}

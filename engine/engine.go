@@ -64,6 +64,11 @@ type Engine struct {
 	costMicro                         atomic.Int64 // millionths of a dollar
 	exhausted                         atomic.Bool  // the dispatcher read the end of the input
 	trips                             atomic.Int64
+
+	// resting counts items waiting out a backoff or a server's hint: they
+	// make no call, so the dispatcher starts others in their place.
+	resting atomic.Int64
+	room    chan struct{} // kicked when an item rests or ends
 }
 
 // latestKept is how many recent records a check-in shows.
@@ -74,7 +79,7 @@ func New(cfg Config, t task.Task, job store.Job) *Engine {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 8
 	}
-	e := &Engine{cfg: cfg, task: t, job: job, control: make(chan struct{}, 1)}
+	e := &Engine{cfg: cfg, task: t, job: job, control: make(chan struct{}, 1), room: make(chan struct{}, 1)}
 	e.prep, _ = t.(task.Preparer)
 	e.est, _ = t.(Estimator)
 	e.cach, _ = t.(Cacher)
@@ -260,17 +265,45 @@ type dispatcher struct {
 	pendingErr error      // the error read ahead instead
 }
 
-// maxWorkers bounds the workers by Config.Concurrency, so that items keep
-// their input order with a fixed limit (an item waiting out its backoff
-// holds its place, as it always did), and never more than the items that
-// can run: a spec's concurrency.max of a million over ten items starts
-// ten. With adaptive concurrency the call limit moves below that ceiling.
+// maxWorkers bounds the items under way at twice Config.Concurrency, and
+// never more than the items that can run: a spec's concurrency.max of a
+// million over ten items starts ten. Config.Concurrency bounds calls (the
+// gate's limit, which adaptive concurrency moves below it); the items
+// beyond it are those that took the place of items waiting out a backoff
+// (see awake), so a retry's wait does not cost the run a call slot, and a
+// run whose every call fails still spreads its retries over no more than
+// twice the limit of items.
 func (d *dispatcher) maxWorkers() int {
-	n := d.e.cfg.Concurrency
+	n := 2 * d.e.cfg.Concurrency
 	if d.e.cfg.Total > 0 {
 		n = min(n, max(d.e.planned(), 1))
 	}
 	return n
+}
+
+// waitRoom blocks while Config.Concurrency items are awake (under way and
+// not resting before a retry), and returns the dispatch context's cause
+// if the run stops first. An item that rests or ends kicks e.room; the
+// kick is buffered, so one that lands between the count and the wait is
+// not lost.
+func (d *dispatcher) waitRoom() error {
+	e := d.e
+	for e.inFlight.Load()-e.resting.Load() >= int64(e.cfg.Concurrency) {
+		select {
+		case <-e.room:
+		case <-d.dctx.Done():
+			return context.Cause(d.dctx)
+		}
+	}
+	return nil
+}
+
+// kickRoom tells a dispatcher waiting in waitRoom to count again.
+func (e *Engine) kickRoom() {
+	select {
+	case e.room <- struct{}{}:
+	default:
+	}
 }
 
 func (d *dispatcher) run() {
@@ -303,6 +336,10 @@ func (d *dispatcher) run() {
 			return
 		}
 		if d.sentOnce && e.cfg.Pacing.ItemDelay > 0 && sleep(d.dctx, e.cfg.Pacing.ItemDelay) != nil {
+			e.pending(item)
+			return
+		}
+		if d.waitRoom() != nil {
 			e.pending(item)
 			return
 		}
@@ -356,6 +393,7 @@ func (d *dispatcher) worker() {
 	for item := range d.work {
 		d.e.runItem(d.ctx, d.dctx, item)
 		d.e.inFlight.Add(-1)
+		d.e.kickRoom()
 		d.wg.Done()
 	}
 }

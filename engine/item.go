@@ -84,7 +84,11 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item) {
 			e.pending(r.item)
 			return
 		case stepRetry:
-			if sleep(dctx, delay) != nil {
+			e.resting.Add(1)
+			e.kickRoom()
+			err := sleep(dctx, delay)
+			e.resting.Add(-1)
+			if err != nil {
 				e.pending(r.item)
 				return
 			}

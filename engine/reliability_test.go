@@ -73,12 +73,13 @@ func (s *stormTransport) startedBy(at time.Time) int {
 //     success ever resets the breaker's count, and every item that takes
 //     part makes at most A storm calls before it is recorded failed.
 //   - Closed: the breaker opens at the T-th exhausted item (T = threshold),
-//     so T items with A calls each: T×A. When it opens, at most C−1 other
-//     items are in flight (C = concurrency, the tripping item is the C-th);
-//     each of them has made at most A calls with permits given while the
-//     breaker was closed (the last may still be under way): (C−1)×A. No
-//     permit is given while the breaker is open, so every later call is a
-//     half-open probe.
+//     so T items with A calls each: T×A. When it opens, at most 2C−1 other
+//     items are under way (C = concurrency: an item resting before its
+//     retry gives its place to another, up to 2C items; the tripping item
+//     is one of them); each of them has made at most A calls with permits
+//     given while the breaker was closed (the last may still be under
+//     way): (2C−1)×A. No permit is given while the breaker is open, so
+//     every later call is a half-open probe.
 //   - Open → half-open after R (reset_timeout): P probes (P = probes) are
 //     let through. A probe that fails re-opens the breaker at once, whether
 //     or not it exhausted its item, and the R wait starts over, so the
@@ -86,9 +87,7 @@ func (s *stormTransport) startedBy(at time.Time) int {
 //     ⌊S/R⌋ (the first opens at R after the first trip, which is after the
 //     storm began).
 //
-// Calls during the storm ≤ T×A + (C−1)×A + P×⌊S/R⌋ = 5×3 + 7×3 + 1×6 = 42.
-// (The bound DESIGN-level docs quote, T×A + C×A + P×S/R = 45, is the same
-// argument without subtracting the tripping item.)
+// Calls during the storm ≤ T×A + (2C−1)×A + P×⌊S/R⌋ = 5×3 + 15×3 + 1×6 = 66.
 func TestReliabilityFaultStorm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const (
@@ -100,7 +99,7 @@ func TestReliabilityFaultStorm(t *testing.T) {
 			storm       = 30 * time.Second
 			resetAfter  = 5 * time.Second
 		)
-		bound := int64(threshold*maxAttempts + (concurrency-1)*maxAttempts + probes*int(storm/resetAfter))
+		bound := int64(threshold*maxAttempts + (2*concurrency-1)*maxAttempts + probes*int(storm/resetAfter))
 
 		latency := mock.Config{Latency: 20 * time.Millisecond, LatencyMax: 80 * time.Millisecond}
 		downCfg := latency
@@ -168,14 +167,14 @@ func TestReliabilityFaultStorm(t *testing.T) {
 		beforeTrip := st.startedBy(start.Add(firstOpenAt))
 		t.Logf("storm %s, breaker first opened at %s, opened %d times, half-open %d times",
 			storm, firstOpenAt.Round(time.Millisecond), opens, halfOpens)
-		t.Logf("storm calls started before the first trip: %d (bound T×A + (C−1)×A = %d); after it: %d (bound P×⌊S/R⌋ = %d)",
-			beforeTrip, (threshold+concurrency-1)*maxAttempts, int(stormCalls)-beforeTrip, probes*int(storm/resetAfter))
+		t.Logf("storm calls started before the first trip: %d (bound T×A + (2C−1)×A = %d); after it: %d (bound P×⌊S/R⌋ = %d)",
+			beforeTrip, (threshold+2*concurrency-1)*maxAttempts, int(stormCalls)-beforeTrip, probes*int(storm/resetAfter))
 		mu.Unlock()
 		if int(stormCalls)-beforeTrip > probes*int(storm/resetAfter) {
 			t.Errorf("%d storm calls started after the first trip, want at most P×⌊S/R⌋ = %d: an open or half-open breaker let through more than its probes",
 				int(stormCalls)-beforeTrip, probes*int(storm/resetAfter))
 		}
-		t.Logf("calls during the storm: %d (bound T×A + (C−1)×A + P×⌊S/R⌋ = %d); calls after it: %d; run took %s of fake time",
+		t.Logf("calls during the storm: %d (bound T×A + (2C−1)×A + P×⌊S/R⌋ = %d); calls after it: %d; run took %s of fake time",
 			stormCalls, bound, up.Stats().Requests, s.Elapsed.Round(time.Millisecond))
 		if stormCalls > bound {
 			t.Errorf("%d calls during the storm, want at most %d: the breaker let more calls through than it should", stormCalls, bound)
