@@ -268,6 +268,9 @@ func resumeOnWorkers(ctx context.Context, g *globals, id string, f runFlags, n i
 		return err
 	}
 	defer c.Close()
+	if id, err = job.ResolveID(ctx, c.Store(), id); err != nil {
+		return err
+	}
 	e, err := c.Requeue(ctx, id, worker.RequeueOptions{RetryFailures: f.retryFailures, Force: f.force})
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, worker.ErrNotQueued) {
