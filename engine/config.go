@@ -76,6 +76,10 @@ type Config struct {
 
 	// Budget stops dispatch, like an operator abort, once reached.
 	Budget Budget
+	// Ledger, when set, keeps Budget's account in place of this engine's
+	// own, so that engines in many processes spend one budget (the workers
+	// of a job: package worker keeps it in PostgreSQL). Nil keeps it here.
+	Ledger Ledger
 
 	// Total is the number of items of the input, for progress and reports.
 	// Skipped is how many of them a resume skips.
@@ -104,6 +108,32 @@ type Budget struct {
 	MaxCostUSD float64
 	MaxTokens  int64
 }
+
+// set reports whether the budget caps anything.
+func (b Budget) set() bool { return b.MaxTokens > 0 || b.MaxCostUSD > 0 }
+
+// Ledger is a budget's account kept outside the engine, shared with other
+// engines that spend the same budget. The engine asks it before each call
+// that makes a request and tells it how each call ended; it keeps no
+// account of its own then.
+type Ledger interface {
+	// Reserve checks b against what every engine sharing the ledger has
+	// spent and holds for its calls under way, and holds tokens (the
+	// call's estimate, 0 without a token budget) for this call. A reached
+	// budget holds nothing and returns a *BudgetError; any other error is
+	// the ledger failing, which stops the run as a storage failure does.
+	Reserve(ctx context.Context, b Budget, tokens int64) error
+	// Settle gives back what Reserve held for a call that ended (or never
+	// started) and adds what it spent. It is called as each call ends and
+	// must not block.
+	Settle(held, usedTokens int64, costUSD float64)
+}
+
+// BudgetError is a budget reached: dispatch stops (StopBudget) and the
+// item stays pending. Detail says which budget and where it stands.
+type BudgetError struct{ Detail string }
+
+func (e *BudgetError) Error() string { return e.Detail }
 
 // TripAction is what the engine does when the breaker opens.
 type TripAction uint8

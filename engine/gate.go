@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -45,6 +46,7 @@ type gate struct {
 	reqConfigured, tokConfig bool
 
 	budget   Budget
+	ledger   Ledger       // the shared account, or nil: reserved and spent
 	reserved atomic.Int64 // estimated tokens of the calls under way
 	spent    func() (tokens int64, usd float64)
 
@@ -67,11 +69,14 @@ type ticket struct {
 	cool   breaker.Permit // the provider's cooldown
 	tokens int64          // held against budget.max_tokens
 	slot   bool           // holds a call slot
-	call   callStart      // for adaptive concurrency
+	// What the call spent, for a shared ledger.
+	usedTokens int64
+	costUSD    float64
+	call       callStart // for adaptive concurrency
 }
 
 func newGate(cfg Config, br *breaker.Breaker, spent func() (int64, float64)) *gate {
-	g := &gate{br: br, budget: cfg.Budget, spent: spent}
+	g := &gate{br: br, budget: cfg.Budget, ledger: cfg.Ledger, spent: spent}
 	ch := make(chan struct{})
 	g.changed.Store(&ch)
 	g.cool = breaker.New(breaker.Settings{
@@ -122,16 +127,18 @@ func (g *gate) unpause() {
 	g.broadcast()
 }
 
-// errBudget is returned by pass when a budget is reached; the detail says
-// which.
-type errBudget struct{ detail string }
+// ledgerError is the shared ledger failing to answer: the run stops, as
+// when its checkpoint cannot be written, rather than spend unchecked.
+type ledgerError struct{ err error }
 
-func (e *errBudget) Error() string { return e.detail }
+func (e *ledgerError) Error() string { return "engine: the budget's ledger: " + e.err.Error() }
+
+func (e *ledgerError) Unwrap() error { return e.err }
 
 // pass waits until a call estimated at tokens may go, and returns its
 // ticket. A cached call makes no request: it only needs the run's breaker.
-// It returns ctx's cause when the run stops first, and *errBudget when a
-// budget is reached.
+// It returns ctx's cause when the run stops first, *BudgetError when a
+// budget is reached and *ledgerError when a shared ledger fails.
 func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error) {
 	var t ticket
 	if cached {
@@ -139,7 +146,7 @@ func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error
 		t.permit = p
 		return t, err
 	}
-	held, err := g.reserve(tokens)
+	held, err := g.reserve(ctx, tokens)
 	if err != nil {
 		return t, err
 	}
@@ -349,8 +356,7 @@ func (g *gate) release(p breaker.Permit) {
 
 // abandon undoes what a ticket took before the call was made.
 func (g *gate) abandon(t *ticket) {
-	g.reserved.Add(-t.tokens)
-	t.tokens = 0
+	g.settle(t)
 	if t.slot {
 		g.conc.release()
 		t.slot = false
@@ -359,26 +365,69 @@ func (g *gate) abandon(t *ticket) {
 
 // reserve checks the budget before a call, counting the calls already under
 // way at their estimates, and holds this call's estimate against the token
-// budget until the call returns.
-func (g *gate) reserve(estimate int) (int64, error) {
+// budget until the call returns. With a shared ledger the ledger does both,
+// for every engine that shares it.
+func (g *gate) reserve(ctx context.Context, estimate int) (int64, error) {
 	b := g.budget
-	if b.MaxTokens <= 0 && b.MaxCostUSD <= 0 {
+	if !b.set() {
 		return 0, nil
 	}
-	used, cost := g.spent()
 	var held int64
 	if b.MaxTokens > 0 {
 		held = int64(estimate)
+	}
+	if g.ledger != nil {
+		if err := g.ledger.Reserve(ctx, b, held); err != nil {
+			if ctx.Err() != nil {
+				// The run stopped while the ledger was asked: not the
+				// ledger's failure.
+				return 0, context.Cause(ctx)
+			}
+			var reached *BudgetError
+			if errors.As(err, &reached) {
+				return 0, reached
+			}
+			return 0, &ledgerError{err}
+		}
+		return held, nil
+	}
+	used, cost := g.spent()
+	if b.MaxTokens > 0 {
 		if reserved := g.reserved.Add(held); used+reserved > b.MaxTokens {
 			g.reserved.Add(-held)
-			return 0, &errBudget{fmt.Sprintf("budget.max_tokens of %d reached (%d used, %d more under way or next)", b.MaxTokens, used, reserved)}
+			return 0, &BudgetError{BudgetTokensDetail(b.MaxTokens, used, reserved)}
 		}
 	}
 	if b.MaxCostUSD > 0 && cost >= b.MaxCostUSD {
 		g.reserved.Add(-held)
-		return 0, &errBudget{fmt.Sprintf("budget.max_cost_usd of $%.4f reached ($%.4f spent)", b.MaxCostUSD, cost)}
+		return 0, &BudgetError{BudgetCostDetail(b.MaxCostUSD, cost)}
 	}
 	return held, nil
+}
+
+// BudgetTokensDetail says that budget.max_tokens is reached, with used
+// tokens spent and reserved more held by calls under way or about to go.
+func BudgetTokensDetail(max, used, reserved int64) string {
+	return fmt.Sprintf("budget.max_tokens of %d reached (%d used, %d more under way or next)", max, used, reserved)
+}
+
+// BudgetCostDetail says that budget.max_cost_usd is reached, with spent
+// dollars spent.
+func BudgetCostDetail(max, spent float64) string {
+	return fmt.Sprintf("budget.max_cost_usd of $%.4f reached ($%.4f spent)", max, spent)
+}
+
+// settle gives back what a ticket holds against the budget and, with a
+// shared ledger, tells it what the call spent.
+func (g *gate) settle(t *ticket) {
+	if g.ledger != nil {
+		if g.budget.set() && (t.tokens != 0 || t.usedTokens != 0 || t.costUSD != 0) {
+			g.ledger.Settle(t.tokens, t.usedTokens, t.costUSD)
+		}
+	} else {
+		g.reserved.Add(-t.tokens)
+	}
+	t.tokens, t.usedTokens, t.costUSD = 0, 0, 0
 }
 
 // callEnded returns what the call's ticket holds and tells adaptive
@@ -386,8 +435,7 @@ func (g *gate) reserve(estimate int) (int64, error) {
 // moved. cooldownFailed says the call met a new provider cooldown (its
 // probe, if it was one, failed).
 func (g *gate) callEnded(t *ticket, o outcome, cooldownFailed bool) (limit int, moved bool) {
-	g.reserved.Add(-t.tokens)
-	t.tokens = 0
+	g.settle(t)
 	var perSecond float64
 	if l := g.req.Load(); l != nil && l.Limit() != rate.Inf {
 		perSecond = float64(l.Limit())

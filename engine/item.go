@@ -56,9 +56,13 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item) {
 		// still needs a breaker permit to count.
 		t, err := e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil)
 		if err != nil {
-			var budget *errBudget
-			if errors.As(err, &budget) {
-				e.Stop(StopBudget, budget.detail)
+			var budget *BudgetError
+			var ledger *ledgerError
+			switch {
+			case errors.As(err, &budget):
+				e.Stop(StopBudget, budget.Detail)
+			case errors.As(err, &ledger):
+				e.failRun(ledger)
 			}
 			e.pending(r.item)
 			return
@@ -133,6 +137,7 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 	r.calls++
 	e.callsN.Add(1)
 	e.account(r, res, estimate)
+	t.usedTokens, t.costUSD = res.Usage.Total(), res.CostUSD
 
 	var outErr *task.OutputError
 	switch {
