@@ -30,6 +30,10 @@ import (
 //   - tenax_limits: the shared rate limiters' schedules (GCRA) and the
 //     provider cooldown of each job.
 //   - tenax_breakers: the shared circuit breaker of each job.
+//   - tenax_budgets: the account of each job's budget (budget.go): what
+//     its calls spent and hold, and why it stopped once reached.
+//   - tenax_budget_holds: what each worker holds of a job's budget for
+//     its calls under way, given back when the worker is gone.
 const tables = `
 CREATE TABLE IF NOT EXISTS tenax_queues (
 	job_id      text PRIMARY KEY REFERENCES tenax_jobs (id) ON DELETE CASCADE,
@@ -74,6 +78,20 @@ CREATE TABLE IF NOT EXISTS tenax_breakers (
 	decision  text NOT NULL DEFAULT '',
 	trips     integer NOT NULL DEFAULT 0,
 	updated   timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS tenax_budgets (
+	job_id     text PRIMARY KEY REFERENCES tenax_jobs (id) ON DELETE CASCADE,
+	tokens     bigint NOT NULL DEFAULT 0,
+	cost_micro bigint NOT NULL DEFAULT 0,
+	held       bigint NOT NULL DEFAULT 0,
+	granted    boolean NOT NULL DEFAULT false,
+	reached    text NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS tenax_budget_holds (
+	job_id    text NOT NULL REFERENCES tenax_jobs (id) ON DELETE CASCADE,
+	worker_id text NOT NULL,
+	held      bigint NOT NULL DEFAULT 0,
+	PRIMARY KEY (job_id, worker_id)
 );
 -- The question an operator is asked (on_trip: prompt), rendered by the
 -- worker that tripped, and who answered it: added after the table first

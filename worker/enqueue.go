@@ -238,6 +238,9 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 		}
 		return true
 	}
+	if err := c.resetBudget(ctx, jobID); err != nil {
+		return Enqueued{}, err
+	}
 	if err := c.resetBreaker(ctx, jobID, queue); err != nil {
 		return Enqueued{}, err
 	}

@@ -43,6 +43,18 @@ type shared struct {
 	// failures keeps this engine's recent failures for the question of
 	// a prompt trip, as the single-process prompt keeps them.
 	failures *console.FailureLog
+
+	// budget is the job's shared budget, nil when the spec sets none.
+	budget *budget
+}
+
+// ledger is the engine's ledger of the job's shared budget, nil when the
+// spec sets no budget.
+func (s *shared) ledger() engine.Ledger {
+	if s.budget == nil {
+		return nil
+	}
+	return s.budget
 }
 
 // breakerRow is a job's shared breaker.
@@ -96,6 +108,13 @@ func newShared(ctx context.Context, r *runner, cfg engine.Config) (*shared, erro
 			return nil, fmt.Errorf("worker: job %s: %w", r.jobID, err)
 		}
 	}
+	if cfg.Budget.MaxTokens > 0 || cfg.Budget.MaxCostUSD > 0 {
+		b, err := newBudget(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		s.budget = b
+	}
 	if rpm := cfg.RequestsPerMinute; rpm > 0 {
 		s.reqInterval = time.Minute / time.Duration(rpm)
 		// A second's worth of requests may go at once, as the engine's
@@ -109,8 +128,13 @@ func newShared(ctx context.Context, r *runner, cfg engine.Config) (*shared, erro
 	return s, nil
 }
 
-// close ends the poller.
-func (s *shared) close() { s.closeOnce.Do(func() { close(s.closed) }) }
+// close ends the poller and writes what the engine's last calls spent.
+func (s *shared) close() {
+	s.closeOnce.Do(func() { close(s.closed) })
+	if s.budget != nil {
+		s.budget.close()
+	}
+}
 
 // poll follows the shared state until the runner ends: another worker's
 // trip holds or stops this one, a cooldown set anywhere pauses this
@@ -119,7 +143,8 @@ func (s *shared) poll() {
 	r := s.r
 	t := time.NewTicker(sharedPollInterval)
 	defer t.Stop()
-	lastFinalize := time.Now()
+	// A worker that joins a job gives back a dead one's holds at once.
+	lastFinalize, lastReap := time.Now(), time.Time{}
 	ctx := r.w.hard
 	for {
 		select {
@@ -134,6 +159,13 @@ func (s *shared) poll() {
 			continue
 		}
 		s.follow(b)
+		if s.budget != nil {
+			reap := time.Since(lastReap) > reapEvery
+			if reap {
+				lastReap = time.Now()
+			}
+			s.budget.follow(ctx, reap)
+		}
 		var until time.Time
 		if err := r.w.c.pool.QueryRow(ctx, `SELECT tat FROM tenax_limits WHERE job_id = $1 AND name = 'cooldown'`, r.jobID).Scan(&until); err == nil {
 			s.mu.Lock()

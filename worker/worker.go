@@ -132,6 +132,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.id, hostname(), os.Getpid(), w.cfg.Concurrency); err != nil {
 		return fmt.Errorf("worker: registering: %w", err)
 	}
+	// Nothing runs here yet: budget holds left under this id (a worker
+	// restarted under the same id) are stale.
+	if err := w.c.releaseHolds(ctx, w.id); err != nil {
+		return err
+	}
 	queues := map[string]river.QueueConfig{idleQueue: {MaxWorkers: 1}}
 	for _, id := range w.cfg.Jobs {
 		r, err := w.runnerFor(ctx, id)
@@ -143,7 +148,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			if qerr := w.c.pool.QueryRow(ctx, `SELECT queue FROM tenax_queues WHERE job_id = $1`, id).Scan(&queue); qerr != nil {
 				return fmt.Errorf("worker: job %s: %w", id, qerr)
 			}
-			w.log.Warn("the job is stopped; its items wait until `tenax breaker continue`", "job", id)
+			w.log.Warn("the job is stopped; its items wait until `tenax breaker continue` (its breaker) or `tenax resume` (its budget)", "job", id)
 			queues[queue] = river.QueueConfig{MaxWorkers: max(1, w.cfg.Concurrency)}
 			w.queues[id] = true
 			continue
