@@ -25,7 +25,9 @@
 // (tenax_breakers, and River's queue pause so no worker takes new items),
 // the provider's 429 cooldowns, and the rate_limit's requests and tokens
 // per minute as one GCRA schedule taken with UPDATE … RETURNING
-// (tenax_limits), so N workers together stay under one provider limit.
+// (tenax_limits), so N workers together stay under one provider limit;
+// and the budget, one account per job checked and held in one UPDATE per
+// call (tenax_budgets; budget.go), so N workers together spend it once.
 //
 // Its tests need a database: TENAX_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test ./worker
 // Each test works in a schema of its own, dropped at the end.

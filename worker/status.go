@@ -58,6 +58,20 @@ type Progress struct {
 	Paused bool
 	// Breaker is the job's shared breaker.
 	Breaker BreakerState
+	// Budget is what the job's workers spent of its budget; nil when the
+	// job has none.
+	Budget *Spend
+}
+
+// Spend is a job's shared budget account: what its workers' calls spent
+// since the job was created or last resumed, and what calls under way hold.
+type Spend struct {
+	Tokens  int64
+	CostUSD float64
+	// Held is the estimated tokens of the calls under way on every worker.
+	Held int64
+	// Reached says why the budget stopped the job, "" while it has not.
+	Reached string
 }
 
 // BreakerState is a job's shared circuit breaker as an operator sees it.
@@ -119,6 +133,16 @@ func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
 	b, err := c.breaker(ctx, jobID)
 	if err != nil {
 		return p, err
+	}
+	var sp Spend
+	var micro int64
+	err = c.pool.QueryRow(ctx, `SELECT tokens, cost_micro, held, reached FROM tenax_budgets WHERE job_id = $1`, jobID).Scan(&sp.Tokens, &micro, &sp.Held, &sp.Reached)
+	switch {
+	case err == nil:
+		sp.CostUSD = float64(micro) / 1e6
+		p.Budget = &sp
+	case !errors.Is(err, pgx.ErrNoRows):
+		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
 	}
 	p.Breaker = BreakerState{Open: b.State == "open", Action: b.Action, Reason: b.Reason, LastError: b.LastError, Owner: b.Owner, Decision: b.Decision, DecidedBy: b.DecidedBy, Trips: b.Trips}
 	return p, nil

@@ -55,7 +55,8 @@ func newMigrateCmd(g *globals) *cobra.Command {
 		Short: "Create River's and tenax's tables in the --store database",
 		Long: `Create, when absent, the schema the DSN's search_path names, River's tables
 (river_job, river_queue, …, at River's latest migration) and tenax's (tenax_jobs,
-tenax_records, tenax_queues, tenax_finals, tenax_workers, tenax_limits, tenax_breakers).
+tenax_records, tenax_queues, tenax_finals, tenax_workers, tenax_limits, tenax_breakers,
+tenax_budgets, tenax_budget_holds).
 Every command that opens a PostgreSQL store does this too on first use; run it
 beforehand to grant a deploy step the DDL rights the workers need not have.`,
 		Example: `  tenax migrate --store 'postgres://tenax@db:5432/tenax?search_path=batch'`,
@@ -91,8 +92,10 @@ classification) and writes the final record in the transaction that completes th
 River job, so each item gets exactly one final record per round.
 
 The task is built from the job's spec as stored; secrets (${OPENAI_API_KEY}) come
-from this worker's own environment. The circuit breaker, 429 cooldowns and the
-rate_limit of a job are shared by all its workers.
+from this worker's own environment. The circuit breaker, 429 cooldowns, the
+rate_limit and the budget of a job are shared by all its workers: budget.max_tokens
+and max_cost_usd bound what all of them spend together, and once it is reached every
+worker stops the job (aborted, its items pending until 'tenax resume').
 
 A worker killed mid-call has its items rescued by another worker within about
 --rescue-after + 35s. The first SIGINT/SIGTERM finishes the calls in flight and
@@ -478,6 +481,9 @@ func workersStatus(ctx context.Context, g *globals, id string) error {
 	if p, err := c.Progress(ctx, id); err == nil {
 		fmt.Fprintf(g.stdout, "Queue:     %d finished, %d waiting, %d running, %d retrying, %d discarded by River (resume --workers enqueues them again)%s\n",
 			p.Finished, p.Waiting, p.Running, p.Retrying, p.Discarded, breakerNote(p))
+		if b := p.Budget; b != nil {
+			fmt.Fprintf(g.stdout, "Budget:    %d tokens, $%.4f spent by the job's workers since it was created or resumed, %d tokens held by calls under way\n", b.Tokens, b.CostUSD, b.Held)
+		}
 	} else if !errors.Is(err, worker.ErrNotQueued) {
 		return err
 	}

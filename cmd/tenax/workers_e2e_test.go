@@ -2,6 +2,7 @@ package main
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +122,67 @@ concurrency: {max: 1}
 	if r.code != 2 || !strings.Contains(r.stderr, "answered already: abort, by tenax breaker on") {
 		t.Errorf("a late breaker continue: exit %d, want 2 saying abort came first\n%s", r.code, r.stderr)
 	}
+}
+
+// TestPostgresAttachedWorkersStopAtTheJobsBudget: `tenax run --workers 2`
+// with a token budget stops as one process does — exit 3, the budget's
+// reason printed and in status, the rest pending, nothing failed — with
+// both workers together within the one budget, and a resume spends it
+// afresh, as a resumed single-process run does.
+func TestPostgresAttachedWorkersStopAtTheJobsBudget(t *testing.T) {
+	pg := postgresStore(t)
+	const n = 60
+	w := newWorkdir(t)
+	w.items("items.jsonl", n)
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: llm
+  provider: mock
+  model: mock-json
+  output: json
+  prompt: "Describe the number {{.n}} as JSON."
+  max_tokens: 40
+budget: {max_tokens: 300}
+concurrency: {max: 2}
+cache: {enabled: false}
+mock: {latency: 5ms}
+`, 0o644)
+	r := w.tenax("run", "job.yaml", "--store", pg, "--workers", "2", "-q")
+	if r.code != 3 || !strings.Contains(r.stdout, "Stopped: budget.max_tokens of 300 reached") || !strings.Contains(r.stdout, "state aborted") {
+		t.Fatalf("run --workers 2: exit %d, want 3 stopped by the budget\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	id := jobID(t, r)
+	st := w.tenax("status", id, "--store", pg)
+	if !strings.Contains(st.stdout, "0 failed") || !strings.Contains(st.stdout, "budget.max_tokens of 300 reached") || !strings.Contains(st.stdout, "spent by the job's workers since it was created or resumed, 0 tokens held") {
+		t.Errorf("status does not show the budget's stop with nothing failed:\n%s%s", st.stdout, st.stderr)
+	}
+	m := regexp.MustCompile(`(\d+) succeeded, 0 failed, (\d+) pending`).FindStringSubmatch(st.stdout)
+	if m == nil || m[1] == "0" || m[2] == "0" {
+		t.Fatalf("status: want some items succeeded and some pending under a 300-token budget:\n%s", st.stdout)
+	}
+	tok := regexp.MustCompile(`Tokens:\s+(\d+) in, (\d+) out`).FindStringSubmatch(st.stdout)
+	if tok == nil {
+		t.Fatalf("status shows no tokens:\n%s", st.stdout)
+	}
+	if used := atoi(t, tok[1]) + atoi(t, tok[2]); used > 300 {
+		t.Errorf("the two workers used %d tokens together, over the job's 300-token budget", used)
+	}
+	r = w.tenax("resume", id, "--store", pg, "--workers", "1", "-q")
+	if r.code != 3 || !strings.Contains(r.stdout, "Stopped: budget.max_tokens of 300 reached") {
+		t.Fatalf("resume --workers 1: exit %d, want 3, stopped by a fresh budget again\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	again := regexp.MustCompile(`(\d+) succeeded, 0 failed`).FindStringSubmatch(r.stdout)
+	if again == nil || atoi(t, again[1]) <= atoi(t, m[1]) {
+		t.Errorf("resume: %q, want more items succeeded than the %s before it\n%s", again, m[1], r.stdout)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
