@@ -146,3 +146,35 @@ func TestLedgerFailureStopsTheRunAsStorage(t *testing.T) {
 		}
 	})
 }
+
+// waitingLedger answers no reserve until the context ends, as a ledger
+// whose database is slow does when the run is stopped meanwhile.
+type waitingLedger struct{ asked chan struct{} }
+
+func (l waitingLedger) Reserve(ctx context.Context, _ engine.Budget, _ int64) error {
+	select {
+	case l.asked <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (waitingLedger) Settle(int64, int64, float64) {}
+
+// TestStopWhileTheLedgerIsAskedIsNotAStorageFailure: a reserve that ends
+// because the run stopped is the stop, not the ledger failing.
+func TestStopWhileTheLedgerIsAskedIsNotAStorageFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := waitingLedger{asked: make(chan struct{}, 1)}
+		e := engine.New(engine.Config{Concurrency: 1, Budget: engine.Budget{MaxTokens: 1000}, Total: 3, Ledger: l}, &estimatingTask{}, newMemJob())
+		go func() {
+			<-l.asked
+			e.Stop(engine.StopOperator, "the operator")
+		}()
+		s, err := e.Run(context.Background(), items(3))
+		if err != nil || s.Stop != engine.StopOperator || s.Pending != 3 {
+			t.Errorf("err %v, stop %s, %d pending; want the operator's stop with every item pending", err, s.Stop, s.Pending)
+		}
+	})
+}
