@@ -529,3 +529,26 @@ func TestEnqueueInsertsEveryItemOnceAcrossParallelBatches(t *testing.T) {
 		t.Errorf("river_job holds %d rows, %d distinct idx from %d to %d; want each of idx 0..%d once", rows, distinct, lo, hi, n-1)
 	}
 }
+
+func TestWorkersShareOneRequestRate(t *testing.T) {
+	// rate_limit.requests_per_minute is the job's, not each worker's: two
+	// workers at 120 rpm make their 12 calls over at least 5 s (one
+	// schedule, a second's burst), where each pacing on its own would take
+	// about 2.5 s. Elapsed time is only a lower bound here: a loaded
+	// machine makes the job slower, never faster.
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 12
+	e := enqueue(t, c, writeJob(t, n, "mock: {latency: 1ms}\nrate_limit: {requests_per_minute: 120}\n"))
+	start := time.Now()
+	startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 4})
+	waitFor(t, "the job to finish", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	if got := len(finals(t, dsn, e.JobID)); got != n {
+		t.Fatalf("%d items recorded, want %d", got, n)
+	}
+	if elapsed := time.Since(start); elapsed < 4500*time.Millisecond {
+		t.Errorf("12 calls at a shared 120 rpm took %v, want at least 4.5s: the workers did not share one schedule", elapsed.Round(time.Millisecond))
+	}
+}
