@@ -34,6 +34,7 @@ import (
 //     its calls spent and hold, and why it stopped once reached.
 //   - tenax_budget_holds: what each worker holds of a job's budget for
 //     its calls under way, given back when the worker is gone.
+//   - tenax_inputs: the items' inputs (see inputsTable).
 const tables = `
 CREATE TABLE IF NOT EXISTS tenax_queues (
 	job_id      text PRIMARY KEY REFERENCES tenax_jobs (id) ON DELETE CASCADE,
@@ -227,7 +228,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return "", fmt.Errorf("worker: migrating schema %s: river tables: %w", schema, err)
 	}
-	if _, err := conn.Exec(ctx, tables); err != nil {
+	if _, err := conn.Exec(ctx, tables+inputsTable); err != nil {
 		return "", fmt.Errorf("worker: migrating schema %s: %w", schema, err)
 	}
 	return schema, nil

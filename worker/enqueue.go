@@ -28,28 +28,31 @@ const ItemKind = "tenax_item"
 // left pending, and `tenax resume` enqueues it again.
 const MaxAttempts = 10
 
-// insertBatch is how many River jobs one COPY inserts, in a transaction
-// of its own.
+// insertBatch is how many items one transaction inserts: their inputs
+// into tenax_inputs and their River jobs, each through a COPY.
 const insertBatch = 10_000
 
-// insertConns is how many COPYs run at once, each on a connection of its
-// own, while the input is read: PostgreSQL writes river_job and its
-// indexes (two GIN) on one core per COPY, and reading the input and
-// encoding River's arguments overlaps with them instead of coming
+// insertConns is how many batches are inserted at once, each on a
+// connection of its own, while the input is read: PostgreSQL writes the
+// rows and their indexes on one core per connection, and reading the
+// input and encoding the rows overlaps with them instead of coming
 // between them.
 const insertConns = 2
 
-// ItemArgs is one item of a job as a River job's arguments: what a worker
-// needs to run it with no access to the input file.
+// ItemArgs is one item of a job as a River job's arguments: which item of
+// which job, in which round. The item's input is in tenax_inputs, written
+// with the River job; the arguments stay small because River indexes
+// every key and value of them (a GIN index on river_job.args).
 type ItemArgs struct {
-	Job   string          `json:"job"`
-	Idx   int             `json:"idx"`
-	Round int             `json:"round"`
+	Job   string `json:"job"`
+	Idx   int    `json:"idx"`
+	Round int    `json:"round"`
+	// ID, Input and Bad are the item itself in the River jobs that tenax
+	// enqueued before inputs moved to tenax_inputs: a worker runs those
+	// from their arguments. Enqueue leaves them empty.
 	ID    string          `json:"id,omitempty"`
-	Input json.RawMessage `json:"input"`
-	// Bad is the error of an input line that is not a valid item; the
-	// worker records it as an item failure without a call.
-	Bad string `json:"bad,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+	Bad   string          `json:"bad,omitempty"`
 }
 
 // Kind returns ItemKind.
@@ -66,8 +69,9 @@ type Enqueued struct {
 }
 
 // Enqueue makes a job created by job.Create runnable by workers: it keeps
-// the spec source for them and inserts every item of the input as a River
-// job of the job's own queue, in batches through COPY (InsertManyFast).
+// the spec source for them and inserts every item of the input: its input
+// into tenax_inputs and a River job of the job's own queue, in batches
+// through COPY, each batch one transaction.
 func (c *Client) Enqueue(ctx context.Context, cr *job.Created) (Enqueued, error) {
 	start := time.Now()
 	m := cr.Job.Manifest()
@@ -78,7 +82,7 @@ func (c *Client) Enqueue(ctx context.Context, cr *job.Created) (Enqueued, error)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("worker: recording job %s for workers: %w", m.ID, err)
 	}
-	n, err := c.insertItems(ctx, m.ID, q, 1, cr.InputPath, cr.Format, func(int) bool { return true })
+	n, err := c.insertItems(ctx, m.ID, q, 1, cr.InputPath, cr.Format, func(int) want { return wantStore })
 	res := Enqueued{JobID: m.ID, Queue: q, Round: 1, Items: n, Elapsed: time.Since(start)}
 	if err != nil {
 		return res, err
@@ -86,10 +90,32 @@ func (c *Client) Enqueue(ctx context.Context, cr *job.Created) (Enqueued, error)
 	return res, nil
 }
 
-// insertItems inserts the items of the input that want accepts: one
-// goroutine reads the input into batches, insertConns others insert them.
-// The first error stops them all; the batches inserted before it stay.
-func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int, inPath string, format input.Format, want func(idx int) bool) (int, error) {
+// want is what insertItems does with one item of the input.
+type want int
+
+const (
+	// wantSkip inserts nothing.
+	wantSkip want = iota
+	// wantRun inserts a River job: the item's input is stored already.
+	wantRun
+	// wantStore stores the item's input and inserts a River job.
+	wantStore
+	// wantReplace replaces the item's stored input (the input changed,
+	// and the resume was forced) and inserts a River job.
+	wantReplace
+)
+
+// batch is one transaction of insertItems.
+type batch struct {
+	jobs    []river.InsertManyParams
+	inputs  []storedInput
+	replace []int64 // idx whose stored inputs are deleted first
+}
+
+// insertItems inserts the items of the input as wants says: one goroutine
+// reads the input into batches, insertConns others insert them. The first
+// error stops them all; the batches inserted before it stay.
+func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int, inPath string, format input.Format, wants func(idx int) want) (int, error) {
 	r, err := input.Open(inPath, format)
 	if err != nil {
 		return 0, fmt.Errorf("worker: %w", err)
@@ -97,7 +123,7 @@ func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int
 	defer r.Close()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	batches := make(chan []river.InsertManyParams, insertConns)
+	batches := make(chan *batch, insertConns)
 	var (
 		inserted atomic.Int64
 		wg       sync.WaitGroup
@@ -105,15 +131,15 @@ func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int
 	for range insertConns {
 		wg.Go(func() {
 			for b := range batches {
-				if _, err := c.river.InsertManyFast(ctx, b); err != nil {
+				if err := c.insertBatch(ctx, jobID, b); err != nil {
 					cancel(fmt.Errorf("worker: inserting items of job %s: %w", jobID, err))
 					return
 				}
-				inserted.Add(int64(len(b)))
+				inserted.Add(int64(len(b.jobs)))
 			}
 		})
 	}
-	readErr := c.readBatches(ctx, r, jobID, queue, round, want, batches)
+	readErr := c.readBatches(ctx, r, jobID, queue, round, wants, batches)
 	close(batches)
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
@@ -122,18 +148,40 @@ func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int
 	return int(inserted.Load()), readErr
 }
 
-// readBatches reads the input into batches of River jobs until its end,
-// an error, or ctx is done (an insert failed).
-func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue string, round int, want func(idx int) bool, out chan<- []river.InsertManyParams) error {
+// insertBatch inserts one batch in one transaction, so that an item has
+// its River job only together with its input, and an enqueue that stops
+// midway leaves whole batches behind.
+func (c *Client) insertBatch(ctx context.Context, jobID string, b *batch) error {
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		if len(b.replace) > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM tenax_inputs WHERE job_id = $1 AND idx = ANY($2)`, jobID, b.replace); err != nil {
+				return fmt.Errorf("replacing inputs: %w", err)
+			}
+		}
+		if len(b.inputs) > 0 {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tenax_inputs"}, inputColumns, &copyRows{jobID: jobID, rows: b.inputs}); err != nil {
+				return fmt.Errorf("storing inputs: %w", err)
+			}
+		}
+		if _, err := c.river.InsertManyFastTx(ctx, tx, b.jobs); err != nil {
+			return fmt.Errorf("inserting River jobs: %w", err)
+		}
+		return nil
+	})
+}
+
+// readBatches reads the input into batches until its end, an error, or
+// ctx is done (an insert failed).
+func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue string, round int, wants func(idx int) want, out chan<- *batch) error {
 	opts := &river.InsertOpts{Queue: queue, MaxAttempts: MaxAttempts}
-	batch := make([]river.InsertManyParams, 0, insertBatch)
+	b := &batch{}
 	send := func() bool {
-		if len(batch) == 0 {
+		if len(b.jobs) == 0 {
 			return true
 		}
 		select {
-		case out <- batch:
-			batch = make([]river.InsertManyParams, 0, insertBatch)
+		case out <- b:
+			b = &batch{}
 			return true
 		case <-ctx.Done():
 			return false
@@ -152,14 +200,24 @@ func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue 
 		case err != nil:
 			return fmt.Errorf("worker: reading the input: %w", err)
 		}
-		if !want(it.Idx) {
+		w := wants(it.Idx)
+		if w == wantSkip {
 			continue
 		}
-		batch = append(batch, river.InsertManyParams{
-			Args:       ItemArgs{Job: jobID, Idx: it.Idx, Round: round, ID: it.ID, Input: it.Raw, Bad: bad},
+		if b.jobs == nil {
+			b.jobs = make([]river.InsertManyParams, 0, insertBatch)
+		}
+		b.jobs = append(b.jobs, river.InsertManyParams{
+			Args:       ItemArgs{Job: jobID, Idx: it.Idx, Round: round},
 			InsertOpts: opts,
 		})
-		if len(batch) == insertBatch && !send() {
+		if w == wantReplace {
+			b.replace = append(b.replace, int64(it.Idx))
+		}
+		if w == wantStore || w == wantReplace {
+			b.inputs = append(b.inputs, storedInput{idx: it.Idx, id: it.ID, input: it.Raw, bad: bad})
+		}
+		if len(b.jobs) == insertBatch && !send() {
 			return nil
 		}
 	}
@@ -181,7 +239,10 @@ var ErrNotQueued = errors.New("the job was not enqueued for workers")
 // Requeue enqueues again the items of a job that have no record and no
 // River job that could still run (a job River discarded, an enqueue that
 // was interrupted), and with RetryFailures the failed ones in a new round.
-// It closes the job's shared breaker and resumes its queue.
+// Only River jobs are inserted for items whose input is stored already;
+// an interrupted enqueue's missing inputs are stored, and a forced resume
+// of a changed input replaces the inputs of the items it enqueues. It
+// closes the job's shared breaker and resumes its queue.
 func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions) (Enqueued, error) {
 	start := time.Now()
 	var queue, format string
@@ -226,17 +287,30 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 			return Enqueued{}, fmt.Errorf("worker: job %s: %w", jobID, err)
 		}
 	}
-	want := func(idx int) bool {
+	stored, err := c.storedInputs(ctx, jobID, m.Items)
+	if err != nil {
+		return Enqueued{}, err
+	}
+	changed := sum.SHA256 != m.InputSHA256
+	wants := func(idx int) want {
 		if live[idx] {
-			return false
+			return wantSkip
 		}
 		switch outcomes.Get(idx) {
 		case store.Succeeded:
-			return false
+			return wantSkip
 		case store.Failed:
-			return opts.RetryFailures
+			if !opts.RetryFailures {
+				return wantSkip
+			}
 		}
-		return true
+		switch {
+		case !stored(idx):
+			return wantStore
+		case changed:
+			return wantReplace
+		}
+		return wantRun
 	}
 	if err := c.resetBudget(ctx, jobID); err != nil {
 		return Enqueued{}, err
@@ -247,6 +321,34 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 	if err := j.UpdateManifest(ctx, func(m *store.Manifest) { m.State, m.StopReason = store.StateRunning, "" }); err != nil {
 		return Enqueued{}, err
 	}
-	n, err := c.insertItems(ctx, jobID, queue, round, m.InputPath, input.Format(format), want)
+	n, err := c.insertItems(ctx, jobID, queue, round, m.InputPath, input.Format(format), wants)
 	return Enqueued{JobID: jobID, Queue: queue, Round: round, Items: n, Elapsed: time.Since(start)}, err
+}
+
+// storedInputs returns whether each idx of a job with items items has its
+// input in tenax_inputs: a count when all have (the usual case), the idx
+// themselves otherwise.
+func (c *Client) storedInputs(ctx context.Context, jobID string, items int) (func(idx int) bool, error) {
+	var n int
+	if err := c.pool.QueryRow(ctx, `SELECT count(*) FROM tenax_inputs WHERE job_id = $1`, jobID).Scan(&n); err != nil {
+		return nil, fmt.Errorf("worker: reading the inputs of job %s: %w", jobID, err)
+	}
+	if n >= items {
+		return func(int) bool { return true }, nil
+	}
+	stored := make([]bool, items)
+	rows, err := c.pool.Query(ctx, `SELECT idx FROM tenax_inputs WHERE job_id = $1`, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("worker: reading the inputs of job %s: %w", jobID, err)
+	}
+	var idx int64
+	if _, err := pgx.ForEachRow(rows, []any{&idx}, func() error {
+		if idx >= 0 && idx < int64(items) {
+			stored[idx] = true
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("worker: reading the inputs of job %s: %w", jobID, err)
+	}
+	return func(idx int) bool { return idx < items && stored[idx] }, nil
 }

@@ -47,6 +47,9 @@ type runner struct {
 	stopOne sync.Once
 	done    chan struct{} // closed once the engine's Run returned
 
+	// inputs reads the items' inputs for the River executions.
+	inputs *inputLoader
+
 	mu      sync.Mutex
 	flights map[int]*flight
 
@@ -107,6 +110,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 		w: w, jobID: jobID, queue: queue, plan: plan, sj: sj.(*postgres.Job),
 		feed: make(chan feedItem), stopped: make(chan struct{}), done: make(chan struct{}),
 		flights: map[int]*flight{},
+		inputs:  &inputLoader{c: w.c, ctx: w.hard, jobID: jobID},
 	}
 	cfg := plan.Config
 	if w.cfg.Concurrency > 0 {
@@ -233,9 +237,10 @@ func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs]) error {
 		f = &flight{round: j.Args.Round, jobs: []*river.Job[ItemArgs]{j}, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
 		r.flights[idx] = f
 		r.mu.Unlock()
-		fi, err := itemOf(j.Args)
+		fi, err := r.itemOf(j.Args)
 		if err != nil {
-			fi = feedItem{item: task.Item{Idx: idx, ID: j.Args.ID, Raw: j.Args.Input}, bad: err}
+			r.resolve(idx, f, err)
+			return r.wait(f)
 		}
 		select {
 		case r.feed <- fi:
@@ -293,18 +298,41 @@ func (r *runner) event(ev engine.Event) {
 	}
 }
 
-// itemOf rebuilds the task item from its River job's arguments.
-func itemOf(a ItemArgs) (feedItem, error) {
-	it := task.Item{Idx: a.Idx, ID: a.ID, Raw: a.Input}
-	if a.Bad != "" {
-		return feedItem{item: it, bad: errors.New(a.Bad)}, nil
+// itemOf returns the item a River job runs: its input read from
+// tenax_inputs, or, for a River job enqueued before inputs moved there,
+// from its arguments. An input that is not valid JSON (which the reader
+// never gives) is an item failure. A missing input cancels the River job,
+// with the error saying so: the item stays pending until a resume, which
+// stores the input again.
+func (r *runner) itemOf(a ItemArgs) (feedItem, error) {
+	in := storedInput{idx: a.Idx, id: a.ID, input: a.Input, bad: a.Bad}
+	if a.Input == nil && a.Bad == "" {
+		var err error
+		in, err = r.inputs.load(a.Idx)
+		switch {
+		case errors.Is(err, errNoInput):
+			return feedItem{}, river.JobCancel(fmt.Errorf("%w; `tenax resume %s --workers 0` enqueues it again", err, r.jobID))
+		case err != nil && r.w.hard.Err() != nil:
+			return feedItem{}, errPending
+		case err != nil:
+			return feedItem{}, err
+		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(a.Input))
+	return feedOf(in), nil
+}
+
+// feedOf rebuilds the task item from its stored input.
+func feedOf(in storedInput) feedItem {
+	it := task.Item{Idx: in.idx, ID: in.id, Raw: in.input}
+	if in.bad != "" {
+		return feedItem{item: it, bad: errors.New(in.bad)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(in.input))
 	dec.UseNumber()
 	if err := dec.Decode(&it.Fields); err != nil {
-		return feedItem{}, fmt.Errorf("item %d: %w", a.Idx, err)
+		return feedItem{item: it, bad: fmt.Errorf("item %d: %w", in.idx, err)}
 	}
-	return feedItem{item: it}, nil
+	return feedItem{item: it}
 }
 
 // txJob is the checkpoint the engine writes to: each record is appended,

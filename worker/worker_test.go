@@ -183,7 +183,7 @@ func TestMigrateCreatesRiverAndTenaxTablesInTheDSNSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	for _, table := range []string{"river_job", "river_queue", "tenax_jobs", "tenax_records", "tenax_queues", "tenax_finals", "tenax_workers", "tenax_limits", "tenax_breakers"} {
+	for _, table := range []string{"river_job", "river_queue", "tenax_jobs", "tenax_records", "tenax_queues", "tenax_finals", "tenax_workers", "tenax_limits", "tenax_breakers", "tenax_inputs"} {
 		var found bool
 		err := conn.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2)`, c.Schema(), table).Scan(&found)
 		if err != nil || !found {
@@ -256,7 +256,7 @@ func TestDuplicateExecutionsAddNoSecondRecord(t *testing.T) {
 	// rescued each execution while its first worker was alive after all.
 	var dups []worker.ItemArgs
 	for i := range n {
-		dups = append(dups, worker.ItemArgs{Job: e.JobID, Idx: i, Round: 1, Input: []byte(fmt.Sprintf(`{"id": "w%d", "word": "word%d"}`, i, i))})
+		dups = append(dups, worker.ItemArgs{Job: e.JobID, Idx: i, Round: 1})
 	}
 	riverInsert(t, dsn, c.Schema(), dups)
 	startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 4})

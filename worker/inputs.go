@@ -1,0 +1,193 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// inputsTable is where the items' inputs live, one row per (job, idx),
+// written once when the job is enqueued (by its own COPY, in the same
+// transaction as the items' River jobs) and read by the workers. River's
+// arguments carry only {job, idx, round}: every key and value of a River
+// job's arguments goes into river_job's GIN index, and with the inputs in
+// them that index was half of PostgreSQL's work at enqueue. A round of
+// `resume --retry-failures` inserts River jobs only: the inputs are there.
+//
+// There is no foreign key to tenax_jobs: its check would be a lookup per
+// inserted row. A trigger on tenax_jobs deletes a deleted job's inputs
+// instead, as ON DELETE CASCADE does for the other tables. The input is
+// bytea: the item byte for byte as it was read (jsonb would reorder its
+// keys), and nothing for PostgreSQL to parse or index.
+const inputsTable = `
+CREATE TABLE IF NOT EXISTS tenax_inputs (
+	job_id text NOT NULL,
+	idx    bigint NOT NULL,
+	id     text,
+	input  bytea,
+	bad    text,
+	PRIMARY KEY (job_id, idx)
+);
+CREATE OR REPLACE FUNCTION tenax_inputs_delete_job() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	DELETE FROM tenax_inputs WHERE job_id = OLD.id;
+	RETURN OLD;
+END $$;
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+		WHERE c.relname = 'tenax_jobs' AND c.relnamespace = current_schema()::regnamespace
+		AND t.tgname = 'tenax_inputs_delete_job') THEN
+		CREATE TRIGGER tenax_inputs_delete_job AFTER DELETE ON tenax_jobs
+			FOR EACH ROW EXECUTE FUNCTION tenax_inputs_delete_job();
+	END IF;
+END $$;
+`
+
+// inputColumns are the columns the enqueue's COPY writes.
+var inputColumns = []string{"job_id", "idx", "id", "input", "bad"}
+
+// storedInput is one row of tenax_inputs.
+type storedInput struct {
+	idx   int
+	id    string
+	input []byte
+	// bad is the error of an input line that is not a valid item; the
+	// worker records it as an item failure without a call.
+	bad string
+}
+
+// copyRows is a batch of storedInputs as pgx.CopyFromSource.
+type copyRows struct {
+	jobID string
+	rows  []storedInput
+	i     int
+	vals  [5]any
+}
+
+func (c *copyRows) Next() bool {
+	c.i++
+	return c.i <= len(c.rows)
+}
+
+func (c *copyRows) Values() ([]any, error) {
+	r := &c.rows[c.i-1]
+	c.vals = [5]any{c.jobID, int64(r.idx), nullText(r.id), r.input, nullText(r.bad)}
+	return c.vals[:], nil
+}
+
+func (c *copyRows) Err() error { return nil }
+
+// nullText is s as a text value, NULL when empty; a string PostgreSQL's
+// text refuses (invalid UTF-8, NUL) is made valid, as encoding/json made it
+// when the input travelled in River's arguments.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// errNoInput is an item whose River job has no input in tenax_inputs.
+var errNoInput = errors.New("its input is not in tenax_inputs")
+
+// inputLoader reads the inputs of a job's items for the River executions
+// of a worker, many at once: an execution asks for its item's input, and
+// the asks that arrive while a read is under way are read together by the
+// next, so a batch of River jobs fetched together costs a query or two,
+// not one per item.
+type inputLoader struct {
+	c     *Client
+	ctx   context.Context
+	jobID string
+
+	mu      sync.Mutex
+	asks    []inputAsk
+	reading bool
+}
+
+type inputAsk struct {
+	idx   int
+	reply chan<- inputReply
+}
+
+type inputReply struct {
+	in  storedInput
+	err error
+}
+
+// load returns the stored input of item idx.
+func (l *inputLoader) load(idx int) (storedInput, error) {
+	reply := make(chan inputReply, 1)
+	l.mu.Lock()
+	l.asks = append(l.asks, inputAsk{idx: idx, reply: reply})
+	start := !l.reading
+	l.reading = true
+	l.mu.Unlock()
+	if start {
+		go l.read()
+	}
+	r := <-reply
+	return r.in, r.err
+}
+
+// read answers the asks waiting, one query for all of them, until none
+// waits.
+func (l *inputLoader) read() {
+	for {
+		l.mu.Lock()
+		asks := l.asks
+		l.asks = nil
+		if len(asks) == 0 {
+			l.reading = false
+			l.mu.Unlock()
+			return
+		}
+		l.mu.Unlock()
+		found, err := l.query(asks)
+		for _, a := range asks {
+			var r inputReply
+			switch in, ok := found[a.idx]; {
+			case err != nil:
+				r.err = err
+			case !ok:
+				r.err = fmt.Errorf("worker: item %d of job %s: %w", a.idx, l.jobID, errNoInput)
+			default:
+				r.in = in
+			}
+			a.reply <- r
+		}
+	}
+}
+
+func (l *inputLoader) query(asks []inputAsk) (map[int]storedInput, error) {
+	idx := make([]int64, len(asks))
+	for i, a := range asks {
+		idx[i] = int64(a.idx)
+	}
+	rows, err := l.c.pool.Query(l.ctx, `SELECT idx, coalesce(id, ''), input, coalesce(bad, '') FROM tenax_inputs
+		WHERE job_id = $1 AND idx = ANY($2)`, l.jobID, idx)
+	if err != nil {
+		return nil, fmt.Errorf("worker: reading the inputs of job %s: %w", l.jobID, err)
+	}
+	found := make(map[int]storedInput, len(asks))
+	var in storedInput
+	var i int64
+	_, err = pgx.ForEachRow(rows, []any{&i, &in.id, &in.input, &in.bad}, func() error {
+		in.idx = int(i)
+		found[in.idx] = in
+		in.input = nil // a new slice for the next row
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("worker: reading the inputs of job %s: %w", l.jobID, err)
+	}
+	return found, nil
+}

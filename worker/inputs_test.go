@@ -1,0 +1,316 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/worker"
+)
+
+// writeLines writes a spec over the given input lines, bad ones recorded
+// as item failures, and returns the spec's path.
+func writeLines(t *testing.T, lines []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "items.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := `name: inputs
+input: {path: items.jsonl, on_bad_line: record}
+task:
+  type: llm
+  provider: mock
+  model: mock-json
+  output: json
+  prompt: "Describe {{.word}}"
+mock: {latency: 1ms}
+cache: {enabled: false}
+`
+	path := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func connect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// latestRecords returns each idx's latest record.
+func latestRecords(t *testing.T, c *worker.Client, jobID string) map[int]store.Record {
+	t.Helper()
+	j, err := c.Store().OpenReadOnly(t.Context(), jobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	out := map[int]store.Record{}
+	if err := j.Scan(t.Context(), func(r store.Record) error { out[r.Idx] = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// resume is `tenax resume JOB --workers 0`.
+func resume(t *testing.T, c *worker.Client, jobID string, opts worker.RequeueOptions) worker.Enqueued {
+	t.Helper()
+	e, err := c.Requeue(t.Context(), jobID, opts)
+	if err != nil {
+		t.Fatalf("requeueing: %v", err)
+	}
+	return e
+}
+
+// waitDone waits until the job's queue holds nothing that could run and
+// the job's state is no longer running.
+func waitDone(t *testing.T, c *worker.Client, jobID string) {
+	t.Helper()
+	waitFor(t, "the job to finish", func() (bool, error) {
+		return jobState(t, c, jobID) != store.StateRunning, nil
+	})
+}
+
+func TestEnqueueKeepsInputsOutOfRiverArguments(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	lines := []string{
+		`{"word": "a", "id": "w0"}`,
+		`{"id": "w1", "word": "b"}`,
+		`{"id": "w2", "word": `, // bad: recorded as an item failure
+	}
+	e := enqueue(t, c, writeLines(t, lines))
+	conn := connect(t, dsn)
+	rows, err := conn.Query(t.Context(), `SELECT args FROM river_job WHERE queue = $1 ORDER BY id`, e.Queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := pgx.CollectRows(rows, pgx.RowTo[map[string]any])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(args) != len(lines) {
+		t.Fatalf("%d River jobs, want %d", len(args), len(lines))
+	}
+	for _, a := range args {
+		if len(a) != 3 || a["job"] != e.JobID || a["round"] != float64(1) || a["idx"] == nil {
+			t.Errorf("River job arguments %v, want only {job, idx, round}: River indexes every key and value of them", a)
+		}
+	}
+	for idx, line := range lines {
+		var id, bad *string
+		var in []byte
+		err := conn.QueryRow(t.Context(), `SELECT id, input, bad FROM tenax_inputs WHERE job_id = $1 AND idx = $2`, e.JobID, idx).Scan(&id, &in, &bad)
+		if err != nil {
+			t.Fatalf("tenax_inputs of idx %d: %v", idx, err)
+		}
+		if idx < 2 && (!bytes.Equal(in, []byte(line)) || id == nil || *id != fmt.Sprintf("w%d", idx) || bad != nil) {
+			t.Errorf("idx %d stored as id %v, input %q, bad %v; want id w%d and the line %q byte for byte", idx, id, in, bad, idx, line)
+		}
+		if idx == 2 && (bad == nil || !strings.Contains(*bad, "items.jsonl:3")) {
+			t.Errorf("bad line stored with error %v, want its line number", bad)
+		}
+	}
+}
+
+func TestWorkersRunItemsFromTheirStoredInputs(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	// Keys out of jsonb's order: the record keeps the line's, as one
+	// process does (arguments in jsonb reordered them).
+	lines := []string{`{"word": "a", "id": "w0"}`, `{"word": "b", "id": "w1", "n": 1.50}`, `{"id": "w2", "word": `}
+	e := enqueue(t, c, writeLines(t, lines))
+	startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}, Concurrency: 4})
+	waitDone(t, c, e.JobID)
+	recs := latestRecords(t, c, e.JobID)
+	for idx, want := range []string{`{"word":"a","id":"w0"}`, `{"word":"b","id":"w1","n":1.50}`} {
+		r := recs[idx]
+		if string(r.Input) != want || r.ID != fmt.Sprintf("w%d", idx) || r.Class != classify.Unknown {
+			t.Errorf("record of idx %d: input %s, id %q, class %q; want input %s, id w%d, succeeded", idx, r.Input, r.ID, r.Class, want, idx)
+		}
+	}
+	if r := recs[2]; r.Class != classify.Item || !strings.Contains(r.Error, "items.jsonl:3") {
+		t.Errorf("record of the bad line: class %q, error %q; want an item failure naming items.jsonl:3", r.Class, r.Error)
+	}
+}
+
+func TestRiverJobsWithTheirInputInTheirArgumentsStillRun(t *testing.T) {
+	// River jobs that tenax enqueued before inputs moved to tenax_inputs.
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	e := enqueue(t, c, writeLines(t, []string{`{"id": "w0", "word": "a"}`, `{"id": "w1", "word": "b"}`}))
+	conn := connect(t, dsn)
+	if _, err := conn.Exec(t.Context(), `DELETE FROM river_job WHERE queue = $1`, e.Queue); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_inputs WHERE job_id = $1`, e.JobID); err != nil {
+		t.Fatal(err)
+	}
+	riverInsert(t, dsn, c.Schema(), []worker.ItemArgs{
+		{Job: e.JobID, Idx: 0, Round: 1, ID: "old0", Input: json.RawMessage(`{"id": "old0", "word": "a"}`)},
+		{Job: e.JobID, Idx: 1, Round: 1, ID: "old1", Input: json.RawMessage(`null`), Bad: "items.jsonl:2: an old bad line"},
+	})
+	startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
+	waitDone(t, c, e.JobID)
+	recs := latestRecords(t, c, e.JobID)
+	if r := recs[0]; r.ID != "old0" || r.Class != classify.Unknown {
+		t.Errorf("record of idx 0: id %q, class %q; want old0 succeeded from its arguments", r.ID, r.Class)
+	}
+	if r := recs[1]; r.Class != classify.Item || r.Error != "items.jsonl:2: an old bad line" {
+		t.Errorf("record of idx 1: class %q, error %q; want the bad line of its arguments", r.Class, r.Error)
+	}
+}
+
+func TestResumeAfterAnInterruptedEnqueueStoresTheMissingInputs(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 30
+	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
+	// The enqueue stopped after items 0..9: the others have neither a
+	// River job nor an input.
+	conn := connect(t, dsn)
+	if _, err := conn.Exec(t.Context(), `DELETE FROM river_job WHERE queue = $1 AND (args->>'idx')::int >= 10`, e.Queue); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_inputs WHERE job_id = $1 AND idx >= 10`, e.JobID); err != nil {
+		t.Fatal(err)
+	}
+	r := resume(t, c, e.JobID, worker.RequeueOptions{})
+	if r.Items != n-10 {
+		t.Errorf("resume enqueued %d items, want the %d missing", r.Items, n-10)
+	}
+	var inputs int
+	if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM tenax_inputs WHERE job_id = $1`, e.JobID).Scan(&inputs); err != nil {
+		t.Fatal(err)
+	}
+	if inputs != n {
+		t.Errorf("%d inputs stored after the resume, want %d", inputs, n)
+	}
+	startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}, Concurrency: 8})
+	waitDone(t, c, e.JobID)
+	recs := latestRecords(t, c, e.JobID)
+	for idx := range n {
+		if r, ok := recs[idx]; !ok || r.Class != classify.Unknown || r.ID != fmt.Sprintf("w%d", idx) {
+			t.Errorf("idx %d: record %v (id %q, class %q), want w%d succeeded", idx, ok, r.ID, r.Class, idx)
+		}
+	}
+	if st := jobState(t, c, e.JobID); st != store.StateCompleted {
+		t.Errorf("job state %s, want completed", st)
+	}
+}
+
+func TestRetryFailuresRoundReusesTheStoredInputs(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	lines := []string{`{"id": "w0", "word": "a"}`, `{"id": "w1", "word": `, `{"id": "w2", "word": "c"}`}
+	spec := writeLines(t, lines)
+	e := enqueue(t, c, spec)
+	ws := startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
+	waitDone(t, c, e.JobID)
+	_ = ws
+	conn := connect(t, dsn)
+	rowVersions := func() string {
+		t.Helper()
+		var s string
+		if err := conn.QueryRow(t.Context(), `SELECT string_agg(idx || ':' || ctid::text || ':' || xmin::text, ',' ORDER BY idx) FROM tenax_inputs WHERE job_id = $1`, e.JobID).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := rowVersions()
+	r := resume(t, c, e.JobID, worker.RequeueOptions{RetryFailures: true})
+	if r.Round != 2 || r.Items != 1 {
+		t.Errorf("resume --retry-failures: round %d, %d items; want round 2 with the one failed item", r.Round, r.Items)
+	}
+	if after := rowVersions(); after != before {
+		t.Errorf("tenax_inputs rows %s after the new round, want them untouched: %s", after, before)
+	}
+	waitDone(t, c, e.JobID)
+	if got := finals(t, dsn, e.JobID)[1]; got != 2 {
+		t.Errorf("idx 1 has %d records, want 2: one per round", got)
+	}
+
+	// The bad line fixed, a forced resume runs the fixed line: the
+	// changed input replaces the stored one.
+	fixed := strings.Replace(strings.Join(lines, "\n"), `"word": `+"\n", `"word": "b"}`+"\n", 1) + "\n"
+	if err := os.WriteFile(filepath.Join(filepath.Dir(spec), "items.jsonl"), []byte(fixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Requeue(t.Context(), e.JobID, worker.RequeueOptions{RetryFailures: true}); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("resume of a changed input: %v, want it refused without --force", err)
+	}
+	resume(t, c, e.JobID, worker.RequeueOptions{RetryFailures: true, Force: true})
+	waitDone(t, c, e.JobID)
+	if rec := latestRecords(t, c, e.JobID)[1]; rec.Class != classify.Unknown || string(rec.Input) != `{"id":"w1","word":"b"}` {
+		t.Errorf("idx 1 after the forced resume: class %q, input %s; want the fixed line succeeded", rec.Class, rec.Input)
+	}
+}
+
+func TestAnItemWithoutItsInputIsCanceledAndAResumeRunsIt(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	e := enqueue(t, c, writeLines(t, []string{`{"id": "w0", "word": "a"}`, `{"id": "w1", "word": "b"}`}))
+	conn := connect(t, dsn)
+	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_inputs WHERE job_id = $1 AND idx = 1`, e.JobID); err != nil {
+		t.Fatal(err)
+	}
+	startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
+	waitDone(t, c, e.JobID)
+	if st := jobState(t, c, e.JobID); st != store.StateIncomplete {
+		t.Errorf("job state %s, want incomplete: the item without its input is pending, not failed", st)
+	}
+	var state string
+	var errs []byte
+	if err := conn.QueryRow(t.Context(), `SELECT state, errors::text FROM river_job WHERE queue = $1 AND (args->>'idx')::int = 1`, e.Queue).Scan(&state, &errs); err != nil {
+		t.Fatal(err)
+	}
+	if state != "cancelled" || !bytes.Contains(errs, []byte("tenax resume "+e.JobID)) {
+		t.Errorf("River job of idx 1: %s with errors %s, want cancelled saying to resume", state, errs)
+	}
+	resume(t, c, e.JobID, worker.RequeueOptions{})
+	waitDone(t, c, e.JobID)
+	if st := jobState(t, c, e.JobID); st != store.StateCompleted {
+		t.Errorf("job state %s after the resume, want completed", st)
+	}
+}
+
+func TestDeletingAJobDeletesItsInputs(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	keep := enqueue(t, c, writeLines(t, []string{`{"id": "k", "word": "a"}`}))
+	gone := enqueue(t, c, writeLines(t, []string{`{"id": "g", "word": "a"}`, `{"id": "h", "word": "b"}`}))
+	conn := connect(t, dsn)
+	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_jobs WHERE id = $1`, gone.JobID); err != nil {
+		t.Fatal(err)
+	}
+	var left map[string]int
+	rows, err := conn.Query(t.Context(), `SELECT job_id, count(*) FROM tenax_inputs GROUP BY job_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left = map[string]int{}
+	var id string
+	var k int
+	if _, err := pgx.ForEachRow(rows, []any{&id, &k}, func() error { left[id] = k; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[keep.JobID] != 1 {
+		t.Errorf("inputs left %v, want only job %s's one", left, keep.JobID)
+	}
+}
