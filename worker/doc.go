@@ -3,7 +3,10 @@
 // engine, not a home-made queue.
 //
 // Each item of a job is one River job (kind tenax_item) in the job's own
-// queue, inserted in bulk through COPY (Client.Enqueue). A Worker is a
+// queue whose arguments say only which item of which job in which round;
+// the item's input is a row of tenax_inputs. Both are inserted in bulk
+// through COPY, a batch of items and their inputs in one transaction
+// (Client.Enqueue). A Worker is a
 // River client: its executions hand their items to an engine.Engine built
 // from the job's stored spec source with the worker's own environment for
 // secrets, so tenax's whole per-item logic (retries with backoff, the heal

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,8 +20,18 @@ import (
 	"github.com/tenaxhq/tenax/store"
 )
 
-// ItemKind is the River job kind of a tenax item.
-const ItemKind = "tenax_item"
+// ItemKind is the River job kind of a tenax item: its arguments say which
+// job and round, its tag (IdxTag) which item, and its input is in
+// tenax_inputs.
+const ItemKind = "tenax_item_v2"
+
+// LegacyItemKind is the River job kind of the items tenax enqueued before
+// ItemKind, with the item's idx and input in the arguments
+// (LegacyItemArgs). Workers still run them. A worker from before ItemKind
+// does not know ItemKind: River fails such an execution as an unknown
+// kind and runs it again later, on another worker, instead of the old
+// worker running an item it cannot read.
+const LegacyItemKind = "tenax_item"
 
 // MaxAttempts is how many times River itself runs one item's River job
 // before discarding it. tenax's retries, backoff and heal loop all happen
@@ -39,24 +51,58 @@ const insertBatch = 10_000
 // between them.
 const insertConns = 2
 
-// ItemArgs is one item of a job as a River job's arguments: which item of
-// which job, in which round. The item's input is in tenax_inputs, written
-// with the River job; the arguments stay small because River indexes
-// every key and value of them (a GIN index on river_job.args).
+// ItemArgs is one item of a job as a River job's arguments: which job, in
+// which round. Enqueue puts the item's idx in the River job's tag
+// (IdxTag), not in the arguments, and its input in tenax_inputs: River
+// indexes every key and value of the arguments (a GIN index on
+// river_job.args), an idx there is one more distinct entry per item, and
+// an input one per field. A River job with no idx tag runs the item of
+// its Idx argument.
 type ItemArgs struct {
 	Job   string `json:"job"`
-	Idx   int    `json:"idx"`
 	Round int    `json:"round"`
-	// ID, Input and Bad are the item itself in the River jobs that tenax
-	// enqueued before inputs moved to tenax_inputs: a worker runs those
-	// from their arguments. Enqueue leaves them empty.
-	ID    string          `json:"id,omitempty"`
-	Input json.RawMessage `json:"input,omitempty"`
-	Bad   string          `json:"bad,omitempty"`
+	Idx   int    `json:"idx,omitempty"`
 }
 
 // Kind returns ItemKind.
 func (ItemArgs) Kind() string { return ItemKind }
+
+// LegacyItemArgs are the arguments of the River jobs that tenax enqueued
+// before ItemKind: the item and its input in the arguments.
+type LegacyItemArgs struct {
+	Job   string          `json:"job"`
+	Idx   int             `json:"idx"`
+	Round int             `json:"round"`
+	ID    string          `json:"id,omitempty"`
+	Input json.RawMessage `json:"input"`
+	// Bad is the error of an input line that is not a valid item.
+	Bad string `json:"bad,omitempty"`
+}
+
+// Kind returns LegacyItemKind.
+func (LegacyItemArgs) Kind() string { return LegacyItemKind }
+
+// idxTagPrefix starts the tag that holds an item's idx.
+const idxTagPrefix = "idx-"
+
+// IdxTag is the River tag of item idx's River jobs: "idx-" and the idx.
+// River does not index tags.
+func IdxTag(idx int) string { return idxTagPrefix + strconv.Itoa(idx) }
+
+// idxOfTags returns the idx in a River job's tags.
+func idxOfTags(tags []string) (int, bool) {
+	for _, t := range tags {
+		if rest, ok := strings.CutPrefix(t, idxTagPrefix); ok {
+			if idx, err := strconv.Atoi(rest); err == nil {
+				return idx, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// idxSQL is the idx of a River item job in SQL, of either kind.
+const idxSQL = `coalesce((SELECT substr(t, 5)::bigint FROM unnest(tags) t WHERE t LIKE 'idx-%' LIMIT 1), (args->>'idx')::bigint)`
 
 // Enqueued says what Enqueue or Requeue inserted.
 type Enqueued struct {
@@ -173,7 +219,6 @@ func (c *Client) insertBatch(ctx context.Context, jobID string, b *batch) error 
 // readBatches reads the input into batches until its end, an error, or
 // ctx is done (an insert failed).
 func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue string, round int, wants func(idx int) want, out chan<- *batch) error {
-	opts := &river.InsertOpts{Queue: queue, MaxAttempts: MaxAttempts}
 	b := &batch{}
 	send := func() bool {
 		if len(b.jobs) == 0 {
@@ -208,8 +253,8 @@ func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue 
 			b.jobs = make([]river.InsertManyParams, 0, insertBatch)
 		}
 		b.jobs = append(b.jobs, river.InsertManyParams{
-			Args:       ItemArgs{Job: jobID, Idx: it.Idx, Round: round},
-			InsertOpts: opts,
+			Args:       ItemArgs{Job: jobID, Round: round},
+			InsertOpts: &river.InsertOpts{Queue: queue, MaxAttempts: MaxAttempts, Tags: []string{IdxTag(it.Idx)}},
 		})
 		if w == wantReplace {
 			b.replace = append(b.replace, int64(it.Idx))
@@ -272,7 +317,7 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 		return Enqueued{}, err
 	}
 	live := map[int]bool{}
-	rows, err := c.pool.Query(ctx, `SELECT (args->>'idx')::bigint FROM river_job
+	rows, err := c.pool.Query(ctx, `SELECT `+idxSQL+` FROM river_job
 		WHERE queue = $1 AND state IN ('available', 'running', 'retryable', 'scheduled', 'pending')`, queue)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("worker: reading the queue of job %s: %w", jobID, err)

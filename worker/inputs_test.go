@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/store"
@@ -97,20 +98,32 @@ func TestEnqueueKeepsInputsOutOfRiverArguments(t *testing.T) {
 	}
 	e := enqueue(t, c, writeLines(t, lines))
 	conn := connect(t, dsn)
-	rows, err := conn.Query(t.Context(), `SELECT args FROM river_job WHERE queue = $1 ORDER BY id`, e.Queue)
+	type riverJob struct {
+		Kind string
+		Args map[string]any
+		Tags []string
+	}
+	rows, err := conn.Query(t.Context(), `SELECT kind, args, tags FROM river_job WHERE queue = $1 ORDER BY id`, e.Queue)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := pgx.CollectRows(rows, pgx.RowTo[map[string]any])
+	jobs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[riverJob])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(args) != len(lines) {
-		t.Fatalf("%d River jobs, want %d", len(args), len(lines))
+	if len(jobs) != len(lines) {
+		t.Fatalf("%d River jobs, want %d", len(jobs), len(lines))
 	}
-	for _, a := range args {
-		if len(a) != 3 || a["job"] != e.JobID || a["round"] != float64(1) || a["idx"] == nil {
-			t.Errorf("River job arguments %v, want only {job, idx, round}: River indexes every key and value of them", a)
+	tagged := map[string]bool{}
+	for _, j := range jobs {
+		if j.Kind != worker.ItemKind || len(j.Args) != 2 || j.Args["job"] != e.JobID || j.Args["round"] != float64(1) || len(j.Tags) != 1 {
+			t.Errorf("River job %s %v tagged %v, want %s with only {job, round} and the idx tag: River indexes every key and value of the arguments", j.Kind, j.Args, j.Tags, worker.ItemKind)
+		}
+		tagged[strings.Join(j.Tags, ",")] = true
+	}
+	for idx := range lines {
+		if !tagged[worker.IdxTag(idx)] {
+			t.Errorf("no River job tagged %s, want one per item", worker.IdxTag(idx))
 		}
 	}
 	for idx, line := range lines {
@@ -162,9 +175,9 @@ func TestRiverJobsWithTheirInputInTheirArgumentsStillRun(t *testing.T) {
 	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_inputs WHERE job_id = $1`, e.JobID); err != nil {
 		t.Fatal(err)
 	}
-	riverInsert(t, dsn, c.Schema(), []worker.ItemArgs{
-		{Job: e.JobID, Idx: 0, Round: 1, ID: "old0", Input: json.RawMessage(`{"id": "old0", "word": "a"}`)},
-		{Job: e.JobID, Idx: 1, Round: 1, ID: "old1", Input: json.RawMessage(`null`), Bad: "items.jsonl:2: an old bad line"},
+	riverInsert(t, dsn, c.Schema(), e.Queue, []river.JobArgs{
+		worker.LegacyItemArgs{Job: e.JobID, Idx: 0, Round: 1, ID: "old0", Input: json.RawMessage(`{"id": "old0", "word": "a"}`)},
+		worker.LegacyItemArgs{Job: e.JobID, Idx: 1, Round: 1, ID: "old1", Input: json.RawMessage(`null`), Bad: "items.jsonl:2: an old bad line"},
 	})
 	startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
 	waitDone(t, c, e.JobID)
@@ -185,7 +198,7 @@ func TestResumeAfterAnInterruptedEnqueueStoresTheMissingInputs(t *testing.T) {
 	// The enqueue stopped after items 0..9: the others have neither a
 	// River job nor an input.
 	conn := connect(t, dsn)
-	if _, err := conn.Exec(t.Context(), `DELETE FROM river_job WHERE queue = $1 AND (args->>'idx')::int >= 10`, e.Queue); err != nil {
+	if _, err := conn.Exec(t.Context(), `DELETE FROM river_job WHERE queue = $1 AND tags[1] <> ALL ($2)`, e.Queue, firstTen()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_inputs WHERE job_id = $1 AND idx >= 10`, e.JobID); err != nil {
@@ -277,7 +290,7 @@ func TestAnItemWithoutItsInputIsCanceledAndAResumeRunsIt(t *testing.T) {
 	}
 	var state string
 	var errs []byte
-	if err := conn.QueryRow(t.Context(), `SELECT state, errors::text FROM river_job WHERE queue = $1 AND (args->>'idx')::int = 1`, e.Queue).Scan(&state, &errs); err != nil {
+	if err := conn.QueryRow(t.Context(), `SELECT state, errors::text FROM river_job WHERE queue = $1 AND tags = $2`, e.Queue, []string{worker.IdxTag(1)}).Scan(&state, &errs); err != nil {
 		t.Fatal(err)
 	}
 	if state != "cancelled" || !bytes.Contains(errs, []byte("tenax resume "+e.JobID)) {
@@ -313,4 +326,13 @@ func TestDeletingAJobDeletesItsInputs(t *testing.T) {
 	if len(left) != 1 || left[keep.JobID] != 1 {
 		t.Errorf("inputs left %v, want only job %s's one", left, keep.JobID)
 	}
+}
+
+// firstTen are the idx tags of items 0..9.
+func firstTen() []string {
+	var tags []string
+	for idx := range 10 {
+		tags = append(tags, worker.IdxTag(idx))
+	}
+	return tags
 }

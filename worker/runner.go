@@ -215,7 +215,7 @@ func (r *runner) next() (task.Item, error) {
 // work is one River execution: it hands the item to the engine, or joins
 // the flight of the same item already under way here, and waits for the
 // outcome.
-func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs]) error {
+func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs], in *storedInput) error {
 	idx := j.Args.Idx
 	for {
 		r.mu.Lock()
@@ -237,7 +237,7 @@ func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs]) error {
 		f = &flight{round: j.Args.Round, jobs: []*river.Job[ItemArgs]{j}, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
 		r.flights[idx] = f
 		r.mu.Unlock()
-		fi, err := r.itemOf(j.Args)
+		fi, err := r.itemOf(idx, in)
 		if err != nil {
 			r.resolve(idx, f, err)
 			return r.wait(f)
@@ -298,30 +298,29 @@ func (r *runner) event(ev engine.Event) {
 	}
 }
 
-// itemOf returns the item a River job runs: its input read from
-// tenax_inputs, or, for a River job enqueued before inputs moved there,
-// from its arguments. An input that is not valid JSON (which the reader
-// never gives) is an item failure. A missing input cancels the River job,
-// with the error saying so: the item stays pending until a resume, which
-// stores the input again.
-func (r *runner) itemOf(a ItemArgs) (feedItem, error) {
-	in := storedInput{idx: a.Idx, id: a.ID, input: a.Input, bad: a.Bad}
-	if a.Input == nil && a.Bad == "" {
-		var err error
-		in, err = r.inputs.load(a.Idx)
-		switch {
-		case errors.Is(err, errNoInput):
-			return feedItem{}, river.JobCancel(fmt.Errorf("%w; `tenax resume %s --workers 0` enqueues it again", err, r.jobID))
-		case err != nil && r.w.hard.Err() != nil:
-			return feedItem{}, errPending
-		case err != nil:
-			return feedItem{}, err
-		}
+// itemOf returns the item a River job runs: in, its input when the River
+// job carried it (LegacyItemArgs), else its input read from
+// tenax_inputs. A missing input cancels the River job, with the error
+// saying so: the item stays pending until a resume, which stores the
+// input again.
+func (r *runner) itemOf(idx int, in *storedInput) (feedItem, error) {
+	if in != nil {
+		return feedOf(*in), nil
 	}
-	return feedOf(in), nil
+	got, err := r.inputs.load(idx)
+	switch {
+	case errors.Is(err, errNoInput):
+		return feedItem{}, river.JobCancel(fmt.Errorf("%w; `tenax resume %s --workers 0` enqueues it again", err, r.jobID))
+	case err != nil && r.w.hard.Err() != nil:
+		return feedItem{}, errPending
+	case err != nil:
+		return feedItem{}, err
+	}
+	return feedOf(got), nil
 }
 
-// feedOf rebuilds the task item from its stored input.
+// feedOf rebuilds the task item from its stored input. An input that is
+// not valid JSON (which the reader never gives) is an item failure.
 func feedOf(in storedInput) feedItem {
 	it := task.Item{Idx: in.idx, ID: in.id, Raw: in.input}
 	if in.bad != "" {

@@ -338,11 +338,19 @@ type itemWorker struct {
 	w *Worker
 }
 
-// itemWorkers registers the item worker; w is nil for a client that only
+// legacyItemWorker is the River worker of the items enqueued before
+// ItemKind, which carry their input in their arguments.
+type legacyItemWorker struct {
+	river.WorkerDefaults[LegacyItemArgs]
+	w *Worker
+}
+
+// itemWorkers registers the item workers; w is nil for a client that only
 // inserts.
 func itemWorkers(w *Worker) *river.Workers {
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &itemWorker{w: w})
+	river.AddWorker(ws, &legacyItemWorker{w: w})
 	return ws
 }
 
@@ -351,19 +359,42 @@ func itemWorkers(w *Worker) *river.Workers {
 // takes a job. The heartbeat keeps attempted_at fresh while the worker
 // lives, so only a dead worker's jobs reach it; the execution itself
 // ignores the deadline (see Work).
-func (iw *itemWorker) Timeout(*river.Job[ItemArgs]) time.Duration {
-	if iw.w == nil {
+func (iw *itemWorker) Timeout(*river.Job[ItemArgs]) time.Duration { return iw.w.timeout() }
+
+// Timeout is itemWorker.Timeout.
+func (lw *legacyItemWorker) Timeout(*river.Job[LegacyItemArgs]) time.Duration {
+	return lw.w.timeout()
+}
+
+func (w *Worker) timeout() time.Duration {
+	if w == nil {
 		return DefaultRescueAfter
 	}
-	return iw.w.cfg.RescueAfter
+	return w.cfg.RescueAfter
 }
 
 // Work hands the item to its job's engine and returns once the engine has
 // recorded it (the River job is then already completed, in the record's
 // transaction) or handed it back (the worker or the job stopped: the job
-// is snoozed, to run again on any worker).
+// is snoozed, to run again on any worker). The item's idx is in the River
+// job's tag, its input in tenax_inputs.
 func (iw *itemWorker) Work(ctx context.Context, j *river.Job[ItemArgs]) error {
-	w := iw.w
+	if idx, ok := idxOfTags(j.Tags); ok {
+		j.Args.Idx = idx
+	}
+	return iw.w.work(ctx, j, nil)
+}
+
+// Work runs the item of its arguments as itemWorker.Work does.
+func (lw *legacyItemWorker) Work(ctx context.Context, j *river.Job[LegacyItemArgs]) error {
+	a := j.Args
+	in := &storedInput{idx: a.Idx, id: a.ID, input: a.Input, bad: a.Bad}
+	return lw.w.work(ctx, &river.Job[ItemArgs]{JobRow: j.JobRow, Args: ItemArgs{Job: a.Job, Idx: a.Idx, Round: a.Round}}, in)
+}
+
+// work runs one River execution of an item; in is its input when the
+// River job carried it, nil to read it from tenax_inputs.
+func (w *Worker) work(ctx context.Context, j *river.Job[ItemArgs], in *storedInput) error {
 	if w == nil {
 		return errors.New("worker: this client only inserts")
 	}
@@ -380,7 +411,7 @@ func (iw *itemWorker) Work(ctx context.Context, j *river.Job[ItemArgs]) error {
 		}
 		return river.JobSnooze(time.Minute)
 	}
-	return r.work(ctx, j)
+	return r.work(ctx, j, in)
 }
 
 // retryPolicy is River's retry policy for item jobs. River runs an item's

@@ -227,7 +227,7 @@ func TestWorkersRecordEveryItemExactlyOnce(t *testing.T) {
 
 // riverInsert inserts item jobs directly, as a second enqueuer or a
 // rescued duplicate would.
-func riverInsert(t *testing.T, dsn, schema string, args []worker.ItemArgs) {
+func riverInsert(t *testing.T, dsn, schema, queue string, args []river.JobArgs) {
 	t.Helper()
 	pool, err := pgxpool.New(t.Context(), dsn)
 	if err != nil {
@@ -240,7 +240,7 @@ func riverInsert(t *testing.T, dsn, schema string, args []worker.ItemArgs) {
 	}
 	params := make([]river.InsertManyParams, len(args))
 	for i, a := range args {
-		params[i] = river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: strings.ToLower(a.Job), MaxAttempts: worker.MaxAttempts}}
+		params[i] = river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: queue, MaxAttempts: worker.MaxAttempts}}
 	}
 	if _, err := rc.InsertMany(t.Context(), params); err != nil {
 		t.Fatal(err)
@@ -254,11 +254,11 @@ func TestDuplicateExecutionsAddNoSecondRecord(t *testing.T) {
 	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
 	// Every item a second time, in the same round: as if River had
 	// rescued each execution while its first worker was alive after all.
-	var dups []worker.ItemArgs
+	var dups []river.JobArgs
 	for i := range n {
 		dups = append(dups, worker.ItemArgs{Job: e.JobID, Idx: i, Round: 1})
 	}
-	riverInsert(t, dsn, c.Schema(), dups)
+	riverInsert(t, dsn, c.Schema(), e.Queue, dups)
 	startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 4})
 	waitFor(t, "every River job to complete", func() (bool, error) {
 		p, err := c.Progress(t.Context(), e.JobID)
@@ -287,7 +287,7 @@ func TestDeadWorkersItemsAreRescuedAndFinished(t *testing.T) {
 	}
 	defer conn.Close(context.Background())
 	tag, err := conn.Exec(t.Context(), `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() - interval '1 hour',
-		attempted_by = ARRAY['dead-worker'] WHERE queue = $1 AND (args->>'idx')::int < 10`, e.Queue)
+		attempted_by = ARRAY['dead-worker'] WHERE queue = $1 AND substr(tags[1], 5)::int < 10`, e.Queue)
 	if err != nil || tag.RowsAffected() != 10 {
 		t.Fatalf("faking a dead worker's jobs: %v (%d rows)", err, tag.RowsAffected())
 	}
@@ -520,8 +520,8 @@ func TestEnqueueInsertsEveryItemOnceAcrossParallelBatches(t *testing.T) {
 	}
 	defer conn.Close(context.Background())
 	var rows, distinct, lo, hi int
-	err = conn.QueryRow(t.Context(), `SELECT count(*), count(DISTINCT (args->>'idx')::int), min((args->>'idx')::int), max((args->>'idx')::int)
-		FROM river_job WHERE queue = $1`, e.Queue).Scan(&rows, &distinct, &lo, &hi)
+	err = conn.QueryRow(t.Context(), `SELECT count(*), count(DISTINCT idx), min(idx), max(idx)
+		FROM (SELECT substr(tags[1], 5)::int AS idx FROM river_job WHERE queue = $1) j`, e.Queue).Scan(&rows, &distinct, &lo, &hi)
 	if err != nil {
 		t.Fatal(err)
 	}
