@@ -9,9 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/store"
@@ -335,4 +339,64 @@ func firstTen() []string {
 		tags = append(tags, worker.IdxTag(idx))
 	}
 	return tags
+}
+
+// olderWorker is a worker from before ItemKind: it knows only
+// LegacyItemKind.
+type olderWorker struct {
+	river.WorkerDefaults[worker.LegacyItemArgs]
+	t *testing.T
+}
+
+func (o *olderWorker) Work(context.Context, *river.Job[worker.LegacyItemArgs]) error {
+	o.t.Errorf("an older worker ran an item enqueued with its input in tenax_inputs, which it cannot read")
+	return nil
+}
+
+// retryAtOnce is the older worker's retry policy, shortened.
+type retryAtOnce struct{}
+
+func (retryAtOnce) NextRetry(*rivertype.JobRow) time.Time { return time.Now() }
+
+func TestAnOlderWorkerLeavesNewItemsToCurrentWorkers(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 20
+	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
+	pool, err := pgxpool.New(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ws := river.NewWorkers()
+	river.AddWorker(ws, &olderWorker{t: t})
+	old, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Schema: c.Schema(), Queues: map[string]river.QueueConfig{e.Queue: {MaxWorkers: 4}}, Workers: ws,
+		RetryPolicy: retryAtOnce{}, FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond, Logger: quiet(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	conn := connect(t, dsn)
+	waitFor(t, "the older worker to try every item", func() (bool, error) {
+		var tried int
+		err := conn.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE queue = $1 AND errors IS NOT NULL`, e.Queue).Scan(&tried)
+		return tried == n, err
+	})
+	if err := old.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}, Concurrency: 8})
+	waitDone(t, c, e.JobID)
+	if st := jobState(t, c, e.JobID); st != store.StateCompleted {
+		t.Errorf("job state %s, want completed by the current worker", st)
+	}
+	for idx, k := range finals(t, dsn, e.JobID) {
+		if k != 1 {
+			t.Errorf("idx %d has %d records, want 1", idx, k)
+		}
+	}
 }
