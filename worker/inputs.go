@@ -20,7 +20,9 @@ import (
 //
 // There is no foreign key to tenax_jobs: its check would be a lookup per
 // inserted row. A trigger on tenax_jobs deletes a deleted job's inputs
-// instead, as ON DELETE CASCADE does for the other tables. The input is
+// instead, as ON DELETE CASCADE does for the other tables; its function
+// keeps the search_path it was created with, so that a session with
+// another one can delete a job too. The input is
 // bytea: the item byte for byte as it was read (jsonb would reorder its
 // keys), and nothing for PostgreSQL to parse or index.
 const inputsTable = `
@@ -32,7 +34,8 @@ CREATE TABLE IF NOT EXISTS tenax_inputs (
 	bad    text,
 	PRIMARY KEY (job_id, idx)
 );
-CREATE OR REPLACE FUNCTION tenax_inputs_delete_job() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION tenax_inputs_delete_job() RETURNS trigger LANGUAGE plpgsql
+	SET search_path FROM CURRENT AS $$
 BEGIN
 	DELETE FROM tenax_inputs WHERE job_id = OLD.id;
 	RETURN OLD;

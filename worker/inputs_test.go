@@ -313,7 +313,14 @@ func TestDeletingAJobDeletesItsInputs(t *testing.T) {
 	keep := enqueue(t, c, writeLines(t, []string{`{"id": "k", "word": "a"}`}))
 	gone := enqueue(t, c, writeLines(t, []string{`{"id": "g", "word": "a"}`, `{"id": "h", "word": "b"}`}))
 	conn := connect(t, dsn)
-	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_jobs WHERE id = $1`, gone.JobID); err != nil {
+	// From a session with another search_path, as an operator's psql.
+	if _, err := conn.Exec(t.Context(), `SET search_path = public`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), `DELETE FROM `+pgx.Identifier{c.Schema(), "tenax_jobs"}.Sanitize()+` WHERE id = $1`, gone.JobID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), `SET search_path = `+pgx.Identifier{c.Schema()}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
 	var left map[string]int
