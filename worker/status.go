@@ -185,20 +185,30 @@ func (c *Client) Decide(ctx context.Context, jobID string, d Decision, by string
 	if d != Continue && d != Abort {
 		return fmt.Errorf("worker: decision %q: want continue or abort", d)
 	}
-	tag, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET decision = $2, decided_by = $3, updated = now()
-		WHERE job_id = $1 AND state = 'open' AND decision = ''`, jobID, string(d), by)
-	if err != nil {
-		return fmt.Errorf("worker: job %s: %w", jobID, err)
-	}
-	b, err := c.breaker(ctx, jobID)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
+	var b breakerRow
+	for {
+		tag, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET decision = $2, decided_by = $3, updated = now()
+			WHERE job_id = $1 AND state = 'open' AND decision = ''`, jobID, string(d), by)
+		if err != nil {
+			return fmt.Errorf("worker: job %s: %w", jobID, err)
+		}
+		b, err = c.breaker(ctx, jobID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 1 {
+			break
+		}
 		if b.State != "open" {
 			return fmt.Errorf("worker: job %s: %w", jobID, ErrBreakerClosed)
 		}
-		return &AnsweredError{JobID: jobID, Decision: Decision(b.Decision), By: b.DecidedBy}
+		if b.Decision != "" {
+			return &AnsweredError{JobID: jobID, Decision: Decision(b.Decision), By: b.DecidedBy}
+		}
+		// The trip opened the row between the two statements: answer
+		// it. (Taking that for an answer with no decision made an
+		// unattended trip abort its own worker and leave the others
+		// holding, the job aborted with no decision in the row.)
 	}
 	if d == Continue && (!b.OwnerAlive || b.Action != "prompt") {
 		// Nobody is waiting for the answer (the worker that tripped is
