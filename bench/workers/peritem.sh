@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Per item on a worker: ITEMS items enqueued, then one `tenax worker` with 16
+# in flight against `tenax mock` answering at once, for each tenax binary
+# given, in a fresh schema, alternating, ROUNDS times each (default 3), so
+# that two builds are compared under the same load. Prints items/s
+# between the first and the last record, with the load average.
+#
+#   TENAX_STORE='postgres://postgres@127.0.0.1:5432/test?sslmode=disable&search_path=peritem' \
+#     ROUNDS=3 bench/workers/peritem.sh ITEMS TENAX_BIN…
+set -euo pipefail
+items=${1:?ITEMS}
+shift
+bins=("$@")
+: "${TENAX_STORE:?set TENAX_STORE to a postgres:// DSN with a search_path of its own}"
+work=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]:-}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+schema=$(sed -n 's/.*search_path=\([^&]*\).*/\1/p' <<<"$TENAX_STORE")
+psql_dsn=$(sed 's/[?&]search_path=[^&]*//' <<<"$TENAX_STORE")
+python3 - "$work/items.jsonl" "$items" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(int(sys.argv[2])):
+        f.write(json.dumps({"id": f"p{i}", "word": f"word{i}"}) + "\n")
+PY
+cd "$work"
+cat > job.yaml <<'YAML'
+name: peritem
+input: items.jsonl
+task:
+  type: llm
+  provider: openai
+  base_url: http://127.0.0.1:8099/v1
+  api_key: ${MOCK_KEY}
+  model: mock-echo
+  prompt: "Say {{.word}}"
+concurrency: {max: 16}
+cache: {enabled: false}
+YAML
+export MOCK_KEY=k
+"${bins[0]}" mock --addr 127.0.0.1:8099 >/dev/null 2>&1 & pids+=($!)
+sleep 1
+for round in $(seq 1 "${ROUNDS:-3}"); do
+  for bin in "${bins[@]}"; do
+    psql -q "$psql_dsn" -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1
+    "$bin" --home "$work/home" run job.yaml --workers 0 >/dev/null 2>&1
+    job=$(psql "$psql_dsn" -Atc "SELECT id FROM $schema.tenax_jobs ORDER BY created DESC LIMIT 1")
+    load=$(cut -d' ' -f1-3 /proc/loadavg)
+    "$bin" --home "$work/home" worker --job "$job" >/dev/null 2>&1 & wp=$!; pids+=($wp)
+    while [ "$(psql "$psql_dsn" -Atc "SELECT manifest->>'state' FROM $schema.tenax_jobs WHERE id = '$job'")" = running ]; do sleep 0.5; done
+    kill "$wp" 2>/dev/null || true; wait "$wp" 2>/dev/null || true
+    rate=$(psql "$psql_dsn" -Atc "SELECT round(count(*) / extract(epoch FROM max((record->>'finished_at')::timestamptz) - min((record->>'finished_at')::timestamptz))::numeric, 1) FROM $schema.tenax_records WHERE job_id = '$job'")
+    echo "$bin round $round: $rate items/s (load $load)"
+  done
+done
+psql -q "$psql_dsn" -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1
