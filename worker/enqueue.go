@@ -128,7 +128,7 @@ func (c *Client) Enqueue(ctx context.Context, cr *job.Created) (Enqueued, error)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("worker: recording job %s for workers: %w", m.ID, err)
 	}
-	n, err := c.insertItems(ctx, m.ID, q, 1, cr.InputPath, cr.Format, func(int) want { return wantStore })
+	n, err := c.insertItems(ctx, m.ID, q, 1, cr.InputPath, cr.Format, func(int) want { return wantCopy })
 	res := Enqueued{JobID: m.ID, Queue: q, Round: 1, Items: n, Elapsed: time.Since(start)}
 	if err != nil {
 		return res, err
@@ -144,7 +144,11 @@ const (
 	wantSkip want = iota
 	// wantRun inserts a River job: the item's input is stored already.
 	wantRun
-	// wantStore stores the item's input and inserts a River job.
+	// wantCopy stores the item's input through COPY and inserts a River
+	// job: a new job, whose inputs nothing else writes.
+	wantCopy
+	// wantStore stores the item's input unless another resume running
+	// at the same time just did, and inserts a River job.
 	wantStore
 	// wantReplace replaces the item's stored input (the input changed,
 	// and the resume was forced) and inserts a River job.
@@ -154,8 +158,9 @@ const (
 // batch is one transaction of insertItems.
 type batch struct {
 	jobs    []river.InsertManyParams
-	inputs  []storedInput
-	replace []int64 // idx whose stored inputs are deleted first
+	copy    []storedInput // inputs of a new job, through COPY
+	store   []storedInput // inputs a resume stores if missing
+	replace []storedInput // inputs a resume replaces
 }
 
 // insertItems inserts the items of the input as wants says: one goroutine
@@ -199,15 +204,16 @@ func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int
 // midway leaves whole batches behind.
 func (c *Client) insertBatch(ctx context.Context, jobID string, b *batch) error {
 	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		if len(b.replace) > 0 {
-			if _, err := tx.Exec(ctx, `DELETE FROM tenax_inputs WHERE job_id = $1 AND idx = ANY($2)`, jobID, b.replace); err != nil {
-				return fmt.Errorf("replacing inputs: %w", err)
-			}
-		}
-		if len(b.inputs) > 0 {
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tenax_inputs"}, inputColumns, &copyRows{jobID: jobID, rows: b.inputs}); err != nil {
+		if len(b.copy) > 0 {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tenax_inputs"}, inputColumns, &copyRows{jobID: jobID, rows: b.copy}); err != nil {
 				return fmt.Errorf("storing inputs: %w", err)
 			}
+		}
+		if err := insertInputs(ctx, tx, jobID, b.store, `DO NOTHING`); err != nil {
+			return fmt.Errorf("storing inputs: %w", err)
+		}
+		if err := insertInputs(ctx, tx, jobID, b.replace, `DO UPDATE SET id = excluded.id, input = excluded.input, bad = excluded.bad`); err != nil {
+			return fmt.Errorf("replacing inputs: %w", err)
 		}
 		if _, err := c.river.InsertManyFastTx(ctx, tx, b.jobs); err != nil {
 			return fmt.Errorf("inserting River jobs: %w", err)
@@ -256,11 +262,14 @@ func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue 
 			Args:       ItemArgs{Job: jobID, Round: round},
 			InsertOpts: &river.InsertOpts{Queue: queue, MaxAttempts: MaxAttempts, Tags: []string{IdxTag(it.Idx)}},
 		})
-		if w == wantReplace {
-			b.replace = append(b.replace, int64(it.Idx))
-		}
-		if w == wantStore || w == wantReplace {
-			b.inputs = append(b.inputs, storedInput{idx: it.Idx, id: it.ID, input: it.Raw, bad: bad})
+		in := storedInput{idx: it.Idx, id: it.ID, input: it.Raw, bad: bad}
+		switch w {
+		case wantCopy:
+			b.copy = append(b.copy, in)
+		case wantStore:
+			b.store = append(b.store, in)
+		case wantReplace:
+			b.replace = append(b.replace, in)
 		}
 		if len(b.jobs) == insertBatch && !send() {
 			return nil

@@ -85,17 +85,43 @@ func (c *copyRows) Values() ([]any, error) {
 
 func (c *copyRows) Err() error { return nil }
 
-// nullText is s as a text value, NULL when empty; a string PostgreSQL's
-// text refuses (invalid UTF-8, NUL) is made valid, as encoding/json made it
-// when the input travelled in River's arguments.
+// nullText is s as a text value, NULL when empty.
 func nullText(s string) any {
 	if s == "" {
 		return nil
 	}
+	return validText(s)
+}
+
+// validText is s as PostgreSQL's text takes it: invalid UTF-8 and NUL
+// replaced, as encoding/json replaced them when the input travelled in
+// River's arguments.
+func validText(s string) string {
 	if strings.IndexByte(s, 0) >= 0 {
 		s = strings.ReplaceAll(s, "\x00", "\uFFFD")
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// insertInputs inserts rows into tenax_inputs with INSERT … ON CONFLICT
+// (job_id, idx) and onConflict: the resumes' way, which another resume
+// running at the same time cannot make fail on a duplicate key, as COPY
+// would.
+func insertInputs(ctx context.Context, tx pgx.Tx, jobID string, rows []storedInput, onConflict string) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	idx := make([]int64, len(rows))
+	ids := make([]string, len(rows))
+	inputs := make([][]byte, len(rows))
+	bads := make([]string, len(rows))
+	for i, r := range rows {
+		idx[i], ids[i], inputs[i], bads[i] = int64(r.idx), validText(r.id), r.input, validText(r.bad)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO tenax_inputs (job_id, idx, id, input, bad)
+		SELECT $1, i, NULLIF(d, ''), b, NULLIF(e, '') FROM unnest($2::bigint[], $3::text[], $4::bytea[], $5::text[]) AS u (i, d, b, e)
+		ON CONFLICT (job_id, idx) `+onConflict, jobID, idx, ids, inputs, bads)
+	return err
 }
 
 // errNoInput is an item whose River job has no input in tenax_inputs.

@@ -407,3 +407,38 @@ func TestAnOlderWorkerLeavesNewItemsToCurrentWorkers(t *testing.T) {
 		}
 	}
 }
+
+func TestTwoResumesAtOnceStoreTheMissingInputsWithoutFailing(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 30
+	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
+	conn := connect(t, dsn)
+	if _, err := conn.Exec(t.Context(), `DELETE FROM river_job WHERE queue = $1 AND tags[1] <> ALL ($2)`, e.Queue, firstTen()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_inputs WHERE job_id = $1 AND idx >= 10`, e.JobID); err != nil {
+		t.Fatal(err)
+	}
+	// Both find the same inputs missing and store them.
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := c.Requeue(t.Context(), e.JobID, worker.RequeueOptions{})
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("a resume beside another: %v, want both to succeed", err)
+		}
+	}
+	startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}, Concurrency: 8})
+	waitDone(t, c, e.JobID)
+	got := finals(t, dsn, e.JobID)
+	for idx := range n {
+		if got[idx] != 1 {
+			t.Errorf("idx %d has %d records, want 1", idx, got[idx])
+		}
+	}
+}
