@@ -596,3 +596,34 @@ func TestRestingItemsGiveTheirPlaceToAtMostAsManyMore(t *testing.T) {
 		}
 	})
 }
+
+func TestConcurrencyOneRunsItemsInOrderWhileOneRests(t *testing.T) {
+	// With concurrency.max 1 a job asked for its items one at a time: a
+	// resting item keeps its place (found by the web package's metrics
+	// test, whose breaker counts three failing items in a row: with the
+	// next item started in a resting one's place, that one's successful
+	// retry came between them and the breaker never opened).
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu    sync.Mutex
+			order []int
+			first atomic.Bool
+		)
+		run := task.Func(func(ctx context.Context, it task.Item) (task.Result, error) {
+			mu.Lock()
+			order = append(order, it.Idx)
+			mu.Unlock()
+			if it.Idx == 0 && first.CompareAndSwap(false, true) {
+				return task.Result{}, classify.WithClass(errors.New("500 server error"), classify.Retryable, "test")
+			}
+			return ok("x")
+		})
+		cfg := engine.Config{Concurrency: 1, Retry: retry.Policy{MaxAttempts: 3, Backoff: retry.Backoff{Base: 10 * time.Second, Jitter: retry.JitterNone}}}
+		if _, err := engine.New(cfg, run, newMemJob()).Run(context.Background(), items(3)); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(order) != "[0 0 1 2]" {
+			t.Errorf("calls in item order %v, want [0 0 1 2]: with concurrency 1 no item starts while another rests", order)
+		}
+	})
+}

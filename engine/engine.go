@@ -270,11 +270,16 @@ type dispatcher struct {
 // million over ten items starts ten. Config.Concurrency bounds calls (the
 // gate's limit, which adaptive concurrency moves below it); the items
 // beyond it are those that took the place of items waiting out a backoff
-// (see awake), so a retry's wait does not cost the run a call slot, and a
+// (see waitRoom), so a retry's wait does not cost the run a call slot, and a
 // run whose every call fails still spreads its retries over no more than
-// twice the limit of items.
+// twice the limit of items. A job with concurrency.max 1 asked for its
+// items one at a time, in input order: there a resting item keeps its
+// place.
 func (d *dispatcher) maxWorkers() int {
-	n := 2 * d.e.cfg.Concurrency
+	n := d.e.cfg.Concurrency
+	if n > 1 {
+		n *= 2
+	}
 	if d.e.cfg.Total > 0 {
 		n = min(n, max(d.e.planned(), 1))
 	}
@@ -288,7 +293,7 @@ func (d *dispatcher) maxWorkers() int {
 // not lost.
 func (d *dispatcher) waitRoom() error {
 	e := d.e
-	for e.inFlight.Load()-e.resting.Load() >= int64(e.cfg.Concurrency) {
+	for e.awake() >= int64(e.cfg.Concurrency) {
 		select {
 		case <-e.room:
 		case <-d.dctx.Done():
@@ -296,6 +301,16 @@ func (d *dispatcher) waitRoom() error {
 		}
 	}
 	return nil
+}
+
+// awake counts the items under way that are not resting before a retry;
+// with concurrency.max 1 a resting item counts too (see maxWorkers).
+func (e *Engine) awake() int64 {
+	n := e.inFlight.Load()
+	if e.cfg.Concurrency > 1 {
+		n -= e.resting.Load()
+	}
+	return n
 }
 
 // kickRoom tells a dispatcher waiting in waitRoom to count again.
