@@ -10,20 +10,9 @@
 #     bench/workers/budget.sh [ITEMS]
 set -euo pipefail
 items=${1:-2000}
-: "${TENAX_STORE:?set TENAX_STORE to a postgres:// DSN with a search_path of its own}"
-root=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]:-}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-go build -o "$work/tenax" "$root/cmd/tenax"
-schema=$(sed -n 's/.*search_path=\([^&]*\).*/\1/p' <<<"$TENAX_STORE")
-psql_dsn=$(sed 's/[?&]search_path=[^&]*//' <<<"$TENAX_STORE")
-python3 - "$work/items.jsonl" "$items" <<'PY'
-import json, sys
-with open(sys.argv[1], "w") as f:
-    for i in range(int(sys.argv[2])):
-        f.write(json.dumps({"id": f"s{i}", "word": f"word{i}"}) + "\n")
-PY
+source "$(dirname "$0")/common.sh"
+bench_setup "$items" s
+bench_build
 cd "$work"
 spec() { # budget YAML ("" for none)
   cat > job.yaml <<YAML

@@ -13,23 +13,13 @@
 set -euo pipefail
 items=${1:-1000000}
 shift || true
-: "${TENAX_STORE:?set TENAX_STORE to a postgres:// DSN with a search_path of its own}"
-root=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/common.sh"
+bench_setup "$items" e
 bins=("$@")
 if [ ${#bins[@]} -eq 0 ]; then
-  go build -o "$work/tenax" "$root/cmd/tenax"
+  bench_build
   bins=("$work/tenax")
 fi
-schema=$(sed -n 's/.*search_path=\([^&]*\).*/\1/p' <<<"$TENAX_STORE")
-psql_dsn=$(sed 's/[?&]search_path=[^&]*//' <<<"$TENAX_STORE")
-python3 - "$work/items.jsonl" "$items" <<'PY'
-import json, sys
-with open(sys.argv[1], "w") as f:
-    for i in range(int(sys.argv[2])):
-        f.write(json.dumps({"id": f"e{i}", "word": f"word{i}"}) + "\n")
-PY
 cat > "$work/job.yaml" <<'YAML'
 name: enqueue
 input: items.jsonl

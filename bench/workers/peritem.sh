@@ -11,18 +11,8 @@ set -euo pipefail
 items=${1:?ITEMS}
 shift
 bins=("$@")
-: "${TENAX_STORE:?set TENAX_STORE to a postgres:// DSN with a search_path of its own}"
-work=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]:-}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-schema=$(sed -n 's/.*search_path=\([^&]*\).*/\1/p' <<<"$TENAX_STORE")
-psql_dsn=$(sed 's/[?&]search_path=[^&]*//' <<<"$TENAX_STORE")
-python3 - "$work/items.jsonl" "$items" <<'PY'
-import json, sys
-with open(sys.argv[1], "w") as f:
-    for i in range(int(sys.argv[2])):
-        f.write(json.dumps({"id": f"p{i}", "word": f"word{i}"}) + "\n")
-PY
+source "$(dirname "$0")/common.sh"
+bench_setup "$items" p
 cd "$work"
 cat > job.yaml <<'YAML'
 name: peritem

@@ -10,21 +10,10 @@
 set -euo pipefail
 items=${1:-5000}
 kills=${2:-30}
-: "${TENAX_STORE:?set TENAX_STORE to a postgres:// DSN with a search_path of its own}"
-root=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d)
-trap 'for p in "${pids[@]:-}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-go build -o "$work/tenax" "$root/cmd/tenax"
-schema=$(sed -n 's/.*search_path=\([^&]*\).*/\1/p' <<<"$TENAX_STORE")
-psql_dsn=$(sed 's/[?&]search_path=[^&]*//' <<<"$TENAX_STORE")
+source "$(dirname "$0")/common.sh"
+bench_setup "$items" t
+bench_build
 psql "$psql_dsn" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null
-
-python3 - "$work/items.jsonl" "$items" <<'PY'
-import json, sys
-with open(sys.argv[1], "w") as f:
-    for i in range(int(sys.argv[2])):
-        f.write(json.dumps({"id": f"t{i}", "word": f"word{i}"}) + "\n")
-PY
 cat > "$work/job.yaml" <<'YAML'
 name: torture
 input: items.jsonl
