@@ -199,21 +199,13 @@ func TestResumeAfterAnInterruptedEnqueueStoresTheMissingInputs(t *testing.T) {
 	c := open(t, dsn)
 	const n = 30
 	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
-	// The enqueue stopped after items 0..9: the others have neither a
-	// River job nor an input.
-	conn := connect(t, dsn)
-	if _, err := conn.Exec(t.Context(), `DELETE FROM river_job WHERE queue = $1 AND tags[1] <> ALL ($2)`, e.Queue, firstTen()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_inputs WHERE job_id = $1 AND idx >= 10`, e.JobID); err != nil {
-		t.Fatal(err)
-	}
+	stopEnqueueAfterTen(t, dsn, e)
 	r := resume(t, c, e.JobID, worker.RequeueOptions{})
 	if r.Items != n-10 {
 		t.Errorf("resume enqueued %d items, want the %d missing", r.Items, n-10)
 	}
 	var inputs int
-	if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM tenax_inputs WHERE job_id = $1`, e.JobID).Scan(&inputs); err != nil {
+	if err := connect(t, dsn).QueryRow(t.Context(), `SELECT count(*) FROM tenax_inputs WHERE job_id = $1`, e.JobID).Scan(&inputs); err != nil {
 		t.Fatal(err)
 	}
 	if inputs != n {
@@ -340,6 +332,19 @@ func TestDeletingAJobDeletesItsInputs(t *testing.T) {
 }
 
 // firstTen are the idx tags of items 0..9.
+// stopEnqueueAfterTen makes e's job look as if its enqueue stopped after
+// items 0..9: the others have neither a River job nor an input.
+func stopEnqueueAfterTen(t *testing.T, dsn string, e worker.Enqueued) {
+	t.Helper()
+	conn := connect(t, dsn)
+	if _, err := conn.Exec(t.Context(), `DELETE FROM river_job WHERE queue = $1 AND tags[1] <> ALL ($2)`, e.Queue, firstTen()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_inputs WHERE job_id = $1 AND idx >= 10`, e.JobID); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func firstTen() []string {
 	var tags []string
 	for idx := range 10 {
@@ -413,13 +418,7 @@ func TestTwoResumesAtOnceStoreTheMissingInputsWithoutFailing(t *testing.T) {
 	c := open(t, dsn)
 	const n = 30
 	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
-	conn := connect(t, dsn)
-	if _, err := conn.Exec(t.Context(), `DELETE FROM river_job WHERE queue = $1 AND tags[1] <> ALL ($2)`, e.Queue, firstTen()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_inputs WHERE job_id = $1 AND idx >= 10`, e.JobID); err != nil {
-		t.Fatal(err)
-	}
+	stopEnqueueAfterTen(t, dsn, e)
 	// Both find the same inputs missing and store them.
 	errs := make(chan error, 2)
 	for range 2 {
