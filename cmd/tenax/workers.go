@@ -55,8 +55,8 @@ func newMigrateCmd(g *globals) *cobra.Command {
 		Short: "Create River's and tenax's tables in the --store database",
 		Long: `Create, when absent, the schema the DSN's search_path names, River's tables
 (river_job, river_queue, …, at River's latest migration) and tenax's (tenax_jobs,
-tenax_records, tenax_queues, tenax_finals, tenax_workers, tenax_limits, tenax_breakers,
-tenax_budgets, tenax_budget_holds).
+tenax_records, tenax_queues, tenax_inputs, tenax_finals, tenax_workers, tenax_limits,
+tenax_breakers, tenax_budgets, tenax_budget_holds).
 Every command that opens a PostgreSQL store does this too on first use; run it
 beforehand to grant a deploy step the DDL rights the workers need not have.`,
 		Example: `  tenax migrate --store 'postgres://tenax@db:5432/tenax?search_path=batch'`,
