@@ -76,6 +76,15 @@ type Config struct {
 
 	// Budget stops dispatch, like an operator abort, once reached.
 	Budget Budget
+	// QuotaShare, when set, is the share of a provider's quota this engine
+	// may learn from its rate-limit headers: 1/N for one of the N workers
+	// of a job, which all see the same headers. The limits and remaining
+	// counts that ObserveQuota learns are scaled by it, so N engines
+	// together spend a rested quota once and pace at the limit, not N
+	// times it. Nil, or a share of 1 or more, is all of it; limits the
+	// spec set are not scaled.
+	QuotaShare func() float64
+
 	// Ledger, when set, keeps Budget's account in place of this engine's
 	// own, so that engines in many processes spend one budget (the workers
 	// of a job: package worker keeps it in PostgreSQL). Nil keeps it here.
@@ -192,6 +201,28 @@ type Quota struct {
 	// RequestsReset and TokensReset are how long until the quotas are
 	// whole again.
 	RequestsReset, TokensReset time.Duration
+}
+
+// share scales q's limits and remaining counts to f of them (0 < f < 1),
+// rounding down but keeping a known limit at 1 or more; other f leave q
+// whole. Resets stay: a share refills as fast as the whole.
+func (q Quota) share(f float64) Quota {
+	if !(f > 0 && f < 1) {
+		return q
+	}
+	scale := func(n int, keepOne bool) int {
+		if n <= 0 {
+			return n
+		}
+		m := int(float64(n) * f)
+		if keepOne {
+			m = max(m, 1)
+		}
+		return m
+	}
+	q.RequestsLimit, q.RequestsRemaining = scale(q.RequestsLimit, true), scale(q.RequestsRemaining, false)
+	q.TokensLimit, q.TokensRemaining = scale(q.TokensLimit, true), scale(q.TokensRemaining, false)
+	return q
 }
 
 // window is the period the limits are counted over. Both providers state

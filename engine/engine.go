@@ -161,6 +161,9 @@ func (e *Engine) Cooldown(until time.Time, reason string) {
 // is a cooldown until its reset; and a 429 met while the quota showed room
 // is sporadic: it delays only its own item.
 func (e *Engine) ObserveQuota(q Quota) {
+	if e.cfg.QuotaShare != nil {
+		q = q.share(e.cfg.QuotaShare())
+	}
 	if until, reason := e.gate.learn(q, int(e.gate.conc.executing.Load())); !until.IsZero() {
 		e.Cooldown(until, reason)
 	}

@@ -29,3 +29,24 @@ func TestWaitingOutACooldownDoesNotTakeItsProbe(t *testing.T) {
 		p.Success()
 	})
 }
+
+func TestQuotaShareScalesLimitsAndRemaining(t *testing.T) {
+	q := Quota{RequestsLimit: 6000, RequestsRemaining: 3001, TokensLimit: 3, TokensRemaining: -1, RequestsReset: time.Second}
+	tests := []struct {
+		name string
+		f    float64
+		want Quota
+	}{
+		{"a fourth", 0.25, Quota{RequestsLimit: 1500, RequestsRemaining: 750, TokensLimit: 1, TokensRemaining: -1, RequestsReset: time.Second}},
+		{"all of it", 1, q},
+		{"more than all", 2, q},
+		{"none given", 0, q},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := q.share(tt.f); got != tt.want {
+				t.Errorf("share(%v) = %+v, want %+v: limits scaled but kept at 1 or more, remaining scaled down, absent counts (-1) and resets kept", tt.f, got, tt.want)
+			}
+		})
+	}
+}

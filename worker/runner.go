@@ -128,6 +128,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	cfg.RequestsPerMinute, cfg.TokensPerMinute = 0, 0
 	cfg.Prompter = r.shared
 	cfg.Ledger = r.shared.ledger()
+	cfg.QuotaShare = r.shared.quotaShare
 	logEvents := cfg.OnEvent
 	cfg.OnEvent = func(ev engine.Event) {
 		r.event(ev)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,6 +33,12 @@ type shared struct {
 	tokInterval time.Duration
 	tokBurst    time.Duration
 	estimator   engine.Estimator
+
+	// peers is how many live workers work the job, this one included
+	// (read every peersEvery): each engine learns 1/peers of the quota
+	// that the provider's headers describe to all of them.
+	peers     atomic.Int64
+	peersRead time.Time // when peers was last read; poll's alone
 
 	mu         sync.Mutex
 	gateClosed bool          // another worker's breaker is open: hold calls
@@ -96,6 +103,13 @@ func (c *Client) breaker(ctx context.Context, jobID string) (breakerRow, error) 
 func newShared(ctx context.Context, r *runner, cfg engine.Config) (*shared, error) {
 	s := &shared{r: r, action: cfg.OnTrip, changed: make(chan struct{}), closed: make(chan struct{}),
 		failures: console.NewFailureLog(console.DefaultFailureLogSize)}
+	// Joining the job now, not at the next heartbeat, lets the others
+	// count this worker in their share of the quota at once.
+	if _, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_workers SET jobs = array_append(jobs, $2) WHERE id = $1 AND NOT ($2 = ANY(jobs))`, r.w.id, r.jobID); err != nil {
+		return nil, fmt.Errorf("worker: job %s: %w", r.jobID, err)
+	}
+	s.peers.Store(1)
+	s.readPeers(ctx)
 	if est, ok := r.plan.Task.(engine.Estimator); ok {
 		s.estimator = est
 	}
@@ -159,6 +173,7 @@ func (s *shared) poll() {
 			continue
 		}
 		s.follow(b)
+		s.readPeers(ctx)
 		if s.budget != nil {
 			reap := time.Since(lastReap) > reapEvery
 			if reap {
@@ -187,6 +202,30 @@ func (s *shared) poll() {
 			}
 		}
 	}
+}
+
+// peersEvery is how often a worker counts the job's live workers.
+const peersEvery = time.Second
+
+// readPeers counts the live workers of the job: not stopped, and a
+// heartbeat younger than the rescue delay (after which River takes their
+// items too). A failed read keeps the last count.
+func (s *shared) readPeers(ctx context.Context) {
+	if time.Since(s.peersRead) < peersEvery {
+		return
+	}
+	s.peersRead = time.Now()
+	var n int64
+	err := s.r.w.c.pool.QueryRow(ctx, `SELECT count(*) FROM tenax_workers
+		WHERE $1 = ANY(jobs) AND stopped IS NULL AND heartbeat > now() - $2::interval`, s.r.jobID, s.r.w.cfg.RescueAfter).Scan(&n)
+	if err == nil {
+		s.peers.Store(max(n, 1))
+	}
+}
+
+// quotaShare is the engine's QuotaShare: 1/peers.
+func (s *shared) quotaShare() float64 {
+	return 1 / float64(max(s.peers.Load(), 1))
 }
 
 // follow applies the shared breaker to this worker.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/tenaxhq/tenax/internal/pgtest"
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/mock"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker"
 )
@@ -550,5 +552,43 @@ func TestWorkersShareOneRequestRate(t *testing.T) {
 	}
 	if elapsed := time.Since(start); elapsed < 4500*time.Millisecond {
 		t.Errorf("12 calls at a shared 120 rpm took %v, want at least 4.5s: the workers did not share one schedule", elapsed.Round(time.Millisecond))
+	}
+}
+
+func TestWorkersToldNoLimitShareTheQuotaTheHeadersName(t *testing.T) {
+	// Told no rate_limit, each worker's engine learned the provider's
+	// quota from its headers as if it were alone: four workers spent a
+	// rested quota four times over where it ran out, and paced at four
+	// times the limit after, meeting 429s (5.8–6.5% of the calls in
+	// bench/workers/limit.sh). Now each learns a fourth of it.
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const rpm, n = 1200, 1500
+	m := mock.New(mock.Config{RPM: rpm})
+	srv := httptest.NewServer(m)
+	t.Cleanup(srv.Close)
+	t.Setenv("MOCK_KEY", "k")
+	spec := writeJob(t, n, "")
+	data, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	openai := strings.Replace(string(data), "  provider: mock\n  model: mock-json\n  output: json\n",
+		"  provider: openai\n  base_url: "+srv.URL+"/v1\n  api_key: ${MOCK_KEY}\n  model: mock-echo\n", 1)
+	if err := os.WriteFile(spec, []byte(openai), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := enqueue(t, c, spec)
+	startWorkers(t, c, 4, worker.Config{Jobs: []string{e.JobID}, Concurrency: 16})
+	waitFor(t, "the job to finish", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	if got := len(finals(t, dsn, e.JobID)); got != n {
+		t.Fatalf("%d items recorded, want %d", got, n)
+	}
+	st := m.Stats()
+	t.Logf("%d calls, %d answered 429", st.Requests, st.RateLimited)
+	if st.RateLimited*100 > st.Requests {
+		t.Errorf("%d of %d calls answered 429, want at most 1%%: four workers must share the quota the headers name, not each learn all of it", st.RateLimited, st.Requests)
 	}
 }
