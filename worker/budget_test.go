@@ -204,3 +204,53 @@ func TestDeadWorkersBudgetHoldsAreGivenBack(t *testing.T) {
 		t.Errorf("the dead worker still has %d hold rows (%v)", holds, err)
 	}
 }
+
+func TestResumeRunsTheSpecAsEdited(t *testing.T) {
+	// A resume on one machine reads the spec file again; with workers it
+	// ran the spec stored when the job was created, so a budget raised in
+	// the file after the job stopped at it took no effect.
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 60
+	path := writeBudgetJob(t, n, "{max_tokens: 300}")
+	e := enqueue(t, c, path)
+	startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
+	waitFor(t, "the job to stop at its budget", func() (bool, error) {
+		return jobState(t, c, e.JobID) == store.StateAborted, nil
+	})
+	waitFor(t, "every worker to stop running the job's items", func() (bool, error) {
+		p, err := c.Progress(t.Context(), e.JobID)
+		return p.Running == 0 && p.Paused, err
+	})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raised := strings.Replace(string(data), "budget: {max_tokens: 300}", "budget: {max_tokens: 1000000}", 1)
+	if raised == string(data) {
+		t.Fatal("the test's spec has no budget line to raise")
+	}
+	if err := os.WriteFile(path, []byte(raised), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Requeue(t.Context(), e.JobID, worker.RequeueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the resumed job to end", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	if m := manifest(t, c, e.JobID); m.State != store.StateCompleted {
+		t.Errorf("job %s (%q) after the budget was raised in the spec and the job resumed, want completed", m.State, m.StopReason)
+	}
+	if s := recordedSpend(t, dsn, e.JobID); s.records != n {
+		t.Errorf("%d of %d items recorded, want all under the raised budget", s.records, n)
+	}
+
+	// A spec that no longer parses is refused, and the stored one stays.
+	if err := os.WriteFile(path, []byte("name: [broken\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Requeue(t.Context(), e.JobID, worker.RequeueOptions{}); err == nil || !strings.Contains(err.Error(), "no longer parses") {
+		t.Errorf("resuming with a broken spec: %v, want it refused saying the spec no longer parses", err)
+	}
+}

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/tenaxhq/tenax/input"
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/store"
 )
 
@@ -290,6 +294,34 @@ type RequeueOptions struct {
 // ErrNotQueued is returned for a job that was not enqueued for workers.
 var ErrNotQueued = errors.New("the job was not enqueued for workers")
 
+// refreshSpec stores the job's spec file as it is now, when it is readable
+// here and changed since it was stored, so that a resume runs the spec as
+// edited (a budget raised, a prompt fixed), as a resume on one machine
+// does: workers build a job's task from the stored spec whenever they
+// start on it again (a new worker, or one whose run of the job stopped at
+// its budget or breaker). A spec that no longer parses is refused; one
+// that is not on this machine leaves the stored spec.
+func (c *Client) refreshSpec(ctx context.Context, jobID string) error {
+	var path, stored string
+	if err := c.pool.QueryRow(ctx, `SELECT spec_path, spec_source FROM tenax_queues WHERE job_id = $1`, jobID).Scan(&path, &stored); err != nil {
+		return fmt.Errorf("worker: job %s: %w", jobID, err)
+	}
+	source, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && string(source) == stored) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("worker: reading the spec of job %s: %w", jobID, err)
+	}
+	if _, err := spec.Parse(path, source, filepath.Dir(path), os.LookupEnv); err != nil {
+		return fmt.Errorf("the spec %s changed since job %s was created and no longer parses: %w", path, jobID, err)
+	}
+	if _, err := c.pool.Exec(ctx, `UPDATE tenax_queues SET spec_source = $2 WHERE job_id = $1`, jobID, string(source)); err != nil {
+		return fmt.Errorf("worker: storing the spec of job %s: %w", jobID, err)
+	}
+	return nil
+}
+
 // Requeue enqueues again the items of a job that have no record and no
 // River job that could still run (a job River discarded, an enqueue that
 // was interrupted), and with RetryFailures the failed ones in a new round.
@@ -313,6 +345,9 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 		return Enqueued{}, err
 	}
 	defer j.Close()
+	if err := c.refreshSpec(ctx, jobID); err != nil {
+		return Enqueued{}, err
+	}
 	m := j.Manifest()
 	sum, err := input.Scan(ctx, m.InputPath, input.Format(format), input.ScanOptions{})
 	if err != nil {
