@@ -406,11 +406,7 @@ func TestAnOlderWorkerLeavesNewItemsToCurrentWorkers(t *testing.T) {
 	if st := jobState(t, c, e.JobID); st != store.StateCompleted {
 		t.Errorf("job state %s, want completed by the current worker", st)
 	}
-	for idx, k := range finals(t, dsn, e.JobID) {
-		if k != 1 {
-			t.Errorf("idx %d has %d records, want 1", idx, k)
-		}
-	}
+	oneRecordEach(t, dsn, e.JobID, n, "after an older worker tried them")
 }
 
 func TestTwoResumesAtOnceStoreTheMissingInputsWithoutFailing(t *testing.T) {
@@ -434,10 +430,5 @@ func TestTwoResumesAtOnceStoreTheMissingInputsWithoutFailing(t *testing.T) {
 	}
 	startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}, Concurrency: 8})
 	waitDone(t, c, e.JobID)
-	got := finals(t, dsn, e.JobID)
-	for idx := range n {
-		if got[idx] != 1 {
-			t.Errorf("idx %d has %d records, want 1", idx, got[idx])
-		}
-	}
+	oneRecordEach(t, dsn, e.JobID, n, "after two resumes at once")
 }

@@ -161,6 +161,21 @@ func finals(t *testing.T, dsn, jobID string) map[int]int {
 	return out
 }
 
+// oneRecordEach checks that each of a job's n items has exactly one
+// record, and no other idx has any: why names what the test did to them.
+func oneRecordEach(t *testing.T, dsn, jobID string, n int, why string) {
+	t.Helper()
+	got := finals(t, dsn, jobID)
+	for idx := range n {
+		if got[idx] != 1 {
+			t.Errorf("idx %d has %d records %s, want exactly 1", idx, got[idx], why)
+		}
+	}
+	if len(got) != n {
+		t.Errorf("%d idx have records, want the %d items'", len(got), n)
+	}
+}
+
 func jobState(t *testing.T, c *worker.Client, id string) store.State {
 	t.Helper()
 	j, err := c.Store().OpenReadOnly(t.Context(), id)
@@ -209,15 +224,7 @@ func TestWorkersRecordEveryItemExactlyOnce(t *testing.T) {
 	waitFor(t, "the job to finish", func() (bool, error) {
 		return jobState(t, c, e.JobID) != store.StateRunning, nil
 	})
-	got := finals(t, dsn, e.JobID)
-	if len(got) != n {
-		t.Errorf("%d idx have records, want all %d", len(got), n)
-	}
-	for idx, k := range got {
-		if k != 1 {
-			t.Errorf("idx %d has %d records, want exactly 1", idx, k)
-		}
-	}
+	oneRecordEach(t, dsn, e.JobID, n, "after three workers and faults")
 	p, err := c.Progress(t.Context(), e.JobID)
 	if err != nil {
 		t.Fatal(err)
@@ -266,14 +273,7 @@ func TestDuplicateExecutionsAddNoSecondRecord(t *testing.T) {
 		p, err := c.Progress(t.Context(), e.JobID)
 		return p.Finished == 2*n, err
 	})
-	for idx, k := range finals(t, dsn, e.JobID) {
-		if k != 1 {
-			t.Errorf("idx %d has %d records after two executions, want exactly 1", idx, k)
-		}
-	}
-	if got := len(finals(t, dsn, e.JobID)); got != n {
-		t.Errorf("%d idx have records, want %d", got, n)
-	}
+	oneRecordEach(t, dsn, e.JobID, n, "after two executions")
 }
 
 func TestDeadWorkersItemsAreRescuedAndFinished(t *testing.T) {
@@ -297,12 +297,7 @@ func TestDeadWorkersItemsAreRescuedAndFinished(t *testing.T) {
 	waitFor(t, "the dead worker's items to be rescued and finished", func() (bool, error) {
 		return jobState(t, c, e.JobID) != store.StateRunning, nil
 	})
-	got := finals(t, dsn, e.JobID)
-	for idx := range n {
-		if got[idx] != 1 {
-			t.Errorf("idx %d has %d records, want exactly 1 (rescued from the dead worker)", idx, got[idx])
-		}
-	}
+	oneRecordEach(t, dsn, e.JobID, n, "(rescued from the dead worker)")
 }
 
 func TestBreakerTripOnOneWorkerAbortsTheJobOnAll(t *testing.T) {
