@@ -152,7 +152,7 @@ unless --force.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.retryClasses, "retry-failures", "", "also re-run items whose latest record failed; =CLASS,… only those of these classes (retryable, fatal, item, invalid)")
 	fl.Lookup("retry-failures").NoOptDefVal = "all"
-	fl.StringSliceVar(&f.fingerprints, "fingerprint", nil, "re-run only the failed items with this error fingerprint (or a prefix of it, as `tenax status` shows it); repeatable")
+	fl.StringSliceVar(&f.fingerprints, "fingerprint", nil, "re-run only the failed items with this error fingerprint `FP` (or a prefix of it, as tenax status shows it); repeatable")
 	fl.BoolVar(&f.force, "force", false, "resume even though the input file changed")
 	fl.StringVar(&f.output, "output", "", "write the compacted, idx-ordered results here at the end (.jsonl or .csv)")
 	fl.IntVar(&f.limit, "limit", 0, "run at most N items (0 = all)")

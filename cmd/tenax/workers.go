@@ -463,7 +463,7 @@ func printWorkers(ctx context.Context, w io.Writer, c *worker.Client) error {
 
 // addWorkersFlag gives run and resume --workers.
 func addWorkersFlag(cmd *cobra.Command, f *runFlags) {
-	cmd.Flags().IntVar(&f.workers, "workers", 1, "run on River with a PostgreSQL --store: enqueue the items, then work on them with N workers in this process (0 = only enqueue, for `tenax worker` on other machines); on a terminal a breaker trip on any worker is asked here")
+	cmd.Flags().IntVar(&f.workers, "workers", 1, "run on River with a PostgreSQL --store: enqueue the items, then work on them with `N` workers in this process (0 = only enqueue, for tenax worker on other machines); on a terminal a breaker trip on any worker is asked here")
 }
 
 // workersStatus adds to `tenax status` on a PostgreSQL store the job's
