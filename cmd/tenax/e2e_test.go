@@ -133,6 +133,8 @@ type record struct {
 	Error    string          `json:"error"`
 	Class    string          `json:"class"`
 	Attempts int             `json:"attempts"`
+	// HealAttempts counts the item's re-asks with feedback.
+	HealAttempts int `json:"heal_attempts"`
 }
 
 func readRecords(t *testing.T, path string) []record {
