@@ -568,7 +568,7 @@ func conclude(ctx context.Context, st store.Store, j store.Job, dir string, sum 
 	res.Succeeded, res.Failed, res.Pending = after.Count(m.Items)
 	res.InputUnread = m.InputBytes > 0
 	if opts.Output != "" {
-		if err := store.WriteOutput(closeCtx, j, opts.Output, outputFormat(opts.Output), nil); err != nil && runErr == nil {
+		if err := store.WriteOutput(closeCtx, j, opts.Output, OutputFormat(opts.Output), nil); err != nil && runErr == nil {
 			runErr = fmt.Errorf("writing %s: %w", opts.Output, err)
 		}
 	}
@@ -661,7 +661,9 @@ func failuresToRetry(ctx context.Context, j store.Job, opts Options) (map[int]st
 // otherwise: .tenax under the working directory.
 const DefaultHome = ".tenax"
 
-func outputFormat(path string) string {
+// OutputFormat is the format --output writes to path: CSV for a .csv
+// file, else JSONL.
+func OutputFormat(path string) string {
 	if strings.EqualFold(filepath.Ext(path), ".csv") {
 		return store.FormatCSV
 	}

@@ -38,7 +38,7 @@ var ErrLiteralSecret = errors.New("the spec writes a secret as a literal value")
 
 // Create starts a job in st from the spec at specPath without running it:
 // the spec and the input are checked as Run checks them and the manifest
-// is created. Workers run its items (package worker).
+// is created, holding the input's first opts.Limit items when that is set. Workers run its items (package worker).
 func Create(ctx context.Context, specPath string, st store.Store, opts Options) (*Created, error) {
 	s, err := LoadSpec(specPath, opts.env())
 	if err != nil {
@@ -51,7 +51,9 @@ func Create(ctx context.Context, specPath string, st store.Store, opts Options) 
 	if redacted := s.Redact(string(src)); redacted != string(src) {
 		return nil, usage(fmt.Errorf("%s: %w; workers read the spec from the database, so write the secret as ${VAR} and set VAR in each worker's environment", s.Path(), ErrLiteralSecret))
 	}
-	inPath, absSpec, format, sum, err := newInput(ctx, s, opts, input.ScanOptions{})
+	// A --limit run's job holds the input's first opts.Limit items, as on
+	// one machine: its hash is of that prefix, which a resume checks.
+	inPath, absSpec, format, sum, err := newInput(ctx, s, opts, input.ScanOptions{MaxItems: opts.Limit})
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +74,7 @@ func Create(ctx context.Context, specPath string, st store.Store, opts Options) 
 		Spec:        redacted,
 		InputPath:   inPath,
 		InputSHA256: sum.SHA256,
+		InputBytes:  inputBytes(sum),
 		Items:       sum.Items,
 		State:       store.StateRunning,
 	})

@@ -41,6 +41,10 @@ type Operator interface {
 	// not theirs: another operator answered first (a.By), or the breaker
 	// closed by itself. Ask has returned before.
 	Settled(q Question, a Answer)
+	// CheckIn shows a check-in (the spec's checkin_every) and reports
+	// whether to go on; ok is false when there is no answer because ctx
+	// ended.
+	CheckIn(ctx context.Context, c CheckIn) (goOn, ok bool)
 }
 
 // Attend asks op each question of job jobID's shared breaker until ctx
@@ -49,8 +53,25 @@ type Operator interface {
 // when another operator answers first, or the breaker closes, the
 // question is taken back from op (Ask's context ends) and op is told how
 // it was settled.
+//
+// When the job's spec sets checkin_every N, Attend also holds a check-in
+// after every N items finished from now on, by any worker: it pauses the
+// job's queue, waits until the items the workers had taken are recorded,
+// and asks op (CheckIn). Go on resumes the queue; abort stops the job on
+// every worker (Stop), its items pending until `tenax resume`.
 func (c *Client) Attend(ctx context.Context, jobID, by string, op Operator) error {
 	c.attend(ctx, jobID)
+	checkins, err := c.newCheckins(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	if checkins != nil {
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			checkins.close(ctx)
+		}()
+	}
 	t := time.NewTicker(sharedPollInterval)
 	defer t.Stop()
 	asked := 0 // the trip asked about last
@@ -61,6 +82,11 @@ func (c *Client) Attend(ctx context.Context, jobID, by string, op Operator) erro
 		case <-t.C:
 		}
 		c.attend(ctx, jobID)
+		if checkins != nil {
+			if err := checkins.step(ctx, by, op); err != nil {
+				return err
+			}
+		}
 		b, err := c.breaker(ctx, jobID)
 		if err != nil {
 			if ctx.Err() != nil {

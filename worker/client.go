@@ -29,11 +29,15 @@ import (
 //   - tenax_workers: every worker process, with its heartbeat.
 //   - tenax_limits: the shared rate limiters' schedules (GCRA) and the
 //     provider cooldown of each job.
-//   - tenax_breakers: the shared circuit breaker of each job.
+//   - tenax_breakers: the shared circuit breaker of each job, and why an
+//     operator stopped it otherwise (an abort at a check-in).
 //   - tenax_budgets: the account of each job's budget (budget.go): what
 //     its calls spent and hold, and why it stopped once reached.
 //   - tenax_budget_holds: what each worker holds of a job's budget for
 //     its calls under way, given back when the worker is gone.
+//   - tenax_checkins: the count toward the next check-in of each job
+//     whose spec sets checkin_every, while a terminal attends it
+//     (checkin.go).
 //   - tenax_inputs: the items' inputs (see inputsTable).
 const tables = `
 CREATE TABLE IF NOT EXISTS tenax_queues (
@@ -94,6 +98,13 @@ CREATE TABLE IF NOT EXISTS tenax_budget_holds (
 	held      bigint NOT NULL DEFAULT 0,
 	PRIMARY KEY (job_id, worker_id)
 );
+CREATE TABLE IF NOT EXISTS tenax_checkins (
+	job_id text PRIMARY KEY REFERENCES tenax_jobs (id) ON DELETE CASCADE,
+	every  bigint NOT NULL DEFAULT 0,
+	done   bigint NOT NULL DEFAULT 0,
+	next   bigint NOT NULL DEFAULT 0,
+	due    boolean NOT NULL DEFAULT false
+);
 -- The question an operator is asked (on_trip: prompt), rendered by the
 -- worker that tripped, and who answered it: added after the table first
 -- shipped, hence ALTER, only when missing (an ALTER takes the table's
@@ -113,6 +124,12 @@ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name = 'tenax_breakers' AND column_name = 'attended') THEN
 		ALTER TABLE tenax_breakers ADD COLUMN IF NOT EXISTS attended timestamptz;
+	END IF;
+	-- Why an operator stopped the job outside its breaker (an abort at a
+	-- check-in): every worker stops it; a resume clears it.
+	IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = 'tenax_breakers' AND column_name = 'stopped') THEN
+		ALTER TABLE tenax_breakers ADD COLUMN IF NOT EXISTS stopped text NOT NULL DEFAULT '';
 	END IF;
 END $$;
 `

@@ -119,7 +119,8 @@ type Enqueued struct {
 }
 
 // Enqueue makes a job created by job.Create runnable by workers: it keeps
-// the spec source for them and inserts every item of the input: its input
+// the spec source for them and inserts every item of the job (the input's
+// first job.Options.Limit items, when set): its input
 // into tenax_inputs and a River job of the job's own queue, in batches
 // through COPY, each batch one transaction.
 func (c *Client) Enqueue(ctx context.Context, cr *job.Created) (Enqueued, error) {
@@ -132,7 +133,13 @@ func (c *Client) Enqueue(ctx context.Context, cr *job.Created) (Enqueued, error)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("worker: recording job %s for workers: %w", m.ID, err)
 	}
-	n, err := c.insertItems(ctx, m.ID, q, 1, cr.InputPath, cr.Format, func(int) want { return wantCopy })
+	// A --limit run's job holds the input's first m.Items items.
+	n, err := c.insertItems(ctx, m.ID, q, 1, cr.InputPath, cr.Format, func(idx int) want {
+		if idx >= m.Items {
+			return wantStop
+		}
+		return wantCopy
+	})
 	res := Enqueued{JobID: m.ID, Queue: q, Round: 1, Items: n, Elapsed: time.Since(start)}
 	if err != nil {
 		return res, err
@@ -157,6 +164,8 @@ const (
 	// wantReplace replaces the item's stored input (the input changed,
 	// and the resume was forced) and inserts a River job.
 	wantReplace
+	// wantStop ends the input there: the items of a --limit run.
+	wantStop
 )
 
 // batch is one transaction of insertItems.
@@ -256,6 +265,10 @@ func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue 
 			return fmt.Errorf("worker: reading the input: %w", err)
 		}
 		w := wants(it.Idx)
+		if w == wantStop {
+			send()
+			return nil
+		}
 		if w == wantSkip {
 			continue
 		}
@@ -349,12 +362,27 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 		return Enqueued{}, err
 	}
 	m := j.Manifest()
-	sum, err := input.Scan(ctx, m.InputPath, input.Format(format), input.ScanOptions{})
+	// A job created by a --limit run hashed only a prefix of its input
+	// (m.InputBytes): check that prefix; the resume then runs the rest of
+	// the input, as a resume on one machine does.
+	sum, err := input.Scan(ctx, m.InputPath, input.Format(format), input.ScanOptions{PrefixBytes: m.InputBytes})
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("worker: the job's input: %w", err)
 	}
-	if sum.SHA256 != m.InputSHA256 && !opts.Force {
+	was := sum.SHA256
+	if m.InputBytes > 0 {
+		was = sum.PrefixSHA256 // "" when the file is now shorter than the prefix
+	}
+	if was != m.InputSHA256 && !opts.Force {
 		return Enqueued{}, fmt.Errorf("the input %s changed since job %s was created; resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, jobID)
+	}
+	if m.InputBytes > 0 || was != m.InputSHA256 {
+		if err := j.UpdateManifest(ctx, func(jm *store.Manifest) {
+			jm.InputSHA256, jm.InputBytes, jm.Items = sum.SHA256, 0, sum.Items
+		}); err != nil {
+			return Enqueued{}, err
+		}
+		m.Items = sum.Items
 	}
 	outcomes, err := j.Outcomes(ctx)
 	if err != nil {
@@ -380,7 +408,7 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 	if err != nil {
 		return Enqueued{}, err
 	}
-	changed := sum.SHA256 != m.InputSHA256
+	changed := was != m.InputSHA256
 	wants := func(idx int) want {
 		if live[idx] {
 			return wantSkip
@@ -403,6 +431,10 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 	}
 	if err := c.resetBudget(ctx, jobID); err != nil {
 		return Enqueued{}, err
+	}
+	// A resume goes on after an operator's stop (an abort at a check-in).
+	if _, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET stopped = '' WHERE job_id = $1`, jobID); err != nil {
+		return Enqueued{}, fmt.Errorf("worker: job %s: %w", jobID, err)
 	}
 	if err := c.resetBreaker(ctx, jobID, queue); err != nil {
 		return Enqueued{}, err

@@ -360,12 +360,14 @@ func (t *txJob) Append(ctx context.Context, recs ...store.Record) error {
 		if f == nil {
 			return fmt.Errorf("worker: a record for item %d, which no River job is running", rec.Idx)
 		}
+		added := false
 		err := pgx.BeginFunc(ctx, r.w.c.pool, func(tx pgx.Tx) error {
 			tag, err := tx.Exec(ctx, `INSERT INTO tenax_finals (job_id, idx, round) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, r.jobID, rec.Idx, f.round)
 			if err != nil {
 				return err
 			}
-			if tag.RowsAffected() == 1 {
+			added = tag.RowsAffected() == 1
+			if added {
 				if err := r.sj.AppendTx(ctx, tx, *rec); err != nil {
 					return err
 				}
@@ -381,6 +383,8 @@ func (t *txJob) Append(ctx context.Context, recs ...store.Record) error {
 		})
 		if err != nil {
 			err = fmt.Errorf("worker: recording item %d of job %s: %w", rec.Idx, r.jobID, err)
+		} else if added {
+			r.shared.countCheckin(ctx)
 		}
 		r.resolve(rec.Idx, f, err)
 		if err != nil {

@@ -53,6 +53,10 @@ type shared struct {
 
 	// budget is the job's shared budget, nil when the spec sets none.
 	budget *budget
+
+	// checkins is set while a terminal holds the job's check-ins: each
+	// item recorded here counts toward the next (countCheckin).
+	checkins atomic.Bool
 }
 
 // ledger is the engine's ledger of the job's shared budget, nil when the
@@ -76,11 +80,15 @@ type breakerRow struct {
 	// DecidedBy says who answered the latest trip; Decision keeps the
 	// answer after the breaker closes, until the next trip.
 	DecidedBy string
+	// Stopped says why an operator stopped the job outside its breaker
+	// (Client.Stop: an abort at a check-in), until a resume.
+	Stopped string
 }
 
-// aborted reports whether the job was stopped by its breaker.
+// aborted reports whether the job was stopped by its breaker or by an
+// operator.
 func (b breakerRow) aborted() bool {
-	return b.State == "open" && (b.Action == engine.TripAbort.String() || b.Decision == "abort")
+	return b.Stopped != "" || b.State == "open" && (b.Action == engine.TripAbort.String() || b.Decision == "abort")
 }
 
 // breaker reads a job's shared breaker; a job without a row has a closed
@@ -88,9 +96,9 @@ func (b breakerRow) aborted() bool {
 func (c *Client) breaker(ctx context.Context, jobID string) (breakerRow, error) {
 	var b breakerRow
 	err := c.pool.QueryRow(ctx, `SELECT b.state, b.action, b.reason, b.last_error, b.owner, b.decision, b.trips,
-			COALESCE(w.stopped IS NULL AND w.heartbeat > now() - interval '1 minute', false), b.summary, b.failures, b.decided_by
+			COALESCE(w.stopped IS NULL AND w.heartbeat > now() - interval '1 minute', false), b.summary, b.failures, b.decided_by, b.stopped
 		FROM tenax_breakers b LEFT JOIN tenax_workers w ON w.id = b.owner WHERE b.job_id = $1`, jobID).
-		Scan(&b.State, &b.Action, &b.Reason, &b.LastError, &b.Owner, &b.Decision, &b.Trips, &b.OwnerAlive, &b.Summary, &b.Failures, &b.DecidedBy)
+		Scan(&b.State, &b.Action, &b.Reason, &b.LastError, &b.Owner, &b.Decision, &b.Trips, &b.OwnerAlive, &b.Summary, &b.Failures, &b.DecidedBy, &b.Stopped)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return breakerRow{State: "closed"}, nil
 	}
@@ -110,6 +118,8 @@ func newShared(ctx context.Context, r *runner, cfg engine.Config) (*shared, erro
 	}
 	s.peers.Store(1)
 	s.readPeers(ctx)
+	// Counted from this worker's first item, not from its first poll.
+	s.followCheckins(ctx)
 	if est, ok := r.plan.Task.(engine.Estimator); ok {
 		s.estimator = est
 	}
@@ -174,6 +184,7 @@ func (s *shared) poll() {
 		}
 		s.follow(b)
 		s.readPeers(ctx)
+		s.followCheckins(ctx)
 		if s.budget != nil {
 			reap := time.Since(lastReap) > reapEvery
 			if reap {
@@ -233,6 +244,9 @@ func (s *shared) follow(b breakerRow) {
 	r := s.r
 	mine := b.Owner == r.w.id
 	switch {
+	case b.Stopped != "":
+		r.eng.Stop(engine.StopOperator, b.Stopped)
+		s.setGate(true)
 	case b.State != "open":
 		s.setGate(false)
 	case b.aborted():

@@ -210,7 +210,7 @@ func (c *Client) Decide(ctx context.Context, jobID string, d Decision, by string
 		// unattended trip abort its own worker and leave the others
 		// holding, the job aborted with no decision in the row.)
 	}
-	if d == Continue && (!b.OwnerAlive || b.Action != "prompt") {
+	if d == Continue && b.Stopped == "" && (!b.OwnerAlive || b.Action != "prompt") {
 		// Nobody is waiting for the answer (the worker that tripped is
 		// gone, or it was an abort): reopen the job here.
 		var queue string

@@ -332,9 +332,11 @@ func TestBreakerTripOnOneWorkerAbortsTheJobOnAll(t *testing.T) {
 	}
 }
 
-// operator is an attached operator whose answers come from answer.
+// operator is an attached operator whose answers come from answer, and
+// from checkIn at check-ins (go on when nil).
 type operator struct {
-	answer func(ctx context.Context, q worker.Question) (worker.Decision, bool)
+	answer  func(ctx context.Context, q worker.Question) (worker.Decision, bool)
+	checkIn func(ctx context.Context, c worker.CheckIn) (goOn, ok bool)
 
 	mu      sync.Mutex
 	asked   []worker.Question
@@ -352,6 +354,13 @@ func (o *operator) Settled(q worker.Question, a worker.Answer) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.settled = append(o.settled, a)
+}
+
+func (o *operator) CheckIn(ctx context.Context, c worker.CheckIn) (goOn, ok bool) {
+	if o.checkIn == nil {
+		return true, true
+	}
+	return o.checkIn(ctx, c)
 }
 
 func (o *operator) seen() ([]worker.Question, []worker.Answer) {

@@ -100,6 +100,9 @@ resume command; a second one cancels them (their items stay pending).`,
 				return dryRun(cmd.Context(), g, args[0], f)
 			}
 			if cmd.Flags().Changed("workers") {
+				if err := refuseOnWorkers(cmd, f); err != nil {
+					return err
+				}
 				return runOnWorkers(cmd.Context(), g, args[0], f, f.workers)
 			}
 			return runJob(cmd.Context(), g, f, func(ctx context.Context, o job.Options) (*job.Result, error) {
@@ -141,6 +144,9 @@ unless --force.`,
 				return usageErr(err)
 			}
 			if cmd.Flags().Changed("workers") {
+				if err := refuseOnWorkers(cmd, f); err != nil {
+					return err
+				}
 				return resumeOnWorkers(cmd.Context(), g, args[0], f, f.workers)
 			}
 			return runJob(cmd.Context(), g, f, func(ctx context.Context, o job.Options) (*job.Result, error) {

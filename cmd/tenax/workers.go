@@ -229,6 +229,33 @@ answer came first and from where.`,
 	return cmd
 }
 
+// refuseOnWorkers refuses the flags of run and resume that a job run on
+// workers does not honour, saying what to do instead: a flag ignored
+// would spend calls the operator did not ask for (a --limit 10 that ran
+// every item) or promise what never comes (a --ui page).
+func refuseOnWorkers(cmd *cobra.Command, f runFlags) error {
+	resume := cmd.Name() == "resume"
+	refused := []struct {
+		flag string
+		when bool
+		why  string
+	}{
+		{"ui", true, "the live page watches one process's engine; follow a job on workers with tenax status JOB --store …"},
+		{"metrics", true, "/metrics serves one process's engine; follow a job on workers with tenax status JOB --store …"},
+		{"batch", true, "batch mode sends the items through the provider's batch API from one process: run it without --workers"},
+		{"limit", resume, "a resume on workers runs all of the job's items still to run"},
+		{"fingerprint", resume, "a resume on workers re-runs every failed item: --retry-failures without =CLASS"},
+		{"retry-failures", resume && len(f.classes) > 0, "a resume on workers re-runs every failed item: --retry-failures without =CLASS"},
+		{"output", f.workers == 0, "with --workers 0 nothing runs here: when the workers are done, tenax export JOB --store … -o FILE"},
+	}
+	for _, r := range refused {
+		if r.when && cmd.Flags().Changed(r.flag) {
+			return usageErr(fmt.Errorf("--%s does not work with --workers: %s", r.flag, r.why))
+		}
+	}
+	return nil
+}
+
 // runOnWorkers is `tenax run SPEC --store postgres://…`: create the job,
 // enqueue its items, then work in-process with n workers (0: only
 // enqueue) and show progress until the job ends.
@@ -242,7 +269,7 @@ func runOnWorkers(ctx context.Context, g *globals, specPath string, f runFlags, 
 		return err
 	}
 	defer c.Close()
-	opts := job.Options{Home: g.homeDir(), Version: version, Input: f.input, Logger: log}
+	opts := job.Options{Home: g.homeDir(), Version: version, Input: f.input, Limit: f.limit, AllowEmpty: f.allowEmpty, Logger: log}
 	cr, err := job.Create(ctx, specPath, c.Store(), opts)
 	if err != nil {
 		return err
@@ -257,7 +284,7 @@ func runOnWorkers(ctx context.Context, g *globals, specPath string, f runFlags, 
 		fmt.Fprintf(g.stdout, "Job %s enqueued. Run it with: tenax worker --store … --job %s\n", e.JobID, e.JobID)
 		return nil
 	}
-	return attach(ctx, g, c, e.JobID, n, log)
+	return attach(ctx, g, c, e.JobID, n, f.output, log)
 }
 
 // resumeOnWorkers is `tenax resume JOB --store postgres://…`.
@@ -285,12 +312,12 @@ func resumeOnWorkers(ctx context.Context, g *globals, id string, f runFlags, n i
 	if n == 0 {
 		return nil
 	}
-	return attach(ctx, g, c, id, n, log)
+	return attach(ctx, g, c, id, n, f.output, log)
 }
 
 // attach works on a job with n in-process workers and prints progress
-// until it ends, then the summary.
-func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int, log *slog.Logger) error {
+// until it ends, then writes output (when set) and the summary.
+func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int, output string, log *slog.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var ws []*worker.Worker
@@ -340,7 +367,27 @@ wait:
 			break
 		}
 	}
-	return printWorkerSummary(context.WithoutCancel(ctx), g, c, id, time.Since(start), runErr)
+	elapsed := time.Since(start)
+	if output != "" {
+		if err := writeWorkerOutput(context.WithoutCancel(ctx), c, id, output); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	return printWorkerSummary(context.WithoutCancel(ctx), g, c, id, elapsed, runErr)
+}
+
+// writeWorkerOutput writes --output from the job's records, as a run on
+// one machine does when it ends.
+func writeWorkerOutput(ctx context.Context, c *worker.Client, id, path string) error {
+	j, err := c.Store().OpenReadOnly(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	if err := store.WriteOutput(ctx, j, path, job.OutputFormat(path), nil); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }
 
 // operatorName is who answers a breaker from this process, as other
@@ -382,6 +429,18 @@ func (o *terminalOperator) Settled(q worker.Question, a worker.Answer) {
 		return
 	}
 	fmt.Fprintf(o.out, "tenax: job %s: answered elsewhere: %s, by %s\n", q.JobID, a.Decision, cmp.Or(a.By, "another operator"))
+}
+
+// CheckIn asks a check-in of the job with the single-process prompt.
+func (o *terminalOperator) CheckIn(ctx context.Context, c worker.CheckIn) (goOn, ok bool) {
+	o.asking.Store(true)
+	defer o.asking.Store(false)
+	fmt.Fprintf(o.out, "\ntenax: job %s: paused for a check-in; every worker holds the job's items until you answer\n", c.JobID)
+	goOn = o.prompter.Checkin(ctx, c.Latest, engine.Stats{Done: c.Done, Total: c.Total, Failed: c.Failed})
+	if ctx.Err() != nil {
+		return false, false
+	}
+	return goOn, true
 }
 
 func breakerNote(p worker.Progress) string {
@@ -463,7 +522,7 @@ func printWorkers(ctx context.Context, w io.Writer, c *worker.Client) error {
 
 // addWorkersFlag gives run and resume --workers.
 func addWorkersFlag(cmd *cobra.Command, f *runFlags) {
-	cmd.Flags().IntVar(&f.workers, "workers", 1, "run on River with a PostgreSQL --store: enqueue the items, then work on them with `N` workers in this process (0 = only enqueue, for tenax worker on other machines); on a terminal a breaker trip on any worker is asked here")
+	cmd.Flags().IntVar(&f.workers, "workers", 1, "run on River with a PostgreSQL --store: enqueue the items, then work on them with `N` workers in this process (0 = only enqueue, for tenax worker on other machines); on a terminal a breaker trip on any worker, and the check-ins, are asked here")
 }
 
 // workersStatus adds to `tenax status` on a PostgreSQL store the job's

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -40,6 +41,60 @@ func TestPostgresWorkersEnqueueWorkStatusResume(t *testing.T) {
 	}
 	if r := w.tenax("breaker", "continue", id, "--store", pg); r.code != 2 || !strings.Contains(r.stderr, "not open") {
 		t.Errorf("breaker continue on a closed breaker: exit %d, want 2 saying it is not open\n%s", r.code, r.stderr)
+	}
+}
+
+// TestPostgresRunOnWorkersHonoursLimitAndOutput is the regression test of
+// `tenax run --workers N` ignoring --limit (all 30 items ran on a
+// --limit 5) and --output (no file): it now runs the first 5 items and
+// writes them, and a resume runs the rest of the input, as on one machine.
+func TestPostgresRunOnWorkersHonoursLimitAndOutput(t *testing.T) {
+	pg := postgresStore(t)
+	w := newWorkdir(t)
+	w.items("items.jsonl", 30)
+	w.write("job.yaml", "input: items.jsonl\ntask:\n  type: exec\n  argv: [echo, \"item {{.n}}\"]\n", 0o644)
+	r := w.tenax("run", "job.yaml", "--store", pg, "--workers", "2", "--limit", "5", "--output", "first.jsonl", "-q")
+	if r.code != 0 || !strings.Contains(r.stderr, "5 items enqueued") || !strings.Contains(r.stdout, "5 succeeded, 0 failed, 0 pending") {
+		t.Fatalf("run --workers 2 --limit 5: exit %d, want 0 with 5 items enqueued and succeeded\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	recs := readRecords(t, filepath.Join(w.dir, "first.jsonl"))
+	if len(recs) != 5 || recs[0].Idx != 0 || recs[4].Idx != 4 {
+		t.Fatalf("--output holds %d records (%+v), want items 0 to 4", len(recs), recs)
+	}
+	id := jobID(t, r)
+	r = w.tenax("resume", id, "--store", pg, "--workers", "2", "--output", "all.jsonl", "-q")
+	if r.code != 0 || !strings.Contains(r.stderr, "25 items enqueued again") || !strings.Contains(r.stdout, "30 succeeded, 0 failed, 0 pending") {
+		t.Fatalf("resume --workers 2 after --limit 5: exit %d, want the other 25 items run\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if recs := readRecords(t, filepath.Join(w.dir, "all.jsonl")); len(recs) != 30 {
+		t.Errorf("resume --output holds %d records, want 30", len(recs))
+	}
+}
+
+// TestFlagsWorkersDoNotHonourAreRefused: each flag of run and resume that
+// a job on workers would ignore is refused, exit 2, saying what to do
+// instead, before anything is created.
+func TestFlagsWorkersDoNotHonourAreRefused(t *testing.T) {
+	w := newWorkdir(t)
+	w.items("items.jsonl", 3)
+	w.write("job.yaml", "input: items.jsonl\ntask:\n  type: exec\n  argv: [echo, \"{{.n}}\"]\n", 0o644)
+	pg := "postgres://postgres@127.0.0.1:1/none?sslmode=disable"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "job.yaml", "--workers", "2", "--ui"}, "--ui does not work with --workers: the live page"},
+		{[]string{"run", "job.yaml", "--workers", "2", "--metrics", "127.0.0.1:0"}, "--metrics does not work with --workers"},
+		{[]string{"run", "job.yaml", "--workers", "2", "--batch"}, "--batch does not work with --workers"},
+		{[]string{"run", "job.yaml", "--workers", "0", "--output", "out.jsonl"}, "tenax export JOB"},
+		{[]string{"resume", "latest", "--workers", "2", "--limit", "5"}, "--limit does not work with --workers"},
+		{[]string{"resume", "latest", "--workers", "2", "--retry-failures=fatal"}, "--retry-failures without =CLASS"},
+		{[]string{"resume", "latest", "--workers", "2", "--fingerprint", "abc"}, "--fingerprint does not work with --workers"},
+	} {
+		r := w.tenax(append(tc.args, "--store", pg)...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("tenax %s: exit %d, want 2 saying %q\n%s", strings.Join(tc.args, " "), r.code, tc.want, r.stderr)
+		}
 	}
 }
 
@@ -121,6 +176,49 @@ concurrency: {max: 1}
 	r := w.tenax("breaker", "continue", id, "--store", pg)
 	if r.code != 2 || !strings.Contains(r.stderr, "answered already: abort, by tenax breaker on") {
 		t.Errorf("a late breaker continue: exit %d, want 2 saying abort came first\n%s", r.code, r.stderr)
+	}
+}
+
+// TestPostgresAttachedRunHoldsCheckInsOnItsTerminal is the regression test
+// of checkin_every doing nothing with workers: `tenax run --workers 2` on
+// a terminal now pauses every worker after 10 items, shows the latest
+// results with the single-process prompt, goes on at C, and at A stops
+// the job (exit 3, the reason printed, the rest pending), which a resume
+// then finishes.
+func TestPostgresAttachedRunHoldsCheckInsOnItsTerminal(t *testing.T) {
+	pg := postgresStore(t)
+	w := newWorkdir(t)
+	w.items("items.jsonl", 40)
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: ["echo", "item {{.n}}"]
+checkin_every: 10
+concurrency: {max: 2}
+`, 0o644)
+	term := startOnTerminal(t, w, "run", "job.yaml", "--store", pg, "--workers", "2")
+	id := term.match(regexp.MustCompile(`tenax: job (job_\S+) \(queue`))
+	term.expect("paused for a check-in")
+	term.expect("Check-in: ")
+	term.expect("/40 done, 0 failed. Latest results:")
+	term.expect("[C]ontinue  [A]bort")
+	term.send("c\n")
+	term.expect("Check-in: ")
+	term.expect("[C]ontinue  [A]bort")
+	term.send("a\n")
+	if code := term.exitCode(); code != 3 {
+		t.Fatalf("exit %d after an abort at a check-in, want 3", code)
+	}
+	term.expect(" pending (")
+	term.expect("Stopped: aborted by the operator at a check-in")
+	st := w.tenax("status", id, "--store", pg)
+	if !strings.Contains(st.stdout, "aborted") {
+		t.Errorf("status after the abort does not say aborted:\n%s", st.stdout)
+	}
+	r := w.tenax("resume", id, "--store", pg, "--workers", "2")
+	if r.code != 0 || !strings.Contains(r.stdout, "40 succeeded, 0 failed, 0 pending") {
+		t.Fatalf("resume without a terminal: exit %d, want 0 with all 40 succeeded (check-ins are only asked on a terminal)\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 
