@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 )
 
@@ -180,6 +181,51 @@ func (l *FileLedger) Close() error {
 	err := l.f.Close()
 	l.f = nil
 	return err
+}
+
+// NoteKind is the kind of the notes that hold a ledger in a job's store
+// (NoteLedger).
+const NoteKind = "batch"
+
+// NoteLedger is a Ledger in the notes of a job of a store without job
+// directories (store.NoteKeeper: PostgreSQL), one note per entry.
+type NoteLedger struct {
+	notes store.NoteKeeper
+}
+
+// NewNoteLedger returns the ledger kept in notes.
+func NewNoteLedger(notes store.NoteKeeper) *NoteLedger { return &NoteLedger{notes: notes} }
+
+// Append stores e as a note, durable when it returns.
+func (l *NoteLedger) Append(ctx context.Context, e Entry) error {
+	if e.At.IsZero() {
+		e.At = time.Now().UTC()
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("batch: ledger: %w", err)
+	}
+	if err := l.notes.AppendNote(ctx, NoteKind, b); err != nil {
+		return fmt.Errorf("batch: ledger: %w", err)
+	}
+	return nil
+}
+
+// Entries reads the notes back, oldest first.
+func (l *NoteLedger) Entries(ctx context.Context) ([]Entry, error) {
+	notes, err := l.notes.Notes(ctx, NoteKind)
+	if err != nil {
+		return nil, fmt.Errorf("batch: ledger: %w", err)
+	}
+	out := make([]Entry, 0, len(notes))
+	for i, n := range notes {
+		var e Entry
+		if err := json.Unmarshal(n, &e); err != nil {
+			return nil, fmt.Errorf("batch: ledger entry %d is damaged: %w", i+1, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // ReadLedgerFile reads a ledger file; a missing file has no entries. A

@@ -20,14 +20,51 @@ import (
 	"github.com/tenaxhq/tenax/task/llm"
 )
 
-// hasLedger reports whether the job directory holds a batch ledger: the
-// job ran in batch mode, and a resume continues in it.
-func hasLedger(dir string) bool {
-	if dir == "" {
-		return false
+// hasLedger reports whether the job holds a batch ledger (a file in its
+// directory, or notes in its store): the job ran in batch mode, and a
+// resume continues in it.
+func hasLedger(ctx context.Context, j store.Job, dir string) (bool, error) {
+	if dir != "" {
+		_, err := os.Stat(filepath.Join(dir, batch.LedgerFile))
+		return err == nil, nil
 	}
-	_, err := os.Stat(filepath.Join(dir, batch.LedgerFile))
-	return err == nil
+	notes, ok := noteKeeper(j)
+	if !ok {
+		return false, nil
+	}
+	entries, err := notes.Notes(ctx, batch.NoteKind)
+	return len(entries) > 0, err
+}
+
+// noteKeeper returns the job's notes, looking through the wrappers this
+// package puts around a job (redactingJob).
+func noteKeeper(j store.Job) (store.NoteKeeper, bool) {
+	for {
+		if n, ok := j.(store.NoteKeeper); ok {
+			return n, true
+		}
+		u, ok := j.(interface{ Unwrap() store.Job })
+		if !ok {
+			return nil, false
+		}
+		j = u.Unwrap()
+	}
+}
+
+// openLedger opens the job's batch ledger: a file in its directory, or
+// notes in its store (PostgreSQL). close releases it.
+func openLedger(j store.Job, dir string) (l batch.Ledger, close func() error, err error) {
+	if dir != "" {
+		fl, err := batch.OpenFileLedger(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		return fl, fl.Close, nil
+	}
+	if notes, ok := noteKeeper(j); ok {
+		return batch.NewNoteLedger(notes), func() error { return nil }, nil
+	}
+	return nil, nil, usage(errors.New("batch mode keeps its batch ids in the job directory or the job's database, and this store has neither"))
 }
 
 // useBatchMode switches a spec to batch mode (`tenax run --batch`), with
@@ -53,17 +90,14 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 	if p := s.Task.BatchProblem(); p != "" {
 		return nil, usage(errors.New(p))
 	}
-	if dir == "" {
-		return nil, usage(errors.New("batch mode keeps its batch ids in the job directory, and this store has none"))
-	}
 	if s.Batch == (spec.Batch{}) {
 		s.Batch = spec.DefaultBatch() // resumed with a spec that says nothing of batches
 	}
-	ledger, err := batch.OpenFileLedger(dir)
+	ledger, closeLedger, err := openLedger(j, dir)
 	if err != nil {
 		return nil, err
 	}
-	defer ledger.Close()
+	defer closeLedger()
 
 	codec := lt.Batch()
 	limits := batch.Limits{MaxRequests: s.Batch.MaxRequests, MaxBytes: s.Batch.MaxBytes}
@@ -227,12 +261,16 @@ func (b badLines) Next() (task.Item, error) {
 func (b badLines) Close() error { return b.r.Close() }
 
 // batchWaves reads the job's batch ledger, if it has one.
-func batchWaves(j store.Job) ([]batch.WaveReport, error) {
-	d, ok := j.(interface{ Dir() string })
-	if !ok {
-		return nil, nil
+func batchWaves(ctx context.Context, j store.Job) ([]batch.WaveReport, error) {
+	var (
+		entries []batch.Entry
+		err     error
+	)
+	if d, ok := j.(interface{ Dir() string }); ok {
+		entries, err = batch.ReadLedgerFile(filepath.Join(d.Dir(), batch.LedgerFile))
+	} else if notes, ok := noteKeeper(j); ok {
+		entries, err = batch.NewNoteLedger(notes).Entries(ctx)
 	}
-	entries, err := batch.ReadLedgerFile(filepath.Join(d.Dir(), batch.LedgerFile))
 	if err != nil || len(entries) == 0 {
 		return nil, err
 	}

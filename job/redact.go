@@ -15,6 +15,10 @@ type redactingJob struct {
 	redact func(string) string
 }
 
+// Unwrap returns the job the records are written to, for what it offers
+// beside store.Job (noteKeeper).
+func (j *redactingJob) Unwrap() store.Job { return j.Job }
+
 func (j *redactingJob) Append(ctx context.Context, recs ...store.Record) error {
 	for i := range recs {
 		r := &recs[i]

@@ -463,7 +463,11 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		return nil, usage(err)
 	}
 	cfg.Prompter = opts.Prompter
-	if s.Task.Mode == "batch" || hasLedger(dir) {
+	inBatch, err := hasLedger(ctx, j, dir)
+	if err != nil {
+		return nil, err
+	}
+	if s.Task.Mode == "batch" || inBatch {
 		return executeBatch(ctx, s, b, st, j, dir, cfg, inPath, format, outcomes, opts, log)
 	}
 	if b.cache != nil {

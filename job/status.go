@@ -138,7 +138,7 @@ func BuildReport(ctx context.Context, j store.Job) (*Report, error) {
 		return nil, fmt.Errorf("reading the records of %s: %w", m.ID, err)
 	}
 	r.Pending = max(m.Items-seen, 0)
-	if r.Waves, err = batchWaves(j); err != nil {
+	if r.Waves, err = batchWaves(ctx, j); err != nil {
 		return nil, err
 	}
 	hints := specHints(m.Spec)

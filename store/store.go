@@ -29,6 +29,21 @@ var (
 	ErrClosed = errors.New("store: job is closed")
 )
 
+// NoteKeeper is what a Job of a store without job directories offers in
+// place of a side file: an ordered, durable log of notes of each kind,
+// beside the records, for what a resumed run must know that no record
+// holds (batch mode's ledger of the batches it submitted). The PostgreSQL
+// and in-memory stores' jobs implement it; a JSONL job keeps such files
+// in its directory instead.
+type NoteKeeper interface {
+	// AppendNote makes note durable under kind before it returns. A job
+	// open read-only returns ErrReadOnly.
+	AppendNote(ctx context.Context, kind string, note []byte) error
+	// Notes returns the notes of kind, oldest first; none is not an
+	// error.
+	Notes(ctx context.Context, kind string) ([][]byte, error)
+}
+
 // Store holds jobs: their manifests and their records. The JSONL job
 // directory (store/jsonl) and PostgreSQL (store/postgres) implement it,
 // and both pass the conformance suite in store/storetest.

@@ -219,13 +219,9 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	defer func() {
 		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('tenax_worker_schema'))`)
 	}()
-	if path := pool.Config().ConnConfig.RuntimeParams["search_path"]; path != "" {
-		first := strings.TrimSpace(strings.Split(path, ",")[0])
-		first = strings.Trim(first, `"`)
-		if first != "" && first != "$user" {
-			if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{first}.Sanitize()); err != nil {
-				return "", fmt.Errorf("worker: creating schema %s: %w", first, err)
-			}
+	if first := postgres.SearchPathSchema(pool); first != "" {
+		if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{first}.Sanitize()); err != nil {
+			return "", fmt.Errorf("worker: creating schema %s: %w", first, err)
 		}
 	}
 	var schema string

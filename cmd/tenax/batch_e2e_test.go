@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/batch"
+	"github.com/tenaxhq/tenax/internal/pgtest"
 	"github.com/tenaxhq/tenax/mock"
 )
 
@@ -256,5 +257,76 @@ func TestUIShowsABatchJobsWavesWhileTheyRun(t *testing.T) {
 	})
 	if !strings.Contains(string(page), "<b>200</b><span>calls</span>") {
 		t.Errorf("the live page does not count the wave's 200 requests as calls:\n%s", page)
+	}
+}
+
+// TestPostgresBatchJobKilledWhilePollingResumesWithoutResubmitting is the
+// regression test of batch mode refusing a PostgreSQL store ("this store
+// has none" — a job directory for its ledger): the ledger is now kept in
+// the job's database, so a run killed while polling resumes from there
+// without submitting its batch again, and status shows the waves. The
+// store's schema is one the DSN names but nobody created: a plain run
+// creates it, as the workers' migration does.
+func TestPostgresBatchJobKilledWhilePollingResumesWithoutResubmitting(t *testing.T) {
+	pg := pgtest.AbsentDSN(t, "tenax_cli_batch_")
+	srv := mock.New(mock.Config{Seed: 9, Faults: mock.Faults{InvalidOutput: 0.1, Server: 0.05},
+		Batch: mock.BatchConfig{ProcessingTime: 3 * time.Second}})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	w := newWorkdir(t)
+	w.words(300)
+	w.write("job.yaml", batchSpec("openai", hs.URL, "batch: {poll_interval: 50ms, poll_max: 200ms, online_tail: 100}\n"), 0o644)
+
+	cmd := exec.Command(tenaxBin, "--home", w.home, "run", "job.yaml", "--store", pg)
+	cmd.Dir, cmd.Env = w.dir, childEnv()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	id, seen := "", ""
+	for sc.Scan() {
+		seen += sc.Text() + "\n"
+		if m := jobLine.FindStringSubmatch(sc.Text()); m != nil {
+			id = m[1]
+		}
+		if strings.HasPrefix(sc.Text(), "batches: wave 1:") {
+			break // polling: the batch id is in the ledger
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if id == "" {
+		t.Fatalf("no job id before the kill; stderr:\n%s", seen)
+	}
+	if before := srv.BatchStats(); before.Submissions != 1 || before.Requests != 300 {
+		t.Fatalf("before the kill the mock saw %+v; want the 300 items in one batch", before)
+	}
+
+	r := w.tenax("resume", id, "--store", pg)
+	if r.code != 0 || !strings.Contains(r.stdout, "300 succeeded, 0 failed, 0 pending") {
+		t.Fatalf("resume: exit %d, want 0 with 300 succeeded\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "1 batch(es) of the last run polled again") {
+		t.Errorf("the resume's summary does not say it polled the killed run's batch:\n%s", r.stdout)
+	}
+	// Wave 1's retries and re-asks (about 45) are under the online tail:
+	// nothing more goes to the batch API.
+	if after := srv.BatchStats(); after.Submissions != 1 || after.Requests != 300 {
+		t.Errorf("after the resume the mock saw %+v; want still the one batch of 300 (wave 1 not submitted again)", after)
+	}
+	st := w.tenax("status", id, "--store", pg)
+	for _, want := range []string{"Batches:", "wave 1: 300 request(s) in batch_", "finished online"} {
+		if !strings.Contains(st.stdout, want) {
+			t.Errorf("status lacks %q:\n%s", want, st.stdout)
+		}
+	}
+	if strings.Contains(st.stdout, "Workers:") {
+		t.Errorf("status of a job no worker ran shows the workers table:\n%s", st.stdout)
 	}
 }

@@ -55,8 +55,8 @@ func newMigrateCmd(g *globals) *cobra.Command {
 		Short: "Create River's and tenax's tables in the --store database",
 		Long: `Create, when absent, the schema the DSN's search_path names, River's tables
 (river_job, river_queue, …, at River's latest migration) and tenax's (tenax_jobs,
-tenax_records, tenax_queues, tenax_inputs, tenax_finals, tenax_workers, tenax_limits,
-tenax_breakers, tenax_budgets, tenax_budget_holds).
+tenax_records, tenax_notes, tenax_queues, tenax_inputs, tenax_finals, tenax_workers,
+tenax_limits, tenax_breakers, tenax_budgets, tenax_budget_holds, tenax_checkins).
 Every command that opens a PostgreSQL store does this too on first use; run it
 beforehand to grant a deploy step the DDL rights the workers need not have.`,
 		Example: `  tenax migrate --store 'postgres://tenax@db:5432/tenax?search_path=batch'`,
@@ -537,14 +537,18 @@ func workersStatus(ctx context.Context, g *globals, id string) error {
 		return err
 	}
 	defer c.Close()
-	if p, err := c.Progress(ctx, id); err == nil {
-		fmt.Fprintf(g.stdout, "Queue:     %d finished, %d waiting, %d running, %d retrying, %d discarded by River (resume --workers enqueues them again)%s\n",
-			p.Finished, p.Waiting, p.Running, p.Retrying, p.Discarded, breakerNote(p))
-		if b := p.Budget; b != nil {
-			fmt.Fprintf(g.stdout, "Budget:    %d tokens, $%.4f spent by the job's workers since it was created or resumed, %d tokens held by calls under way\n", b.Tokens, b.CostUSD, b.Held)
-		}
-	} else if !errors.Is(err, worker.ErrNotQueued) {
+	p, err := c.Progress(ctx, id)
+	switch {
+	case errors.Is(err, worker.ErrNotQueued):
+		// A job run by one process: no queue, and no worker to show.
+		return nil
+	case err != nil:
 		return err
+	}
+	fmt.Fprintf(g.stdout, "Queue:     %d finished, %d waiting, %d running, %d retrying, %d discarded by River (resume --workers enqueues them again)%s\n",
+		p.Finished, p.Waiting, p.Running, p.Retrying, p.Discarded, breakerNote(p))
+	if b := p.Budget; b != nil {
+		fmt.Fprintf(g.stdout, "Budget:    %d tokens, $%.4f spent by the job's workers since it was created or resumed, %d tokens held by calls under way\n", b.Tokens, b.CostUSD, b.Held)
 	}
 	return printWorkers(ctx, g.stdout, c)
 }

@@ -29,6 +29,7 @@ type data struct {
 	manifest store.Manifest
 	records  []entry // in append order
 	writer   bool    // a Job is open for writing
+	notes    map[string][][]byte
 }
 
 // entry is one appended record, encoded.
@@ -129,7 +130,38 @@ type Job struct {
 	closed bool
 }
 
-var _ store.Job = (*Job)(nil)
+var (
+	_ store.Job        = (*Job)(nil)
+	_ store.NoteKeeper = (*Job)(nil)
+)
+
+// AppendNote keeps a copy of note under kind.
+func (j *Job) AppendNote(_ context.Context, kind string, note []byte) error {
+	if err := j.check(true); err != nil {
+		return err
+	}
+	j.d.mu.Lock()
+	defer j.d.mu.Unlock()
+	if j.d.notes == nil {
+		j.d.notes = map[string][][]byte{}
+	}
+	j.d.notes[kind] = append(j.d.notes[kind], append([]byte(nil), note...))
+	return nil
+}
+
+// Notes returns copies of the notes of kind, oldest first.
+func (j *Job) Notes(_ context.Context, kind string) ([][]byte, error) {
+	if err := j.check(false); err != nil {
+		return nil, err
+	}
+	j.d.mu.Lock()
+	defer j.d.mu.Unlock()
+	out := make([][]byte, 0, len(j.d.notes[kind]))
+	for _, n := range j.d.notes[kind] {
+		out = append(out, append([]byte(nil), n...))
+	}
+	return out, nil
+}
 
 func (j *Job) check(write bool) error {
 	j.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,13 @@ CREATE TABLE IF NOT EXISTS tenax_records (
 	record json NOT NULL
 );
 CREATE INDEX IF NOT EXISTS tenax_records_latest ON tenax_records (job_id, idx, seq DESC) INCLUDE (failed);
+CREATE TABLE IF NOT EXISTS tenax_notes (
+	seq    bigserial PRIMARY KEY,
+	job_id text NOT NULL REFERENCES tenax_jobs (id) ON DELETE CASCADE,
+	kind   text NOT NULL,
+	note   bytea NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tenax_notes_job ON tenax_notes (job_id, kind, seq);
 `
 
 // Store keeps jobs in PostgreSQL: tenax_jobs holds each job's manifest and
@@ -77,12 +85,30 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 // Pool returns the store's connection pool.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// migrate creates the schema under an advisory lock, as CREATE ... IF NOT
-// EXISTS run by two processes at once can still collide.
+// SearchPathSchema returns the first schema the pool's search_path names
+// (the DSN's search_path=NAME), "" when it names none or only $user:
+// where tenax creates its tables.
+func SearchPathSchema(pool *pgxpool.Pool) string {
+	path := pool.Config().ConnConfig.RuntimeParams["search_path"]
+	first := strings.Trim(strings.TrimSpace(strings.Split(path, ",")[0]), `"`)
+	if first == "$user" {
+		return ""
+	}
+	return first
+}
+
+// migrate creates the search_path's schema when missing and the tables,
+// under an advisory lock, as CREATE ... IF NOT EXISTS run by two processes
+// at once can still collide.
 func (s *Store) migrate(ctx context.Context) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('tenax_schema'))`); err != nil {
 			return err
+		}
+		if name := SearchPathSchema(s.pool); name != "" {
+			if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+				return fmt.Errorf("creating schema %s: %w", name, err)
+			}
 		}
 		_, err := tx.Exec(ctx, schema)
 		return err
@@ -204,7 +230,45 @@ type Job struct {
 	closed   bool
 }
 
-var _ store.Job = (*Job)(nil)
+var (
+	_ store.Job        = (*Job)(nil)
+	_ store.NoteKeeper = (*Job)(nil)
+)
+
+// AppendNote inserts note into tenax_notes, committed before it returns.
+func (j *Job) AppendNote(ctx context.Context, kind string, note []byte) error {
+	id, err := j.check(true)
+	if err != nil {
+		return err
+	}
+	if _, err := j.pool.Exec(ctx, `INSERT INTO tenax_notes (job_id, kind, note) VALUES ($1, $2, $3)`, id, kind, note); err != nil {
+		return fmt.Errorf("postgres: a %s note of job %s: %w", kind, id, err)
+	}
+	return nil
+}
+
+// Notes reads the job's notes of kind in the order they were appended.
+func (j *Job) Notes(ctx context.Context, kind string) ([][]byte, error) {
+	id, err := j.check(false)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := j.pool.Query(ctx, `SELECT note FROM tenax_notes WHERE job_id = $1 AND kind = $2 ORDER BY seq`, id, kind)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: the %s notes of job %s: %w", kind, id, err)
+	}
+	var (
+		out  [][]byte
+		note []byte
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&note}, func() error {
+		out = append(out, append([]byte(nil), note...))
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("postgres: the %s notes of job %s: %w", kind, id, err)
+	}
+	return out, nil
+}
 
 func (j *Job) check(write bool) (id string, err error) {
 	j.mu.Lock()

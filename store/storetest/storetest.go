@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AppendRefusesUnencodableRecord", testAppendRefusesBadRecord},
 		{"ReadOnlyJobReadsButRefusesWrites", testReadOnly},
 		{"ClosedJobRefusesUse", testClosed},
+		{"NotesAreKeptInOrderPerKindAndJob", testNotes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -722,5 +723,54 @@ func testClosed(t *testing.T, s store.Store) {
 	}
 	if err := j.Close(); err != nil {
 		t.Errorf("second Close: %v, want nil", err)
+	}
+}
+
+// testNotes checks store.NoteKeeper, for the stores whose jobs offer it:
+// notes come back in the order appended, each kind and each job apart,
+// after a reopen, and a read-only job reads them but refuses to add one.
+func testNotes(t *testing.T, s store.Store) {
+	w := create(t, s, manifest("notes"))
+	nw, ok := w.(store.NoteKeeper)
+	if !ok {
+		t.Skip("this store's jobs keep no notes (they have a directory for side files)")
+	}
+	other := create(t, s, manifest("other notes"))
+	ctx := t.Context()
+	for i, n := range []struct{ kind, note string }{
+		{"batch", `{"n":1}`}, {"other", "x"}, {"batch", `{"n":2}`}, {"batch", "\x00binary\xff"},
+	} {
+		if err := nw.AppendNote(ctx, n.kind, []byte(n.note)); err != nil {
+			t.Fatalf("AppendNote %d: %v", i, err)
+		}
+	}
+	if err := other.(store.NoteKeeper).AppendNote(ctx, "batch", []byte("not mine")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r, err := s.OpenReadOnly(ctx, w.Manifest().ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	nr := r.(store.NoteKeeper)
+	got, err := nr.Notes(ctx, "batch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"n":1}`, `{"n":2}`, "\x00binary\xff"}
+	if len(got) != len(want) {
+		t.Fatalf("Notes(batch) after a reopen = %q, want %q", got, want)
+	}
+	for i := range want {
+		if string(got[i]) != want[i] {
+			t.Errorf("note %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+	if none, err := nr.Notes(ctx, "absent"); err != nil || len(none) != 0 {
+		t.Errorf("Notes of a kind never written = %q, %v; want none and no error", none, err)
+	}
+	if err := nr.AppendNote(ctx, "batch", []byte("x")); !errors.Is(err, store.ErrReadOnly) {
+		t.Errorf("AppendNote on a read-only job: err = %v, want store.ErrReadOnly", err)
 	}
 }
