@@ -154,6 +154,13 @@ func (l *budget) Reserve(ctx context.Context, b engine.Budget, tokens int64) err
 	}
 	reason := a.reached
 	if reason == "" {
+		// A run built before a resume holds the limit the spec had
+		// then: it stops, and a run built from the spec as resumed
+		// decides.
+		if resumed, err := l.r.resumed(ctx); err != nil || resumed {
+			l.r.stop(stopResumed)
+			return &engine.BudgetError{Detail: stopResumed}
+		}
 		if b.MaxTokens > 0 && a.tokens+a.held+tokens > b.MaxTokens {
 			reason = engine.BudgetTokensDetail(b.MaxTokens, a.tokens, a.held+tokens)
 		} else {

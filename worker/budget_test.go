@@ -2,11 +2,17 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker"
@@ -252,5 +258,80 @@ func TestResumeRunsTheSpecAsEdited(t *testing.T) {
 	}
 	if _, err := c.Requeue(t.Context(), e.JobID, worker.RequeueOptions{}); err == nil || !strings.Contains(err.Error(), "no longer parses") {
 		t.Errorf("resuming with a broken spec: %v, want it refused saying the spec no longer parses", err)
+	}
+}
+
+// TestAWorkerAlreadyRunningAJobRunsItsSpecAsResumed: a worker whose run of
+// a job was built before a resume went on with the spec as it was built
+// from. In CI a worker that had not yet seen the job stop at its budget
+// ran the resumed job's items under the budget since raised, and stopped
+// the job again at the old one.
+func TestAWorkerAlreadyRunningAJobRunsItsSpecAsResumed(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 30
+	dir := t.TempDir()
+	var in strings.Builder
+	for i := range n {
+		fmt.Fprintf(&in, "{\"id\": \"e%d\"}\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "items.jsonl"), []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "job.yaml")
+	spec := "name: resumed\ninput: items.jsonl\ntask:\n  type: exec\n  argv: [\"echo\", \"built-v1\"]\n"
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := enqueue(t, c, path)
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	// The job's queue paused, the worker builds its run of the job (as it
+	// does for every running job it finds) and runs no item of it.
+	pauseQueue(t, dsn, c.Schema(), e.Queue)
+	ws := startWorkers(t, c, 1, worker.Config{Concurrency: 2})
+	waitFor(t, "the worker to build its run of the job", func() (bool, error) {
+		var joined bool
+		err := conn.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM tenax_workers WHERE id = $1 AND $2 = ANY(jobs))`, ws[0].ID(), e.JobID).Scan(&joined)
+		return joined, err
+	})
+	if err := os.WriteFile(path, []byte(strings.Replace(spec, "built-v1", "edited-v2", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Requeue(t.Context(), e.JobID, worker.RequeueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the resumed job to end", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	var edited, built int
+	if err := conn.QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE record::text LIKE '%edited-v2%'), count(*) FILTER (WHERE record::text LIKE '%built-v1%')
+		FROM tenax_records WHERE job_id = $1`, e.JobID).Scan(&edited, &built); err != nil {
+		t.Fatal(err)
+	}
+	if edited != n || built != 0 {
+		t.Errorf("%d items ran the spec as resumed and %d the spec the worker's run was built from, want all %d as resumed", edited, built, n)
+	}
+}
+
+// pauseQueue pauses a River queue, as a budget reached or a check-in does,
+// before any worker works it: its row is created paused, as River's
+// QueuePause would leave it, and a producer that starts on it later
+// starts paused.
+func pauseQueue(t *testing.T, dsn, schema, queue string) {
+	t.Helper()
+	pool, err := pgxpool.New(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	now := time.Now()
+	if _, err := riverpgxv5.New(pool).GetExecutor().QueueCreateOrSetUpdatedAt(t.Context(), &riverdriver.QueueCreateOrSetUpdatedAtParams{
+		Name: queue, Metadata: []byte("{}"), PausedAt: &now, Schema: schema,
+	}); err != nil {
+		t.Fatalf("pausing queue %s: %v", queue, err)
 	}
 }

@@ -20,7 +20,9 @@ import (
 // and tenax_records and River's river_* tables.
 //
 //   - tenax_queues: one row per job run by workers: its River queue, the
-//     spec source workers build the task from, its current round.
+//     spec source workers build the task from, its current round, and
+//     how many times it was resumed (a worker's run of the job built
+//     before the latest resume stops: it may run a spec since edited).
 //   - tenax_finals: one row per (job, idx, round) that has its final
 //     record. The record and this row are inserted, and the item's River
 //     job completed, in one transaction; a duplicate execution (a rescued
@@ -130,6 +132,11 @@ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name = 'tenax_breakers' AND column_name = 'stopped') THEN
 		ALTER TABLE tenax_breakers ADD COLUMN IF NOT EXISTS stopped text NOT NULL DEFAULT '';
+	END IF;
+	-- How many times the job was resumed (Client.Requeue).
+	IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = 'tenax_queues' AND column_name = 'resumes') THEN
+		ALTER TABLE tenax_queues ADD COLUMN IF NOT EXISTS resumes integer NOT NULL DEFAULT 0;
 	END IF;
 END $$;
 `

@@ -429,6 +429,13 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 		}
 		return wantRun
 	}
+	// Before the budget, breaker and state that said the job stopped are
+	// reset: a worker's run of the job built before this resume learns
+	// of it (runner.resumed) rather than going on with the spec it was
+	// built from, and cannot write its stop over the resumed state.
+	if _, err := c.pool.Exec(ctx, `UPDATE tenax_queues SET resumes = resumes + 1 WHERE job_id = $1`, jobID); err != nil {
+		return Enqueued{}, fmt.Errorf("worker: job %s: %w", jobID, err)
+	}
 	if err := c.resetBudget(ctx, jobID); err != nil {
 		return Enqueued{}, err
 	}

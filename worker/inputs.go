@@ -136,6 +136,10 @@ type inputLoader struct {
 	c     *Client
 	ctx   context.Context
 	jobID string
+	// resumes is the runner's: the read that finds the job resumed since
+	// answers errResumed, so no item of a run built before a resume
+	// starts after it.
+	resumes int
 
 	mu      sync.Mutex
 	asks    []inputAsk
@@ -201,15 +205,20 @@ func (l *inputLoader) query(asks []inputAsk) (map[int]storedInput, error) {
 	for i, a := range asks {
 		idx[i] = int64(a.idx)
 	}
-	rows, err := l.c.pool.Query(l.ctx, `SELECT idx, coalesce(id, ''), input, coalesce(bad, '') FROM tenax_inputs
-		WHERE job_id = $1 AND idx = ANY($2)`, l.jobID, idx)
+	rows, err := l.c.pool.Query(l.ctx, `SELECT idx, coalesce(id, ''), input, coalesce(bad, ''),
+			(SELECT resumes FROM tenax_queues WHERE job_id = $1)
+		FROM tenax_inputs WHERE job_id = $1 AND idx = ANY($2)`, l.jobID, idx)
 	if err != nil {
 		return nil, fmt.Errorf("worker: reading the inputs of job %s: %w", l.jobID, err)
 	}
 	found := make(map[int]storedInput, len(asks))
 	var in storedInput
 	var i int64
-	_, err = pgx.ForEachRow(rows, []any{&i, &in.id, &in.input, &in.bad}, func() error {
+	var resumes *int32
+	_, err = pgx.ForEachRow(rows, []any{&i, &in.id, &in.input, &in.bad, &resumes}, func() error {
+		if resumes != nil && int(*resumes) != l.resumes {
+			return errResumed
+		}
 		in.idx = int(i)
 		found[in.idx] = in
 		in.input = nil // a new slice for the next row

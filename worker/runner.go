@@ -37,10 +37,13 @@ type runner struct {
 	jobID       string
 	queue       string
 	concurrency int
-	plan        *job.Plan
-	eng         *engine.Engine
-	sj          *postgres.Job
-	shared      *shared
+	// resumes is the job's count of resumes when this run of it was
+	// built from its spec: a later resume stops it (resumed).
+	resumes int
+	plan    *job.Plan
+	eng     *engine.Engine
+	sj      *postgres.Job
+	shared  *shared
 
 	feed    chan feedItem
 	stopped chan struct{} // closed once the engine stops dispatching
@@ -82,7 +85,8 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 		return nil, errJobStopped
 	}
 	var queue, specPath, source string
-	err := w.c.pool.QueryRow(ctx, `SELECT queue, spec_path, spec_source FROM tenax_queues WHERE job_id = $1`, jobID).Scan(&queue, &specPath, &source)
+	var resumes int
+	err := w.c.pool.QueryRow(ctx, `SELECT queue, spec_path, spec_source, resumes FROM tenax_queues WHERE job_id = $1`, jobID).Scan(&queue, &specPath, &source, &resumes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("worker: job %s: %w", jobID, ErrNotQueued)
 	}
@@ -107,10 +111,10 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 		return nil, err
 	}
 	r := &runner{
-		w: w, jobID: jobID, queue: queue, plan: plan, sj: sj.(*postgres.Job),
+		w: w, jobID: jobID, queue: queue, resumes: resumes, plan: plan, sj: sj.(*postgres.Job),
 		feed: make(chan feedItem), stopped: make(chan struct{}), done: make(chan struct{}),
 		flights: map[int]*flight{},
-		inputs:  &inputLoader{c: w.c, ctx: w.hard, jobID: jobID},
+		inputs:  &inputLoader{c: w.c, ctx: w.hard, jobID: jobID, resumes: resumes},
 	}
 	cfg := plan.Config
 	if w.cfg.Concurrency > 0 {
@@ -164,13 +168,52 @@ func (r *runner) run() {
 	}
 	switch sum.Stop {
 	case engine.StopBreaker, engine.StopOperator, engine.StopBudget:
-		if uerr := r.sj.UpdateManifest(ctx, func(m *store.Manifest) {
-			m.State, m.StopReason = store.StateAborted, sum.StopDetail
-		}); uerr != nil {
+		if uerr := r.recordStop(ctx, sum.StopDetail); uerr != nil {
 			r.w.log.Warn("recording the job's stop failed", "job", r.jobID, "error", uerr)
 		}
 	}
 	r.shared.close()
+}
+
+// errResumed is the answer to an execution that reached a run of its job
+// built before the job's latest resume.
+var errResumed = errors.New("worker: the job was resumed since this run of it started")
+
+// stopResumed is why a run of a job stops when the job was resumed: the
+// next execution builds a new run from the spec as the resume stored it.
+const stopResumed = "the job was resumed: its items run from its spec as resumed"
+
+// resumed reports whether the job was resumed since this run of it was
+// built. A run that missed a resume must not go on: it would run the spec
+// as it was (a budget since raised, a prompt since fixed), and what made
+// it stop (its budget reached, its breaker open) is what the resume
+// cleared.
+func (r *runner) resumed(ctx context.Context) (bool, error) {
+	var n int
+	if err := r.w.c.pool.QueryRow(ctx, `SELECT resumes FROM tenax_queues WHERE job_id = $1`, r.jobID).Scan(&n); err != nil {
+		return false, fmt.Errorf("worker: job %s: %w", r.jobID, err)
+	}
+	return n != r.resumes, nil
+}
+
+// recordStop marks the job aborted with detail, unless it was resumed
+// since this run of it was built. The job's queue row is locked (FOR
+// SHARE) until the manifest is written: a resume that begins meanwhile
+// waits to count itself, then sets the job running; one that counted
+// itself first is not overwritten.
+func (r *runner) recordStop(ctx context.Context, detail string) error {
+	return pgx.BeginFunc(ctx, r.w.c.pool, func(tx pgx.Tx) error {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT resumes FROM tenax_queues WHERE job_id = $1 FOR SHARE`, r.jobID).Scan(&n); err != nil {
+			return err
+		}
+		if n != r.resumes {
+			return nil
+		}
+		return r.sj.UpdateManifest(ctx, func(m *store.Manifest) {
+			m.State, m.StopReason = store.StateAborted, detail
+		})
+	})
 }
 
 // stop makes the engine stop dispatching: calls in flight finish and are
@@ -310,6 +353,9 @@ func (r *runner) itemOf(idx int, in *storedInput) (feedItem, error) {
 	}
 	got, err := r.inputs.load(idx)
 	switch {
+	case errors.Is(err, errResumed):
+		r.stop(stopResumed)
+		return feedItem{}, errPending
 	case errors.Is(err, errNoInput):
 		return feedItem{}, river.JobCancel(fmt.Errorf("%w; `tenax resume %s --workers 0` enqueues it again", err, r.jobID))
 	case err != nil && r.w.hard.Err() != nil:

@@ -178,6 +178,11 @@ func (s *shared) poll() {
 			return
 		case <-t.C:
 		}
+		// A run idle since a resume stops here; one that is fed learns
+		// of it as its items' inputs are read.
+		if resumed, err := r.resumed(ctx); err == nil && resumed {
+			r.stop(stopResumed)
+		}
 		b, err := r.w.c.breaker(ctx, r.jobID)
 		if err != nil {
 			continue
