@@ -61,6 +61,41 @@ func (w *workdir) ledger(id string) []batch.Entry {
 	return entries
 }
 
+// killWhilePolling runs tenax with args in w until its first wave of
+// batches is submitted and polled (the batch ids are in the job's ledger),
+// kills it with SIGKILL, and returns the job's id.
+func killWhilePolling(t *testing.T, w *workdir, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(tenaxBin, append([]string{"--home", w.home}, args...)...)
+	cmd.Dir, cmd.Env = w.dir, childEnv()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	id, seen := "", ""
+	for sc.Scan() {
+		seen += sc.Text() + "\n"
+		if m := jobLine.FindStringSubmatch(sc.Text()); m != nil {
+			id = m[1]
+		}
+		if strings.HasPrefix(sc.Text(), "batches: wave 1:") {
+			break // polling: the batch id is in the ledger
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if id == "" {
+		t.Fatalf("no job id before the kill; stderr:\n%s", seen)
+	}
+	return id
+}
+
 func TestBatchJobKilledWhilePollingResumesWithoutResubmitting(t *testing.T) {
 	for _, provider := range []string{"openai", "anthropic"} {
 		t.Run(provider, func(t *testing.T) {
@@ -73,32 +108,7 @@ func TestBatchJobKilledWhilePollingResumesWithoutResubmitting(t *testing.T) {
 			// The waves after the first are small: the online tail finishes them.
 			w.write("job.yaml", batchSpec(provider, hs.URL, "batch: {poll_interval: 50ms, poll_max: 200ms, online_tail: 100}\n"), 0o644)
 
-			cmd := exec.Command(tenaxBin, "--home", w.home, "run", "job.yaml")
-			cmd.Dir, cmd.Env = w.dir, childEnv()
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			sc := bufio.NewScanner(stderr)
-			id := ""
-			for sc.Scan() {
-				if m := jobLine.FindStringSubmatch(sc.Text()); m != nil {
-					id = m[1]
-				}
-				if strings.HasPrefix(sc.Text(), "batches: wave 1:") {
-					break // polling: the batch id is in the ledger
-				}
-			}
-			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			_ = cmd.Wait()
-			if id == "" {
-				t.Fatal("no job id before the kill")
-			}
+			id := killWhilePolling(t, w, "run", "job.yaml")
 			before := srv.BatchStats()
 			if before.Submissions != 1 || before.Requests != 500 {
 				t.Fatalf("before the kill the mock saw %+v; want the 500 items in one batch", before)
@@ -277,33 +287,7 @@ func TestPostgresBatchJobKilledWhilePollingResumesWithoutResubmitting(t *testing
 	w.words(300)
 	w.write("job.yaml", batchSpec("openai", hs.URL, "batch: {poll_interval: 50ms, poll_max: 200ms, online_tail: 100}\n"), 0o644)
 
-	cmd := exec.Command(tenaxBin, "--home", w.home, "run", "job.yaml", "--store", pg)
-	cmd.Dir, cmd.Env = w.dir, childEnv()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
-	id, seen := "", ""
-	for sc.Scan() {
-		seen += sc.Text() + "\n"
-		if m := jobLine.FindStringSubmatch(sc.Text()); m != nil {
-			id = m[1]
-		}
-		if strings.HasPrefix(sc.Text(), "batches: wave 1:") {
-			break // polling: the batch id is in the ledger
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	if id == "" {
-		t.Fatalf("no job id before the kill; stderr:\n%s", seen)
-	}
+	id := killWhilePolling(t, w, "run", "job.yaml", "--store", pg)
 	if before := srv.BatchStats(); before.Submissions != 1 || before.Requests != 300 {
 		t.Fatalf("before the kill the mock saw %+v; want the 300 items in one batch", before)
 	}
