@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -66,15 +65,7 @@ func (w *workdir) ledger(id string) []batch.Entry {
 // kills it with SIGKILL, and returns the job's id.
 func killWhilePolling(t *testing.T, w *workdir, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(tenaxBin, append([]string{"--home", w.home}, args...)...)
-	cmd.Dir, cmd.Env = w.dir, childEnv()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stderr := w.start(t, args...)
 	sc := bufio.NewScanner(stderr)
 	id, seen := "", ""
 	for sc.Scan() {
@@ -222,15 +213,7 @@ func TestUIShowsABatchJobsWavesWhileTheyRun(t *testing.T) {
 	w := newWorkdir(t)
 	w.words(200)
 	w.write("job.yaml", batchSpec("openai", hs.URL, "batch: {poll_interval: 50ms, poll_max: 100ms}\n"), 0o644)
-	cmd := exec.Command(tenaxBin, "--home", w.home, "run", "job.yaml", "--ui=127.0.0.1:0")
-	cmd.Dir, cmd.Env = w.dir, childEnv()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stderr := w.start(t, "run", "job.yaml", "--ui=127.0.0.1:0")
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	sc := bufio.NewScanner(stderr)
 	base, id := "", ""

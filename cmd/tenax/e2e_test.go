@@ -48,6 +48,22 @@ type workdir struct {
 	home string
 }
 
+// start starts tenax with args in w, its stderr piped for the test to
+// read (and drain: a full pipe blocks tenax).
+func (w *workdir) start(t *testing.T, args ...string) (*exec.Cmd, io.ReadCloser) {
+	t.Helper()
+	cmd := exec.Command(tenaxBin, append([]string{"--home", w.home}, args...)...)
+	cmd.Dir, cmd.Env = w.dir, childEnv()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stderr
+}
+
 func newWorkdir(t *testing.T) *workdir {
 	t.Helper()
 	dir := t.TempDir()
@@ -328,20 +344,11 @@ checkpoint: {flush_every: 10}
 	id := ""
 	killed := 0
 	for attempt := 0; ; attempt++ {
-		args := []string{"--home", w.home, "resume", id}
+		args := []string{"resume", id}
 		if id == "" {
-			args = []string{"--home", w.home, "run", "job.yaml"}
+			args = []string{"run", "job.yaml"}
 		}
-		cmd := exec.Command(tenaxBin, args...)
-		cmd.Dir = w.dir
-		cmd.Env = childEnv()
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, stderr := w.start(t, args...)
 		// Wait for the job line, so the kill lands during the run.
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
