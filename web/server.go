@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/worker"
 )
 
 //go:embed templates/*.html static/*
@@ -41,6 +42,14 @@ type Config struct {
 	// from the store only (tenax ui). It adds the rate, in flight, the
 	// breaker, cooldowns, item timelines and the Continue / Abort buttons.
 	Monitor *Monitor
+	// Workers is the workers' database of a PostgreSQL store, nil for
+	// none: the page of a job that workers run shows its River queue,
+	// shared breaker and budget and the workers running it, and answers
+	// the breaker (Continue / Abort), as `tenax breaker` does.
+	Workers *worker.Client
+	// Operator is who answers from this page, as the workers' logs and a
+	// terminal that attends the job are told (default "the web page").
+	Operator string
 	// Metrics is served at /metrics; nil serves none.
 	Metrics prometheus.Gatherer
 	// Token, when set, is required of every request: as ?token= (which
@@ -70,6 +79,9 @@ func New(cfg Config) *Server {
 	if cfg.Refresh <= 0 {
 		cfg.Refresh = time.Second
 	}
+	if cfg.Operator == "" {
+		cfg.Operator = "the web page"
+	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), reports: &reports{store: cfg.Store}, csrf: NewToken()}
 	s.pages = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "templates/*.html"))
 	static, _ := fs.Sub(assets, "static")
@@ -93,6 +105,7 @@ func New(cfg Config) *Server {
 	// another site (Sec-Fetch-Site, Origin), and carrying the form secret.
 	cop := http.NewCrossOriginProtection()
 	s.mux.Handle("POST /jobs/{id}/answer", cop.Handler(http.HandlerFunc(s.answer)))
+	s.mux.Handle("POST /jobs/{id}/decide", cop.Handler(http.HandlerFunc(s.decide)))
 	return s
 }
 
@@ -203,6 +216,8 @@ type jobData struct {
 	CSRF   string
 	Now    time.Time
 	Groups []groupData
+	// Workers is set for a job run by workers.
+	Workers *workersData
 }
 
 type groupData struct {
@@ -222,6 +237,7 @@ func (s *Server) jobData(ctx context.Context, id string) (*jobData, error) {
 		d.Err = err.Error()
 	}
 	d.View = v
+	d.Workers = s.workersOf(ctx, id)
 	if m := s.live(id); m != nil {
 		l := m.Live(d.Now)
 		d.Live = &l
@@ -255,7 +271,7 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		return s.fragments(d, "live", "question")
+		return s.fragments(d, "live", "question", "workers")
 	})
 }
 
@@ -319,8 +335,7 @@ func (s *Server) inspectPage(w http.ResponseWriter, r *http.Request) {
 // answer takes Continue or Abort for the pending question.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.csrf)) != 1 {
-		http.Error(w, "this form is not from this page (reload the page and answer again)", http.StatusForbidden)
+	if !s.formOK(w, r) {
 		return
 	}
 	m := s.live(id)
@@ -351,6 +366,16 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/jobs/"+url.PathEscape(id), http.StatusSeeOther)
+}
+
+// formOK checks that a form carries this server's secret, refusing it
+// otherwise: a page of another site cannot read the secret to forge it.
+func (s *Server) formOK(w http.ResponseWriter, r *http.Request) bool {
+	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.csrf)) != 1 {
+		http.Error(w, "this form is not from this page (reload the page and answer again)", http.StatusForbidden)
+		return false
+	}
+	return true
 }
 
 // stream sends each fragment render returns as a Server-Sent Event named

@@ -87,6 +87,11 @@ type BreakerState struct {
 	// DecidedBy is who gave Decision.
 	DecidedBy string
 	Trips     int
+	// Summary and Failures are the question of a prompt trip as the
+	// worker that tripped rendered it (the terminal prompt's), empty until
+	// it wrote them.
+	Summary  string
+	Failures []string
 }
 
 // Progress reads a job's progress.
@@ -144,7 +149,8 @@ func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
 	case !errors.Is(err, pgx.ErrNoRows):
 		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
 	}
-	p.Breaker = BreakerState{Open: b.State == "open", Action: b.Action, Reason: b.Reason, LastError: b.LastError, Owner: b.Owner, Decision: b.Decision, DecidedBy: b.DecidedBy, Trips: b.Trips}
+	p.Breaker = BreakerState{Open: b.State == "open", Action: b.Action, Reason: b.Reason, LastError: b.LastError, Owner: b.Owner, Decision: b.Decision, DecidedBy: b.DecidedBy, Trips: b.Trips,
+		Summary: b.Summary, Failures: b.Failures}
 	return p, nil
 }
 

@@ -19,8 +19,11 @@ func newUICmd(g *globals) *cobra.Command {
 groups by fingerprint with sample items and hints, recent items and each item's latest
 record, refreshed live as the records are written, by this machine or any other.
 
-The breaker's Continue / Abort buttons, the rate, in flight, cooldowns and item
-timelines come from the running process: start it with --ui for those.
+The rate, in flight, cooldowns, item timelines and the breaker's Continue / Abort
+buttons of a run in one process come from that process: start it with --ui for
+those. With a PostgreSQL store, the page of a job run by workers shows its River
+queue, its shared breaker and budget and the workers running it, and answers the
+breaker as tenax breaker does (the first answer wins).
 
 Loopback by default; --addr with another address requires a token, printed in the URL.`,
 		Example: `  tenax ui                          # every job under ./.tenax
@@ -34,6 +37,16 @@ Loopback by default; --addr with another address requires a token, printed in th
 			}
 			defer closeStore()
 			cfg := web.Config{Store: st}
+			if g.postgresURL() != "" {
+				// Jobs run by workers show their queue, workers and
+				// shared breaker, which the page can answer.
+				c, err := openWorkers(cmd.Context(), g)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				cfg.Workers, cfg.Operator = c, operatorName("tenax ui")
+			}
 			if len(args) == 1 {
 				j, err := st.OpenReadOnly(cmd.Context(), args[0])
 				if errors.Is(err, store.ErrNotFound) {

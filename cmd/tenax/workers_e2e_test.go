@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bufio"
+	"io"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -41,6 +44,46 @@ func TestPostgresWorkersEnqueueWorkStatusResume(t *testing.T) {
 	}
 	if r := w.tenax("breaker", "continue", id, "--store", pg); r.code != 2 || !strings.Contains(r.stderr, "not open") {
 		t.Errorf("breaker continue on a closed breaker: exit %d, want 2 saying it is not open\n%s", r.code, r.stderr)
+	}
+}
+
+// TestPostgresUIShowsAJobOnWorkers: tenax ui on a PostgreSQL store showed
+// a job run by workers as its records alone, without its queue, its
+// workers or its shared breaker.
+func TestPostgresUIShowsAJobOnWorkers(t *testing.T) {
+	pg := postgresStore(t)
+	w := fixLaterWorkdir(t)
+	r := w.tenax("run", "job.yaml", "--store", pg, "--workers", "0")
+	if r.code != 0 {
+		t.Fatalf("run --workers 0: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	id := jobID(t, r)
+	cmd, stderr := w.start(t, "ui", id, "--store", pg)
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(stderr)
+	base := ""
+	for base == "" && sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "tenax: serving "); ok {
+			base, _, _ = strings.Cut(u, " ")
+		}
+	}
+	if base == "" {
+		t.Fatal("tenax ui printed no address")
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	res, err := http.Get(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"On workers", `<b id="queue-waiting">40</b>`, "No worker has joined the job"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page of a job on workers has no %q:\n%s", want, page)
+		}
 	}
 }
 

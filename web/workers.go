@@ -1,0 +1,92 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/tenaxhq/tenax/worker"
+)
+
+// workersData is the section of the page of a job run by workers: where
+// its River queue stands, its shared breaker and budget, and the workers
+// running it, from the database they share. Nothing of it needs the
+// process that enqueued the job.
+type workersData struct {
+	Progress worker.Progress
+	Workers  []workerRow
+	// Err says why the workers' tables could not be read.
+	Err string
+}
+
+// workerRow is a worker of the job.
+type workerRow struct {
+	worker.Info
+	// Since is the time since its last heartbeat.
+	Since time.Duration
+}
+
+// workersOf reads the workers section of job id; nil when the page has
+// no workers' database or no worker runs the job (one process ran it).
+func (s *Server) workersOf(ctx context.Context, id string) *workersData {
+	if s.cfg.Workers == nil {
+		return nil
+	}
+	p, err := s.cfg.Workers.Progress(ctx, id)
+	if errors.Is(err, worker.ErrNotQueued) {
+		return nil
+	}
+	d := &workersData{Progress: p}
+	if err != nil {
+		d.Err = err.Error()
+		return d
+	}
+	list, err := s.cfg.Workers.Workers(ctx)
+	if err != nil {
+		d.Err = err.Error()
+		return d
+	}
+	now := time.Now()
+	for _, i := range list {
+		if slices.Contains(i.Jobs, id) {
+			d.Workers = append(d.Workers, workerRow{Info: i, Since: now.Sub(i.Heartbeat)})
+		}
+	}
+	return d
+}
+
+// decide answers the open shared breaker of a job run by workers, as
+// `tenax breaker` does: the first answer wins, from here, a terminal that
+// attends the job, or the command.
+func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !s.formOK(w, r) {
+		return
+	}
+	if s.cfg.Workers == nil {
+		http.Error(w, "this page does not read a workers' database: start it with tenax ui --store postgres://…", http.StatusConflict)
+		return
+	}
+	d := worker.Decision(r.PostFormValue("decision"))
+	if d != worker.Continue && d != worker.Abort {
+		http.Error(w, "answer continue or abort", http.StatusBadRequest)
+		return
+	}
+	var answered *worker.AnsweredError
+	switch err := s.cfg.Workers.Decide(r.Context(), id, d, s.cfg.Operator); {
+	case errors.Is(err, worker.ErrBreakerClosed), errors.As(err, &answered):
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if r.PostFormValue("via") == "fetch" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	http.Redirect(w, r, "/jobs/"+url.PathEscape(id), http.StatusSeeOther)
+}

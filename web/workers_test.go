@@ -1,0 +1,194 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tenaxhq/tenax/internal/pgtest"
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/worker"
+)
+
+// enqueueOnWorkers creates a job of n items whose every call fails with a
+// fatal 401 and whose breaker, after three, waits for an operator, and
+// enqueues it for workers.
+func enqueueOnWorkers(t *testing.T, c *worker.Client, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	var in strings.Builder
+	for i := range n {
+		fmt.Fprintf(&in, "{\"word\": \"w%d\"}\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "items.jsonl"), []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := `name: on-workers
+input: items.jsonl
+task: {type: llm, provider: mock, model: mock-json, output: json, prompt: "Describe {{.word}}"}
+mock: {latency: 1ms, errors: {auth: 1}}
+breaker: {threshold: 3, on_trip: prompt}
+`
+	path := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cr, err := job.Create(t.Context(), path, c.Store(), job.Options{Home: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Job.Close()
+	e, err := c.Enqueue(t.Context(), cr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.JobID
+}
+
+// post sends the form to the server as the page's own script does (same
+// origin) and returns the status and body.
+func post(s *Server, path string, form url.Values) (int, string) {
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(form.Encode()))
+	req.Host = "127.0.0.1:1"
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	return rec.Code, strings.TrimSpace(rec.Body.String())
+}
+
+// page returns the job page as served.
+func page(t *testing.T, s *Server, id string) string {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "/jobs/"+id, nil)
+	req.Host = "127.0.0.1:1"
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /jobs/%s: %d %s", id, rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+// pollPage polls the job page until it contains want; the deadline is only
+// a safety net.
+func pollPage(t *testing.T, s *Server, id, what string, want ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		p := page(t, s, id)
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(p, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s: the page has no %q:\n%s", what, missing, p)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestPageOfAJobOnWorkersShowsThemAndAnswersTheirBreaker: the page of a
+// job run by workers showed only its records; its shared breaker could be
+// answered from a terminal or `tenax breaker` alone.
+func TestPageOfAJobOnWorkersShowsThemAndAnswersTheirBreaker(t *testing.T) {
+	dsn := pgtest.AbsentDSN(t, "tenax_web_")
+	c, err := worker.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 40
+	id := enqueueOnWorkers(t, c, n)
+	s := New(Config{Store: c.Store(), Workers: c, Operator: "the page of the test"})
+
+	p := page(t, s, id)
+	for _, want := range []string{"On workers", fmt.Sprintf(`<b id="queue-waiting">%d</b>`, n), "No worker has joined the job"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("before any worker, the page has no %q", want)
+		}
+	}
+
+	w, err := c.NewWorker(worker.Config{Jobs: []string{id}, Concurrency: 2,
+		Options: job.Options{Home: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := w.Run(ctx); err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+	defer func() { cancel(); wg.Wait() }()
+
+	// The question is the terminal prompt's, as the worker that tripped
+	// wrote it.
+	p = pollPage(t, s, id, "the shared breaker to ask", `id="workers-continue"`, `id="workers-abort"`,
+		"Circuit breaker open: 3 consecutive failures", "Status:     401")
+	for _, want := range []string{"The circuit breaker is open", "tripped on worker " + w.ID(), "<code>" + w.ID() + "</code>"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("with the breaker open, the page has no %q:\n%s", want, p)
+		}
+	}
+
+	for _, c := range []struct {
+		name string
+		form url.Values
+		want int
+	}{
+		{"no form secret", url.Values{"decision": {"abort"}}, http.StatusForbidden},
+		{"neither continue nor abort", url.Values{"csrf": {s.csrf}, "decision": {"maybe"}}, http.StatusBadRequest},
+	} {
+		if code, body := post(s, "/jobs/"+id+"/decide", c.form); code != c.want {
+			t.Errorf("%s: %d %s, want %d", c.name, code, body, c.want)
+		}
+	}
+	if st := jobStateOf(t, c, id); st != store.StateRunning {
+		t.Fatalf("a refused form changed the job to %s", st)
+	}
+
+	if code, body := post(s, "/jobs/"+id+"/decide", url.Values{"csrf": {s.csrf}, "decision": {"abort"}}); code != http.StatusSeeOther {
+		t.Fatalf("the page's Abort: %d %s, want 303", code, body)
+	}
+	pollPage(t, s, id, "the page to show the answer", `Answered: <b>abort</b>, by the page of the test.`)
+	deadline := time.Now().Add(3 * time.Minute)
+	for jobStateOf(t, c, id) != store.StateAborted {
+		if time.Now().After(deadline) {
+			t.Fatal("the job was not aborted after the page's Abort")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code, body := post(s, "/jobs/"+id+"/decide", url.Values{"csrf": {s.csrf}, "decision": {"continue"}}); code != http.StatusConflict || !strings.Contains(body, "answered already: abort, by the page of the test") {
+		t.Errorf("a second answer: %d %s, want 409 saying who answered first", code, body)
+	}
+}
+
+func jobStateOf(t *testing.T, c *worker.Client, id string) store.State {
+	t.Helper()
+	j, err := c.Store().OpenReadOnly(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	return j.Manifest().State
+}
