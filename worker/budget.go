@@ -156,8 +156,9 @@ func (l *budget) Reserve(ctx context.Context, b engine.Budget, tokens int64) err
 	if reason == "" {
 		// A run built before a resume holds the limit the spec had
 		// then: it stops, and a run built from the spec as resumed
-		// decides.
-		if resumed, err := l.r.resumed(ctx); err != nil || resumed {
+		// decides. (A failed read decides here: the limit was reached
+		// by this run's spec, and reach records it.)
+		if resumed, err := l.r.resumed(ctx); err == nil && resumed {
 			l.r.stop(stopResumed)
 			return &engine.BudgetError{Detail: stopResumed}
 		}
