@@ -192,3 +192,36 @@ func jobStateOf(t *testing.T, c *worker.Client, id string) store.State {
 	defer j.Close()
 	return j.Manifest().State
 }
+
+// TestWorkersSectionShowsTheCheckIns: a job on workers paused for a
+// check-in held by a terminal showed only "paused" on its page.
+func TestWorkersSectionShowsTheCheckIns(t *testing.T) {
+	s := New(Config{})
+	for _, c := range []struct {
+		name string
+		ci   *worker.CheckIns
+		want []string
+		not  []string
+	}{
+		{"no terminal holds them", nil, nil, []string{`id="checkin"`}},
+		{"counting", &worker.CheckIns{Every: 20, Done: 7, Next: 20}, []string{`<b id="checkin">7 / 20</b>`, "(every 20), held by the attending terminal"}, nil},
+		{"due", &worker.CheckIns{Every: 20, Done: 22, Next: 20, Due: true}, []string{`<b id="checkin">due</b>`, "paused until the attending terminal answers"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := s.fragment("workers", &jobData{ID: "job_1", Workers: &workersData{Progress: worker.Progress{Paused: c.ci != nil && c.ci.Due, CheckIns: c.ci}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(string(b), w) {
+					t.Errorf("the section has no %q:\n%s", w, b)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(string(b), w) {
+					t.Errorf("the section has %q:\n%s", w, b)
+				}
+			}
+		})
+	}
+}

@@ -85,6 +85,9 @@ func TestCheckInsPauseEveryWorker(t *testing.T) {
 		if a.q.Total != 60 || a.q.Failed != 0 || len(a.q.Latest) != 5 {
 			t.Errorf("check-in %d showed %d total, %d failed, %d latest records; want 60, 0 and 5", i+1, a.q.Total, a.q.Failed, len(a.q.Latest))
 		}
+		if ci := a.p.CheckIns; ci == nil || !ci.Due || ci.Every != 20 || ci.Next != int64(at) {
+			t.Errorf("while check-in %d was asked, Progress.CheckIns = %+v; want due, every 20, next %d", i+1, ci, at)
+		}
 		if !a.p.Paused || a.p.Running != 0 || a.p.Finished != a.q.Done {
 			t.Errorf("while check-in %d was asked the queue was paused=%v with %d running and %d finished; want paused, 0 running, %d finished", i+1, a.p.Paused, a.p.Running, a.p.Finished, a.q.Done)
 		}

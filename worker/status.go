@@ -61,6 +61,21 @@ type Progress struct {
 	// Budget is what the job's workers spent of its budget; nil when the
 	// job has none.
 	Budget *Spend
+	// CheckIns is set while a terminal holds the job's check-ins (an
+	// attached tenax run of a spec with checkin_every).
+	CheckIns *CheckIns
+}
+
+// CheckIns is where a job's check-ins stand while a terminal holds them.
+type CheckIns struct {
+	// Every is the spec's checkin_every.
+	Every int64
+	// Done counts the items recorded since the terminal began attending;
+	// the next check-in comes when it reaches Next.
+	Done, Next int64
+	// Due is set from the Nth item until the terminal's answer: the
+	// job's queue is paused meanwhile.
+	Due bool
 }
 
 // Spend is a job's shared budget account: what its workers' calls spent
@@ -133,6 +148,19 @@ func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
 	}
 	err = c.pool.QueryRow(ctx, `SELECT paused_at IS NOT NULL FROM river_queue WHERE name = $1`, queue).Scan(&p.Paused)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
+	}
+	var ci CheckIns
+	var attending bool
+	err = c.pool.QueryRow(ctx, `SELECT c.every, c.done, c.next, c.due, coalesce(b.attended > now() - $2::interval, false)
+		FROM tenax_checkins c LEFT JOIN tenax_breakers b ON b.job_id = c.job_id WHERE c.job_id = $1`, jobID, attended).
+		Scan(&ci.Every, &ci.Done, &ci.Next, &ci.Due, &attending)
+	switch {
+	case err == nil:
+		if ci.Every > 0 && attending {
+			p.CheckIns = &ci
+		}
+	case !errors.Is(err, pgx.ErrNoRows):
 		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
 	}
 	b, err := c.breaker(ctx, jobID)

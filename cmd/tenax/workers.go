@@ -547,6 +547,13 @@ func workersStatus(ctx context.Context, g *globals, id string) error {
 	}
 	fmt.Fprintf(g.stdout, "Queue:     %d finished, %d waiting, %d running, %d retrying, %d discarded by River (resume --workers enqueues them again)%s\n",
 		p.Finished, p.Waiting, p.Running, p.Retrying, p.Discarded, breakerNote(p))
+	if ci := p.CheckIns; ci != nil {
+		if ci.Due {
+			fmt.Fprintf(g.stdout, "Check-in:  due (every %d items): the queue is paused until the attending terminal answers\n", ci.Every)
+		} else {
+			fmt.Fprintf(g.stdout, "Check-ins: every %d items, held by the attending terminal: %d of %d toward the next\n", ci.Every, ci.Done, ci.Next)
+		}
+	}
 	if b := p.Budget; b != nil {
 		fmt.Fprintf(g.stdout, "Budget:    %d tokens, $%.4f spent by the job's workers since it was created or resumed, %d tokens held by calls under way\n", b.Tokens, b.CostUSD, b.Held)
 	}

@@ -246,6 +246,9 @@ concurrency: {max: 2}
 	term.expect("Check-in: ")
 	term.expect("/40 done, 0 failed. Latest results:")
 	term.expect("[C]ontinue  [A]bort")
+	if st := w.tenax("status", id, "--store", pg); !strings.Contains(st.stdout, "Check-in:  due (every 10 items): the queue is paused until the attending terminal answers") {
+		t.Errorf("status while a check-in is asked does not say so:\n%s%s", st.stdout, st.stderr)
+	}
 	term.send("c\n")
 	term.expect("Check-in: ")
 	term.expect("[C]ontinue  [A]bort")
