@@ -361,6 +361,13 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	}
+	answered(w, r, id)
+}
+
+// answered ends a request that answered job id: the page's script, which
+// posts without leaving the page (via=fetch), needs no body; a form
+// posted without it goes back to the job's page.
+func answered(w http.ResponseWriter, r *http.Request, id string) {
 	if r.PostFormValue("via") == "fetch" {
 		w.WriteHeader(http.StatusNoContent)
 		return

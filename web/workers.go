@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"slices"
 	"time"
 
@@ -75,18 +74,14 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "answer continue or abort", http.StatusBadRequest)
 		return
 	}
-	var answered *worker.AnsweredError
+	var answeredErr *worker.AnsweredError
 	switch err := s.cfg.Workers.Decide(r.Context(), id, d, s.cfg.Operator); {
-	case errors.Is(err, worker.ErrBreakerClosed), errors.As(err, &answered):
+	case errors.Is(err, worker.ErrBreakerClosed), errors.As(err, &answeredErr):
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	if r.PostFormValue("via") == "fetch" {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	http.Redirect(w, r, "/jobs/"+url.PathEscape(id), http.StatusSeeOther)
+	answered(w, r, id)
 }
