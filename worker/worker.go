@@ -116,6 +116,30 @@ func (w *Worker) ID() string { return w.id }
 // Finished returns how many items this worker has recorded.
 func (w *Worker) Finished() int64 { return w.finished.Load() }
 
+// Status is what a worker is doing, for a report of its progress.
+type Status struct {
+	// Jobs are the jobs it has taken up, sorted.
+	Jobs []string
+	// InFlight counts its items under way, over all its jobs.
+	InFlight int
+	// Finished counts the items it recorded since it started.
+	Finished int64
+}
+
+// Status returns what the worker is doing now.
+func (w *Worker) Status() Status {
+	w.mu.Lock()
+	st := Status{Jobs: make([]string, 0, len(w.runners))}
+	for id, r := range w.runners {
+		st.Jobs = append(st.Jobs, id)
+		st.InFlight += r.inFlight()
+	}
+	w.mu.Unlock()
+	slices.Sort(st.Jobs)
+	st.Finished = w.finished.Load()
+	return st
+}
+
 // StopNow cancels the calls in flight (their items go back to the queue
 // for another worker); Run then returns at once.
 func (w *Worker) StopNow() { w.stopNow() }
@@ -248,17 +272,9 @@ loop:
 // (which rescues jobs attempted longer than RescueAfter ago) takes only a
 // dead worker's items.
 func (w *Worker) heartbeat(ctx context.Context) error {
-	w.mu.Lock()
-	jobs := make([]string, 0, len(w.runners))
-	inFlight := 0
-	for id, r := range w.runners {
-		jobs = append(jobs, id)
-		inFlight += r.inFlight()
-	}
-	w.mu.Unlock()
-	slices.Sort(jobs)
+	st := w.Status()
 	if _, err := w.c.pool.Exec(ctx, `UPDATE tenax_workers SET heartbeat = now(), jobs = $2, in_flight = $3, finished = $4 WHERE id = $1`,
-		w.id, jobs, inFlight, w.finished.Load()); err != nil {
+		w.id, st.Jobs, st.InFlight, st.Finished); err != nil {
 		return err
 	}
 	_, err := w.c.pool.Exec(ctx, `UPDATE river_job SET attempted_at = now()

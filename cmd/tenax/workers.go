@@ -81,6 +81,7 @@ func newWorkerCmd(g *globals) *cobra.Command {
 		all         bool
 		concurrency int
 		rescue      time.Duration
+		reportEvery time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -107,6 +108,9 @@ hands waiting items back to the queue; a second cancels the calls in flight.`,
 			if all == (len(jobs) > 0) {
 				return usageErr(errors.New("say which jobs to work on: --job ID (repeatable) or --all"))
 			}
+			if reportEvery < 0 {
+				return usageErr(fmt.Errorf("--report-every %s: want 0 (no reports) or more", reportEvery))
+			}
 			if concurrency < 0 {
 				return usageErr(fmt.Errorf("--concurrency %d: want 0 (the spec's concurrency.max) or more", concurrency))
 			}
@@ -128,7 +132,10 @@ hands waiting items back to the queue; a second cancels the calls in flight.`,
 				return usageErr(err)
 			}
 			fmt.Fprintf(g.stderr, "tenax: worker %s on schema %s\n", w.ID(), c.Schema())
-			return runWorkers(ctx, g, []*worker.Worker{w})
+			stop := reportWorker(g.stderr, w, reportEvery)
+			err = runWorkers(ctx, g, []*worker.Worker{w})
+			stop()
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -136,8 +143,54 @@ hands waiting items back to the queue; a second cancels the calls in flight.`,
 	f.BoolVar(&all, "all", false, "work on every job enqueued for workers, new ones included")
 	f.IntVar(&concurrency, "concurrency", 0, "most items of one job in flight on this worker (0 = the spec's concurrency.max)")
 	f.DurationVar(&rescue, "rescue-after", worker.DefaultRescueAfter, "River rescues a dead worker's items this long after its last heartbeat")
+	f.DurationVar(&reportEvery, "report-every", 10*time.Second, "print the jobs taken up and the items finished this often, when there is news (0 = never)")
 	addStoreFlag(cmd, g)
 	return cmd
+}
+
+// reportWorker prints on out, every interval, what w did since the last
+// report: each job it took up, and its items finished and in flight while
+// it works (an idle worker prints nothing); stop prints its total. A
+// worker is a long-running process whose stderr is often a log, so these
+// are lines, not a progress bar.
+func reportWorker(out io.Writer, w *worker.Worker, every time.Duration) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		if every <= 0 {
+			<-done
+			return
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		seen := map[string]bool{}
+		var last int64
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			st := w.Status()
+			for _, id := range st.Jobs {
+				if !seen[id] {
+					seen[id] = true
+					fmt.Fprintf(out, "tenax: worker %s: working on job %s\n", w.ID(), id)
+				}
+			}
+			if st.Finished == last && st.InFlight == 0 {
+				continue
+			}
+			fmt.Fprintf(out, "tenax: worker %s: %d items finished (+%d in %s, %.1f/s), %d in flight\n",
+				w.ID(), st.Finished, st.Finished-last, every, float64(st.Finished-last)/every.Seconds(), st.InFlight)
+			last = st.Finished
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+		fmt.Fprintf(out, "tenax: worker %s stopped: %d items finished\n", w.ID(), w.Finished())
+	}
 }
 
 // runWorkers runs workers until the context ends or a signal comes: the

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -84,6 +85,40 @@ func TestPostgresUIShowsAJobOnWorkers(t *testing.T) {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the page of a job on workers has no %q:\n%s", want, page)
 		}
+	}
+}
+
+// TestPostgresWorkerCommandReportsItsProgress: tenax worker printed
+// nothing between its first line and its stop, however many items it ran.
+func TestPostgresWorkerCommandReportsItsProgress(t *testing.T) {
+	pg := postgresStore(t)
+	w := fixLaterWorkdir(t)
+	r := w.tenax("run", "job.yaml", "--store", pg, "--workers", "0")
+	if r.code != 0 {
+		t.Fatalf("run --workers 0: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	id := jobID(t, r)
+	cmd, stderr := w.start(t, "worker", "--job", id, "--store", pg, "--report-every", "100ms")
+	defer func() { _ = cmd.Process.Kill() }()
+	sc := bufio.NewScanner(stderr)
+	var seen strings.Builder
+	want := []string{"working on job " + id, "40 items finished ("}
+	for len(want) > 0 && sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), want[0]) {
+			want = want[1:]
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("the worker's stderr has no %q:\n%s", want[0], seen.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(stderr)
+	_ = cmd.Wait()
+	if !strings.Contains(string(rest), "stopped: 40 items finished") {
+		t.Errorf("the worker's last lines do not give its total:\n%s%s", seen.String(), rest)
 	}
 }
 
