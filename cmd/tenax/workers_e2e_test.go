@@ -48,17 +48,25 @@ func TestPostgresWorkersEnqueueWorkStatusResume(t *testing.T) {
 	}
 }
 
-// TestPostgresUIShowsAJobOnWorkers: tenax ui on a PostgreSQL store showed
-// a job run by workers as its records alone, without its queue, its
-// workers or its shared breaker.
-func TestPostgresUIShowsAJobOnWorkers(t *testing.T) {
-	pg := postgresStore(t)
-	w := fixLaterWorkdir(t)
+// enqueuedJob enqueues fixLaterWorkdir's job of 40 items for workers in a
+// PostgreSQL store of the test's own, and returns its workdir, the store
+// and the job's id.
+func enqueuedJob(t *testing.T) (w *workdir, pg, id string) {
+	t.Helper()
+	pg = postgresStore(t)
+	w = fixLaterWorkdir(t)
 	r := w.tenax("run", "job.yaml", "--store", pg, "--workers", "0")
 	if r.code != 0 {
 		t.Fatalf("run --workers 0: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	id := jobID(t, r)
+	return w, pg, jobID(t, r)
+}
+
+// TestPostgresUIShowsAJobOnWorkers: tenax ui on a PostgreSQL store showed
+// a job run by workers as its records alone, without its queue, its
+// workers or its shared breaker.
+func TestPostgresUIShowsAJobOnWorkers(t *testing.T) {
+	w, pg, id := enqueuedJob(t)
 	cmd, stderr := w.start(t, "ui", id, "--store", pg)
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	sc := bufio.NewScanner(stderr)
@@ -91,13 +99,7 @@ func TestPostgresUIShowsAJobOnWorkers(t *testing.T) {
 // TestPostgresWorkerCommandReportsItsProgress: tenax worker printed
 // nothing between its first line and its stop, however many items it ran.
 func TestPostgresWorkerCommandReportsItsProgress(t *testing.T) {
-	pg := postgresStore(t)
-	w := fixLaterWorkdir(t)
-	r := w.tenax("run", "job.yaml", "--store", pg, "--workers", "0")
-	if r.code != 0 {
-		t.Fatalf("run --workers 0: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	id := jobID(t, r)
+	w, pg, id := enqueuedJob(t)
 	cmd, stderr := w.start(t, "worker", "--job", id, "--store", pg, "--report-every", "100ms")
 	defer func() { _ = cmd.Process.Kill() }()
 	sc := bufio.NewScanner(stderr)
