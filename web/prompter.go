@@ -141,7 +141,8 @@ func (p *Prompter) Answer(id uint64, goOn bool) error {
 	q, ch := *p.pending, p.answer
 	p.pending, p.answer = nil, nil
 	p.mu.Unlock()
-	ch <- goOn // buffered: never blocks
+	// Told before the run has its answer, so that what OnAnswer prints
+	// comes before whatever the run does next.
 	if p.OnAnswer != nil {
 		answer := "abort"
 		if goOn {
@@ -149,6 +150,7 @@ func (p *Prompter) Answer(id uint64, goOn bool) error {
 		}
 		p.OnAnswer(q, answer)
 	}
+	ch <- goOn // buffered: never blocks
 	p.signal()
 	return nil
 }

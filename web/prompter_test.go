@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tenaxhq/tenax/console"
@@ -161,4 +162,46 @@ func TestTerminalAnswersTheTripAfterOneThePageAnswered(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTheTerminalIsToldOfAPageAnswerBeforeTheRunGoesOn: OnAnswer ran
+// after the run had its answer, so the terminal's "answered on the web
+// page" could come after what the run printed next (and ExampleRace's
+// output came out of order on a loaded machine).
+func TestTheTerminalIsToldOfAPageAnswerBeforeTheRunGoesOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := NewMonitor(nil).Prompter
+		told, release := make(chan struct{}), make(chan struct{})
+		p.OnAnswer = func(Question, string) {
+			close(told)
+			<-release
+		}
+		decided := make(chan engine.TripDecision, 1)
+		go func() { decided <- p.Trip(context.Background(), engine.TripReport{Reason: "test"}) }()
+		synctest.Wait()
+		q := p.Pending()
+		if q == nil {
+			t.Fatal("no question pending while Trip waits")
+		}
+		answered := make(chan error, 1)
+		go func() { answered <- p.Answer(q.ID, true) }()
+		<-told
+		// Every goroutine is blocked now: the run has its answer only if
+		// it was sent before OnAnswer returned.
+		synctest.Wait()
+		select {
+		case d := <-decided:
+			close(release)
+			<-answered
+			t.Fatalf("the run had its answer (%v) while OnAnswer was still telling the terminal", d)
+		default:
+		}
+		close(release)
+		if err := <-answered; err != nil {
+			t.Fatal(err)
+		}
+		if d := <-decided; d != engine.TripContinue {
+			t.Errorf("Trip returned %v, want TripContinue", d)
+		}
+	})
 }
