@@ -60,6 +60,22 @@ func (w *workdir) ledger(id string) []batch.Entry {
 	return entries
 }
 
+// slowBatchJob writes job.yaml, a batch-mode job of n words through
+// provider's batch API on a mock whose batches take 3 s (time to kill a
+// run while it polls), with invalid answers and server errors among them;
+// the waves after the first are small: the online tail finishes them.
+func slowBatchJob(t *testing.T, provider string, n int) (*mock.Server, *workdir) {
+	t.Helper()
+	srv := mock.New(mock.Config{Seed: 9, Faults: mock.Faults{InvalidOutput: 0.1, Server: 0.05},
+		Batch: mock.BatchConfig{ProcessingTime: 3 * time.Second}})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	w := newWorkdir(t)
+	w.words(n)
+	w.write("job.yaml", batchSpec(provider, hs.URL, "batch: {poll_interval: 50ms, poll_max: 200ms, online_tail: 100}\n"), 0o644)
+	return srv, w
+}
+
 // killWhilePolling runs tenax with args in w until its first wave of
 // batches is submitted and polled (the batch ids are in the job's ledger),
 // kills it with SIGKILL, and returns the job's id.
@@ -90,14 +106,7 @@ func killWhilePolling(t *testing.T, w *workdir, args ...string) string {
 func TestBatchJobKilledWhilePollingResumesWithoutResubmitting(t *testing.T) {
 	for _, provider := range []string{"openai", "anthropic"} {
 		t.Run(provider, func(t *testing.T) {
-			srv := mock.New(mock.Config{Seed: 9, Faults: mock.Faults{InvalidOutput: 0.1, Server: 0.05},
-				Batch: mock.BatchConfig{ProcessingTime: 3 * time.Second}})
-			hs := httptest.NewServer(srv)
-			defer hs.Close()
-			w := newWorkdir(t)
-			w.words(500)
-			// The waves after the first are small: the online tail finishes them.
-			w.write("job.yaml", batchSpec(provider, hs.URL, "batch: {poll_interval: 50ms, poll_max: 200ms, online_tail: 100}\n"), 0o644)
+			srv, w := slowBatchJob(t, provider, 500)
 
 			id := killWhilePolling(t, w, "run", "job.yaml")
 			before := srv.BatchStats()
@@ -262,13 +271,7 @@ func TestUIShowsABatchJobsWavesWhileTheyRun(t *testing.T) {
 // creates it, as the workers' migration does.
 func TestPostgresBatchJobKilledWhilePollingResumesWithoutResubmitting(t *testing.T) {
 	pg := pgtest.AbsentDSN(t, "tenax_cli_batch_")
-	srv := mock.New(mock.Config{Seed: 9, Faults: mock.Faults{InvalidOutput: 0.1, Server: 0.05},
-		Batch: mock.BatchConfig{ProcessingTime: 3 * time.Second}})
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	w := newWorkdir(t)
-	w.words(300)
-	w.write("job.yaml", batchSpec("openai", hs.URL, "batch: {poll_interval: 50ms, poll_max: 200ms, online_tail: 100}\n"), 0o644)
+	srv, w := slowBatchJob(t, "openai", 300)
 
 	id := killWhilePolling(t, w, "run", "job.yaml", "--store", pg)
 	if before := srv.BatchStats(); before.Submissions != 1 || before.Requests != 300 {
