@@ -314,8 +314,8 @@ func TestAdaptiveJumpsToWhatAKnownRateNeedsInsteadOfDoubling(t *testing.T) {
 // of 503s are noise and must not pin the limit. The first noise filter
 // (three 429s above 5% of a window) passed when the 429s came every 50th
 // call, never three in under 60 outcomes, yet random 2% 429s tripped it
-// once in 600–800 outcomes (64 false decreases held the ceiling of 64
-// near 42), and CI saw even the regular ones bunch when calls ending at
+// once in 600–800 outcomes (55–64 false decreases held the ceiling of 64
+// at 42–49), and CI saw even the regular ones bunch when calls ending at
 // one instant came back out of order.
 func TestAdaptiveHoldsTheCeilingUnderSporadic429sAnd5xx(t *testing.T) {
 	for _, tc := range []struct {

@@ -26,7 +26,11 @@ import (
 type goodput struct {
 	Items, RPM, Concurrency, Rounds int
 	Prefill                         bool
-	Variants                        string
+	// NoHeaders strips the x-ratelimit-* headers from every answer, as an
+	// OpenAI-compatible server behind a rate-limiting proxy may: then only
+	// the 429s tell adaptive concurrency where the limit is.
+	NoHeaders bool
+	Variants  string
 	// Latency is the mock's answer time; Sporadic429 and Server5xx are the
 	// shares of requests it answers 429 (with Retry-After: 1, whatever the
 	// limit) and 500 at random.
@@ -72,8 +76,8 @@ func (r goodputRun) share429() float64 {
 
 func (g goodput) run(ctx context.Context, out io.Writer) error {
 	variants := strings.Split(g.Variants, ",")
-	fmt.Fprintf(out, "goodput: %d requests, hidden limit %d rpm, latency %v, sporadic 429s %.0f%%, 5xx %.0f%%, concurrency max %d, prefill %v\n",
-		g.Items, g.RPM, g.Latency, 100*g.Sporadic429, 100*g.Server5xx, g.Concurrency, g.Prefill)
+	fmt.Fprintf(out, "goodput: %d requests, hidden limit %d rpm, latency %v, sporadic 429s %.0f%%, 5xx %.0f%%, concurrency max %d, prefill %v, rate-limit headers %v\n",
+		g.Items, g.RPM, g.Latency, 100*g.Sporadic429, 100*g.Server5xx, g.Concurrency, g.Prefill, !g.NoHeaders)
 	fmt.Fprintf(out, "%-5s %-13s %8s %5s %6s %7s %9s %6s %7s %7s %6s %6s %9s %9s %4s %5s %6s %7s  %-22s %s\n",
 		"round", "variant", "seconds", "ok", "failed", "pending", "ok/min", "limit%", "calls", "mockreq", "429s", "429%", "cooldowns", "decreases", "min", "final", "to90%", "steady%", "load", "stop")
 	byVariant := map[string][]goodputRun{}
@@ -131,11 +135,15 @@ func (g goodput) once(ctx context.Context, variant string, round int) (goodputRu
 		Faults: mock.Faults{RateLimit: g.Sporadic429, Server: g.Server5xx}})
 	// The cookbook's script accepts only https:// URLs.
 	cook := strings.HasPrefix(variant, "cookbook")
+	var h http.Handler = srv
+	if g.NoHeaders {
+		h = stripRateLimitHeaders(srv)
+	}
 	var hs *httptest.Server
 	if cook {
-		hs = httptest.NewTLSServer(srv)
+		hs = httptest.NewTLSServer(h)
 	} else {
-		hs = httptest.NewServer(srv)
+		hs = httptest.NewServer(h)
 	}
 	defer hs.Close()
 	if g.Prefill {
@@ -279,3 +287,39 @@ func prefill(ctx context.Context, srv *mock.Server, rpm int, latency time.Durati
 }
 
 var errPrefilled = errors.New("the mock's request bucket is empty")
+
+// stripRateLimitHeaders serves h with the x-ratelimit-* headers taken out
+// of every answer; Retry-After stays.
+func stripRateLimitHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&headerStripper{ResponseWriter: w}, r)
+	})
+}
+
+// headerStripper deletes the rate-limit headers just before they are sent.
+type headerStripper struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (s *headerStripper) WriteHeader(code int) {
+	if !s.wrote {
+		s.wrote = true
+		for k := range s.Header() {
+			if strings.HasPrefix(strings.ToLower(k), "x-ratelimit-") {
+				s.Header().Del(k)
+			}
+		}
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *headerStripper) Write(b []byte) (int, error) {
+	if !s.wrote {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the real writer (Flush).
+func (s *headerStripper) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -50,6 +50,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fs.IntVar(&g.RPM, "rpm", 6000, "the mock's limit of requests per minute (a bucket refilled continuously)")
 		fs.IntVar(&g.Concurrency, "concurrency", 64, "concurrency.max")
 		fs.BoolVar(&g.Prefill, "prefill", false, "empty the mock's request bucket before each job, so the job meets the limit in steady state")
+		fs.BoolVar(&g.NoHeaders, "noheaders", false, "strip the mock's x-ratelimit-* headers, so only 429s say where the limit is")
 		fs.IntVar(&g.Rounds, "rounds", 3, "rounds of adaptive and fixed concurrency")
 		fs.StringVar(&g.Variants, "variants", "adaptive,fixed", "which variants to run, in order: adaptive, fixed, told, cookbook, cookbook-half")
 		fs.DurationVar(&g.Latency, "latency", 0, "the mock's answer latency")
