@@ -75,8 +75,8 @@ func (p plot) run(out io.Writer) error {
 		}
 		if pn.label == "successes per second" && p.RPM > 0 {
 			lim := float64(p.RPM) / 60
-			fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#000" stroke-dasharray="4 3"/><text x="%.0f" y="%.1f">hidden limit %d rpm</text>`+"\n",
-				left, left+plotW, y(lim), y(lim), left+plotW+6, y(lim)+4, p.RPM)
+			fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#000" stroke-dasharray="4 3"/><text x="%.0f" y="%.1f" text-anchor="end">hidden limit %d rpm</text>`+"\n",
+				left, left+plotW, y(lim), y(lim), left+plotW-4, y(lim)-4, p.RPM)
 		}
 		for ci, c := range curves {
 			var pts []string
