@@ -17,17 +17,18 @@ import (
 //   - Slow start: from Config.InitialConcurrency the limit grows by one for
 //     every call that succeeds while all slots were in use, doubling each
 //     round trip, until the first sign of a limit or a round trip at max.
-//     When the request rate
-//     is known (the spec's rate_limit, or the provider's headers), a
-//     success jumps the limit to what that rate needs by Little's law,
-//     rate × the call's round trip × jumpHeadroom: the slots then never
-//     hold back what the pace allows, from the second round trip on.
+//     When the request rate is known (the spec's rate_limit, or the
+//     provider's headers), a success jumps the limit to what that rate
+//     needs by Little's law, rate × the call's round trip × jumpHeadroom:
+//     the slots then never hold back what the pace allows, from the second
+//     round trip on.
 //   - Congestion avoidance after that: one more slot per round trip of
 //     successes at capacity.
 //   - Decrease: to decreaseFactor of the limit (to half when it ends slow
-//     start, which overshoots by up to twice), at most once per round trip: a capacity signal from a call that started before the last
-//     decrease is already answered by it (as TCP reacts once to a window of
-//     losses).
+//     start, which overshoots by up to twice), at most once per round
+//     trip: a capacity signal from a call that started before the last
+//     decrease is already answered by it (as TCP reacts once to a window
+//     of losses).
 //   - What counts as a signal: a 429 that the provider's headers do not
 //     explain as sporadic (they showed room for more calls). A 5xx, 529 or
 //     timeout is a failure of that call, handled by retries and the breaker,
@@ -40,9 +41,9 @@ import (
 //     log-likelihood ratio, a 429 ln(limitShare/noiseShare), a success
 //     ln((1-limitShare)/(1-noiseShare)) < 0, floored at 0; the limit is
 //     reached when the evidence reaches evidenceThreshold. A fixed window
-//     with a share threshold cannot do both: three 429s in the first 59
-//     outcomes of a window, which 2% noise gives one window in ten, read
-//     as 5%.
+//     with a share threshold cannot tell them apart quickly enough without
+//     false alarms: three 429s in the first 59 outcomes of a window, which
+//     2% of noise gives about one window in ten, read as more than 5%.
 //
 // The rate-limit headers, when the provider sends them, are the primary
 // signal and are handled by the gate: their limits pace calls and an
