@@ -1,19 +1,18 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/web"
 )
 
 func newUICmd(g *globals) *cobra.Command {
 	var addr string
 	cmd := &cobra.Command{
-		Use:   "ui [JOB]",
+		Use:   "ui [JOB|latest|NAME]",
 		Short: "Serve a web page of the jobs (or of one job) as their store records them",
 		Long: `Serve a web page that watches jobs through their store: counts by outcome, error
 groups by fingerprint with sample items and hints, recent items and each item's latest
@@ -48,15 +47,12 @@ Loopback by default; --addr with another address requires a token, printed in th
 				cfg.Workers, cfg.Operator = c, operatorName("tenax ui")
 			}
 			if len(args) == 1 {
-				j, err := st.OpenReadOnly(cmd.Context(), args[0])
-				if errors.Is(err, store.ErrNotFound) {
-					return usageErr(fmt.Errorf("no job %s in the store (see `tenax status --all`)", args[0]))
-				}
+				// "latest" and a job's name, as status takes them.
+				id, err := job.ResolveID(cmd.Context(), st, args[0])
 				if err != nil {
 					return err
 				}
-				j.Close()
-				cfg.Job = args[0]
+				cfg.Job = id
 			}
 			ep, err := web.Listen(addr, cfg)
 			if err != nil {

@@ -124,6 +124,13 @@ hands waiting items back to the queue; a second cancels the calls in flight.`,
 				return err
 			}
 			defer c.Close()
+			// "latest" and a job's name, as status and resume take them;
+			// a mistyped id is a usage error before the worker starts.
+			for i, ref := range jobs {
+				if jobs[i], err = job.ResolveID(ctx, c.Store(), ref); err != nil {
+					return err
+				}
+			}
 			w, err := c.NewWorker(worker.Config{
 				Jobs: jobs, Concurrency: concurrency, RescueAfter: rescue,
 				Options: job.Options{Home: g.homeDir(), Version: version, Logger: log},
@@ -139,7 +146,7 @@ hands waiting items back to the queue; a second cancels the calls in flight.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&jobs, "job", nil, "work on this job (repeatable)")
+	f.StringSliceVar(&jobs, "job", nil, "work on this job: an id, latest, or a job's name (repeatable)")
 	f.BoolVar(&all, "all", false, "work on every job enqueued for workers, new ones included")
 	f.IntVar(&concurrency, "concurrency", 0, "most items of one job in flight on this worker (0 = the spec's concurrency.max)")
 	f.DurationVar(&rescue, "rescue-after", worker.DefaultRescueAfter, "River rescues a dead worker's items this long after its last heartbeat")
@@ -238,6 +245,10 @@ func runWorkers(ctx context.Context, g *globals, ws []*worker.Worker) error {
 	if errors.As(first, &ue) {
 		return usageErr(first)
 	}
+	if errors.Is(first, worker.ErrNotQueued) {
+		// A --job that one process ran: nothing for workers to do.
+		return usageErr(first)
+	}
 	if first != nil {
 		return &exitError{code: exitStorage, err: first}
 	}
@@ -246,7 +257,7 @@ func runWorkers(ctx context.Context, g *globals, ws []*worker.Worker) error {
 
 func newBreakerCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "breaker continue|abort JOB",
+		Use:   "breaker continue|abort JOB|latest|NAME",
 		Short: "Answer the open circuit breaker of a job run by workers",
 		Long: `When a job run by workers trips its circuit breaker, every worker stops taking its
 items. With breaker.on_trip: prompt the workers wait for this answer: continue resets
@@ -267,14 +278,18 @@ answer came first and from where.`,
 				return err
 			}
 			defer c.Close()
-			if err := c.Decide(cmd.Context(), args[1], d, operatorName("tenax breaker")); err != nil {
+			id, err := job.ResolveID(cmd.Context(), c.Store(), args[1])
+			if err != nil {
+				return err
+			}
+			if err := c.Decide(cmd.Context(), id, d, operatorName("tenax breaker")); err != nil {
 				var ae *worker.AnsweredError
 				if errors.Is(err, worker.ErrBreakerClosed) || errors.As(err, &ae) {
 					return usageErr(err)
 				}
 				return err
 			}
-			fmt.Fprintf(g.stdout, "tenax: job %s: %s\n", args[1], d)
+			fmt.Fprintf(g.stdout, "tenax: job %s: %s\n", id, d)
 			return nil
 		},
 	}

@@ -367,3 +367,73 @@ func atoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestWorkerBreakerAndUITakeLatestAndRefuseAnUnknownJob: `tenax worker
+// --job`, `tenax breaker` and `tenax ui` took a job reference as a bare id
+// where status and resume take "latest" too: `tenax breaker continue
+// latest` said the breaker of job "latest" was not open, `tenax worker
+// --job latest` exited 4 as if the database had failed, and a mistyped
+// id gave the worker the same exit 4 (found by running them as an
+// operator). They now resolve the reference, and an unknown one is a
+// usage error naming the jobs there are.
+func TestWorkerBreakerAndUITakeLatestAndRefuseAnUnknownJob(t *testing.T) {
+	w, pg, id := enqueuedJob(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"breaker", "continue", "latest"}, "job " + id + ": the job's circuit breaker is not open"},
+		{[]string{"breaker", "abort", "job_20990101_000000"}, `no job "job_20990101_000000"`},
+		{[]string{"worker", "--job", "job_20990101_000000"}, `no job "job_20990101_000000"`},
+		{[]string{"ui", "job_20990101_000000"}, `no job "job_20990101_000000"`},
+	} {
+		r := w.tenax(append(c.args, "--store", pg)...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("tenax %s: exit %d, want 2 saying %q\n%s%s", strings.Join(c.args, " "), r.code, c.want, r.stdout, r.stderr)
+		}
+	}
+
+	cmd, stderr := w.start(t, "worker", "--job", "latest", "--store", pg, "--report-every", "100ms")
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(stderr)
+	var seen strings.Builder
+	for !strings.Contains(seen.String(), "40 items finished (") && sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+	}
+	if !strings.Contains(seen.String(), "working on job "+id) {
+		t.Fatalf("tenax worker --job latest did not work on job %s:\n%s", id, seen.String())
+	}
+
+	ui, uiErr := w.start(t, "ui", "latest", "--store", pg)
+	defer func() { _ = ui.Process.Kill(); _ = ui.Wait() }()
+	sc = bufio.NewScanner(uiErr)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "tenax: serving ") {
+		t.Fatalf("tenax ui latest serves nothing: %q", sc.Text())
+	}
+	go func() { _, _ = io.Copy(io.Discard, uiErr) }()
+	base, _, _ := strings.Cut(strings.TrimPrefix(sc.Text(), "tenax: serving "), " ")
+	res, err := http.Get(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if got := res.Request.URL.Path; got != "/jobs/"+id {
+		t.Errorf("tenax ui latest serves %s, want the page of /jobs/%s", got, id)
+	}
+}
+
+// TestWorkerOnAJobOneProcessRanIsAUsageError: `tenax worker --job ID` of
+// a job run without --workers exited 4, which says tenax's own storage
+// failed, for what is a wrong job id; it is 2 now.
+func TestWorkerOnAJobOneProcessRanIsAUsageError(t *testing.T) {
+	pg := postgresStore(t)
+	w := fixLaterWorkdir(t)
+	r := w.tenax("run", "job.yaml", "--store", pg, "-q")
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	id := jobID(t, r)
+	if r := w.tenax("worker", "--job", id, "--store", pg); r.code != 2 || !strings.Contains(r.stderr, "not enqueued for workers") {
+		t.Errorf("worker --job %s: exit %d, want 2 saying it was not enqueued for workers\n%s", id, r.code, r.stderr)
+	}
+}
