@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/tenaxhq/tenax/worker"
@@ -74,9 +75,17 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "answer continue or abort", http.StatusBadRequest)
 		return
 	}
+	// The form names the trip it was shown for, so that a page left open
+	// (or a click as the breaker trips again) does not answer a question
+	// its operator never saw.
+	trip, err := strconv.Atoi(r.PostFormValue("trip"))
+	if err != nil || trip < 1 {
+		http.Error(w, "which trip? (the form has no trip number)", http.StatusBadRequest)
+		return
+	}
 	var answeredErr *worker.AnsweredError
-	switch err := s.cfg.Workers.Decide(r.Context(), id, d, s.cfg.Operator); {
-	case errors.Is(err, worker.ErrBreakerClosed), errors.As(err, &answeredErr):
+	switch err := s.cfg.Workers.DecideTrip(r.Context(), id, trip, d, s.cfg.Operator); {
+	case errors.Is(err, worker.ErrBreakerClosed), errors.Is(err, worker.ErrTripSettled), errors.As(err, &answeredErr):
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	case err != nil:

@@ -157,7 +157,8 @@ func TestPageOfAJobOnWorkersShowsThemAndAnswersTheirBreaker(t *testing.T) {
 		want int
 	}{
 		{"no form secret", url.Values{"decision": {"abort"}}, http.StatusForbidden},
-		{"neither continue nor abort", url.Values{"csrf": {s.csrf}, "decision": {"maybe"}}, http.StatusBadRequest},
+		{"neither continue nor abort", url.Values{"csrf": {s.csrf}, "trip": {"1"}, "decision": {"maybe"}}, http.StatusBadRequest},
+		{"no trip", url.Values{"csrf": {s.csrf}, "decision": {"abort"}}, http.StatusBadRequest},
 	} {
 		if code, body := post(s, "/jobs/"+id+"/decide", c.form); code != c.want {
 			t.Errorf("%s: %d %s, want %d", c.name, code, body, c.want)
@@ -167,7 +168,7 @@ func TestPageOfAJobOnWorkersShowsThemAndAnswersTheirBreaker(t *testing.T) {
 		t.Fatalf("a refused form changed the job to %s", st)
 	}
 
-	if code, body := post(s, "/jobs/"+id+"/decide", url.Values{"csrf": {s.csrf}, "decision": {"abort"}}); code != http.StatusSeeOther {
+	if code, body := post(s, "/jobs/"+id+"/decide", url.Values{"csrf": {s.csrf}, "trip": {"1"}, "decision": {"abort"}}); code != http.StatusSeeOther {
 		t.Fatalf("the page's Abort: %d %s, want 303", code, body)
 	}
 	pollPage(t, s, id, "the page to show the answer", `Answered: <b>abort</b>, by the page of the test.`)
@@ -178,9 +179,60 @@ func TestPageOfAJobOnWorkersShowsThemAndAnswersTheirBreaker(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if code, body := post(s, "/jobs/"+id+"/decide", url.Values{"csrf": {s.csrf}, "decision": {"continue"}}); code != http.StatusConflict || !strings.Contains(body, "answered already: abort, by the page of the test") {
+	if code, body := post(s, "/jobs/"+id+"/decide", url.Values{"csrf": {s.csrf}, "trip": {"1"}, "decision": {"continue"}}); code != http.StatusConflict || !strings.Contains(body, "answered already: abort, by the page of the test") {
 		t.Errorf("a second answer: %d %s, want 409 saying who answered first", code, body)
 	}
+}
+
+// TestAPageShownForOneTripDoesNotAnswerTheNext: the page's Continue and
+// Abort of a job on workers answered whatever trip was open when the
+// click arrived, so a page shown for trip 1, answered meanwhile by
+// `tenax breaker`, aborted trip 2, which its operator never saw (found by
+// posting a page's form after answering from a terminal). The form names
+// its trip now, as a single process's question does.
+func TestAPageShownForOneTripDoesNotAnswerTheNext(t *testing.T) {
+	dsn := pgtest.AbsentDSN(t, "tenax_web_")
+	c, err := worker.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	id := enqueueOnWorkers(t, c, 40)
+	s := New(Config{Store: c.Store(), Workers: c, Operator: "the page of the test"})
+	w, err := c.NewWorker(worker.Config{Jobs: []string{id}, Concurrency: 2,
+		Options: job.Options{Home: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := w.Run(ctx); err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+	defer func() { cancel(); wg.Wait() }()
+
+	pollPage(t, s, id, "trip 1 to ask", `id="workers-abort"`, ", trip 1</small>")
+	if err := c.Decide(t.Context(), id, worker.Continue, "tenax breaker elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	// Every call fails: the breaker trips again.
+	pollPage(t, s, id, "trip 2 to ask", `id="workers-abort"`, ", trip 2</small>", "Status:     401")
+	code, body := post(s, "/jobs/"+id+"/decide", url.Values{"csrf": {s.csrf}, "trip": {"1"}, "decision": {"abort"}})
+	if code != http.StatusConflict || !strings.Contains(body, "tripped again") {
+		t.Errorf("Abort on the page of trip 1: %d %s, want 409 saying the breaker tripped again", code, body)
+	}
+	if p := page(t, s, id); strings.Contains(p, "Answered:") || !strings.Contains(p, `id="workers-abort"`) {
+		t.Errorf("an answer to trip 1 answered trip 2:\n%s", p)
+	}
+	if st := jobStateOf(t, c, id); st != store.StateRunning {
+		t.Errorf("an answer to trip 1 changed the job to %s", st)
+	}
+	if code, body := post(s, "/jobs/"+id+"/decide", url.Values{"csrf": {s.csrf}, "trip": {"2"}, "decision": {"abort"}}); code != http.StatusSeeOther {
+		t.Fatalf("Abort on the page of trip 2: %d %s, want 303", code, body)
+	}
+	pollPage(t, s, id, "the page to show the answer", `Answered: <b>abort</b>, by the page of the test.`)
 }
 
 func jobStateOf(t *testing.T, c *worker.Client, id string) store.State {

@@ -145,12 +145,12 @@ func (c *Client) ask(ctx context.Context, t *time.Ticker, q Question, by string,
 			if !r.ok {
 				return nil
 			}
-			err := c.Decide(ctx, q.JobID, r.d, by)
+			err := c.DecideTrip(ctx, q.JobID, q.Trip, r.d, by)
 			var ae *AnsweredError
 			switch {
 			case errors.As(err, &ae):
 				op.Settled(q, Answer{Decision: ae.Decision, By: ae.By})
-			case errors.Is(err, ErrBreakerClosed):
+			case errors.Is(err, ErrBreakerClosed), errors.Is(err, ErrTripSettled):
 				c.settled(ctx, q, op)
 			case err != nil && ctx.Err() == nil:
 				return err
@@ -170,7 +170,7 @@ func (c *Client) ask(ctx context.Context, t *time.Ticker, q Question, by string,
 		if r := <-replies; r.ok {
 			// Answered here at the same moment: the database decides
 			// whose answer came first.
-			if err := c.Decide(ctx, q.JobID, r.d, by); err == nil {
+			if err := c.DecideTrip(ctx, q.JobID, q.Trip, r.d, by); err == nil {
 				return nil
 			}
 		}

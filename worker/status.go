@@ -195,6 +195,11 @@ const (
 // open.
 var ErrBreakerClosed = errors.New("the job's circuit breaker is not open")
 
+// ErrTripSettled is returned by DecideTrip when the trip it answers was
+// settled (answered, or closed by its probes) and the breaker tripped
+// again since: an answer to one question never answers the next.
+var ErrTripSettled = errors.New("that trip of the circuit breaker was settled already, and it tripped again since")
+
 // AnsweredError is returned by Decide when the breaker's trip was
 // answered already: the first answer wins.
 type AnsweredError struct {
@@ -216,13 +221,21 @@ func (e *AnsweredError) Error() string {
 // The first answer to a trip wins: a later one returns an *AnsweredError
 // saying which, and ErrBreakerClosed once the breaker closed again.
 func (c *Client) Decide(ctx context.Context, jobID string, d Decision, by string) error {
+	return c.DecideTrip(ctx, jobID, 0, d, by)
+}
+
+// DecideTrip is Decide for the operator who saw one question: it answers
+// trip trip of the job's breaker (BreakerState.Trips, Question.Trip) and
+// no later one. Once that trip was settled and the breaker tripped again,
+// it returns ErrTripSettled. Trip 0 answers whichever trip is open.
+func (c *Client) DecideTrip(ctx context.Context, jobID string, trip int, d Decision, by string) error {
 	if d != Continue && d != Abort {
 		return fmt.Errorf("worker: decision %q: want continue or abort", d)
 	}
 	var b breakerRow
 	for {
 		tag, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET decision = $2, decided_by = $3, updated = now()
-			WHERE job_id = $1 AND state = 'open' AND decision = ''`, jobID, string(d), by)
+			WHERE job_id = $1 AND state = 'open' AND decision = '' AND ($4::integer = 0 OR trips = $4)`, jobID, string(d), by, trip)
 		if err != nil {
 			return fmt.Errorf("worker: job %s: %w", jobID, err)
 		}
@@ -232,6 +245,9 @@ func (c *Client) Decide(ctx context.Context, jobID string, d Decision, by string
 		}
 		if tag.RowsAffected() == 1 {
 			break
+		}
+		if trip != 0 && b.Trips != trip {
+			return fmt.Errorf("worker: job %s: trip %d: %w (trip %d now)", jobID, trip, ErrTripSettled, b.Trips)
 		}
 		if b.State != "open" {
 			return fmt.Errorf("worker: job %s: %w", jobID, ErrBreakerClosed)
