@@ -345,6 +345,23 @@ func (c *Client) resetBreaker(ctx context.Context, jobID, queue string) error {
 	return nil
 }
 
+// jobCounts puts the job's counts in place of this worker's in st, for
+// the question of a trip: it speaks for every worker of the job, and a
+// worker's engine knows neither the job's items nor what the other
+// workers finished (its question said "Processed: 8/0" of a job of 200
+// items). When the records cannot be read, the worker's own counts stay,
+// out of the job's items.
+func (s *shared) jobCounts(ctx context.Context, st engine.Stats) engine.Stats {
+	st.Total = s.r.sj.Manifest().Items
+	var done, failed int
+	err := s.r.w.c.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE failed)
+		FROM (SELECT DISTINCT ON (idx) failed FROM tenax_records WHERE job_id = $1 ORDER BY idx, seq DESC) latest`, s.r.jobID).Scan(&done, &failed)
+	if err == nil {
+		st.Succeeded, st.Failed = done-failed, failed
+	}
+	return st
+}
+
 // Trip is the Prompter of a job whose on_trip is prompt: no worker has a
 // terminal, so the trip waits for the operator's decision in the database
 // (`tenax breaker continue|abort JOB`, or the terminal of an attached
@@ -361,6 +378,7 @@ func (s *shared) Trip(ctx context.Context, rep engine.TripReport) engine.TripDec
 		r.w.log.Warn("circuit breaker open: no terminal attends the job (on_trip unset): aborting", "job", r.jobID, "reason", rep.Reason, "last_error", last)
 		return s.abortUnattended(ctx)
 	}
+	rep.Stats = s.jobCounts(ctx, rep.Stats)
 	q := console.NewTripQuestion(rep, s.failures)
 	q.Summary = r.plan.Spec.Redact(q.Summary)
 	for i, f := range q.Failures {

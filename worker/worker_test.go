@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -423,6 +424,31 @@ func TestAttendedOperatorsAnswersReachEveryWorker(t *testing.T) {
 	}
 	if p.Breaker.Decision != "abort" || p.Breaker.DecidedBy != "the test's terminal" || p.Breaker.Trips != 2 {
 		t.Errorf("breaker %+v, want trip 2 aborted by the test's terminal", p.Breaker)
+	}
+}
+
+// TestTheSharedBreakersQuestionCountsTheJobsItems: the question a worker
+// wrote at a trip counted its own engine's items out of none, "Processed:
+// 8/0", for a job of 200 items on two workers (seen on the page of a job
+// on workers); it counts the job's records out of the job's items now.
+func TestTheSharedBreakersQuestionCountsTheJobsItems(t *testing.T) {
+	c := open(t, testDSN(t))
+	e := promptJob(t, c)
+	startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
+	var summary string
+	waitFor(t, "the trip's question", func() (bool, error) {
+		p, err := c.Progress(t.Context(), e.JobID)
+		summary = p.Breaker.Summary
+		return summary != "", err
+	})
+	m := regexp.MustCompile(`Processed: (\d+)/200 \| Failed: (\d+) \|`).FindStringSubmatch(summary)
+	// Every call fails: what the job recorded by then all failed (the
+	// failures that tripped it may still be on their way to the records).
+	if m == nil || m[1] != m[2] {
+		t.Errorf("the question counts %q, want the job's failed records out of its 200 items:\n%s", m, summary)
+	}
+	if err := c.Decide(t.Context(), e.JobID, worker.Abort, "the test"); err != nil {
+		t.Fatal(err)
 	}
 }
 
