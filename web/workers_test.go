@@ -106,27 +106,10 @@ func pollPage(t *testing.T, s *Server, id, what string, want ...string) string {
 	}
 }
 
-// TestPageOfAJobOnWorkersShowsThemAndAnswersTheirBreaker: the page of a
-// job run by workers showed only its records; its shared breaker could be
-// answered from a terminal or `tenax breaker` alone.
-func TestPageOfAJobOnWorkersShowsThemAndAnswersTheirBreaker(t *testing.T) {
-	dsn := pgtest.AbsentDSN(t, "tenax_web_")
-	c, err := worker.Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	const n = 40
-	id := enqueueOnWorkers(t, c, n)
-	s := New(Config{Store: c.Store(), Workers: c, Operator: "the page of the test"})
-
-	p := page(t, s, id)
-	for _, want := range []string{"On workers", fmt.Sprintf(`<b id="queue-waiting">%d</b>`, n), "No worker has joined the job"} {
-		if !strings.Contains(p, want) {
-			t.Errorf("before any worker, the page has no %q", want)
-		}
-	}
-
+// runWorker runs a worker of job id, two items in flight, until the test
+// ends.
+func runWorker(t *testing.T, c *worker.Client, id string) *worker.Worker {
+	t.Helper()
 	w, err := c.NewWorker(worker.Config{Jobs: []string{id}, Concurrency: 2,
 		Options: job.Options{Home: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 	if err != nil {
@@ -139,7 +122,32 @@ func TestPageOfAJobOnWorkersShowsThemAndAnswersTheirBreaker(t *testing.T) {
 			t.Errorf("worker: %v", err)
 		}
 	})
-	defer func() { cancel(); wg.Wait() }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return w
+}
+
+// TestPageOfAJobOnWorkersShowsThemAndAnswersTheirBreaker: the page of a
+// job run by workers showed only its records; its shared breaker could be
+// answered from a terminal or `tenax breaker` alone.
+func TestPageOfAJobOnWorkersShowsThemAndAnswersTheirBreaker(t *testing.T) {
+	dsn := pgtest.AbsentDSN(t, "tenax_web_")
+	c, err := worker.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close) // after runWorker's worker stopped
+	const n = 40
+	id := enqueueOnWorkers(t, c, n)
+	s := New(Config{Store: c.Store(), Workers: c, Operator: "the page of the test"})
+
+	p := page(t, s, id)
+	for _, want := range []string{"On workers", fmt.Sprintf(`<b id="queue-waiting">%d</b>`, n), "No worker has joined the job"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("before any worker, the page has no %q", want)
+		}
+	}
+
+	w := runWorker(t, c, id)
 
 	// The question is the terminal prompt's, as the worker that tripped
 	// wrote it.
@@ -196,22 +204,10 @@ func TestAPageShownForOneTripDoesNotAnswerTheNext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(c.Close) // after runWorker's worker stopped
 	id := enqueueOnWorkers(t, c, 40)
 	s := New(Config{Store: c.Store(), Workers: c, Operator: "the page of the test"})
-	w, err := c.NewWorker(worker.Config{Jobs: []string{id}, Concurrency: 2,
-		Options: job.Options{Home: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := w.Run(ctx); err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
-	defer func() { cancel(); wg.Wait() }()
+	runWorker(t, c, id)
 
 	pollPage(t, s, id, "trip 1 to ask", `id="workers-abort"`, ", trip 1</small>")
 	if err := c.Decide(t.Context(), id, worker.Continue, "tenax breaker elsewhere"); err != nil {
