@@ -84,9 +84,8 @@ func (c Check) Run(ctx context.Context) (CheckResult, error) {
 	}
 	var out cappedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
-	err := cmd.Run()
+	err := runGroup(cmd)
 	res := CheckResult{Output: out.String(), Duration: time.Since(start)}
 	var exitErr *exec.ExitError
 	switch {

@@ -120,8 +120,7 @@ func (x ExecFixer) Fix(ctx context.Context, r Request) (Answer, error) {
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	err = cmd.Run()
+	err = runGroup(cmd)
 	a := Answer{Summary: cut(strings.TrimSpace(stdout.String()), maxSummary)}
 	switch {
 	case ctx.Err() != nil:
