@@ -549,3 +549,29 @@ func TestFatalFixerErrorEndsTheRun(t *testing.T) {
 		t.Errorf("outcome %s (%s), exit %d; want failed, exit 1, naming the fixer's error and how to continue", res.Outcome, res.Reason, res.ExitCode())
 	}
 }
+
+// A fixer that failed (a script with a typo, a timeout, answers that never
+// apply) was shown as "still failing" and nothing more: why was only in
+// audit.jsonl, so a run could spend its whole budget on a broken fixer
+// with no word of it on the terminal.
+func TestAFailedFixerSaysWhyInTheAttemptsResult(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, map[string]string{"A": "1"})
+	cfg := r.config(heal.Budget{MaxAttempts: 1}, nil)
+	cfg.Fixer = fix.ExecFixer{Argv: []string{"sh", "-c", "echo 'sed: cannot read calc.go' >&2; exit 1"}}
+	var results []fix.Event
+	cfg.OnEvent = func(e fix.Event) {
+		if e.Kind == fix.EventResult {
+			results = append(results, e)
+		}
+	}
+	if _, err := fix.Start(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 1 {
+		t.Fatalf("%d attempt results; want 1", len(results))
+	}
+	if e := results[0]; e.Result != heal.ResultStillFailing || !strings.Contains(e.Message, "the fixer failed: sh: exit 1: sed: cannot read calc.go") {
+		t.Errorf("the attempt's result is %q (%q); want still failing, with the fixer's exit status and stderr", e.Result, e.Message)
+	}
+}

@@ -622,6 +622,17 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error)
 	if rec.Reason != "" {
 		msg = rec.Reason
 	}
+	if ferr != nil {
+		// Else a fixer that fails every time (a typo in its script, a
+		// timeout, answers that never apply) shows as "still failing",
+		// its reason only in the audit trail.
+		why := strings.TrimPrefix(strings.TrimPrefix(rec.FixerError, "fix: "), "the fixer ")
+		why = "the fixer failed: " + cut(strings.Join(strings.Fields(why), " "), 300)
+		if msg != "" {
+			why = msg + "; " + why
+		}
+		msg = why
+	}
 	r.emit(Event{Kind: EventResult, Error: target, Result: rec.Result, Message: msg})
 	return nil
 }
