@@ -33,7 +33,8 @@ var ErrNotGit = errors.New("not inside a git work tree")
 
 // OpenTree opens the git work tree holding dir. Paths under any of
 // exclude (tenax's home) are left out of snapshots and of the dirty check.
-// index is where the private index lives. Scope, when set, limits the
+// index is where the private index lives (relative to the current
+// directory, as every path given here). Scope, when set, limits the
 // tree to these paths (relative to dir): a per-item loop sees, records
 // and reverts only its own files.
 func OpenTree(ctx context.Context, dir string, exclude []string, index string, scope ...string) (*Tree, error) {
@@ -42,6 +43,13 @@ func OpenTree(ctx context.Context, dir string, exclude []string, index string, s
 		return nil, fmt.Errorf("fix: %s: %w (tenax fix records and reverts every edit with git: run `git init` and commit your work first)", dir, ErrNotGit)
 	}
 	root := strings.TrimSpace(string(out))
+	if index != "" {
+		// git runs in root: a relative index (under a relative home)
+		// would be looked for there, not where the run keeps it.
+		if index, err = filepath.Abs(index); err != nil {
+			return nil, fmt.Errorf("fix: %w", err)
+		}
+	}
 	t := &Tree{Root: root, index: index}
 	for _, p := range scope {
 		abs := p

@@ -228,7 +228,10 @@ func Start(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	tree.index = filepath.Join(store.Dir, "index")
+	// git runs in the tree's root, not here: the index's path is absolute.
+	if tree.index, err = filepath.Abs(filepath.Join(store.Dir, "index")); err != nil {
+		return nil, &StorageError{Err: err}
+	}
 	now := cfg.now()
 	st := &State{
 		ID: id, Name: cfg.Name, Spec: cfg.Spec, Workdir: cfg.Workdir, Version: cfg.Version,

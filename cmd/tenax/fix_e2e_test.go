@@ -270,3 +270,49 @@ budget: {max_error_attempts: 2}
 		}
 	}
 }
+
+// tenax's home is ./.tenax of the current directory, and the run's private
+// index under it was handed to git, which runs in the tree's root, as a
+// relative path: a fix spec in a subdirectory of the repository (its
+// workdir), run from there or from the root, failed before its first
+// attempt ("Unable to create '…/.tenax/fixes/…/index.lock'") and left the
+// run "running".
+func TestFixWithTheDefaultHomeInASubdirectoryOfTheRepository(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	w, _ := newFixRepo(t, "")
+	proj := filepath.Join(w.dir, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"check.sh", "A.txt", "B.txt"} {
+		if err := os.Rename(filepath.Join(w.dir, name), filepath.Join(proj, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.write("proj/fixer.sh", "#!/bin/sh\necho ok > \"${TENAX_ERROR_NAME#Test}.txt\"\n", 0o755)
+	w.write("proj/fix.yaml", "check: {argv: [./check.sh], parser: gotest}\nfixer: {type: exec, argv: [./fixer.sh]}\n", 0o644)
+	w.write(".gitignore", ".tenax/\n", 0o644)
+	git := exec.Command("sh", "-c", "git add -A && git commit -qm 'a project in a subdirectory'")
+	git.Dir = w.dir
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, tc := range []struct{ cwd, spec string }{
+		{proj, "fix.yaml"},
+		{w.dir, "proj/fix.yaml"},
+	} {
+		cmd := exec.Command(tenaxBin, "fix", tc.spec, "--allow-dirty")
+		cmd.Dir = tc.cwd
+		cmd.Env = childEnv()
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "passed after 2 attempts") {
+			t.Errorf("tenax fix %s in %s: %v\n%s\nwant both errors fixed", tc.spec, tc.cwd, err, out)
+		}
+		// The second run starts from a broken tree again.
+		for _, name := range []string{"A.txt", "B.txt"} {
+			w.write(filepath.Join("proj", name), "broken\n", 0o644)
+		}
+	}
+}
