@@ -638,6 +638,10 @@ func (d *decoder) expand(s string, n ast.Node, path string) (string, bool) {
 			switch {
 			case hasDef && val == "":
 				val = def
+			case !found && setWhenRun(name):
+				// Exported now, it would be frozen into the spec.
+				d.errorf(varPos(n, s, i), "", "%s: ${%s} is expanded when the spec is read, but tenax sets %s only in the environment of the command it runs: write $${%s} so that the command's shell reads it", path, name, name, name)
+				ok = false
 			case !found:
 				d.errorf(varPos(n, s, i), "", "%s: environment variable %s is not set (export it, or write ${%s:-default})", path, name, name)
 				ok = false
@@ -648,6 +652,18 @@ func (d *decoder) expand(s string, n ast.Node, path string) (string, bool) {
 		i += 2 + end + 1
 	}
 	return b.String(), ok
+}
+
+// setWhenRun reports whether tenax sets the variable name in the
+// environment of a command it runs: an exec task's TENAX_IDX, TENAX_ATTEMPT,
+// TENAX_FEEDBACK and TENAX_PREVIOUS_OUTPUT, a fixer's TENAX_ERROR_* and
+// TENAX_FIX_*. In a spec it is a shell variable written as ${NAME}.
+func setWhenRun(name string) bool {
+	switch name {
+	case "TENAX_IDX", "TENAX_ATTEMPT", "TENAX_FEEDBACK", "TENAX_PREVIOUS_OUTPUT":
+		return true
+	}
+	return strings.HasPrefix(name, "TENAX_ERROR_") || strings.HasPrefix(name, "TENAX_FIX_")
 }
 
 // varPos is the position of the ${ at offset i of a scalar's text: exact

@@ -37,6 +37,9 @@ func TestParseFixErrors(t *testing.T) {
 		{"bad hint regex", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\nhints: [{match: '(', hint: h}]\n", "hints[0].match: invalid regex"},
 		{"on_worse", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\non_worse: revrt\n", `(did you mean "revert"?)`},
 		{"missing variable", "check: {argv: [x]}\nfixer: {type: llm, provider: openai, model: m, api_key: '${NO_SUCH_KEY}'}\n", "environment variable NO_SUCH_KEY is not set"},
+		// A shell one-liner fixer reading the error's line was told to
+		// export TENAX_ERROR_LINE, which would freeze one value into it.
+		{"a variable tenax sets for the fixer", "check: {argv: [x]}\nfixer: {type: exec, argv: [sh, -c, 'sed -i \"${TENAX_ERROR_LINE}d\" f']}\n", `fix.yaml:2:45: fixer.argv[2]: ${TENAX_ERROR_LINE} is expanded when the spec is read, but tenax sets TENAX_ERROR_LINE only in the environment of the command it runs: write $${TENAX_ERROR_LINE} so that the command's shell reads it`},
 		{"empty", "", "the spec is empty: it needs at least a check and a fixer"},
 		{"concurrency without input", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\nconcurrency: 2\n", "concurrency: applies only with input"},
 		{"concurrency without paths", "input: items.jsonl\nconcurrency: 2\ncheck: {argv: [x]}\nfixer: {type: exec, argv: [y]}\n", "paths: needed when concurrency is above 1"},
