@@ -15,6 +15,7 @@ import (
 
 	"github.com/tenaxhq/tenax/fix"
 	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/spec"
 )
 
 // The end-to-end tests run the loop on a temporary git repository whose
@@ -573,5 +574,41 @@ func TestAFailedFixerSaysWhyInTheAttemptsResult(t *testing.T) {
 	}
 	if e := results[0]; e.Result != heal.ResultStillFailing || !strings.Contains(e.Message, "the fixer failed: sh: exit 1: sed: cannot read calc.go") {
 		t.Errorf("the attempt's result is %q (%q); want still failing, with the fixer's exit status and stderr", e.Result, e.Message)
+	}
+}
+
+// --skip and --only with fewer than 4 characters of a fingerprint (or a
+// typo) matched nothing, silently: the "skipped" error went to the fixer
+// after all. They are refused before the run starts.
+func TestSkipOrOnlyThatCanNameNoErrorIsRefused(t *testing.T) {
+	t.Parallel()
+	s, err := spec.ParseFix("fix.yaml", []byte("check: {argv: [sh, -c, exit 1]}\nfixer: {type: exec, argv: ['true']}\n"), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		skip, only []string
+		want       string
+	}{
+		{skip: []string{"10c"}, want: `--skip "10c": give an error's fingerprint or its first 4 or more characters`},
+		{only: []string{"TestAdd"}, want: `--only "TestAdd"`},
+		{skip: []string{"10cad807", "e823 "}, want: `--skip "e823 "`},
+		{skip: []string{"10cad807"}, only: []string{"e823ae0975a7c682"}},
+	} {
+		_, err := fix.FromSpec(s, fix.Options{Skip: tc.skip, Only: tc.only})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("--skip %q --only %q: %v; want them taken", tc.skip, tc.only, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("--skip %q --only %q: error %v; want one containing %q", tc.skip, tc.only, err, tc.want)
+		}
+	}
+	// A per-item run passes them to every item's loop: refused once, before the job.
+	items, err := spec.ParseFix("fix.yaml", []byte("input: files.jsonl\ncheck: {argv: [sh, -c, exit 1]}\nfixer: {type: exec, argv: ['true']}\n"), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fix.ItemsJobSpec(items, fix.ItemsJob{Exe: "tenax", Skip: []string{"10c"}}); err == nil || !strings.Contains(err.Error(), `--skip "10c"`) {
+		t.Errorf("a per-item run with --skip 10c: error %v; want it refused", err)
 	}
 }

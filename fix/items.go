@@ -44,6 +44,9 @@ func ItemsJobSpec(s *spec.Fix, o ItemsJob) ([]byte, error) {
 	if s.Input.Path == "" {
 		return nil, fmt.Errorf("fix: %s has no input; per-item runs need one", s.Path())
 	}
+	if err := checkSelectors(o.Skip, o.Only); err != nil {
+		return nil, err
+	}
 	if o.Commit && s.Concurrency > 1 {
 		return nil, &SetupError{Err: fmt.Errorf("fix: --commit with concurrency %d: commits of concurrent loops would race for git's index; use concurrency: 1", s.Concurrency)}
 	}

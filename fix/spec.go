@@ -48,6 +48,9 @@ func FromSpec(s *spec.Fix, o Options) (Config, error) {
 		Commit:    o.Commit, AllowDirty: o.AllowDirty,
 		Skip: o.Skip, Only: o.Only, OnEvent: o.OnEvent,
 	}
+	if err := checkSelectors(o.Skip, o.Only); err != nil {
+		return Config{}, err
+	}
 	for _, h := range s.Hints {
 		cfg.Hints = append(cfg.Hints, heal.Hint{Match: h.Regexp, Text: h.Hint})
 	}
@@ -118,4 +121,35 @@ func joinContext(a, b string) string {
 		return a
 	}
 	return a + "\n\n" + b
+}
+
+// checkSelectors refuses a --skip or --only that can name no error: it
+// would match nothing, silently, so a skipped error would go to the fixer
+// after all and --only would give it none.
+func checkSelectors(skip, only []string) error {
+	for _, sel := range []struct {
+		flag string
+		fps  []string
+	}{{"--skip", skip}, {"--only", only}} {
+		for _, fp := range sel.fps {
+			if !isFingerprintPrefix(fp) {
+				return &SetupError{Err: fmt.Errorf("%s %q: give an error's fingerprint or its first 4 or more characters, as tenax fix and tenax status ID show them (e.g. 3f2a9c01)", sel.flag, fp)}
+			}
+		}
+	}
+	return nil
+}
+
+// isFingerprintPrefix reports whether s can name errors: 4 or more of the
+// lower-case hex digits of a fingerprint.
+func isFingerprintPrefix(s string) bool {
+	if len(s) < 4 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }
