@@ -98,3 +98,57 @@ func FuzzParseEdits(f *testing.F) {
 		}
 	})
 }
+
+// A model's edit through a symbolic link in the tree (a linked vendor or
+// docs directory) was written wherever the link pointed: outside the work
+// tree, where no snapshot recorded it and no revert could undo it, or into
+// .git (a hook git would run).
+func TestEditsThroughSymbolicLinksStayInsideTheWorkTree(t *testing.T) {
+	tests := []struct {
+		name, path string
+		problem    string // "" when the edit applies
+	}{
+		{"a link to a directory outside", "out/evil.txt", "leaves the work directory through a symbolic link"},
+		{"a link to a file outside", "outfile.txt", "leaves the work directory through a symbolic link"},
+		{"a link into .git", "hooks/pre-commit", ".git"},
+		{"a dangling link", "dangling/x.txt", "symbolic link whose target is missing"},
+		{"a link to a directory inside", "inside/new.txt", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, outside := t.TempDir(), t.TempDir()
+			for _, d := range []string{".git/hooks", "sub"} {
+				if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(outside, "file.txt"), []byte("theirs\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for link, target := range map[string]string{
+				"out": outside, "outfile.txt": filepath.Join(outside, "file.txt"), "hooks": ".git/hooks",
+				"dangling": filepath.Join(outside, "missing"), "inside": "sub",
+			} {
+				if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := applyAnswer(dir, "<<<<<<< FILE "+tc.path+"\nwritten\n>>>>>>> END\n")
+			switch {
+			case tc.problem == "" && err != nil:
+				t.Fatalf("%s: %v; want it written", tc.path, err)
+			case tc.problem != "" && (err == nil || !strings.Contains(err.Error(), tc.problem)):
+				t.Fatalf("%s: error %v; want one saying %q", tc.path, err, tc.problem)
+			}
+			if tc.problem == "" {
+				return
+			}
+			entries, _ := os.ReadDir(outside)
+			b, _ := os.ReadFile(filepath.Join(outside, "file.txt"))
+			hooks, _ := os.ReadDir(filepath.Join(dir, ".git/hooks"))
+			if len(entries) != 1 || string(b) != "theirs\n" || len(hooks) != 0 {
+				t.Errorf("%s: something was written through the link (outside: %d entries, file.txt %q; .git/hooks: %d)", tc.path, len(entries), b, len(hooks))
+			}
+		})
+	}
+}
