@@ -59,6 +59,11 @@ func DryRun(ctx context.Context, cfg Config, w io.Writer) error {
 		req := r.request(e)
 		req.Attempt, req.ErrorAttempt = 1, 1
 		fmt.Fprintf(&b, "First error for the fixer: %s (%s)\nThe fixer would get:\n%s\n", e.Name, e.Fingerprint, marshalRequest(req))
+		if lf, ok := cfg.Fixer.(LLMFixer); ok {
+			// The model never sees the request: it is asked with these.
+			system, prompt := lf.Messages(req)
+			fmt.Fprintf(&b, "The model would be asked, with the system message:\n%s\n\nand the prompt:\n%s", system, prompt)
+		}
 	}
 	_, err = io.WriteString(w, b.String())
 	return err

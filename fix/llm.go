@@ -70,14 +70,7 @@ func (f LLMFixer) Fix(ctx context.Context, r Request) (Answer, error) {
 	if f.Model == nil {
 		return Answer{}, errNoModel
 	}
-	prompt := buildPrompt(r)
-	if f.Prompt != "" {
-		prompt = strings.TrimRight(f.Prompt, "\n") + "\n\n" + prompt
-	}
-	system := llmInstructions
-	if f.System != "" {
-		system += "\n\n" + f.System
-	}
+	system, prompt := f.Messages(r)
 	item := task.Item{Fields: map[string]any{"prompt": prompt, "system": system}}
 	a := Answer{PromptHash: hashPrompt(system + "\x00" + prompt)}
 	for try := 0; ; try++ {
@@ -109,6 +102,20 @@ func (f LLMFixer) Fix(ctx context.Context, r Request) (Answer, error) {
 				"\n\nAnswer again with edit blocks in the format described, quoting the file's current lines exactly.",
 		}
 	}
+}
+
+// Messages are the system message and the prompt the model is asked
+// with about r (before any re-ask).
+func (f LLMFixer) Messages(r Request) (system, prompt string) {
+	prompt = buildPrompt(r)
+	if f.Prompt != "" {
+		prompt = strings.TrimRight(f.Prompt, "\n") + "\n\n" + prompt
+	}
+	system = llmInstructions
+	if f.System != "" {
+		system += "\n\n" + f.System
+	}
+	return system, prompt
 }
 
 func applyAnswer(dir, text string) ([]string, error) {

@@ -86,3 +86,24 @@ func TestLLMAnswerThatNeverAppliesIsAFailedAttempt(t *testing.T) {
 		t.Errorf("A.txt changed to %q by answers that never applied", r.read("A.txt"))
 	}
 }
+
+// --dry-run promises the exact request the fixer would get, but for an
+// llm fixer it showed only tenax's JSON request, which the model never
+// sees: not the system message, the prompt or the files quoted in it.
+func TestDryRunShowsWhatTheModelWouldBeAsked(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, map[string]string{"A": "1"})
+	cfg := llmSpec(t, r, "no edit")
+	var out strings.Builder
+	if err := fix.DryRun(context.Background(), cfg, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"The model would be asked, with the system message:\nYou fix one error at a time",
+		"and the prompt:\nThe check `" + cfg.Check.Argv[0] + "` fails. Fix this error (new, attempt 1 on it):\n\nIn TestA:\n    calc_test.go:7: A() = 1, want ok\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the dry run lacks %q:\n%s", want, out.String())
+		}
+	}
+}
