@@ -23,6 +23,11 @@ func ResolveID(ctx context.Context, st store.Store, ref string) (string, error) 
 		return "", fmt.Errorf("listing the jobs: %w", err)
 	}
 	if len(jobs) == 0 {
+		if ref != "" && ref != Latest {
+			// Name what was asked for: a wrong --home or --store is the
+			// likelier mistake than a job that never ran.
+			return "", usage(fmt.Errorf("no job %q: there are no jobs here yet (another --home or --store?); start one with `tenax run SPEC`", ref))
+		}
 		return "", usage(errors.New("there are no jobs yet: start one with `tenax run SPEC`"))
 	}
 	if ref == "" || ref == Latest {

@@ -17,7 +17,7 @@ func TestWatchFlagsExplainTheirMistakes(t *testing.T) {
 		{"--ui ADDR without =", []string{"run", spec, "--ui", "127.0.0.1:8080"}, "write --ui=127.0.0.1:8080 (with =)"},
 		{"an address that cannot be listened on", []string{"run", spec, "--ui=256.0.0.1:80"}, "--ui: web: listening on 256.0.0.1:80"},
 		{"a metrics address that cannot be listened on", []string{"run", spec, "--metrics", "nowhere"}, "--metrics: web: listening on nowhere"},
-		{"tenax ui of an unknown job", []string{"ui", "job_19990101_000000"}, "no job job_19990101_000000"},
+		{"tenax ui of an unknown job", []string{"ui", "job_19990101_000000"}, `no job "job_19990101_000000": there are no jobs here yet`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := w.tenax(c.args...)
