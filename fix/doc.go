@@ -28,5 +28,7 @@
 // written atomically after every step and audit.jsonl gets one fsynced
 // record per check and attempt, so Resume continues a run killed at any
 // point with the budgets it had spent; an attempt cut short is recorded
-// and checked first.
+// and checked first. An interrupt snapshots the tree before the run exits,
+// so what the user edits before resuming is never taken for the fixer's
+// edit nor reverted with it.
 package fix

@@ -82,6 +82,9 @@ const (
 	EventResult = "result"
 	// EventStop: the run ends (Message says why).
 	EventStop = "stop"
+	// EventNote: something the user must know that is no step of the
+	// loop (Message), such as files a resumed run leaves alone as theirs.
+	EventNote = "note"
 )
 
 // Event is one step of a fix run, for progress on a terminal.
@@ -133,6 +136,9 @@ type AuditRecord struct {
 	OutputTokens int64   `json:"output_tokens,omitempty"`
 	CostUSD      float64 `json:"cost_usd,omitempty"`
 	Committed    bool    `json:"committed,omitempty"`
+	// UserFiles changed between an interrupted attempt's end and the
+	// resume: the user's, so neither part of the edit nor reverted.
+	UserFiles []string `json:"user_files,omitempty"`
 	// Outcome and Reason close a run (kind stop).
 	Outcome string `json:"outcome,omitempty"`
 	Reason  string `json:"reason,omitempty"`
@@ -293,7 +299,11 @@ func Resume(ctx context.Context, cfg Config, id string) (*Result, error) {
 		return nil, err
 	}
 	if p := st.Pending; p != nil {
-		if err := r.finish(ctx, p, Answer{}, errors.New("the run stopped while the fixer was working; its edit, if any, is checked now")); err != nil {
+		g, err := r.sinceInterrupt(ctx, p)
+		if err != nil {
+			return r.stopped(ctx, err)
+		}
+		if err := r.finish(ctx, p, Answer{}, errors.New("the run stopped while the fixer was working; its edit, if any, is checked now"), g); err != nil {
 			return r.stopped(ctx, err)
 		}
 		return r.loop(ctx)
@@ -456,12 +466,28 @@ func (r *runner) attempt(ctx context.Context, e heal.TrackedError) error {
 	}
 	r.emit(Event{Kind: EventAttempt, Error: req.Error.TrackedError})
 	ans, ferr := r.cfg.Fixer.Fix(ctx, req)
+	p.PromptHash = ans.PromptHash
 	if ctx.Err() != nil {
-		// The edit may be half made: the resumed run records and checks it.
+		// The edit may be half made: the resumed run checks it. It is
+		// fixed now, at the interrupt, so that what the user edits before
+		// --resume is theirs and never taken for the fixer's, nor
+		// reverted with it. The run's context is gone; this is brief.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptSnapshotTimeout)
+		defer cancel()
+		if err := r.settle(sctx, p, true); err != nil {
+			var se *StorageError
+			if errors.As(err, &se) {
+				return err
+			}
+			// Without an "after" snapshot the resumed run cannot tell the
+			// fixer's edit from the user's, and says so (sinceInterrupt).
+		}
 		return ctx.Err()
 	}
-	p.PromptHash = ans.PromptHash
-	if err := r.finish(ctx, p, ans, ferr); err != nil {
+	if err := r.settle(ctx, p, false); err != nil {
+		return err
+	}
+	if err := r.finish(ctx, p, ans, ferr, gap{}); err != nil {
 		return err
 	}
 	if ferr != nil && classify.Classify(ferr).Class == classify.Fatal {
@@ -514,9 +540,86 @@ func (r *runner) find(fp string) (heal.TrackedError, bool) {
 	return heal.TrackedError{}, false
 }
 
-// finish records an attempt's edit, checks, reverts an edit that made the
-// check strictly worse, and writes the audit record.
-func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error) error {
+// interruptSnapshotTimeout bounds the "after" snapshot of an attempt the
+// run's interrupt cut short: long enough for git add on a large tree, short
+// enough that a second Ctrl-C is not needed.
+const interruptSnapshotTimeout = 30 * time.Second
+
+// settle fixes an attempt's edit: the tree's "after" snapshot is kept in
+// the pending attempt and saved, so that changes made later (while the run
+// is stopped) are known not to be the fixer's. An interrupted attempt's
+// patch is also written, to undo it without resuming.
+func (r *runner) settle(ctx context.Context, p *Pending, interrupted bool) error {
+	after, err := r.tree.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	p.AfterTree = after
+	if interrupted {
+		if _, _, _, err := r.recordEdit(ctx, p); err != nil {
+			return err
+		}
+	}
+	return r.save()
+}
+
+// recordEdit writes the pending attempt's edit (its before and after
+// snapshots) as its patch and returns it, the files it changes, and the
+// patch's path in the run directory ("" for no change).
+func (r *runner) recordEdit(ctx context.Context, p *Pending) (patch []byte, files []string, rel string, err error) {
+	patch, files, err = r.tree.Diff(ctx, p.BeforeTree, p.AfterTree)
+	if err != nil || len(patch) == 0 {
+		return nil, nil, "", err
+	}
+	rel, err = r.store.WritePatch(p.Attempt, patch)
+	return patch, files, rel, err
+}
+
+// gap is what changed in the tree between an interrupted attempt's end and
+// the resume; none for an attempt that was not interrupted.
+type gap struct {
+	// userFiles changed after the attempt's "after" snapshot: the user's.
+	userFiles []string
+	// unknown: the run died (kill -9) before it took the "after"
+	// snapshot, so the edit recorded may hold the user's changes too.
+	unknown bool
+}
+
+// attributed reports whether the check after the attempt judges the
+// attempt's edit alone, so that a worse check may revert it and a fix may
+// be committed.
+func (g gap) attributed() bool { return !g.unknown && len(g.userFiles) == 0 }
+
+// sinceInterrupt compares the tree with the interrupted attempt p's end.
+// What changed since is the user's: it is left alone and said so. A run
+// killed before its "after" snapshot cannot know where the fixer's edit
+// ended: everything since the attempt began is recorded as its edit, but
+// never reverted or committed, and the user is told so.
+func (r *runner) sinceInterrupt(ctx context.Context, p *Pending) (gap, error) {
+	now, err := r.tree.Snapshot(ctx)
+	if err != nil {
+		return gap{}, err
+	}
+	if p.AfterTree == "" {
+		p.AfterTree = now
+		r.emit(Event{Kind: EventNote, Message: fmt.Sprintf("attempt %d was cut short before tenax could record its edit (was it killed?): every change since the attempt began is recorded as its edit (%s), but may be yours too, so it is checked and never reverted or committed; undo what is not yours with git apply -R", p.Attempt, filepath.Join(r.store.Dir, "attempts", fmt.Sprintf("%04d.patch", p.Attempt)))})
+		return gap{unknown: true}, nil
+	}
+	_, files, err := r.tree.Diff(ctx, p.AfterTree, now)
+	if err != nil {
+		return gap{}, err
+	}
+	if len(files) > 0 {
+		r.emit(Event{Kind: EventNote, Message: fmt.Sprintf("changed since attempt %d was interrupted, so yours: %s; they are left alone, not part of its edit, and the attempt is not reverted, since its check judges them too", p.Attempt, listShort(files, 5))})
+	}
+	return gap{userFiles: files}, nil
+}
+
+// finish records an attempt's edit (p's before and after snapshots),
+// checks, reverts an edit that made the check strictly worse, and writes
+// the audit record. g is what changed since the attempt's end, when it was
+// interrupted: a check that judges the user's changes too reverts nothing.
+func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error, g gap) error {
 	st := r.state
 	target, _ := r.find(p.Fingerprint)
 	rec := AuditRecord{
@@ -530,20 +633,13 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error)
 	st.Usage = st.Usage.Add(ans.Usage)
 	st.CostUSD += ans.CostUSD
 
-	after, err := r.tree.Snapshot(ctx)
+	patch, files, rel, err := r.recordEdit(ctx, p)
 	if err != nil {
 		return err
 	}
-	patch, files, err := r.tree.Diff(ctx, p.BeforeTree, after)
-	if err != nil {
-		return err
-	}
+	rec.UserFiles = g.userFiles
 	summary := AttemptSummary{Attempt: p.Attempt, Fingerprint: p.Fingerprint, Files: files, Summary: cut(firstNonEmpty(ans.Summary, rec.FixerError), 300)}
 	if len(patch) > 0 {
-		rel, err := r.store.WritePatch(p.Attempt, patch)
-		if err != nil {
-			return err
-		}
 		rec.Edit = &Edit{Files: files, Patch: rel}
 		summary.Patch = rel
 	} else {
@@ -574,7 +670,7 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error)
 		regressed := r.newlyRegressed(before)
 		worse := !res.Passed() && (len(fingerprintSet(res.Errors)) > len(prevSet) || len(regressed) > 0)
 		switch {
-		case worse && !r.cfg.KeepWorse:
+		case worse && !r.cfg.KeepWorse && g.attributed():
 			rec.Changes = r.changes(before)
 			if err := r.tree.Revert(ctx, patch); err != nil {
 				return fmt.Errorf("fix: revert attempt %d (undo it by hand with: git apply -R %s): %w", p.Attempt, filepath.Join(r.store.Dir, summary.Patch), err)
@@ -592,16 +688,24 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error)
 			}
 			rec.Reason = "the check got worse (" + why + "); the edit was reverted"
 		default:
+			if worse && !g.attributed() {
+				rec.Reason = fmt.Sprintf("the check got worse (%d errors → %d), but it judged changes that may not be the fixer's: the edit is kept (undo it with git apply -R %s)", len(prevSet), len(fingerprintSet(res.Errors)), filepath.Join(r.store.Dir, rel))
+			}
 			st.Last = res.Errors
 			st.Passed = res.Passed()
 		}
+	}
+	if g.unknown && rec.Reason == "" {
+		rec.Reason = "tenax stopped before it could record where the fixer's edit ended: the edit may hold changes of yours"
 	}
 	if rec.Changes == nil {
 		rec.Changes = r.changes(before)
 	}
 	rec.Result = r.resultOf(p.Fingerprint, rec.Reverted)
 	summary.Result = rec.Result
-	if r.cfg.Commit && rec.Result == heal.ResultFixed && len(files) > 0 {
+	// A commit of files the user may have changed too would take their
+	// work for the fixer's.
+	if r.cfg.Commit && rec.Result == heal.ResultFixed && len(files) > 0 && g.attributed() {
 		msg := fmt.Sprintf("tenax fix: %s\n\n%s\n\nFix run %s, attempt %d.", target.Name, cut(target.Message, 500), st.ID, p.Attempt)
 		if err := r.tree.Commit(ctx, files, msg); err != nil {
 			rec.Reason = strings.TrimSpace(rec.Reason + " commit failed: " + err.Error())

@@ -71,11 +71,15 @@ type Budget struct {
 // Pending is an attempt that was paid for and handed to the fixer, whose
 // check has not been recorded: a resumed run records its edit and checks.
 type Pending struct {
-	Attempt     int       `json:"attempt"`
-	Fingerprint string    `json:"fingerprint"`
-	BeforeTree  string    `json:"before_tree"`
-	PromptHash  string    `json:"prompt_hash,omitempty"`
-	Started     time.Time `json:"started"`
+	Attempt     int    `json:"attempt"`
+	Fingerprint string `json:"fingerprint"`
+	BeforeTree  string `json:"before_tree"`
+	// AfterTree is the tree when the fixer returned or was interrupted:
+	// what changes after it is not the fixer's. Empty when the run died
+	// before it could be taken.
+	AfterTree  string    `json:"after_tree,omitempty"`
+	PromptHash string    `json:"prompt_hash,omitempty"`
+	Started    time.Time `json:"started"`
 }
 
 // AttemptSummary is one finished attempt, as the fixer is told about

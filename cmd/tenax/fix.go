@@ -338,6 +338,8 @@ func printFixEvent(w io.Writer, e fix.Event) {
 		fmt.Fprintf(w, "tenax fix: attempt %d/%d: %s%s %s\n", e.Attempt, e.MaxAttempts, e.Result, detail, counts)
 	case fix.EventStop:
 		fmt.Fprintf(w, "tenax fix: %s: %s %s\n", e.Result, e.Message, counts)
+	case fix.EventNote:
+		fmt.Fprintf(w, "tenax fix: %s\n", e.Message)
 	}
 }
 
