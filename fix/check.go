@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 
@@ -63,8 +64,8 @@ func (r CheckResult) Passed() bool { return r.ExitCode == 0 && !r.TimedOut }
 
 // Run runs the check once. The exit status decides: 0 is a pass, whatever
 // the output says; otherwise the parser's errors, or, when it finds none,
-// one error named "check" that quotes the output's last line, so a failed
-// check never looks like a passing one. The error is non-nil only when the
+// one error named "check" that quotes the output's most telling line (see
+// tellingLine), so a failed check never looks like a passing one. The error is non-nil only when the
 // command could not be started, or ctx ended.
 func (c Check) Run(ctx context.Context) (CheckResult, error) {
 	if len(c.Argv) == 0 {
@@ -106,7 +107,7 @@ func (c Check) Run(ctx context.Context) (CheckResult, error) {
 	}
 	res.Errors = Extract(c.Parser, res.Output)
 	if len(res.Errors) == 0 {
-		res.Errors = []heal.Observed{{Name: "check", Message: fmt.Sprintf("the check failed (exit status %d): %s", res.ExitCode, lastLine(res.Output))}}
+		res.Errors = []heal.Observed{{Name: "check", Message: fmt.Sprintf("the check failed (exit status %d): %s", res.ExitCode, tellingLine(res.Output))}}
 	}
 	return res, nil
 }
@@ -131,14 +132,75 @@ func Extract(parser, output string) []heal.Observed {
 	return heal.Extract(output)
 }
 
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			return l
+// Ranks of an output's lines in tellingLine, best last.
+const (
+	// rankNoise: go test's closing FAIL, a test binary's "exit status N",
+	// PASS and ok lines say only that something failed.
+	rankNoise = iota
+	// rankFailedPackage: "FAIL\tpkg\t0.01s" at least names the package.
+	rankFailedPackage
+	// rankOther: a line that is none of the others (the latest is kept,
+	// as tools end with their summary).
+	rankOther
+	// rankSetupFailed: "FAIL\tpkg [setup failed]" or "[build failed]".
+	rankSetupFailed
+	// rankErrorLike: a line that reads like an error (the first is kept:
+	// what follows it is often its consequence).
+	rankErrorLike
+	// rankAfterGoHeader: the first line after go's "# pkg" header, where
+	// go puts why a package did not build or set up.
+	rankAfterGoHeader
+)
+
+var (
+	goFailedPackage = regexp.MustCompile(`^FAIL\s+\S.*\s+\(?[0-9.]+m?s\)?$|^FAIL\s+\S+$`)
+	goSetupFailed   = regexp.MustCompile(`^FAIL\s+.*\[(setup|build) failed\]$`)
+	noiseLine       = regexp.MustCompile(`^(FAIL|PASS|ok\s.*|exit status \d+)$`)
+	errorLike       = regexp.MustCompile(`(?i)\b(\w*error|\w*exception|panic|fatal|failed|cannot|can't|could not|unable to|no such|not found|undefined|invalid|malformed|denied|refused|unexpected)\b`)
+)
+
+// tellingLine picks the line of a failed check's output that says most
+// about why it failed, for a check whose errors no parser could read. The
+// last line will not do: go test's is always "FAIL". A line after go's
+// "# pkg" header wins, then the first line that reads like an error, then
+// go's "[setup failed]" line, then the last other line; go's FAIL and
+// "exit status" lines only when there is nothing else. Whitespace is
+// folded and the line cut to 300 bytes.
+func tellingLine(output string) string {
+	best, bestRank := "", -1
+	afterHeader := false
+	for _, raw := range strings.Split(output, "\n") {
+		line := strings.Join(strings.Fields(raw), " ")
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "# ") {
+			afterHeader = true
+			continue
+		}
+		rank := rankOther
+		switch {
+		case afterHeader:
+			rank = rankAfterGoHeader
+		case goSetupFailed.MatchString(line):
+			rank = rankSetupFailed
+		case noiseLine.MatchString(line):
+			rank = rankNoise
+		case goFailedPackage.MatchString(line):
+			rank = rankFailedPackage
+		case errorLike.MatchString(line):
+			rank = rankErrorLike
+		}
+		afterHeader = false
+		// The first line of the best ranks, the latest of the others.
+		if rank > bestRank || (rank == bestRank && rank <= rankOther) {
+			best, bestRank = line, rank
 		}
 	}
-	return "no output"
+	if best == "" {
+		return "no output"
+	}
+	return cut(best, 300)
 }
 
 // tail returns the last n lines of s.
