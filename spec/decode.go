@@ -598,7 +598,8 @@ func parseDuration(s string) (time.Duration, error) {
 
 // expand replaces ${VAR} and ${VAR:-default} in s with the environment's
 // values and $$ with $; any other $ is kept. A missing variable without a
-// default is an error at its position.
+// default, and any variable tenax sets for the commands it runs
+// (setWhenRun), are errors at their position.
 func (d *decoder) expand(s string, n ast.Node, path string) (string, bool) {
 	if !strings.Contains(s, "$") {
 		return s, true
@@ -636,12 +637,14 @@ func (d *decoder) expand(s string, n ast.Node, path string) (string, bool) {
 		} else {
 			val, found := d.env(name)
 			switch {
-			case hasDef && val == "":
-				val = def
-			case !found && setWhenRun(name):
-				// Exported now, it would be frozen into the spec.
+			case setWhenRun(name):
+				// Set or not, defaulted or not, it would be frozen into
+				// the spec: a value in tenax's own environment is another
+				// command's (tenax fix run from inside a fixer), stale.
 				d.errorf(varPos(n, s, i), "", "%s: ${%s} is expanded when the spec is read, but tenax sets %s only in the environment of the command it runs: write $${%s} so that the command's shell reads it", path, name, name, name)
 				ok = false
+			case hasDef && val == "":
+				val = def
 			case !found:
 				d.errorf(varPos(n, s, i), "", "%s: environment variable %s is not set (export it, or write ${%s:-default})", path, name, name)
 				ok = false

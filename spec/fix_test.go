@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +64,45 @@ func TestParseFixSecrets(t *testing.T) {
 	}
 	if s := f.Secrets(); len(s) != 1 || s[0] != "sk-secret-123" {
 		t.Errorf("secrets %q; want the API key", s)
+	}
+}
+
+// TestVariablesTenaxSetsForItsCommandsAreRefusedEvenWhenSet: a spec's
+// ${TENAX_ERROR_LINE} was refused only when unset; with the variable in
+// tenax's own environment (tenax fix run from inside a fixer, or a per-item
+// loop run by the job's exec task) it took that stale value when the spec
+// was read, silently, and every call of the fixer got it.
+func TestVariablesTenaxSetsForItsCommandsAreRefusedEvenWhenSet(t *testing.T) {
+	const fixer = "check: {argv: [x]}\nfixer: {type: exec, argv: [sh, -c, 'echo %s']}\n"
+	stale := map[string]string{
+		"TENAX_ERROR_LINE": "12", "TENAX_FIX_RUN": "fix_20261123_101500", "TENAX_IDX": "3",
+		"TENAX_ATTEMPT": "1", "TENAX_FEEDBACK": "x", "TENAX_PREVIOUS_OUTPUT": "y",
+	}
+	tests := []struct {
+		name, ref, variable string
+		set                 bool
+	}{
+		{"an error's line, set", "${TENAX_ERROR_LINE}", "TENAX_ERROR_LINE", true},
+		{"an error's line, unset", "${TENAX_ERROR_LINE}", "TENAX_ERROR_LINE", false},
+		{"an error's line with a default, set", "${TENAX_ERROR_LINE:-1}", "TENAX_ERROR_LINE", true},
+		{"an error's line with a default, unset", "${TENAX_ERROR_LINE:-1}", "TENAX_ERROR_LINE", false},
+		{"the fix run, set", "${TENAX_FIX_RUN}", "TENAX_FIX_RUN", true},
+		{"an item's index, set", "${TENAX_IDX}", "TENAX_IDX", true},
+		{"an attempt, set", "${TENAX_ATTEMPT}", "TENAX_ATTEMPT", true},
+		{"feedback, set", "${TENAX_FEEDBACK}", "TENAX_FEEDBACK", true},
+		{"the previous output, set", "${TENAX_PREVIOUS_OUTPUT}", "TENAX_PREVIOUS_OUTPUT", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := func(k string) (string, bool) {
+				v, ok := stale[k]
+				return v, ok && tc.set
+			}
+			src := fmt.Sprintf(fixer, tc.ref)
+			want := fmt.Sprintf("write $${%s} so that the command's shell reads it", tc.variable)
+			if _, err := ParseFix("fix.yaml", []byte(src), "/repo", env); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("ParseFix(%q) with %s set %v: %v; want an error saying %q", src, tc.variable, tc.set, err, want)
+			}
+		})
 	}
 }
