@@ -36,7 +36,7 @@ func DryRun(ctx context.Context, cfg Config, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(&b, "Check result: exit %d in %s, %d errors\n", res.ExitCode, res.Duration.Round(1e6), len(res.Errors))
+	fmt.Fprintf(&b, "Check result: exit %d in %s, %s\n", res.ExitCode, res.Duration.Round(1e6), plural(len(res.Errors), "error"))
 	if res.Passed() {
 		b.WriteString("The check passes: nothing to fix.\n")
 		_, err := io.WriteString(w, b.String())

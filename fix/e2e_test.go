@@ -612,3 +612,33 @@ func TestSkipOrOnlyThatCanNameNoErrorIsRefused(t *testing.T) {
 		t.Errorf("a per-item run with --skip 10c: error %v; want it refused", err)
 	}
 }
+
+// TestOneErrorOrAttemptIsSingular: tenax fix said "exit 1, 1 errors" and
+// "passed after 1 attempts" in its progress and summary lines.
+func TestOneErrorOrAttemptIsSingular(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, map[string]string{"A": "1"})
+	cfg := r.config(heal.Budget{MaxErrorAttempts: 1, MaxAttempts: 1}, map[string]string{"STUBBORN": "A"})
+	var lines []string
+	cfg.OnEvent = func(e fix.Event) { lines = append(lines, e.Message) }
+	res, err := fix.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summary strings.Builder
+	if err := fix.WriteResult(&summary, res); err != nil {
+		t.Fatal(err)
+	}
+	lines = append(lines, strings.Split(summary.String(), "\n")...)
+	text := strings.Join(lines, "\n")
+	for _, want := range []string{"exit 1, 1 error", "after 1 attempt and 1 check", "TestA (1 attempt)", "spent: 1 attempt in all"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the run's lines do not say %q:\n%s", want, text)
+		}
+	}
+	for _, plural := range []string{"1 errors", "1 attempts", "1 checks"} {
+		if strings.Contains(text, plural) {
+			t.Errorf("the run's lines say %q:\n%s", plural, text)
+		}
+	}
+}

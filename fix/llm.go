@@ -92,7 +92,7 @@ func (f LLMFixer) Fix(ctx context.Context, r Request) (Answer, error) {
 			return a, nil
 		}
 		if try >= f.MaxInvalid {
-			return a, fmt.Errorf("fix: the model's answer did not apply after %d re-asks: %w", try, aerr)
+			return a, fmt.Errorf("fix: the model's answer did not apply after %s: %w", plural(try, "re-ask"), aerr)
 		}
 		a.Reasks++
 		item.Feedback = &task.Feedback{

@@ -412,11 +412,11 @@ func (r *runner) endNoPick() (*Result, error) {
 	if errors.As(err, &se) {
 		switch se.Reason {
 		case heal.ReasonStuck:
-			return r.end(OutcomeStuck, fmt.Sprintf("stuck: %d checks in a row after an attempt saw the same errors", r.state.Budget.StuckAfter))
+			return r.end(OutcomeStuck, fmt.Sprintf("stuck: %s in a row after an attempt saw the same errors", plural(r.state.Budget.StuckAfter, "check")))
 		case heal.ReasonMaxAttempts:
-			return r.end(OutcomeFailed, fmt.Sprintf("the run's budget is spent: %d attempts in all (budget.max_attempts)", r.tracker.Attempts()))
+			return r.end(OutcomeFailed, fmt.Sprintf("the run's budget is spent: %s in all (budget.max_attempts)", plural(r.tracker.Attempts(), "attempt")))
 		case heal.ReasonMaxErrorAttempts:
-			return r.end(OutcomeFailed, fmt.Sprintf("every remaining error has spent its %d attempts (budget.max_error_attempts)", r.state.Budget.MaxErrorAttempts))
+			return r.end(OutcomeFailed, fmt.Sprintf("every remaining error has spent its %s (budget.max_error_attempts)", plural(r.state.Budget.MaxErrorAttempts, "attempt")))
 		}
 	}
 	return r.end(OutcomeFailed, "every remaining error under budget is skipped (--skip/--only)")
@@ -441,7 +441,7 @@ func (r *runner) checkAndObserve(ctx context.Context) error {
 	if err := r.store.Append(AuditRecord{Time: r.cfg.now(), Kind: "check", Check: summarize(res), Changes: r.changes(before)}); err != nil {
 		return err
 	}
-	r.emit(Event{Kind: EventCheck, Message: fmt.Sprintf("exit %d, %d errors", res.ExitCode, len(res.Errors))})
+	r.emit(Event{Kind: EventCheck, Message: fmt.Sprintf("exit %d, %s", res.ExitCode, plural(len(res.Errors), "error"))})
 	return nil
 }
 
@@ -682,14 +682,14 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error,
 			}
 			r.tracker.Observe(prevErrs)
 			rec.Reverted, summary.Reverted = true, true
-			why := fmt.Sprintf("%d errors → %d", len(prevSet), len(fingerprintSet(res.Errors)))
+			why := fmt.Sprintf("%s → %d", plural(len(prevSet), "error"), len(fingerprintSet(res.Errors)))
 			if len(regressed) > 0 {
 				why += ", regressed: " + strings.Join(regressed, ", ")
 			}
 			rec.Reason = "the check got worse (" + why + "); the edit was reverted"
 		default:
 			if worse && !g.attributed() {
-				rec.Reason = fmt.Sprintf("the check got worse (%d errors → %d), but it judged changes that may not be the fixer's: the edit is kept (undo it with git apply -R %s)", len(prevSet), len(fingerprintSet(res.Errors)), filepath.Join(r.store.Dir, rel))
+				rec.Reason = fmt.Sprintf("the check got worse (%s → %d), but it judged changes that may not be the fixer's: the edit is kept (undo it with git apply -R %s)", plural(len(prevSet), "error"), len(fingerprintSet(res.Errors)), filepath.Join(r.store.Dir, rel))
 			}
 			st.Last = res.Errors
 			st.Passed = res.Passed()

@@ -134,6 +134,39 @@ func WriteStatus(w io.Writer, dir string, st *State) error {
 	return err
 }
 
+// WriteResult writes how a fix run ended, as tenax fix prints it: the
+// outcome with its attempts and checks, the remaining errors, where the
+// run's files are, and how to resume.
+func WriteResult(w io.Writer, r *Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Fix run %s: %s after %s and %s", r.ID, r.Outcome, plural(r.Attempts, "attempt"), plural(r.Checks, "check"))
+	if r.Reason != "" && r.Outcome != OutcomePassed {
+		fmt.Fprintf(&b, " (%s)", r.Reason)
+	}
+	b.WriteByte('\n')
+	if r.Outcome != OutcomePassed && len(r.Remaining) > 0 {
+		fmt.Fprintf(&b, "Remaining errors (%d):\n", len(r.Remaining))
+		for _, e := range r.Remaining {
+			fmt.Fprintf(&b, "  %s  %-9s %s (%s): %s\n", e.Fingerprint, e.Status, e.Name, plural(e.Attempts, "attempt"), firstLine(e.Message))
+		}
+	}
+	fmt.Fprintf(&b, "State: %s (audit.jsonl, attempts/*.patch)\n", r.Dir)
+	if r.Outcome != OutcomePassed {
+		fmt.Fprintf(&b, "Resume: tenax fix --resume %s\n", r.ID)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// plural is n with noun, a regular English noun, in the singular or the
+// plural: "1 error", "3 errors".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line

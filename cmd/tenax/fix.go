@@ -162,13 +162,13 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 				return merr
 			}
 			fmt.Fprintf(g.stdout, "%s\n", b)
-			printFixResult(g.stderr, res)
+			_ = fix.WriteResult(g.stderr, res)
 			// The job records the last line of stderr as the item's error.
 			if res.Outcome != fix.OutcomePassed {
 				fmt.Fprintf(g.stderr, "fix run %s %s: %s\n", res.ID, res.Outcome, res.Reason)
 			}
 		} else {
-			printFixResult(g.stdout, res)
+			_ = fix.WriteResult(g.stdout, res)
 		}
 	}
 	if err != nil {
@@ -341,26 +341,6 @@ func printFixEvent(w io.Writer, e fix.Event) {
 	case fix.EventNote:
 		fmt.Fprintf(w, "tenax fix: %s\n", e.Message)
 	}
-}
-
-func printFixResult(w io.Writer, r *fix.Result) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Fix run %s: %s after %d attempts and %d checks", r.ID, r.Outcome, r.Attempts, r.Checks)
-	if r.Reason != "" && r.Outcome != fix.OutcomePassed {
-		fmt.Fprintf(&b, " (%s)", r.Reason)
-	}
-	b.WriteByte('\n')
-	if r.Outcome != fix.OutcomePassed && len(r.Remaining) > 0 {
-		fmt.Fprintf(&b, "Remaining errors (%d):\n", len(r.Remaining))
-		for _, e := range r.Remaining {
-			fmt.Fprintf(&b, "  %s  %-9s %s (%d attempts): %s\n", e.Fingerprint, e.Status, e.Name, e.Attempts, firstLineOf(e.Message))
-		}
-	}
-	fmt.Fprintf(&b, "State: %s (audit.jsonl, attempts/*.patch)\n", r.Dir)
-	if r.Outcome != fix.OutcomePassed {
-		fmt.Fprintf(&b, "Resume: tenax fix --resume %s\n", r.ID)
-	}
-	io.WriteString(w, b.String())
 }
 
 func firstLineOf(s string) string {
