@@ -138,6 +138,12 @@ BEGIN
 		WHERE table_schema = current_schema() AND table_name = 'tenax_queues' AND column_name = 'resumes') THEN
 		ALTER TABLE tenax_queues ADD COLUMN IF NOT EXISTS resumes integer NOT NULL DEFAULT 0;
 	END IF;
+	-- A worker's --rescue-after: without a heartbeat for that long it is
+	-- lost (workerAlive). Rows of older workers keep the default's minute.
+	IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = 'tenax_workers' AND column_name = 'rescue_after') THEN
+		ALTER TABLE tenax_workers ADD COLUMN IF NOT EXISTS rescue_after interval NOT NULL DEFAULT '1 minute';
+	END IF;
 END $$;
 `
 

@@ -96,7 +96,7 @@ func (b breakerRow) aborted() bool {
 func (c *Client) breaker(ctx context.Context, jobID string) (breakerRow, error) {
 	var b breakerRow
 	err := c.pool.QueryRow(ctx, `SELECT b.state, b.action, b.reason, b.last_error, b.owner, b.decision, b.trips,
-			COALESCE(w.stopped IS NULL AND w.heartbeat > now() - interval '1 minute', false), b.summary, b.failures, b.decided_by, b.stopped
+			COALESCE(`+workerAlive+`, false), b.summary, b.failures, b.decided_by, b.stopped
 		FROM tenax_breakers b LEFT JOIN tenax_workers w ON w.id = b.owner WHERE b.job_id = $1`, jobID).
 		Scan(&b.State, &b.Action, &b.Reason, &b.LastError, &b.Owner, &b.Decision, &b.Trips, &b.OwnerAlive, &b.Summary, &b.Failures, &b.DecidedBy, &b.Stopped)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -223,17 +223,17 @@ func (s *shared) poll() {
 // peersEvery is how often a worker counts the job's live workers.
 const peersEvery = time.Second
 
-// readPeers counts the live workers of the job: not stopped, and a
-// heartbeat younger than the rescue delay (after which River takes their
-// items too). A failed read keeps the last count.
+// readPeers counts the live workers of the job (workerAlive: not
+// stopped, and a heartbeat younger than their rescue delay, after which
+// River takes their items too). A failed read keeps the last count.
 func (s *shared) readPeers(ctx context.Context) {
 	if time.Since(s.peersRead) < peersEvery {
 		return
 	}
 	s.peersRead = time.Now()
 	var n int64
-	err := s.r.w.c.pool.QueryRow(ctx, `SELECT count(*) FROM tenax_workers
-		WHERE $1 = ANY(jobs) AND stopped IS NULL AND heartbeat > now() - $2::interval`, s.r.jobID, s.r.w.cfg.RescueAfter).Scan(&n)
+	err := s.r.w.c.pool.QueryRow(ctx, `SELECT count(*) FROM tenax_workers w
+		WHERE $1 = ANY(w.jobs) AND `+workerAlive, s.r.jobID).Scan(&n)
 	if err == nil {
 		s.peers.Store(max(n, 1))
 	}

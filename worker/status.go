@@ -23,19 +23,38 @@ type Info struct {
 	Heartbeat   time.Time
 	// Stopped is set once the worker stopped cleanly.
 	Stopped *time.Time
+	// Lost is set for a worker that did not stop and whose heartbeat is
+	// older than its rescue-after (killed, its machine gone): River
+	// rescues its items, which go back to the queue, so InFlight is 0.
+	Lost bool
 }
+
+// workerAlive is the one rule that judges a worker of tenax_workers w
+// alive, in SQL: it has not stopped, and it beat within its own
+// rescue-after (it beats six times in that span). Past that, River's
+// rescuer takes its items for other workers: they are no longer its own,
+// whatever its row last said. The shared breaker's owner, the peers that
+// share a quota and Info.Lost are all judged by it, by the database's
+// clock.
+const workerAlive = `(w.stopped IS NULL AND w.heartbeat > now() - w.rescue_after)`
 
 // Workers lists every worker that has run on this database, the latest
 // heartbeat first.
 func (c *Client) Workers(ctx context.Context) ([]Info, error) {
-	rows, err := c.pool.Query(ctx, `SELECT id, host, pid, jobs, concurrency, in_flight, finished, started, heartbeat, stopped
-		FROM tenax_workers ORDER BY heartbeat DESC, id`)
+	rows, err := c.pool.Query(ctx, `SELECT w.id, w.host, w.pid, w.jobs, w.concurrency, w.in_flight, w.finished, w.started, w.heartbeat, w.stopped,
+			w.stopped IS NULL AND NOT `+workerAlive+`
+		FROM tenax_workers w ORDER BY w.heartbeat DESC, w.id`)
 	if err != nil {
 		return nil, fmt.Errorf("worker: listing workers: %w", err)
 	}
 	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Info, error) {
 		var i Info
-		err := row.Scan(&i.ID, &i.Host, &i.PID, &i.Jobs, &i.Concurrency, &i.InFlight, &i.Finished, &i.Started, &i.Heartbeat, &i.Stopped)
+		err := row.Scan(&i.ID, &i.Host, &i.PID, &i.Jobs, &i.Concurrency, &i.InFlight, &i.Finished, &i.Started, &i.Heartbeat, &i.Stopped, &i.Lost)
+		if i.Lost {
+			// Its row holds what its last heartbeat said; none of those
+			// items runs on it now.
+			i.InFlight = 0
+		}
 		return i, err
 	})
 	if err != nil {

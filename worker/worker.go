@@ -151,9 +151,9 @@ func (w *Worker) StopNow() { w.stopNow() }
 func (w *Worker) Run(ctx context.Context) error {
 	defer w.stopNow()
 	if _, err := w.c.pool.Exec(ctx, `
-		INSERT INTO tenax_workers (id, host, pid, concurrency) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (id) DO UPDATE SET started = now(), heartbeat = now(), stopped = NULL`,
-		w.id, hostname(), os.Getpid(), w.cfg.Concurrency); err != nil {
+		INSERT INTO tenax_workers (id, host, pid, concurrency, rescue_after) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (id) DO UPDATE SET started = now(), heartbeat = now(), stopped = NULL, rescue_after = EXCLUDED.rescue_after`,
+		w.id, hostname(), os.Getpid(), w.cfg.Concurrency, w.cfg.RescueAfter); err != nil {
 		return fmt.Errorf("worker: registering: %w", err)
 	}
 	// Nothing runs here yet: budget holds left under this id (a worker

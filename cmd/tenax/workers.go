@@ -580,8 +580,11 @@ func printWorkers(ctx context.Context, w io.Writer, c *worker.Client) error {
 	now := time.Now()
 	for _, i := range list {
 		state := fmt.Sprintf("heartbeat %s ago", now.Sub(i.Heartbeat).Round(time.Second))
-		if i.Stopped != nil {
+		switch {
+		case i.Stopped != nil:
 			state = "stopped " + i.Stopped.Format(time.RFC3339)
+		case i.Lost:
+			state = "lost: its items go back to the queue, " + state
 		}
 		fmt.Fprintf(w, "  %-36s %s pid %d | %s | jobs %s | %d in flight, %d finished\n", i.ID, i.Host, i.PID, state, strings.Join(i.Jobs, ","), i.InFlight, i.Finished)
 	}

@@ -67,30 +67,9 @@ func enqueuedJob(t *testing.T) (w *workdir, pg, id string) {
 // workers or its shared breaker.
 func TestPostgresUIShowsAJobOnWorkers(t *testing.T) {
 	w, pg, id := enqueuedJob(t)
-	cmd, stderr := w.start(t, "ui", id, "--store", pg)
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	sc := bufio.NewScanner(stderr)
-	base := ""
-	for base == "" && sc.Scan() {
-		if u, ok := strings.CutPrefix(sc.Text(), "tenax: serving "); ok {
-			base, _, _ = strings.Cut(u, " ")
-		}
-	}
-	if base == "" {
-		t.Fatal("tenax ui printed no address")
-	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
-	res, err := http.Get(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := get(t, serveUI(t, w, id, "--store", pg))
 	for _, want := range []string{"On workers", `<b id="queue-waiting">40</b>`, "No worker has joined the job"} {
-		if !strings.Contains(string(page), want) {
+		if !strings.Contains(page, want) {
 			t.Errorf("the page of a job on workers has no %q:\n%s", want, page)
 		}
 	}
