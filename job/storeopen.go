@@ -12,12 +12,13 @@ import (
 
 // OpenStore opens the store loc names: the JSONL store whose jobs live in
 // loc.Dir/jobs, or PostgreSQL (its tables created when absent). The
-// returned function releases the store's connections.
+// returned function releases the store's connections. A store that cannot
+// be opened is a *store.OpenError.
 func OpenStore(ctx context.Context, loc store.Location) (store.Store, func(), error) {
 	if loc.PostgresURL != "" {
 		pg, err := postgres.Open(ctx, loc.PostgresURL)
 		if err != nil {
-			return nil, nil, fmt.Errorf("opening the store %s: %w", loc, err)
+			return nil, nil, &store.OpenError{Location: loc, Err: err}
 		}
 		return pg, pg.Close, nil
 	}

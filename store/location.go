@@ -64,3 +64,19 @@ func (l Location) String() string {
 	}
 	return u.Redacted()
 }
+
+// OpenError is a store that could not be opened: its database refused or
+// unreachable, its tables not made. It is tenax's own storage failing,
+// whichever command met it (DESIGN.md's exit 4), and says which store,
+// its password hidden.
+type OpenError struct {
+	Location Location
+	Err      error
+}
+
+func (e *OpenError) Error() string {
+	return fmt.Sprintf("opening the store %s: %v", e.Location, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *OpenError) Unwrap() error { return e.Err }

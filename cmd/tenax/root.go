@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/store"
 )
 
 // exitError carries an exit code through cobra's error return.
@@ -177,6 +178,13 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	err := root.ExecuteContext(context.Background())
 	if err == nil {
 		return job.ExitOK
+	}
+	// A store that cannot be opened is tenax's own storage failing, in
+	// every command: one rule here, not one per command's path to it.
+	var oe *store.OpenError
+	if errors.As(err, &oe) {
+		fmt.Fprintln(stderr, "tenax:", err)
+		return job.ExitStorage
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
