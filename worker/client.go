@@ -158,11 +158,21 @@ type Client struct {
 }
 
 // Open connects to dsn and migrates (Migrate): River's tables and tenax's
-// are created on first use. Close releases the connections.
+// are created on first use. Close releases the connections. A database
+// that cannot be reached or migrated is a *store.OpenError, which names
+// the store (the operator knows a database, not this package).
 func Open(ctx context.Context, dsn string) (*Client, error) {
+	c, err := open(ctx, dsn)
+	if err != nil {
+		return nil, &store.OpenError{Location: store.Location{PostgresURL: dsn}, Err: err}
+	}
+	return c, nil
+}
+
+func open(ctx context.Context, dsn string) (*Client, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("worker: %w", err)
+		return nil, err
 	}
 	if !strings.Contains(dsn, "pool_max_conns") {
 		// River holds connections of its own (LISTEN, the producer's
@@ -171,7 +181,7 @@ func Open(ctx context.Context, dsn string) (*Client, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("worker: %w", err)
+		return nil, err
 	}
 	c, err := New(ctx, pool)
 	if err != nil {
@@ -223,11 +233,13 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	// of its own, takes migrating processes one at a time.
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
-		return "", fmt.Errorf("worker: %w", err)
+		// pgx's "failed to connect to `user=… database=…`: host…"
+		// says it all.
+		return "", err
 	}
 	defer conn.Release()
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext('tenax_worker_schema'))`); err != nil {
-		return "", fmt.Errorf("worker: %w", err)
+		return "", fmt.Errorf("migrating: taking the migration lock: %w", err)
 	}
 	defer func() {
 		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('tenax_worker_schema'))`)

@@ -42,11 +42,9 @@ func openWorkers(ctx context.Context, g *globals) (*worker.Client, error) {
 	if url == "" {
 		return nil, usageErr(errors.New("this command needs a PostgreSQL store: pass --store postgres://… or set TENAX_STORE"))
 	}
-	c, err := worker.Open(ctx, url)
-	if err != nil {
-		return nil, &exitError{code: exitStorage, err: err}
-	}
-	return c, nil
+	// A database that cannot be opened exits 4 (a *store.OpenError,
+	// execute's rule for every command).
+	return worker.Open(ctx, url)
 }
 
 func newMigrateCmd(g *globals) *cobra.Command {
