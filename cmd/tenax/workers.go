@@ -32,6 +32,12 @@ func (g *globals) postgresURL() string {
 	return loc.PostgresURL
 }
 
+// storeArgument is the --store of a command printed for pasting: the
+// store these commands use, its password hidden.
+func storeArgument(g *globals) string {
+	return job.StoreArgument(store.Location{PostgresURL: g.postgresURL()})
+}
+
 // openWorkers connects to the --store database for the commands that need
 // PostgreSQL, migrating on first use.
 func openWorkers(ctx context.Context, g *globals) (*worker.Client, error) {
@@ -347,7 +353,7 @@ func runOnWorkers(ctx context.Context, g *globals, specPath string, f runFlags, 
 	}
 	fmt.Fprintf(g.stderr, "tenax: job %s (queue %s, schema %s): %d items enqueued in %s\n", e.JobID, e.Queue, c.Schema(), e.Items, e.Elapsed.Round(time.Millisecond))
 	if n == 0 {
-		fmt.Fprintf(g.stdout, "Job %s enqueued. Run it with: tenax worker --store … --job %s\n", e.JobID, e.JobID)
+		fmt.Fprintf(g.stdout, "Job %s enqueued. Run it with: tenax worker %s --job %s\n", e.JobID, storeArgument(g), e.JobID)
 		return nil
 	}
 	return attach(ctx, g, c, e.JobID, n, f.output, log)
@@ -547,9 +553,9 @@ func printWorkerSummary(ctx context.Context, g *globals, c *worker.Client, id st
 		fmt.Fprintf(g.stdout, "Stopped: %s\n", m.StopReason)
 	}
 	if pending > 0 {
-		fmt.Fprintf(g.stdout, "Resume: tenax resume %s --store …\n", id)
+		fmt.Fprintf(g.stdout, "Resume: tenax resume %s %s\n", id, storeArgument(g))
 	} else if failed > 0 {
-		fmt.Fprintf(g.stdout, "Retry the failures: tenax resume %s --store … --retry-failures\n", id)
+		fmt.Fprintf(g.stdout, "Retry the failures: tenax resume %s %s --retry-failures\n", id, storeArgument(g))
 	}
 	switch {
 	case runErr != nil:
