@@ -24,10 +24,16 @@ type Question struct {
 // Answer is how a question was settled.
 type Answer struct {
 	// Decision is "" when the breaker closed without an answer (its
-	// probes succeeded, or the worker that tripped died).
+	// probes succeeded, or the worker that tripped died), or when it
+	// tripped again since (TrippedAgain).
 	Decision Decision
 	// By is who answered, as Decide was told.
 	By string
+	// TrippedAgain is the breaker's trip now when the question's trip
+	// was settled elsewhere and the breaker tripped again before this
+	// operator heard of it: the row holds the new trip, so how the old
+	// one was settled is no longer known, only that it was. 0 otherwise.
+	TrippedAgain int
 }
 
 // Operator is a person attached to a job who can answer its breaker's
@@ -182,8 +188,14 @@ func (c *Client) ask(ctx context.Context, t *time.Ticker, q Question, by string,
 // settled tells op how q was settled, from the breaker's row.
 func (c *Client) settled(ctx context.Context, q Question, op Operator) {
 	b, err := c.breaker(ctx, q.JobID)
-	if err != nil || b.Trips != q.Trip {
+	if err != nil {
 		op.Settled(q, Answer{})
+		return
+	}
+	if b.Trips != q.Trip {
+		// Telling this as "closed without an answer" was untrue: the
+		// trip was settled, and the breaker is open again.
+		op.Settled(q, Answer{TrippedAgain: b.Trips})
 		return
 	}
 	op.Settled(q, Answer{Decision: Decision(b.Decision), By: b.DecidedBy})
