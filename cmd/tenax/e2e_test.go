@@ -357,16 +357,28 @@ checkpoint: {flush_every: 10}
 				break
 			}
 		}
-		go io.Copy(io.Discard, stderr)
+		// The rest of stderr is kept: a run that ends on its own says why.
+		var rest strings.Builder
+		copied := make(chan struct{})
+		go func() {
+			defer close(copied)
+			for sc.Scan() {
+				rest.WriteString(sc.Text() + "\n")
+			}
+		}()
 		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
+		go func() {
+			<-copied // Wait closes the pipe: read it to its end first
+			exited <- cmd.Wait()
+		}()
 		if killed < kills {
 			select {
 			case err := <-exited:
 				if err == nil {
 					goto finished
 				}
-				t.Fatalf("tenax exited on its own with %v before being killed", err)
+				t.Fatalf("tenax %v exited on its own with %v before being killed; its stderr after the job line:\n%s\nits failures: %s",
+					args, err, rest.String(), w.tenax("export", id, "--failed").stdout)
 			case <-time.After(time.Duration(20+rng.IntN(250)) * time.Millisecond):
 			}
 			_ = cmd.Process.Signal(syscall.SIGKILL)
