@@ -28,9 +28,10 @@ import (
 // statement per call.
 //
 // What each worker holds is kept beside, in tenax_budget_holds, so that a
-// killed worker's holds do not shrink the budget forever: once its
-// heartbeat is older than rescue-after (when River rescues its items),
-// any live worker of the job gives them back.
+// killed worker's holds do not shrink the budget forever: once it is no
+// longer alive (workerAlive: its heartbeat older than its own
+// rescue-after, when River rescues its items), any live worker of the job
+// gives them back.
 type budget struct {
 	r *runner
 
@@ -281,20 +282,28 @@ func (l *budget) follow(ctx context.Context, reap bool) {
 		r.eng.Stop(engine.StopBudget, reached)
 	}
 	if reap {
-		if err := r.w.c.reapHolds(ctx, r.jobID, r.w.id, r.w.cfg.RescueAfter); err != nil && ctx.Err() == nil {
+		if err := r.w.c.reapHolds(ctx, r.jobID, r.w.id); err != nil && ctx.Err() == nil {
 			r.w.log.Warn("giving back dead workers' budget holds failed", "job", r.jobID, "error", err)
 		}
 	}
 }
 
-// reapHolds gives back the holds of the job's workers that are gone: their
-// heartbeat is older than silence, or they stopped. The job's row is
-// locked first, as applySQL locks it.
-func (c *Client) reapHolds(ctx context.Context, jobID, self string, silence time.Duration) error {
+// holdOfTheDead is true of a hold h whose worker is not alive by
+// workerAlive — the rule, with each worker's own rescue-after, that lets
+// River rescue its items — or has no row at all. Judged by the reader's
+// own rescue-after, a worker started with a short one gave back the holds
+// of a live worker with a longer one, whose calls under way then went
+// uncounted (the budget could be overspent), and one started with a long
+// one kept a dead worker's holds too long.
+const holdOfTheDead = `NOT EXISTS (SELECT 1 FROM tenax_workers w WHERE w.id = h.worker_id AND ` + workerAlive + `)`
+
+// reapHolds gives back the holds of the job's workers that are gone
+// (holdOfTheDead) other than self. The job's row is locked first, as
+// applySQL locks it.
+func (c *Client) reapHolds(ctx context.Context, jobID, self string) error {
 	var dead bool
 	err := c.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tenax_budget_holds h WHERE h.job_id = $1 AND h.held <> 0 AND h.worker_id <> $2
-		AND NOT EXISTS (SELECT 1 FROM tenax_workers w WHERE w.id = h.worker_id AND w.stopped IS NULL AND w.heartbeat > now() - $3::interval))`,
-		jobID, self, silence).Scan(&dead)
+		AND `+holdOfTheDead+`)`, jobID, self).Scan(&dead)
 	if err != nil || !dead {
 		return err
 	}
@@ -305,10 +314,10 @@ func (c *Client) reapHolds(ctx context.Context, jobID, self string, silence time
 		_, err := tx.Exec(ctx, `
 			WITH gone AS (
 				DELETE FROM tenax_budget_holds h WHERE h.job_id = $1 AND h.held <> 0 AND h.worker_id <> $2
-				AND NOT EXISTS (SELECT 1 FROM tenax_workers w WHERE w.id = h.worker_id AND w.stopped IS NULL AND w.heartbeat > now() - $3::interval)
+				AND `+holdOfTheDead+`
 				RETURNING h.held)
 			UPDATE tenax_budgets SET held = held - (SELECT COALESCE(sum(held), 0) FROM gone) WHERE job_id = $1`,
-			jobID, self, silence)
+			jobID, self)
 		return err
 	})
 }

@@ -211,6 +211,91 @@ func TestDeadWorkersBudgetHoldsAreGivenBack(t *testing.T) {
 	}
 }
 
+// TestBudgetHoldsAreJudgedByTheirWorkersOwnRescueAfter: a worker gave
+// back the holds of the job's other workers by its own --rescue-after,
+// not theirs. This one has the default minute: a peer with an hour's
+// rescue-after that beat two minutes ago is alive (its calls under way
+// must stay counted), and a peer with ten seconds that beat thirty
+// seconds ago is dead (its holds must not wait for the reader's minute).
+func TestBudgetHoldsAreJudgedByTheirWorkersOwnRescueAfter(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	e := enqueue(t, c, writeBudgetJob(t, 20, "{max_tokens: 1000000}"))
+	conn := connect(t, dsn)
+	peers := []struct {
+		id                   string
+		beatAgo, rescueAfter string
+		stopped              bool
+		alive                bool
+		held                 int64
+	}{
+		{id: "alive-by-its-longer-rescue-after", beatAgo: "2 minutes", rescueAfter: "1 hour", alive: true, held: 3000},
+		{id: "dead-by-its-shorter-rescue-after", beatAgo: "30 seconds", rescueAfter: "10 seconds", held: 5000},
+		{id: "stopped", beatAgo: "1 second", rescueAfter: "1 hour", stopped: true, held: 700},
+	}
+	var total int64
+	for _, p := range peers {
+		if _, err := conn.Exec(t.Context(), `INSERT INTO tenax_workers (id, host, pid, concurrency, heartbeat, rescue_after, stopped)
+			VALUES ($1, 'elsewhere', 1, 2, now() - $2::interval, $3::interval, CASE WHEN $4 THEN now() END)`,
+			p.id, p.beatAgo, p.rescueAfter, p.stopped); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(t.Context(), `INSERT INTO tenax_budget_holds (job_id, worker_id, held) VALUES ($1, $2, $3)`, e.JobID, p.id, p.held); err != nil {
+			t.Fatal(err)
+		}
+		total += p.held
+	}
+	if _, err := conn.Exec(t.Context(), `INSERT INTO tenax_budgets (job_id, held) VALUES ($1, $2)`, e.JobID, total); err != nil {
+		t.Fatal(err)
+	}
+	holds := func() map[string]int64 {
+		rows, err := conn.Query(t.Context(), `SELECT worker_id, held FROM tenax_budget_holds WHERE job_id = $1`, e.JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int64{}
+		var id string
+		var held int64
+		if _, err := pgx.ForEachRow(rows, []any{&id, &held}, func() error { m[id] = held; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}})
+	// One statement gives back every dead worker's holds: once any peer's
+	// hold is gone, every peer has been judged.
+	waitFor(t, "a peer's hold to be given back", func() (bool, error) {
+		h := holds()
+		for _, p := range peers {
+			if _, ok := h[p.id]; !ok {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	h := holds()
+	var kept int64
+	for _, p := range peers {
+		_, ok := h[p.id]
+		if ok != p.alive {
+			t.Errorf("worker %s (heartbeat %s ago, rescue-after %s, stopped %v): hold kept %v, want %v", p.id, p.beatAgo, p.rescueAfter, p.stopped, ok, p.alive)
+		}
+		if p.alive {
+			kept += p.held
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	waitFor(t, "the job to finish", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	waitFor(t, "the job's account to hold only the live peer's tokens", func() (bool, error) {
+		_, held, _ := budgetRow(t, dsn, e.JobID)
+		return held == kept, nil
+	})
+}
+
 func TestResumeRunsTheSpecAsEdited(t *testing.T) {
 	// A resume on one machine reads the spec file again; with workers it
 	// ran the spec stored when the job was created, so a budget raised in

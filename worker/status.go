@@ -34,8 +34,8 @@ type Info struct {
 // rescue-after (it beats six times in that span). Past that, River's
 // rescuer takes its items for other workers: they are no longer its own,
 // whatever its row last said. The shared breaker's owner, the peers that
-// share a quota and Info.Lost are all judged by it, by the database's
-// clock.
+// share a quota, the budget holds a live worker gives back (reapHolds)
+// and Info.Lost are all judged by it, by the database's clock.
 const workerAlive = `(w.stopped IS NULL AND w.heartbeat > now() - w.rescue_after)`
 
 // Workers lists every worker that has run on this database, the latest
