@@ -20,7 +20,9 @@ type Location struct {
 // ParseLocation reads a store location: "postgres://…" or
 // "postgresql://…" is PostgreSQL, "file://DIR" and any text without a
 // scheme is a directory. Another scheme, or an empty string, is an error
-// that says what is accepted.
+// that says what is accepted. Of a URL it checks the scheme and the host
+// only: the rest (sslmode, the port…) is pgx's to read, and
+// store/postgres.ParseConfig reads it as the store will connect.
 func ParseLocation(s string) (Location, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {

@@ -170,7 +170,7 @@ func Open(ctx context.Context, dsn string) (*Client, error) {
 }
 
 func open(ctx context.Context, dsn string) (*Client, error) {
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, err := postgres.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/postgres"
 )
 
 // addStoreFlag gives cmd the --store flag.
@@ -27,6 +28,12 @@ func (g *globals) storeLocation() (store.Location, error) {
 		return store.Location{Dir: g.homeDir()}, nil
 	}
 	loc, err := store.ParseLocation(raw)
+	if err == nil && loc.PostgresURL != "" {
+		// pgx reads more of the address than ParseLocation does (sslmode,
+		// the port…); what it refuses is the user's input, refused here
+		// for every command alike, not a database that failed (exit 4).
+		_, err = postgres.ParseConfig(loc.PostgresURL)
+	}
 	if err != nil {
 		return store.Location{}, usageErr(fmt.Errorf("%s: %w", from, err))
 	}

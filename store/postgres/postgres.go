@@ -58,7 +58,11 @@ var _ store.Store = (*Store)(nil)
 // "key=value" string, as pgx accepts) and creates the tables when they are
 // absent. Close releases the connections.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	pool, err := pgxpool.New(ctx, dsn)
+	cfg, err := ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
@@ -68,6 +72,20 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ParseConfig reads dsn as Open and the workers' client connect with it:
+// pgx's reading, far stricter than store.ParseLocation's (an unknown
+// sslmode, a port that is not a number, a missing certificate file). Its
+// error is the address's fault, not the database's, so a caller given the
+// address by a user refuses it as their input before anything connects.
+// The error shows the address with its password hidden.
+func ParseConfig(dsn string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: malformed database address: %w", err)
+	}
+	return cfg, nil
 }
 
 // New returns a Store on a pool the caller owns (workers share one pool
