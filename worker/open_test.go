@@ -2,10 +2,10 @@ package worker_test
 
 import (
 	"errors"
-	"net"
 	"strings"
 	"testing"
 
+	"github.com/tenaxhq/tenax/internal/pgtest"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker"
 )
@@ -16,12 +16,7 @@ import (
 // error names the store, its password hidden, and is a *store.OpenError
 // (exit 4 in every command).
 func TestAFailedConnectionNamesTheStoreNotAPackage(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := pgtest.ClosedAddr(t)
 	dsn := "postgres://tenax:s3cret@" + addr + "/tenax?sslmode=disable"
 	c, err := worker.Open(t.Context(), dsn)
 	if err == nil {

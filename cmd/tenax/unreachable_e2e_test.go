@@ -1,22 +1,11 @@
 package main
 
 import (
-	"net"
 	"strings"
 	"testing"
-)
 
-// closedPort returns a loopback address where nothing listens.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
+	"github.com/tenaxhq/tenax/internal/pgtest"
+)
 
 // storeCommands are the commands that open a --store, each as a user
 // would type it (--store comes last).
@@ -39,13 +28,16 @@ var storeCommands = [][]string{
 // exits 4, naming the store, its password hidden.
 func TestAnUnreachableDatabaseExitsFourInEveryCommand(t *testing.T) {
 	w := fixLaterWorkdir(t)
-	addr := closedPort(t)
+	addr := pgtest.ClosedAddr(t)
 	pg := "postgres://tenax:s3cret@" + addr + "/tenax?sslmode=disable"
 	for _, args := range storeCommands {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			r := w.tenax(append(args, "--store", pg)...)
 			if r.code != 4 || !strings.Contains(r.stderr, addr) {
 				t.Errorf("exit %d, want 4 naming the database at %s:\n%s%s", r.code, addr, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stderr, "creating tenax tables") {
+				t.Errorf("a database out of reach is reported as tables that could not be made:\n%s", r.stderr)
 			}
 			if strings.Contains(r.stderr, "s3cret") {
 				t.Errorf("the message shows the store's password:\n%s", r.stderr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -26,6 +27,19 @@ func Require(t testing.TB) {
 	if os.Getenv(EnvVar) == "" {
 		t.Skip(howToRun)
 	}
+}
+
+// ClosedAddr returns a loopback host:port where nothing listens: a
+// database out of reach, for the tests of what tenax says about one.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }
 
 // DSN returns the DSN of a new schema, named prefix and random hex, whose

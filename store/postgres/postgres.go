@@ -119,7 +119,15 @@ func SearchPathSchema(pool *pgxpool.Pool) string {
 // under an advisory lock, as CREATE ... IF NOT EXISTS run by two processes
 // at once can still collide.
 func (s *Store) migrate(ctx context.Context) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	// The pool connects lazily: this is the store's first connection, and
+	// its failure is the database out of reach, not tables that could not
+	// be made (which is what it was reported as).
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", s, err)
+	}
+	defer conn.Release()
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('tenax_schema'))`); err != nil {
 			return err
 		}

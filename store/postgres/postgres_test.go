@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 
@@ -32,6 +33,26 @@ func TestPostgresStoreConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
 		return openStore(t, testDSN(t))
 	})
+}
+
+// TestAnUnreachableDatabaseIsReportedAsAFailedConnection: Open reported
+// a database it could not reach as "postgres: creating tenax tables:
+// failed to connect…", as if the tables had failed. It says it could not
+// connect, naming the database, never its password.
+func TestAnUnreachableDatabaseIsReportedAsAFailedConnection(t *testing.T) {
+	addr := pgtest.ClosedAddr(t)
+	s, err := postgres.Open(t.Context(), "postgres://tenax:s3cret@"+addr+"/tenax?sslmode=disable")
+	if err == nil {
+		s.Close()
+		t.Fatalf("opened %s, where nothing listens", addr)
+	}
+	msg := err.Error()
+	if want := "connecting to PostgreSQL tenax at " + addr + ": failed to connect"; !strings.HasPrefix(msg, want) {
+		t.Errorf("error %q, want it to begin %q", msg, want)
+	}
+	if strings.Contains(msg, "tables") || strings.Contains(msg, "s3cret") {
+		t.Errorf("error %q blames the tables or shows the password", msg)
+	}
 }
 
 func TestPostgresOpenCreatesTablesOnceUnderConcurrency(t *testing.T) {
