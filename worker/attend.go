@@ -24,8 +24,9 @@ type Question struct {
 // Answer is how a question was settled.
 type Answer struct {
 	// Decision is "" when the breaker closed without an answer (its
-	// probes succeeded, or the worker that tripped died), or when it
-	// tripped again since (TrippedAgain).
+	// probes succeeded, or the worker that tripped died), when it
+	// tripped again since (TrippedAgain), or when how it was settled
+	// could not be read (ReadErr).
 	Decision Decision
 	// By is who answered, as Decide was told.
 	By string
@@ -34,6 +35,10 @@ type Answer struct {
 	// operator heard of it: the row holds the new trip, so how the old
 	// one was settled is no longer known, only that it was. 0 otherwise.
 	TrippedAgain int
+	// ReadErr is why the breaker's row could not be read once the
+	// question was taken back: the trip was settled, or the breaker
+	// closed, but how is not known. nil otherwise.
+	ReadErr error
 }
 
 // Operator is a person attached to a job who can answer its breaker's
@@ -189,7 +194,13 @@ func (c *Client) ask(ctx context.Context, t *time.Ticker, q Question, by string,
 func (c *Client) settled(ctx context.Context, q Question, op Operator) {
 	b, err := c.breaker(ctx, q.JobID)
 	if err != nil {
-		op.Settled(q, Answer{})
+		if ctx.Err() != nil {
+			// The operator stopped attending: as in ask, nothing is told.
+			return
+		}
+		// Answer{} would say the breaker closed without an answer: a
+		// guess presented as the truth.
+		op.Settled(q, Answer{ReadErr: err})
 		return
 	}
 	if b.Trips != q.Trip {

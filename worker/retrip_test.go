@@ -2,7 +2,10 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker"
@@ -52,4 +55,52 @@ func TestAnAnswerAfterANewTripIsToldTheBreakerTrippedAgain(t *testing.T) {
 	waitFor(t, "the job to be aborted at trip 2", func() (bool, error) {
 		return jobState(t, c, e.JobID) == store.StateAborted, nil
 	})
+}
+
+// TestAFailedReadOfHowATripWasSettledIsToldAsSuch: a terminal whose
+// question was taken back, and whose read of the breaker's row then
+// failed, was told the breaker closed without an answer (Answer{}). It is
+// told the read failed, with the database's error.
+func TestAFailedReadOfHowATripWasSettledIsToldAsSuch(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	e := promptJob(t, c)
+	conn := connect(t, dsn)
+	// A trip asked on a terminal (no worker needed: the row is the
+	// question).
+	if _, err := conn.Exec(t.Context(), `INSERT INTO tenax_breakers (job_id, state, action, owner, trips, summary)
+		VALUES ($1, 'open', 'prompt', 'elsewhere', 1, 'Circuit breaker open: 3 consecutive failures')`, e.JobID); err != nil {
+		t.Fatal(err)
+	}
+	// Once the question is taken back, the breaker's table is gone for
+	// the read of how it was settled: a database error. (On a connection
+	// of its own: a pgx.Conn is for one goroutine.)
+	away := connect(t, dsn)
+	op := &operator{answer: func(ctx context.Context, q worker.Question) (worker.Decision, bool) {
+		<-ctx.Done()
+		if _, err := away.Exec(context.Background(), `ALTER TABLE tenax_breakers RENAME TO tenax_breakers_away`); err != nil {
+			t.Error(err)
+		}
+		return "", false
+	}}
+	attend(t, c, e.JobID, "a terminal", op)
+	waitFor(t, "the terminal to be asked", func() (bool, error) {
+		asked, _ := op.seen()
+		return len(asked) == 1, nil
+	})
+	if _, err := conn.Exec(t.Context(), `UPDATE tenax_breakers SET decision = 'abort', decided_by = 'tenax breaker elsewhere' WHERE job_id = $1`, e.JobID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the terminal to be told how the trip was settled", func() (bool, error) {
+		_, settled := op.seen()
+		return len(settled) == 1, nil
+	})
+	if _, err := conn.Exec(t.Context(), `ALTER TABLE tenax_breakers_away RENAME TO tenax_breakers`); err != nil {
+		t.Fatal(err)
+	}
+	_, settled := op.seen()
+	var pgErr *pgconn.PgError
+	if a := settled[0]; a.Decision != "" || a.TrippedAgain != 0 || !errors.As(a.ReadErr, &pgErr) {
+		t.Errorf("told %+v, want the read's failure, a database error", a)
+	}
 }

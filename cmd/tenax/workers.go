@@ -496,6 +496,10 @@ func (o *terminalOperator) Ask(ctx context.Context, q worker.Question) (worker.D
 }
 
 func (o *terminalOperator) Settled(q worker.Question, a worker.Answer) {
+	if a.ReadErr != nil {
+		fmt.Fprintf(o.out, "tenax: job %s: trip %d of the circuit breaker was answered elsewhere or closed by itself, but reading how failed: %v\n", q.JobID, q.Trip, a.ReadErr)
+		return
+	}
 	if a.TrippedAgain != 0 {
 		fmt.Fprintf(o.out, "tenax: job %s: trip %d of the circuit breaker was answered elsewhere (or closed by itself), and it has tripped again since (trip %d)\n", q.JobID, q.Trip, a.TrippedAgain)
 		return
