@@ -350,15 +350,16 @@ checkpoint: {flush_every: 10}
 		}
 		cmd, stderr := w.start(t, args...)
 		// Wait for the job line, so the kill lands during the run.
+		// Stderr is kept: a run that ends on its own says why.
+		var rest strings.Builder
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			rest.WriteString(sc.Text() + "\n")
 			if m := jobLine.FindStringSubmatch(sc.Text()); m != nil {
 				id = m[1]
 				break
 			}
 		}
-		// The rest of stderr is kept: a run that ends on its own says why.
-		var rest strings.Builder
 		copied := make(chan struct{})
 		go func() {
 			defer close(copied)
@@ -377,7 +378,7 @@ checkpoint: {flush_every: 10}
 				if err == nil {
 					goto finished
 				}
-				t.Fatalf("tenax %v exited on its own with %v before being killed; its stderr after the job line:\n%s\nits failures: %s",
+				t.Fatalf("tenax %v exited on its own with %v before being killed; its stderr:\n%s\nits failures: %s",
 					args, err, rest.String(), w.tenax("export", id, "--failed").stdout)
 			case <-time.After(time.Duration(20+rng.IntN(250)) * time.Millisecond):
 			}
