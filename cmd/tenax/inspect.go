@@ -114,6 +114,13 @@ func newExportCmd(g *globals) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if format == "" {
+				// As run --output: -o results.csv writes CSV.
+				format = store.FormatJSONL
+				if out != "" {
+					format = job.OutputFormat(out)
+				}
+			}
 			if !slices.Contains([]string{store.FormatJSONL, store.FormatCSV}, format) {
 				return usageErr(fmt.Errorf("--format %q: want jsonl or csv", format))
 			}
@@ -139,7 +146,7 @@ func newExportCmd(g *globals) *cobra.Command {
 	}
 	addStoreFlag(cmd, g)
 	cmd.Flags().BoolVar(&failed, "failed", false, "only the items whose latest record failed (with their tracked errors)")
-	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl or csv")
+	cmd.Flags().StringVar(&format, "format", "", "jsonl or csv (default: csv for an -o file ending in .csv, else jsonl)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file (atomically) instead of stdout")
 	return cmd
 }

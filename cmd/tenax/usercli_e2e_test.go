@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// echoJob writes a spec whose exec task echoes each item's n, and n items.
+func echoJob(w *workdir, n int) {
+	w.items("items.jsonl", n)
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: [echo, "n={{.n}}"]
+`, 0o644)
+}
+
+// TestExportToACSVFileWritesCSV: `tenax export JOB -o results.csv` wrote
+// JSONL into results.csv, while `tenax run --output results.csv` writes
+// CSV; found by exporting a job after a run with --output results.csv.
+func TestExportToACSVFileWritesCSV(t *testing.T) {
+	w := newWorkdir(t)
+	echoJob(w, 3)
+	if r := w.tenax("run", "job.yaml"); r.code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		file string
+		csv  bool
+	}{
+		{[]string{"-o", "out.csv"}, "out.csv", true},
+		{[]string{"-o", "OUT2.CSV"}, "OUT2.CSV", true},
+		{[]string{"-o", "out.jsonl"}, "out.jsonl", false},
+		{[]string{"-o", "out3.csv", "--format", "jsonl"}, "out3.csv", false},
+		{[]string{"-o", "out4.txt", "--format", "csv"}, "out4.txt", true},
+	} {
+		r := w.tenax(append([]string{"export", "latest"}, c.args...)...)
+		if r.code != 0 {
+			t.Fatalf("export %v: exit %d\n%s", c.args, r.code, r.stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(w.dir, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.HasPrefix(string(b), "_idx,id,n,"); got != c.csv {
+			t.Errorf("export %v wrote CSV: %v, want %v:\n%s", c.args, got, c.csv, b)
+		}
+	}
+}
