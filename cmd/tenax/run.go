@@ -75,6 +75,22 @@ func watchArgs(n int, f *runFlags) cobra.PositionalArgs {
 	}
 }
 
+// resumeArgs is watchArgs(1) that explains `--retry-failures CLASS`: a bare
+// --retry-failures means every class and takes no value, so CLASS would be
+// read as a second job.
+func resumeArgs(f *runFlags) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 2 && cmd.Flags().Changed("retry-failures") && f.retryClasses == "all" {
+			for _, a := range []string{args[1], args[0]} {
+				if c, err := classify.ParseClass(strings.Split(a, ",")[0]); err == nil && c != classify.Unknown {
+					return usageErr(fmt.Errorf("write --retry-failures=%s (with =): a bare --retry-failures re-runs every failure and takes no value", a))
+				}
+			}
+		}
+		return watchArgs(1, f)(cmd, args)
+	}
+}
+
 func newRunCmd(g *globals) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
@@ -138,7 +154,7 @@ unless --force.`,
 		Example: `  tenax resume job_20261122_101500
   tenax resume latest --retry-failures
   tenax resume translate-hsk         # the latest job of that spec name`,
-		Args: watchArgs(1, &f),
+		Args: resumeArgs(&f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.parseRetry(); err != nil {
 				return usageErr(err)

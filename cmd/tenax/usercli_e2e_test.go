@@ -51,3 +51,27 @@ func TestExportToACSVFileWritesCSV(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryFailuresWithASpaceSaysToWriteEquals: `tenax resume JOB
+// --retry-failures retryable` answered only "accepts 1 arg(s), received 2":
+// a bare --retry-failures takes no value, so the class was read as a second
+// job. The error now says to write --retry-failures=retryable.
+func TestRetryFailuresWithASpaceSaysToWriteEquals(t *testing.T) {
+	w := newWorkdir(t)
+	echoJob(w, 1)
+	if r := w.tenax("run", "job.yaml"); r.code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{
+		{"resume", "latest", "--retry-failures", "retryable"},
+		{"resume", "--retry-failures", "retryable,item", "latest"},
+	} {
+		r := w.tenax(args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "write --retry-failures=retryable") {
+			t.Errorf("%v: exit %d, stderr %q: want 2 and how to write it", args, r.code, r.stderr)
+		}
+	}
+	if r := w.tenax("resume", "latest", "other"); r.code != 2 || strings.Contains(r.stderr, "--retry-failures=") {
+		t.Errorf("two jobs without --retry-failures: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
