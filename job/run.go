@@ -120,6 +120,9 @@ type Result struct {
 	// ResumeCommand resumes the job when items are left pending or failed;
 	// with failures it has --retry-failures.
 	ResumeCommand string
+	// ExportCommand, set when Options.Output could not be written at the
+	// end, writes it again from the job's records.
+	ExportCommand string
 	// Batch is what a batch mode run did; nil for an online run.
 	Batch *BatchResult
 }
@@ -310,6 +313,9 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOutput(opts.Output); err != nil {
+		return nil, err
+	}
 	inPath, absSpec, format, sum, err := newInput(ctx, s, opts, input.ScanOptions{MaxItems: opts.Limit})
 	if err != nil {
 		return nil, err
@@ -368,6 +374,9 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	}
 	if m.SpecPath == "" {
 		return nil, usage(fmt.Errorf("job %s does not record its spec file, so it cannot be resumed", id))
+	}
+	if err := checkOutput(opts.Output); err != nil {
+		return nil, err
 	}
 	s, err := LoadSpec(m.SpecPath, opts.env())
 	if err != nil {
@@ -571,9 +580,12 @@ func conclude(ctx context.Context, st store.Store, j store.Job, dir string, sum 
 	}
 	res.Succeeded, res.Failed, res.Pending = after.Count(m.Items)
 	res.InputUnread = m.InputBytes > 0
+	outputFailed := false
 	if opts.Output != "" {
 		if err := store.WriteOutput(closeCtx, j, opts.Output, OutputFormat(opts.Output), nil); err != nil && runErr == nil {
 			runErr = fmt.Errorf("writing %s: %w", opts.Output, err)
+			outputFailed = true
+			res.ExportCommand = "tenax export " + m.ID + " -o " + shellQuote(opts.Output) + LocationFlags(opts.Home, opts.StoreFlag)
 		}
 	}
 	state := store.StateCompleted
@@ -605,25 +617,56 @@ func conclude(ctx context.Context, st store.Store, j store.Job, dir string, sum 
 	// counts could not be read after an error may still have items left. A
 	// failed item runs again only with --retry-failures: the hint must say
 	// so, or the failures are silently left behind.
+	// An --output that could not be written leaves nothing to resume: the
+	// export command writes it again.
 	gone := errors.Is(runErr, store.ErrNotFound)
-	if !gone && (res.Pending > 0 || res.Failed > 0 || res.InputUnread || runErr != nil) {
+	if !gone && (res.Pending > 0 || res.Failed > 0 || res.InputUnread || (runErr != nil && !outputFailed)) {
 		res.ResumeCommand = "tenax resume " + m.ID
 		if res.Failed > 0 {
 			res.ResumeCommand += " --retry-failures"
 		}
-		if opts.Home != "" && opts.Home != DefaultHome {
-			res.ResumeCommand += " --home " + opts.Home
-		}
-		if opts.StoreFlag != "" {
-			shown := opts.StoreFlag
-			if loc, err := store.ParseLocation(opts.StoreFlag); err == nil {
-				shown = loc.String()
-			}
-			res.ResumeCommand += " --store " + shellQuote(shown)
-		}
+		res.ResumeCommand += LocationFlags(opts.Home, opts.StoreFlag)
 	}
 	log.Info("job stopped", "state", state, "succeeded", res.Succeeded, "failed", res.Failed, "pending", res.Pending, "stop", sum.Stop.String(), "elapsed", sum.Elapsed.Round(time.Millisecond))
 	return res, runErr
+}
+
+// LocationFlags are the --home and --store flags, each with a leading
+// space, that a command printed for the user must repeat to find the job
+// again: none for the default home and no --store. A --store URL's
+// password is hidden.
+func LocationFlags(home, storeFlag string) string {
+	var b strings.Builder
+	if home != "" && home != DefaultHome {
+		b.WriteString(" --home " + shellQuote(home))
+	}
+	if storeFlag != "" {
+		shown := storeFlag
+		if loc, err := store.ParseLocation(storeFlag); err == nil {
+			shown = loc.String()
+		}
+		b.WriteString(" --store " + shellQuote(shown))
+	}
+	return b.String()
+}
+
+// checkOutput refuses an --output that cannot be written before any call
+// is made: a missing or read-only directory was found only after the whole
+// run, its calls paid for.
+func checkOutput(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usage(fmt.Errorf("--output %s is a directory: name a file (results.jsonl or results.csv)", path))
+	}
+	// The same temporary file the output is written through at the end.
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return usage(fmt.Errorf("--output %s cannot be written (%w): create its directory or name another file", path, err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // shellQuote quotes s for a POSIX shell when it holds more than letters,

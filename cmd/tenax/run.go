@@ -384,6 +384,9 @@ func printSummary(w io.Writer, r *job.Result) {
 	case r.Failed > 0:
 		fmt.Fprintf(&b, "Failures: tenax export %s --failed (tenax status %s shows them grouped)\n", r.JobID, r.JobID)
 	}
+	if r.ExportCommand != "" {
+		fmt.Fprintf(&b, "Write the results again: %s\n", r.ExportCommand)
+	}
 	switch {
 	case r.ResumeCommand == "":
 	case r.Pending > 0 || r.InputUnread:

@@ -75,3 +75,58 @@ func TestRetryFailuresWithASpaceSaysToWriteEquals(t *testing.T) {
 		t.Errorf("two jobs without --retry-failures: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestOutputThatCannotBeWrittenIsRefusedBeforeTheRun: `tenax run job.yaml
+// --output missing/results.jsonl` ran every item, paid for every call, and
+// only then failed to write the output, exit 4, printing "Retry the
+// failures: tenax resume …" for a job without failures. A missing
+// directory is now refused before the job is created (exit 2), by run and
+// by resume; an output lost at the end says how to write it again.
+func TestOutputThatCannotBeWrittenIsRefusedBeforeTheRun(t *testing.T) {
+	w := newWorkdir(t)
+	echoJob(w, 3)
+	if err := os.Mkdir(filepath.Join(w.dir, "adir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{"missing/results.jsonl", "adir"} {
+		r := w.tenax("run", "job.yaml", "--output", out)
+		if r.code != 2 || !strings.Contains(r.stderr, "--output "+out) {
+			t.Errorf("run --output %s: exit %d, stderr %q: want 2 naming --output", out, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(w.home); !os.IsNotExist(err) {
+		t.Fatalf("a refused run created %s (%v)", w.home, err)
+	}
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: [sh, -c, "echo n=$0; [ $0 != 1 ] || exit 3", "{{.n}}"]
+`, 0o644)
+	r := w.tenax("run", "job.yaml")
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = w.tenax("resume", "latest", "--retry-failures", "--output", "missing/results.csv")
+	if r.code != 2 || !strings.Contains(r.stderr, "--output missing/results.csv") {
+		t.Errorf("resume --output missing/…: exit %d, stderr %q: want 2 naming --output", r.code, r.stderr)
+	}
+
+	// The output's directory goes away while the job runs (its task
+	// removes it): the run says how to write the output again, and
+	// suggests no resume of a job with nothing left to run.
+	if err := os.Mkdir(filepath.Join(w.dir, "gone"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: [sh, -c, "rm -rf gone; echo n=$0", "{{.n}}"]
+`, 0o644)
+	r = w.tenax("run", "job.yaml", "--output", "gone/results.jsonl")
+	id := jobID(t, r)
+	if want := "Write the results again: tenax export " + id + " -o gone/results.jsonl --home " + w.home; r.code != 4 || !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, "tenax resume") {
+		t.Errorf("output lost at the end: exit %d, stdout %q: want 4, %q and no resume command", r.code, r.stdout, want)
+	}
+}
