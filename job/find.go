@@ -61,10 +61,12 @@ func ResolveID(ctx context.Context, st store.Store, ref string) (string, error) 
 
 // CurrentState is the job's state as a user should read it: the manifest's,
 // except that a job saved as running that no process holds any more is
-// stale. why says whose run it was, for a stale job. Only the JSONL store
-// can tell (its lock names the process that holds the job); other stores'
-// jobs keep the manifest's state.
-func CurrentState(ctx context.Context, st store.Store, m store.Manifest) (s store.State, why string) {
+// stale. why says whose run it was, for a stale job, and the command that
+// continues it, with locationFlags (LocationFlags: the --home or --store the
+// job was found with). Only the JSONL store can tell (its lock names the
+// process that holds the job); other stores' jobs keep the manifest's
+// state.
+func CurrentState(ctx context.Context, st store.Store, m store.Manifest, locationFlags string) (s store.State, why string) {
 	if m.State != store.StateRunning {
 		return m.State, ""
 	}
@@ -83,5 +85,5 @@ func CurrentState(ctx context.Context, st store.Store, m store.Manifest) (s stor
 			who += " on " + h.Host
 		}
 	}
-	return store.StateStale, fmt.Sprintf("the manifest says running, but %s no longer holds the job (killed, or the machine stopped); `tenax resume %s` continues it", who, m.ID)
+	return store.StateStale, fmt.Sprintf("the manifest says running, but %s no longer holds the job (killed, or the machine stopped); `tenax resume %s%s` continues it", who, m.ID, locationFlags)
 }

@@ -58,12 +58,29 @@ func TestCurrentStateCallsAnAbandonedRunStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := j.Manifest()
-	if s, why := CurrentState(ctx, st, m); s != store.StateRunning || why != "" {
+	if s, why := CurrentState(ctx, st, m, ""); s != store.StateRunning || why != "" {
 		t.Errorf("held job: %s (%s), want running", s, why)
 	}
 	j.Close()
-	s, why := CurrentState(ctx, st, m)
+	s, why := CurrentState(ctx, st, m, "")
 	if s != store.StateStale || !strings.Contains(why, "tenax resume "+m.ID) {
 		t.Errorf("abandoned job: %s (%s), want stale with the resume command", s, why)
+	}
+}
+
+// TestLocationFlagsFindTheJobAgain: the flags a printed command repeats,
+// the password of a --store URL hidden.
+func TestLocationFlagsFindTheJobAgain(t *testing.T) {
+	for _, c := range []struct{ home, store, want string }{
+		{"", "", ""},
+		{DefaultHome, "", ""},
+		{"h1", "", " --home h1"},
+		{"my jobs", "", " --home 'my jobs'"},
+		{DefaultHome, "/data/tenax", " --store /data/tenax"},
+		{DefaultHome, "postgres://u:secret@db:5432/t", " --store postgres://u:xxxxx@db:5432/t"},
+	} {
+		if got := LocationFlags(c.home, c.store); got != c.want {
+			t.Errorf("LocationFlags(%q, %q) = %q, want %q", c.home, c.store, got, c.want)
+		}
 	}
 }

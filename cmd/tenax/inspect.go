@@ -53,7 +53,7 @@ a machine that stopped) is shown as stale: 'tenax resume JOB' continues it.`,
 			if err != nil {
 				return err
 			}
-			r.Manifest.State, r.Note = job.CurrentState(ctx, st, r.Manifest)
+			r.Manifest.State, r.Note = job.CurrentState(ctx, st, r.Manifest, job.LocationFlags(g.homeDir(), g.storeURL))
 			if err := r.WriteText(cmd.OutOrStdout(), top); err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ func listJobs(ctx context.Context, g *globals, st store.Store) error {
 		return nil
 	}
 	for _, m := range ms {
-		m.State, _ = job.CurrentState(ctx, st, m)
+		m.State, _ = job.CurrentState(ctx, st, m, "")
 		fmt.Fprintf(g.stdout, "%-24s %-12s %6d items  %s  %s\n", m.ID, m.State, m.Items, m.Created.Local().Format("2006-01-02 15:04"), m.Name)
 	}
 	return nil

@@ -130,3 +130,20 @@ task:
 		t.Errorf("output lost at the end: exit %d, stdout %q: want 4, %q and no resume command", r.code, r.stdout, want)
 	}
 }
+
+// TestStaleJobsResumeCommandRepeatsHome: `tenax status --home H` of a
+// killed run printed "`tenax resume ID` continues it" without --home H, a
+// command that answers "no job" when pasted; the run's own resume command
+// had it.
+func TestStaleJobsResumeCommandRepeatsHome(t *testing.T) {
+	w := newWorkdir(t)
+	cmd, _, _, id := startSlowJob(t, w, "0.3")
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	r := w.tenax("status")
+	if want := "`tenax resume " + id + " --home " + w.home + "` continues it"; !strings.Contains(r.stdout, want) {
+		t.Errorf("status of the killed job:\n%s\nwant %q", r.stdout, want)
+	}
+}
