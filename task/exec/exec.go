@@ -260,6 +260,11 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 		if attemptCtx.Err() != nil {
 			return task.Result{}, t.mark(&ExitError{Argv0: argv[0], Code: 124, TimedOut: true, Timeout: t.timeout, Err: context.DeadlineExceeded})
 		}
+		if errors.Is(err, syscall.E2BIG) {
+			// The item's values made the command line or the environment
+			// too long: this item's fault, not a command that cannot run.
+			return task.Result{}, classify.WithClass(fmt.Errorf("exec: %s: the item's arguments and environment are too long for one command (%w): pass large values on stdin (task.stdin)", argv[0], err), classify.Item, "argument list too long")
+		}
 		return task.Result{}, t.mark(&ExitError{Argv0: argv[0], Code: startFailureCode(err), Err: err})
 	}
 	waitErr := cmd.Wait()

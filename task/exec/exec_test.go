@@ -653,6 +653,10 @@ func TestClassifierReadsTheCarriedSignals(t *testing.T) {
 		{"timeout", t.Context(), Config{Argv: []string{sleeper}, Timeout: 100 * time.Millisecond}, classify.Retryable},
 		{"canceled", canceled, helperConfig(t, "exit", "0", ""), classify.Canceled},
 		{"template", t.Context(), Config{Argv: []string{"echo", "{{.missing}}"}}, classify.Item},
+		// An item's huge value (one argument over Linux's 128 KiB) was
+		// fatal, exit 126, as if the command could not be executed.
+		{"argument list too long", t.Context(), Config{Argv: []string{"true", strings.Repeat("a", 200<<10)}}, classify.Item},
+		{"environment too long", t.Context(), Config{Argv: []string{"true"}, Env: map[string]string{"BIG": strings.Repeat("a", 200<<10)}}, classify.Item},
 		{"exit_codes rule", t.Context(), func() Config {
 			c := helperConfig(t, "exit", "2", "")
 			c.ExitCodes.Retryable = []int{2}
