@@ -391,18 +391,33 @@ func (g *gate) reserve(ctx context.Context, estimate int) (int64, error) {
 		}
 		return held, nil
 	}
-	used, cost := g.spent()
-	if b.MaxTokens > 0 {
-		if reserved := g.reserved.Add(held); used+reserved > b.MaxTokens {
-			g.reserved.Add(-held)
+	for {
+		changed := *g.changed.Load()
+		used, cost := g.spent()
+		if b.MaxCostUSD > 0 && cost >= b.MaxCostUSD {
+			return 0, &BudgetError{BudgetCostDetail(b.MaxCostUSD, cost)}
+		}
+		if b.MaxTokens <= 0 {
+			return held, nil
+		}
+		reserved := g.reserved.Add(held)
+		if used+reserved <= b.MaxTokens {
+			return held, nil
+		}
+		g.reserved.Add(-held)
+		if used+held > b.MaxTokens || reserved == held {
 			return 0, &BudgetError{BudgetTokensDetail(b.MaxTokens, used, reserved)}
 		}
+		// Only the estimates of the calls under way leave no room: they
+		// usually spend less (max_tokens is a cap), so wait for them
+		// to settle instead of stopping a run that spent a fraction of
+		// its budget.
+		select {
+		case <-ctx.Done():
+			return 0, context.Cause(ctx)
+		case <-changed:
+		}
 	}
-	if b.MaxCostUSD > 0 && cost >= b.MaxCostUSD {
-		g.reserved.Add(-held)
-		return 0, &BudgetError{BudgetCostDetail(b.MaxCostUSD, cost)}
-	}
-	return held, nil
 }
 
 // BudgetTokensDetail says that budget.max_tokens is reached, with used
@@ -424,8 +439,11 @@ func (g *gate) settle(t *ticket) {
 		if g.budget.set() && (t.tokens != 0 || t.usedTokens != 0 || t.costUSD != 0) {
 			g.ledger.Settle(t.tokens, t.usedTokens, t.costUSD)
 		}
-	} else {
+	} else if t.tokens != 0 {
 		g.reserved.Add(-t.tokens)
+		// Calls waiting in reserve for the estimates of calls under way
+		// look again.
+		g.broadcast()
 	}
 	t.tokens, t.usedTokens, t.costUSD = 0, 0, 0
 }

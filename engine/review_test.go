@@ -243,3 +243,34 @@ func TestCacheHitsAreNotRateLimited(t *testing.T) {
 		}
 	})
 }
+
+// cheapTask is estimated at 100 tokens a call (its max_tokens) and spends
+// 10.
+type cheapTask struct{}
+
+func (cheapTask) Run(context.Context, task.Item) (task.Result, error) {
+	time.Sleep(100 * time.Millisecond)
+	r, _ := ok("x")
+	r.Usage = task.Usage{InputTokens: 5, OutputTokens: 5}
+	return r, nil
+}
+
+func (cheapTask) EstimateTokens(task.Item) int { return 100 }
+
+// TestTokenBudgetWaitsForCallsUnderWayInsteadOfStopping: with
+// budget.max_tokens 500, max_tokens 20 and 32 in flight, a mock LLM job
+// stopped (exit 3) after 23 calls had spent 46 tokens: the calls under way
+// held their estimates, and the next call was refused instead of waiting
+// for them to settle at what they really spent.
+func TestTokenBudgetWaitsForCallsUnderWayInsteadOfStopping(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := engine.New(engine.Config{Concurrency: 8, Budget: engine.Budget{MaxTokens: 450}, Total: 20}, cheapTask{}, newMemJob())
+		s, err := e.Run(context.Background(), items(20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Stop != engine.StopNone || s.Done != 20 || s.Usage.Total() != 200 {
+			t.Fatalf("stop %s (%s), %d done, %d tokens: want all 20 done for 200 tokens of 450", s.Stop, s.StopDetail, s.Done, s.Usage.Total())
+		}
+	})
+}
