@@ -379,6 +379,9 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	s, err := LoadSpec(m.SpecPath, opts.env())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usage(fmt.Errorf("job %s was created from the spec %s, which is no longer there: resume reads the job's spec again from that path; put the spec back there (its resolved form is in the job's manifest) and resume again", id, m.SpecPath))
+	}
 	if err != nil {
 		return nil, err
 	}

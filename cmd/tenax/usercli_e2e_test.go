@@ -147,3 +147,25 @@ func TestStaleJobsResumeCommandRepeatsHome(t *testing.T) {
 		t.Errorf("status of the killed job:\n%s\nwant %q", r.stdout, want)
 	}
 }
+
+// TestResumeOfAJobWhoseSpecMovedSaysWhereToPutItBack: a spec renamed after
+// its run made `tenax resume` answer only "spec: open /abs/job.yaml: no
+// such file or directory", without saying that resume reads the spec
+// again from where the job was created.
+func TestResumeOfAJobWhoseSpecMovedSaysWhereToPutItBack(t *testing.T) {
+	w := newWorkdir(t)
+	echoJob(w, 2)
+	r := w.tenax("run", "job.yaml", "--limit", "1")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	id := jobID(t, r)
+	if err := os.Rename(filepath.Join(w.dir, "job.yaml"), filepath.Join(w.dir, "renamed.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	r = w.tenax("resume", id)
+	want := "job " + id + " was created from the spec " + filepath.Join(w.dir, "job.yaml") + ", which is no longer there"
+	if r.code != 2 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "put the spec back") {
+		t.Errorf("resume: exit %d, stderr %q: want 2 and %q", r.code, r.stderr, want)
+	}
+}
