@@ -209,9 +209,14 @@ func CheckInputTemplates(s *spec.Spec, path string, flag bool) (*TemplateCheck, 
 	if flag {
 		from = fromFlag
 	}
-	format, _, err := checkInput(context.Background(), path, from, s, input.ScanOptions{})
+	format, sum, err := checkInput(context.Background(), path, from, s, input.ScanOptions{})
 	if err != nil {
 		return nil, err
+	}
+	if sum.Items == 0 {
+		// As run refuses it: "0 items rendered: OK" passed an input the
+		// run would not start on.
+		return nil, usage(fmt.Errorf("the input %s has no items: tenax run refuses it (pass --allow-empty to run it anyway)", path))
 	}
 	c, err := CheckTemplates(s, path, format)
 	if err != nil {

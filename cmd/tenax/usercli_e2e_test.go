@@ -169,3 +169,19 @@ func TestResumeOfAJobWhoseSpecMovedSaysWhereToPutItBack(t *testing.T) {
 		t.Errorf("resume: exit %d, stderr %q: want 2 and %q", r.code, r.stderr, want)
 	}
 }
+
+// TestValidateRefusesAnEmptyInputAsRunDoes: `tenax validate job.yaml
+// --input empty.jsonl` said "2 templates rendered for the first 0 items of
+// empty.jsonl: OK" and exited 0, for an input `tenax run` refuses (exit 2).
+func TestValidateRefusesAnEmptyInputAsRunDoes(t *testing.T) {
+	w := newWorkdir(t)
+	echoJob(w, 1)
+	w.write("empty.jsonl", "\n  \n", 0o644)
+	r := w.tenax("validate", "job.yaml", "--input", "empty.jsonl")
+	if r.code != 2 || !strings.Contains(r.stderr, "has no items") || strings.Contains(r.stderr, ": OK") {
+		t.Errorf("validate --input empty.jsonl: exit %d, stderr %q: want 2, no items", r.code, r.stderr)
+	}
+	if r := w.tenax("validate", "job.yaml", "--input", "items.jsonl"); r.code != 0 {
+		t.Errorf("validate --input items.jsonl: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
