@@ -247,7 +247,13 @@ func checkInputFile(path string, from inputOrigin, s *spec.Spec) error {
 		return fmt.Errorf("input: %w", err)
 	case fi.IsDir():
 		problem = "is a directory; tenax reads one file"
-	case !fi.Mode().IsRegular() && fi.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) == 0:
+	case fi.Mode()&(fs.ModeNamedPipe|fs.ModeSocket) != 0:
+		// The input is read once to count and hash it, again to run it,
+		// and again by every resume: a pipe's second open waited for a
+		// writer forever, deaf to Ctrl-C, its job left with every item
+		// pending.
+		problem = "is a pipe, which can be read only once; tenax reads its input again to run it and on every resume: save it to a file first"
+	case !fi.Mode().IsRegular() && fi.Mode()&fs.ModeCharDevice == 0:
 		problem = "is not a regular file"
 	default:
 		return nil

@@ -8,21 +8,27 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
 
 // TestInterruptDuringInputScanCreatesNoJob: a signal during the input scan
 // was honoured only when the scan ended, and a job with every item pending
-// was created anyway. The input is a pipe that never ends, so only the
-// signal can stop the scan.
+// was created anyway. The input is a sparse file of 32 GiB, minutes of
+// scanning (a pipe, which never ends, is refused as an input), so only the
+// signal can stop the scan soon; it is sent once tenax has the file open.
 func TestInterruptDuringInputScanCreatesNoJob(t *testing.T) {
 	w := newWorkdir(t)
-	fifo := filepath.Join(w.dir, "items.jsonl")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
+	input := filepath.Join(w.dir, "items.jsonl")
+	f, err := os.Create(input)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := f.Truncate(32 << 30); err != nil {
+		f.Close()
+		t.Skipf("no sparse files here: %v", err)
+	}
+	f.Close()
 	w.write("job.yaml", "input: items.jsonl\ntask: {type: exec, argv: [echo, '{{.n}}']}\n", 0o644)
 	cmd := exec.Command(tenaxBin, "--home", w.home, "run", "job.yaml")
 	cmd.Dir, cmd.Env = w.dir, childEnv()
@@ -31,14 +37,16 @@ func TestInterruptDuringInputScanCreatesNoJob(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pipe, err := os.OpenFile(fifo, os.O_WRONLY, 0) // returns once tenax reads it
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pipe.Close()
-	for i := range 1000 {
-		fmt.Fprintf(pipe, "{\"n\": %d}\n", i)
-	}
+	fds := fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid)
+	waitFor(t, "tenax to open the input", func() bool {
+		entries, _ := os.ReadDir(fds)
+		for _, e := range entries {
+			if target, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && target == input {
+				return true
+			}
+		}
+		return false
+	})
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // echoJob writes a spec whose exec task echoes each item's n, and n items.
@@ -183,5 +188,35 @@ func TestValidateRefusesAnEmptyInputAsRunDoes(t *testing.T) {
 	}
 	if r := w.tenax("validate", "job.yaml", "--input", "items.jsonl"); r.code != 0 {
 		t.Errorf("validate --input items.jsonl: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestAPipeInputIsRefused: `input: {path: fifo, format: jsonl}` (or
+// `--input /dev/stdin` from a pipe) was accepted; tenax read the pipe to
+// count and hash it, created the job, then waited forever to open it again
+// to run it, deaf to Ctrl-C and SIGTERM, every item left pending.
+func TestAPipeInputIsRefused(t *testing.T) {
+	w := newWorkdir(t)
+	fifo := filepath.Join(w.dir, "items.pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.write("job.yaml", `
+input: {path: items.pipe, format: jsonl}
+task: {type: exec, argv: [echo, "{{.n}}"]}
+`, 0o644)
+	// Without a writer, a tenax that opens the pipe blocks: the context
+	// only ends a test that would otherwise hang.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tenaxBin, "--home", w.home, "run", "job.yaml")
+	cmd.Dir, cmd.Env = w.dir, childEnv()
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "is a pipe") {
+		t.Fatalf("run with a pipe input: %v, output %q: want exit 2 saying it is a pipe", err, out)
+	}
+	if _, err := os.Stat(w.home); !os.IsNotExist(err) {
+		t.Errorf("a refused run created %s (%v)", w.home, err)
 	}
 }
