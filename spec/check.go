@@ -293,6 +293,7 @@ func (d *decoder) checkTask(s *Spec) {
 		}
 		d.oneOf("task.method", t.Method, methods)
 	}
+	d.checkTemplates(t)
 }
 
 // checkLLM checks the llm task's sampling, reasoning and provider keys.

@@ -201,6 +201,23 @@ breaker:
 			want: []string{`job.yaml:1:1: the spec is empty: it needs at least a task`},
 		},
 		{
+			// A template that does not parse was reported only when the
+			// run built its task, without a position, after validate had
+			// printed the spec.
+			name: "templates that do not parse, at their place",
+			src:  "task:\n  type: exec\n  argv: [echo, \"{{.word}\", \"{{.w | nosuch}}\"]\n  env: {A: \"{{end}}\"}\n",
+			want: []string{
+				`job.yaml:3:16: task.argv[1]: not a valid template: argv[1]:1: bad character U+007D '}'`,
+				`job.yaml:3:28: task.argv[2]: not a valid template: argv[2]:1: function "nosuch" not defined`,
+				`job.yaml:4:12: task.env.A: not a valid template: env[A]:1: unexpected {{end}}`,
+			},
+		},
+		{
+			name: "an llm prompt that does not parse",
+			src:  "task: {type: llm, provider: mock, prompt: \"{{.a\", system: ok}\n",
+			want: []string{`job.yaml:1:43: task.prompt: not a valid template: prompt:1: unclosed action`},
+		},
+		{
 			name: "mock error fractions",
 			src:  llmTask + "mock:\n  errors: {server: 0.8, timeout: 0.5}\n  rpm: 10\n  tpm: -1\n  latency: {min: 2s, max: 1s}\n",
 			want: []string{
