@@ -25,7 +25,11 @@ func (g *globals) storeLocation() (store.Location, error) {
 		raw, from = os.Getenv("TENAX_STORE"), "TENAX_STORE"
 	}
 	if raw == "" {
-		return store.Location{Dir: g.homeDir()}, nil
+		from = "--home"
+		if g.home == "" {
+			from = "TENAX_HOME"
+		}
+		return store.Location{Dir: g.homeDir()}, notADirectory(from, g.homeDir())
 	}
 	loc, err := store.ParseLocation(raw)
 	if err == nil && loc.PostgresURL != "" {
@@ -37,7 +41,17 @@ func (g *globals) storeLocation() (store.Location, error) {
 	if err != nil {
 		return store.Location{}, usageErr(fmt.Errorf("%s: %w", from, err))
 	}
-	return loc, nil
+	return loc, notADirectory(from, loc.Dir)
+}
+
+// notADirectory refuses, as a usage error, a store directory that is a
+// file: `--store results.jsonl` failed with exit 1 and "mkdir …: not a
+// directory" only once the job was being created.
+func notADirectory(from, dir string) error {
+	if fi, err := os.Stat(dir); dir == "" || err != nil || fi.IsDir() {
+		return nil
+	}
+	return usageErr(fmt.Errorf("%s %s is a file: name a directory (tenax keeps the jobs in DIR/jobs) or a postgres:// URL", from, dir))
 }
 
 // openStore opens the store the flags and the environment name.

@@ -220,3 +220,29 @@ task: {type: exec, argv: [echo, "{{.n}}"]}
 		t.Errorf("a refused run created %s (%v)", w.home, err)
 	}
 }
+
+// TestAStoreThatIsAFileIsAUsageError: `tenax run job.yaml --store
+// results.jsonl` (a file where a directory belongs) exited 1, "creating
+// the job: jsonl: mkdir results.jsonl: not a directory"; status and export
+// answered "no jobs yet". It is a usage error now, exit 2, that says what
+// --store takes.
+func TestAStoreThatIsAFileIsAUsageError(t *testing.T) {
+	w := newWorkdir(t)
+	echoJob(w, 1)
+	w.write("afile", "", 0o644)
+	for _, args := range [][]string{
+		{"run", "job.yaml", "--store", "afile"},
+		{"status", "--store", "afile"},
+		{"export", "latest", "--store", "afile"},
+		{"resume", "latest", "--store", "afile"},
+	} {
+		r := w.tenax(args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "--store afile is a file") {
+			t.Errorf("%v: exit %d, stderr %q: want 2, --store afile is a file", args, r.code, r.stderr)
+		}
+	}
+	r := w.tenaxEnv([]string{"TENAX_STORE=afile"}, "status")
+	if r.code != 2 || !strings.Contains(r.stderr, "TENAX_STORE afile is a file") {
+		t.Errorf("TENAX_STORE=afile status: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
