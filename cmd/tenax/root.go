@@ -175,7 +175,7 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, interrupts: sigs}
 	root := newRootCmd(g)
 	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
+	cmd, err := root.ExecuteContextC(context.Background())
 	if err == nil {
 		return job.ExitOK
 	}
@@ -200,6 +200,11 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "tenax:", err)
 	if isUsage(err) {
+		// "accepts 1 arg(s), received 0" alone does not say which
+		// argument `tenax run` wants.
+		if cmd != nil && cmd != root {
+			fmt.Fprintf(stderr, "Usage: %s\nRun '%s --help' for more.\n", cmd.UseLine(), cmd.CommandPath())
+		}
 		return job.ExitUsage
 	}
 	return job.ExitFailures

@@ -246,3 +246,23 @@ func TestAStoreThatIsAFileIsAUsageError(t *testing.T) {
 		t.Errorf("TENAX_STORE=afile status: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestAMissingArgumentShowsTheUsageLine: `tenax run` alone answered only
+// "accepts 1 arg(s), received 0", without naming the SPEC it wants.
+func TestAMissingArgumentShowsTheUsageLine(t *testing.T) {
+	w := newWorkdir(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "Usage: tenax run SPEC [flags]"},
+		{[]string{"resume"}, "Usage: tenax resume JOB|latest|NAME [flags]"},
+		{[]string{"export"}, "Usage: tenax export JOB|latest|NAME [flags]"},
+		{[]string{"validate"}, "Usage: tenax validate SPEC [flags]"},
+	} {
+		r := w.tenax(c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "--help") {
+			t.Errorf("%v: exit %d, stderr %q: want 2 and %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
