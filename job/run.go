@@ -438,6 +438,9 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the checkpoint: %w", err)
 	}
+	if err := checkFingerprints(ctx, j, opts.RetryFingerprints); err != nil {
+		return nil, err
+	}
 	b, err := buildTask(s, opts.Home)
 	if err != nil {
 		return nil, usage(err)
@@ -711,6 +714,34 @@ func failuresToRetry(ctx context.Context, j store.Job, opts Options) (map[int]st
 		return nil, fmt.Errorf("reading the failures: %w", err)
 	}
 	return some, nil
+}
+
+// checkFingerprints refuses a --fingerprint that is the prefix of no
+// failed item's fingerprint: a typo re-ran nothing and said nothing, the
+// failures it meant left behind.
+func checkFingerprints(ctx context.Context, j store.Job, fps []string) error {
+	if len(fps) == 0 {
+		return nil
+	}
+	matched := make([]bool, len(fps))
+	err := j.Failures(ctx, func(r store.Record) error {
+		for i, fp := range fps {
+			if fp != "" && strings.HasPrefix(r.Fingerprint, fp) {
+				matched[i] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading the failures: %w", err)
+	}
+	for i, fp := range fps {
+		if !matched[i] {
+			id := j.Manifest().ID
+			return usage(fmt.Errorf("--fingerprint %q is the start of no failed item's fingerprint in job %s: `tenax status %s` lists its error groups with theirs", fp, id, id))
+		}
+	}
+	return nil
 }
 
 // DefaultHome is where jobs live when neither --home nor TENAX_HOME says

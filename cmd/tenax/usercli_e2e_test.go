@@ -266,3 +266,42 @@ func TestAMissingArgumentShowsTheUsageLine(t *testing.T) {
 		}
 	}
 }
+
+// TestAFingerprintThatMatchesNoFailureIsRefused: `tenax resume JOB
+// --fingerprint zz` (a typo of a group status shows) re-ran nothing, said
+// nothing, and exited 1 as if the failures had been tried again.
+func TestAFingerprintThatMatchesNoFailureIsRefused(t *testing.T) {
+	w := newWorkdir(t)
+	w.items("items.jsonl", 3)
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: [sh, -c, "[ $0 != 1 ] || { echo bad item >&2; exit 3; }; echo ok", "{{.n}}"]
+`, 0o644)
+	r := w.tenax("run", "job.yaml")
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	id := jobID(t, r)
+	recs := readRecords(t, filepath.Join(w.home, "jobs", id, "failures.jsonl"))
+	if len(recs) != 1 {
+		t.Fatalf("%d failures, want 1", len(recs))
+	}
+	b, err := os.ReadFile(filepath.Join(w.home, "jobs", id, "failures.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := strings.SplitN(strings.SplitN(string(b), `"fingerprint":"`, 2)[1], `"`, 2)[0]
+	r = w.tenax("resume", id, "--fingerprint", "zz")
+	if r.code != 2 || !strings.Contains(r.stderr, `--fingerprint "zz" is the start of no failed item's fingerprint`) {
+		t.Errorf("--fingerprint zz: exit %d, stderr %q: want 2 saying it matches nothing", r.code, r.stderr)
+	}
+	if st := w.tenax("status", id); !strings.Contains(st.stdout, ": failed") {
+		t.Errorf("a refused resume changed the job's state:\n%s", st.stdout)
+	}
+	r = w.tenax("resume", id, "--fingerprint", fp[:8])
+	if r.code != 1 || !strings.Contains(r.stdout, "1 done") {
+		t.Errorf("--fingerprint %s: exit %d, stdout %q: want the failed item run again", fp[:8], r.code, r.stdout)
+	}
+}
