@@ -23,6 +23,23 @@ task:
 `, 0o644)
 }
 
+// runFailingItemOne runs, over w's items.jsonl, a job whose item n=1 fails
+// (exit 3, class item) and the others succeed, and returns its id.
+func runFailingItemOne(t *testing.T, w *workdir) string {
+	t.Helper()
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: [sh, -c, "[ $0 != 1 ] || { echo bad item >&2; exit 3; }; echo n=$0", "{{.n}}"]
+`, 0o644)
+	r := w.tenax("run", "job.yaml")
+	if r.code != 1 {
+		t.Fatalf("run: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	return jobID(t, r)
+}
+
 // TestExportToACSVFileWritesCSV: `tenax export JOB -o results.csv` wrote
 // JSONL into results.csv, while `tenax run --output results.csv` writes
 // CSV; found by exporting a job after a run with --output results.csv.
@@ -102,17 +119,8 @@ func TestOutputThatCannotBeWrittenIsRefusedBeforeTheRun(t *testing.T) {
 	if _, err := os.Stat(w.home); !os.IsNotExist(err) {
 		t.Fatalf("a refused run created %s (%v)", w.home, err)
 	}
-	w.write("job.yaml", `
-input: items.jsonl
-task:
-  type: exec
-  argv: [sh, -c, "echo n=$0; [ $0 != 1 ] || exit 3", "{{.n}}"]
-`, 0o644)
-	r := w.tenax("run", "job.yaml")
-	if r.code != 1 {
-		t.Fatalf("run: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	r = w.tenax("resume", "latest", "--retry-failures", "--output", "missing/results.csv")
+	runFailingItemOne(t, w)
+	r := w.tenax("resume", "latest", "--retry-failures", "--output", "missing/results.csv")
 	if r.code != 2 || !strings.Contains(r.stderr, "--output missing/results.csv") {
 		t.Errorf("resume --output missing/…: exit %d, stderr %q: want 2 naming --output", r.code, r.stderr)
 	}
@@ -273,17 +281,7 @@ func TestAMissingArgumentShowsTheUsageLine(t *testing.T) {
 func TestAFingerprintThatMatchesNoFailureIsRefused(t *testing.T) {
 	w := newWorkdir(t)
 	w.items("items.jsonl", 3)
-	w.write("job.yaml", `
-input: items.jsonl
-task:
-  type: exec
-  argv: [sh, -c, "[ $0 != 1 ] || { echo bad item >&2; exit 3; }; echo ok", "{{.n}}"]
-`, 0o644)
-	r := w.tenax("run", "job.yaml")
-	if r.code != 1 {
-		t.Fatalf("run: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	id := jobID(t, r)
+	id := runFailingItemOne(t, w)
 	recs := readRecords(t, filepath.Join(w.home, "jobs", id, "failures.jsonl"))
 	if len(recs) != 1 {
 		t.Fatalf("%d failures, want 1", len(recs))
@@ -293,7 +291,7 @@ task:
 		t.Fatal(err)
 	}
 	fp := strings.SplitN(strings.SplitN(string(b), `"fingerprint":"`, 2)[1], `"`, 2)[0]
-	r = w.tenax("resume", id, "--fingerprint", "zz")
+	r := w.tenax("resume", id, "--fingerprint", "zz")
 	if r.code != 2 || !strings.Contains(r.stderr, `--fingerprint "zz" is the start of no failed item's fingerprint`) {
 		t.Errorf("--fingerprint zz: exit %d, stderr %q: want 2 saying it matches nothing", r.code, r.stderr)
 	}
