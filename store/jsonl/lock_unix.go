@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tenaxhq/tenax/store"
 )
@@ -42,7 +43,7 @@ func lockJob(dir, id string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsonl: locking job %s: %w", id, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flockOrOrphan(f, path); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			var pid int
@@ -57,6 +58,36 @@ func lockJob(dir, id string) (*os.File, error) {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+" "+hostname()+"\n"), 0)
 	}
 	return f, nil
+}
+
+// orphanGrace is how long a lock whose holder has died may stay taken.
+// The lock file is close-on-exec, but a child the holder forked holds it
+// from fork until its exec: a run killed with -9 while it was starting a
+// command (a long moment on a loaded machine) leaves the lock to that
+// child for as long. A resume started at once met it, and was told the job
+// was in use by the process that had just died.
+const orphanGrace = 2 * time.Second
+
+// flockOrOrphan takes f's exclusive lock. While another process holds it
+// and the holder that the lock file names is a process on this host that
+// no longer exists, it tries again for up to orphanGrace.
+func flockOrOrphan(f *os.File, path string) error {
+	deadline := time.Now().Add(orphanGrace)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			return err
+		}
+		b, rerr := os.ReadFile(path)
+		if rerr != nil {
+			return err
+		}
+		h := parseHolder(b)
+		if h.PID <= 0 || h.Host != hostname() || processAlive(h.PID) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Holder is the process that holds, or last held, a job open for writing,
