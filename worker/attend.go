@@ -71,11 +71,40 @@ type Operator interface {
 // and asks op (CheckIn). Go on resumes the queue; abort stops the job on
 // every worker (Stop), its items pending until `tenax resume`.
 func (c *Client) Attend(ctx context.Context, jobID, by string, op Operator) error {
-	c.attend(ctx, jobID)
-	checkins, err := c.newCheckins(ctx, jobID)
+	a, err := c.BeginAttending(ctx, jobID)
 	if err != nil {
 		return err
 	}
+	return a.Serve(ctx, by, op)
+}
+
+// Attendance is a terminal's attendance of a job, begun: the job is marked
+// attended and its check-ins count from here.
+type Attendance struct {
+	c        *Client
+	jobID    string
+	checkins *checkins
+}
+
+// BeginAttending marks job jobID attended and starts its check-ins; Serve
+// then asks the questions. A process that starts workers of its own
+// begins attending first: check-ins count the items recorded after
+// BeginAttending, and workers started before it could finish the first
+// check-in's items unseen (a job of quick items ran to its end without a
+// check-in).
+func (c *Client) BeginAttending(ctx context.Context, jobID string) (*Attendance, error) {
+	c.attend(ctx, jobID)
+	checkins, err := c.newCheckins(ctx, jobID)
+	if err != nil {
+		return nil, err
+	}
+	return &Attendance{c: c, jobID: jobID, checkins: checkins}, nil
+}
+
+// Serve is Attend after BeginAttending: it asks op each question and
+// holds each check-in until ctx ends.
+func (a *Attendance) Serve(ctx context.Context, by string, op Operator) error {
+	c, jobID, checkins := a.c, a.jobID, a.checkins
 	if checkins != nil {
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

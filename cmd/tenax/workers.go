@@ -400,21 +400,29 @@ func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int,
 		}
 		ws = append(ws, w)
 	}
-	done := make(chan error, 1)
-	go func() { done <- runWorkers(ctx, g, ws) }()
 	// On a terminal, a trip with on_trip prompt, or unset, is asked here
 	// as in one process (the terminal marks the job attended, so that an
 	// unset on_trip asks instead of aborting); the answer goes to every
-	// worker through the database.
+	// worker through the database. Attending begins before the workers
+	// start, so that the first check-in counts their first items.
 	var asking atomic.Bool
 	if g.interactive() {
 		op := &terminalOperator{prompter: console.NewPrompter(g.stdin, g.stderr), out: g.stderr, asking: &asking}
-		go func() {
-			if err := c.Attend(ctx, id, operatorName("the terminal of tenax run"), op); err != nil {
-				log.Warn("answering the breaker from this terminal failed; use tenax breaker continue|abort", "job", id, "error", err)
-			}
-		}()
+		failed := func(err error) {
+			log.Warn("answering the breaker from this terminal failed; use tenax breaker continue|abort", "job", id, "error", err)
+		}
+		if a, err := c.BeginAttending(ctx, id); err != nil {
+			failed(err)
+		} else {
+			go func() {
+				if err := a.Serve(ctx, operatorName("the terminal of tenax run"), op); err != nil {
+					failed(err)
+				}
+			}()
+		}
 	}
+	done := make(chan error, 1)
+	go func() { done <- runWorkers(ctx, g, ws) }()
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	start := time.Now()
