@@ -48,7 +48,10 @@ type gate struct {
 	budget   Budget
 	ledger   Ledger       // the shared account, or nil: reserved and spent
 	reserved atomic.Int64 // estimated tokens of the calls under way
-	spent    func() (tokens int64, usd float64)
+	// budgetWaiters counts the calls waiting in reserve for calls under
+	// way to settle; only then does a settle wake the gate's waiters.
+	budgetWaiters atomic.Int32
+	spent         func() (tokens int64, usd float64)
 
 	paused  atomic.Bool
 	changed atomic.Pointer[chan struct{}] // closed and replaced on every change
@@ -391,6 +394,12 @@ func (g *gate) reserve(ctx context.Context, estimate int) (int64, error) {
 		}
 		return held, nil
 	}
+	waiting := false
+	defer func() {
+		if waiting {
+			g.budgetWaiters.Add(-1)
+		}
+	}()
 	for {
 		changed := *g.changed.Load()
 		used, cost := g.spent()
@@ -412,6 +421,13 @@ func (g *gate) reserve(ctx context.Context, estimate int) (int64, error) {
 		// usually spend less (max_tokens is a cap), so wait for them
 		// to settle instead of stopping a run that spent a fraction of
 		// its budget.
+		if !waiting {
+			// Counted first, then looked at again: a settle from now on
+			// wakes this call.
+			waiting = true
+			g.budgetWaiters.Add(1)
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return 0, context.Cause(ctx)
@@ -441,9 +457,12 @@ func (g *gate) settle(t *ticket) {
 		}
 	} else if t.tokens != 0 {
 		g.reserved.Add(-t.tokens)
-		// Calls waiting in reserve for the estimates of calls under way
-		// look again.
-		g.broadcast()
+		if g.budgetWaiters.Load() > 0 {
+			// Calls waiting in reserve for the estimates of calls under
+			// way look again; with none waiting, a call's end wakes
+			// nobody (a broadcast makes a channel).
+			g.broadcast()
+		}
 	}
 	t.tokens, t.usedTokens, t.costUSD = 0, 0, 0
 }
