@@ -78,6 +78,9 @@ func TestLocationFlagsFindTheJobAgain(t *testing.T) {
 		{"my jobs", "", " --home 'my jobs'"},
 		{DefaultHome, "/data/tenax", " --store /data/tenax"},
 		{DefaultHome, "postgres://u:secret@db:5432/t", " --store postgres://u:xxxxx@db:5432/t"},
+		// A URL's ? and & are the shell's unless quoted.
+		{"", "postgres://tenax:s3cret@db/tenax?sslmode=disable&search_path=batch",
+			" --store 'postgres://tenax:xxxxx@db/tenax?sslmode=disable&search_path=batch'"},
 	} {
 		if got := LocationFlags(c.home, c.store); got != c.want {
 			t.Errorf("LocationFlags(%q, %q) = %q, want %q", c.home, c.store, got, c.want)

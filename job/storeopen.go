@@ -36,11 +36,3 @@ func DescribeStore(st store.Store) string {
 	}
 	return fmt.Sprintf("the %T store", st)
 }
-
-// StoreArgument is the --store argument naming loc in a command tenax
-// prints for the operator to paste: the location with any password
-// hidden (Location.String), quoted for a POSIX shell (a URL's ? and &
-// are the shell's otherwise).
-func StoreArgument(loc store.Location) string {
-	return "--store " + shellQuote(loc.String())
-}

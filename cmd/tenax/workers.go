@@ -35,7 +35,7 @@ func (g *globals) postgresURL() string {
 // storeArgument is the --store of a command printed for pasting: the
 // store these commands use, its password hidden.
 func storeArgument(g *globals) string {
-	return job.StoreArgument(store.Location{PostgresURL: g.postgresURL()})
+	return strings.TrimPrefix(job.LocationFlags("", g.postgresURL()), " ")
 }
 
 // openWorkers connects to the --store database for the commands that need
