@@ -402,14 +402,19 @@ func (g *gate) reserve(ctx context.Context, estimate int) (int64, error) {
 	}()
 	for {
 		changed := *g.changed.Load()
+		// Holds first, then spend: a call's spend is counted before it
+		// gives back its hold, so spend read after the holds covers every
+		// hold found given back. Read the other way round, a call ending
+		// in between was in neither, and the budget was overspent.
+		reserved := g.reserved.Add(held)
 		used, cost := g.spent()
 		if b.MaxCostUSD > 0 && cost >= b.MaxCostUSD {
+			g.reserved.Add(-held)
 			return 0, &BudgetError{BudgetCostDetail(b.MaxCostUSD, cost)}
 		}
 		if b.MaxTokens <= 0 {
 			return held, nil
 		}
-		reserved := g.reserved.Add(held)
 		if used+reserved <= b.MaxTokens {
 			return held, nil
 		}
