@@ -38,9 +38,15 @@ func (p Policy) Start() *Retrier {
 // online tail): the next failure is number failures+1 of the streak that
 // MaxAttempts bounds, and its backoff is the streak's.
 func (p Policy) StartAfter(failures int) *Retrier {
-	r := p.Start()
-	r.consecutive = max(failures, 0)
-	return r
+	return p.Continue(time.Now(), failures)
+}
+
+// Continue returns a Retrier for an execution of p that began at start
+// and whose last failures calls failed in a row (an item read back from a
+// batch job's ledger): MaxElapsed is measured from start, not from now,
+// and the next failure is number failures+1 of the streak.
+func (p Policy) Continue(start time.Time, failures int) *Retrier {
+	return &Retrier{policy: p, start: start, consecutive: max(failures, 0)}
 }
 
 // Success records a successful call: the count of consecutive failures

@@ -427,3 +427,25 @@ func TestStartAfterContinuesAStreakOfFailures(t *testing.T) {
 		t.Errorf("the third failure of a streak waits %v, the first %v: the backoff should continue the streak", d3, d1)
 	}
 }
+
+// TestContinueMeasuresMaxElapsedFromTheStart: an item read back from a
+// batch ledger began long before this Retrier was made, and its
+// retry.max_elapsed counts from then.
+func TestContinueMeasuresMaxElapsedFromTheStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := Policy{MaxElapsed: 10 * time.Minute, Backoff: Backoff{Base: time.Second, Jitter: JitterNone}}
+		began := time.Now()
+		time.Sleep(9*time.Minute + 30*time.Second)
+		if _, _, stop := p.Continue(began, 1).Failure(retryable("500")); stop != nil {
+			t.Fatalf("a wait of 2s ending at 9m32s stopped: %v", stop)
+		}
+		time.Sleep(29 * time.Second)
+		_, _, stop := p.Continue(began, 1).Failure(retryable("500"))
+		if !errors.Is(stop, ErrMaxElapsed) {
+			t.Fatalf("a wait of 2s ending at 10m01s gave %v; want ErrMaxElapsed", stop)
+		}
+		if _, _, stop := p.Start().Failure(retryable("500")); stop != nil {
+			t.Fatalf("a fresh Retrier measures from now, yet it stopped: %v", stop)
+		}
+	})
+}
