@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -18,30 +17,24 @@ import (
 
 // itemRun is the state of one item while it runs.
 type itemRun struct {
-	item        task.Item
-	retrier     *retry.Retrier
-	tracker     *heal.Tracker // created at the first invalid output
-	start       time.Time
-	calls       int
-	generations int
-	heals       int
-	healBase    int // re-asks made before this engine (Config.Carried)
-	usage       task.Usage
-	cost        float64
-	costKnown   bool
-	cacheHit    bool
-	lastOutput  json.RawMessage
-	finish      string // the last call's finish reason (LLM tasks)
+	State
+	item      task.Item
+	start     time.Time
+	usage     task.Usage
+	cost      float64
+	costKnown bool
+	finish    string // the last call's finish reason (LLM tasks)
 }
 
 // runItem brings one item to its outcome: a record, or pending when the run
 // stops first. Calls are made under ctx; every wait is under dctx, the
 // dispatch context that Stop cancels.
 func (e *Engine) runItem(ctx, dctx context.Context, item task.Item) {
-	r := &itemRun{item: item, retrier: e.cfg.Retry.Start(), start: time.Now()}
+	r := &itemRun{item: item, start: time.Now()}
+	r.Retrier = e.cfg.Retry.Start()
 	if c := e.cfg.Carried[item.Idx]; c != nil {
-		r.tracker, r.healBase = c.Tracker, c.Heals
-		r.retrier = e.cfg.Retry.StartAfter(c.Streak)
+		r.Tracker, r.HealBase = c.Tracker, c.Heals
+		r.Retrier = e.cfg.Retry.StartAfter(c.Streak)
 	}
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemStarted, Item: r.item})
@@ -79,18 +72,18 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item) {
 		}
 		// The call stays active until its outcome is handled, so that a
 		// tripped breaker's report counts it.
-		next, delay := e.afterCall(ctx, r, &t, prep.Tokens, res, err)
+		next := e.afterCall(ctx, r, &t, prep.Tokens, res, err)
 		e.callEnded()
-		switch next {
-		case stepDone:
+		switch next.Step {
+		case StepRecord, StepFail:
 			return
-		case stepPending:
+		case StepPending:
 			e.pending(r.item)
 			return
-		case stepRetry:
+		case StepRetry:
 			e.resting.Add(1)
 			e.kickRoom()
-			err := sleep(dctx, delay)
+			err := sleep(dctx, next.Delay)
 			e.resting.Add(-1)
 			if err != nil {
 				e.pending(r.item)
@@ -119,105 +112,82 @@ func (e *Engine) prepare(ctx context.Context, item task.Item) (task.Prepared, er
 	return p, nil
 }
 
-// step is what an item does after a call.
-type step uint8
-
-const (
-	stepDone    step = iota // recorded
-	stepPending             // stopped without a record
-	stepRetry               // wait, then call again
-	stepReask               // call again with feedback
-)
-
-// afterCall handles one call's result: it records the item, or says to call
-// again (after a delay) or to leave the item pending. It settles the
-// call's ticket: the breaker permit, the cooldown probe, the call slot and
-// what adaptive concurrency learns.
-func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate int, res task.Result, err error) (step, time.Duration) {
-	r.calls++
+// afterCall handles one call's result as the per-item core decides
+// (Rules.Decide): it records the item, or says to call again (after a
+// delay) or to leave the item pending. It settles the call's ticket: the
+// breaker permit, the cooldown probe, the call slot and what adaptive
+// concurrency learns.
+func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate int, res task.Result, err error) Next {
 	e.callsN.Add(1)
 	e.account(r, res, estimate)
 	t.usedTokens, t.costUSD = res.Usage.Total(), res.CostUSD
 
+	a := Answer{Result: res, Err: err}
 	var outErr *task.OutputError
-	switch {
-	case err == nil:
+	worked := err == nil || errors.As(err, &outErr)
+	if worked {
+		// The call worked, whatever its output is worth: it is a success
+		// for the gate.
 		e.endCall(t, outcomeSuccess, false)
-		r.retrier.Success()
-		r.generations++
-		r.lastOutput = res.Output
-		if res.CacheHit && r.calls == 1 {
-			r.cacheHit = true
+		if err == nil {
+			a.Invalid = e.validate(ctx, res.Output)
 		}
-		verr := e.validate(ctx, res.Output)
-		if verr == nil {
-			if e.succeed(ctx, r, res) {
-				t.permit.Success()
-			} else {
-				t.permit.Release()
-			}
-			return stepDone, 0
-		}
-		if ctx.Err() != nil {
+	} else {
+		a.Stopped = e.stopped()
+	}
+	if err != nil || a.Invalid != nil {
+		a.Canceled = ctx.Err() != nil
+	}
+	rules := Rules{Heal: e.cfg.Heal, NoHeal: e.cfg.NoHeal, Hints: e.cfg.Hints}
+	next := rules.Decide(&r.State, a)
+	if next.Reject && res.CacheKey != "" && e.cfg.Cache != nil {
+		_ = e.cfg.Cache.Reject(res.CacheKey, next.Cause.Error())
+	}
+	if !worked {
+		e.settleFailure(t, next)
+	}
+	switch next.Step {
+	case StepRecord:
+		if e.succeed(ctx, r, res) {
+			t.permit.Success()
+		} else {
 			t.permit.Release()
-			return stepPending, 0
 		}
-		var marked *classify.Error
-		if errors.As(verr, &marked) && marked.Class == classify.Fatal {
-			// The validator itself cannot run: the setup is wrong. Other
-			// validation errors are invalid whatever their words say.
-			e.fail(ctx, r, t.permit, verr, classify.Decision{Class: classify.Fatal, Reason: marked.Reason})
-			return stepDone, 0
-		}
-		if res.CacheKey != "" && e.cfg.Cache != nil {
-			_ = e.cfg.Cache.Reject(res.CacheKey, verr.Error())
-		}
-		r.cacheHit = false
-		return e.heal(ctx, r, t.permit, heal.OutputText(res.Output), verr), 0
-	case errors.As(err, &outErr):
-		// The call worked; its output is unusable. It resets the retry
-		// streak and spends heal budget, as DESIGN.md requires.
-		e.endCall(t, outcomeSuccess, false)
-		r.retrier.Success()
-		r.generations++
-		r.lastOutput = mustJSONString(outErr.Output)
-		r.cacheHit = false
-		return e.heal(ctx, r, t.permit, outErr.Output, outErr.Err), 0
-	}
-	delay, d, stop := r.retrier.Failure(err)
-	if ctx.Err() != nil || (d.Class == classify.Canceled && e.stopped()) {
-		e.endCall(t, outcomeNeutral, false)
+	case StepPending:
 		t.permit.Release()
-		return stepPending, 0
+	case StepFail:
+		e.failWith(ctx, r, t.permit, next.Err, next.Cause, next.Decision)
+	case StepReask:
+		t.permit.Release()
+		e.heals.Add(1)
+		r.item.Feedback = next.Feedback
+		if e.cfg.OnEvent != nil {
+			e.emit(Event{Kind: ItemHeal, Item: r.item, Attempt: next.Attempt, Err: next.Err, Decision: next.Decision})
+		}
+	case StepRetry:
+		if t.permit.Probe() {
+			// A failed probe re-opens the breaker; the item waits at the gate
+			// with everyone else.
+			t.permit.Failure()
+		} else {
+			t.permit.Release()
+		}
+		e.retries.Add(1)
+		if e.cfg.OnEvent != nil {
+			e.emit(Event{Kind: ItemRetry, Item: r.item, Attempt: next.Attempt, Delay: next.Delay, Err: next.Err, Decision: next.Decision})
+		}
 	}
-	if d.Class == classify.Canceled {
-		// Canceled, but not by this run (a task's own context, a user
-		// rule): the item must not vanish into pending while the run goes
-		// on, so it fails as this item's problem.
-		d = classify.Decision{Class: classify.Item, Reason: "canceled, but not by the run: " + d.Reason}
-		stop = err
-	}
+	return next
+}
+
+// settleFailure settles the gate's side of a failed call: a 429 under a
+// retryable decision may be the shared limit speaking.
+func (e *Engine) settleFailure(t *ticket, next Next) {
 	o, cooled := outcomeNeutral, false
-	if d.Class == classify.Retryable && isRateLimit(err) {
-		o, cooled = e.rateLimited(err)
+	if next.Step != StepPending && next.Decision.Class == classify.Retryable && isRateLimit(next.Err) {
+		o, cooled = e.rateLimited(next.Err)
 	}
 	e.endCall(t, o, cooled)
-	if stop != nil {
-		e.fail(ctx, r, t.permit, err, d)
-		return stepDone, 0
-	}
-	if t.permit.Probe() {
-		// A failed probe re-opens the breaker; the item waits at the gate
-		// with everyone else.
-		t.permit.Failure()
-	} else {
-		t.permit.Release()
-	}
-	e.retries.Add(1)
-	if e.cfg.OnEvent != nil {
-		e.emit(Event{Kind: ItemRetry, Item: r.item, Attempt: r.retrier.Consecutive(), Delay: delay, Err: err, Decision: d})
-	}
-	return stepRetry, delay
 }
 
 // rateLimited judges a 429. When the provider's latest rate-limit headers
@@ -254,31 +224,6 @@ func (e *Engine) endCall(t *ticket, o outcome, cooled bool) {
 	}
 }
 
-// heal handles an invalid output: it spends heal budget and prepares the
-// re-ask, or records the item as failed. It reports whether to call again.
-func (e *Engine) heal(ctx context.Context, r *itemRun, permit breaker.Permit, output string, verr error) step {
-	if e.cfg.NoHeal {
-		e.failWith(ctx, r, permit, verr, verr, classify.Decision{Class: classify.Invalid, Reason: "heal disabled"})
-		return stepDone
-	}
-	if r.tracker == nil {
-		r.tracker = heal.NewTracker(e.cfg.Heal)
-	}
-	msg, stop := heal.Reask(r.tracker, heal.ValidationCheck, output, verr, e.cfg.Hints)
-	if stop != nil {
-		e.failWith(ctx, r, permit, fmt.Errorf("%w (%v)", verr, stop), verr, classify.Decision{Class: classify.Invalid, Reason: heal.StopReason(stop)})
-		return stepDone
-	}
-	permit.Release()
-	r.heals++
-	e.heals.Add(1)
-	r.item.Feedback = &task.Feedback{PreviousOutput: output, Message: msg, Attempt: r.healBase + r.heals}
-	if e.cfg.OnEvent != nil {
-		e.emit(Event{Kind: ItemHeal, Item: r.item, Attempt: r.healBase + r.heals, Err: verr, Decision: classify.Decision{Class: classify.Invalid, Reason: "validation"}})
-	}
-	return stepReask
-}
-
 func (e *Engine) validate(ctx context.Context, out json.RawMessage) error {
 	if e.cfg.Validator == nil {
 		return nil
@@ -291,17 +236,8 @@ func (e *Engine) validate(ctx context.Context, out json.RawMessage) error {
 func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) bool {
 	rec := e.record(r)
 	rec.Output = res.Output
-	if r.tracker != nil {
-		// A healed item keeps what was healed: the output passed, so every
-		// error the re-asks tracked is now fixed.
-		r.tracker.Observe(nil)
-		rec.TrackedErrors = heal.TrackedJSON(r.tracker)
-	}
+	rec.TrackedErrors = heal.TrackedJSON(r.Tracker)
 	return e.finish(ctx, r.item, rec, nil)
-}
-
-func (e *Engine) fail(ctx context.Context, r *itemRun, permit breaker.Permit, err error, d classify.Decision) {
-	e.failWith(ctx, r, permit, err, err, d)
 }
 
 // failWith records the item as failed with err and reports the failure to
@@ -311,7 +247,7 @@ func (e *Engine) fail(ctx context.Context, r *itemRun, permit breaker.Permit, er
 // stopping).
 func (e *Engine) failWith(ctx context.Context, r *itemRun, permit breaker.Permit, err, fpErr error, d classify.Decision) {
 	rec := e.record(r)
-	rec.Output = r.lastOutput
+	rec.Output = r.LastOutput
 	if rec.Output == nil {
 		rec.Output = json.RawMessage("null")
 	}
@@ -320,8 +256,8 @@ func (e *Engine) failWith(ctx context.Context, r *itemRun, permit breaker.Permit
 	rec.Class = d.Class
 	rec.Retryable = d.Class == classify.Retryable
 	rec.Fingerprint = heal.FailureFingerprint(d.Class, fpErr)
-	rec.TrackedErrors = heal.TrackedJSON(r.tracker)
-	written := e.finish(ctx, r.item, rec, &Failure{Item: r.item, Err: err, Decision: d, Attempts: r.calls})
+	rec.TrackedErrors = heal.TrackedJSON(r.Tracker)
+	written := e.finish(ctx, r.item, rec, &Failure{Item: r.item, Err: err, Decision: d, Attempts: r.Calls})
 	if written && int(d.Class) < len(e.counted) && e.counted[d.Class] {
 		permit.Failure()
 	} else {
@@ -334,10 +270,10 @@ func (e *Engine) record(r *itemRun) store.Record {
 		Idx:                r.item.Idx,
 		ID:                 r.item.ID,
 		Input:              r.item.Raw,
-		Attempts:           r.calls,
-		HealAttempts:       r.heals,
-		GenerationAttempts: r.generations,
-		CacheHit:           r.cacheHit && r.heals == 0,
+		Attempts:           r.Calls,
+		HealAttempts:       r.Heals,
+		GenerationAttempts: r.Generations,
+		CacheHit:           r.CacheHit && r.Heals == 0,
 		FinishReason:       r.finish,
 		Usage:              r.usage,
 		DurationMS:         time.Since(r.start).Milliseconds(),
