@@ -94,9 +94,10 @@ type ItemState struct {
 	Calls       int `json:"calls"`
 	Heals       int `json:"heals,omitempty"`
 	Generations int `json:"generations,omitempty"`
-	// Streak counts consecutive retryable failures (expired requests
-	// included), against retry.max_attempts.
-	Streak    int             `json:"streak,omitempty"`
+	// Failures is the item's retry streak when the entry was written:
+	// its consecutive retryable failures (expired requests included), as
+	// its retry.Retrier counted them, which a resume's Retrier continues.
+	Failures  int             `json:"streak,omitempty"`
 	Usage     task.Usage      `json:"usage"`
 	CostUSD   float64         `json:"cost_usd,omitempty"`
 	CostKnown bool            `json:"cost_known,omitempty"`
@@ -107,6 +108,10 @@ type ItemState struct {
 	LastOutput json.RawMessage `json:"last_output,omitempty"`
 	// LastError is the last error's text, for reports.
 	LastError string `json:"last_error,omitempty"`
+	// RetryAt is when the item's retry delay (the backoff, or the
+	// server's hint capped by retry.max_hint) ends: its next request is
+	// not sent before.
+	RetryAt time.Time `json:"retry_at,omitzero"`
 }
 
 // LedgerFile is the name of the file ledger in a job directory.

@@ -76,11 +76,12 @@ func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, err
 
 // carry is what f spent in the waves, for the engine to continue: a copy
 // of its heal tracker (the wave's own stays as the ledger has it), its
-// re-asks and its retry streak.
+// re-asks, and a Retrier continuing its streak and its retry.max_elapsed
+// clock.
 func (r *Runner) carry(f *flight) (*engine.Carried, error) {
-	c := &engine.Carried{Heals: f.Heals, Streak: f.Streak}
-	if f.tracker != nil {
-		b, err := json.Marshal(f.tracker)
+	c := &engine.Carried{Heals: f.Heals, Retrier: r.cfg.Retry.Continue(f.Started, f.Retrier.Consecutive())}
+	if f.Tracker != nil {
+		b, err := json.Marshal(f.Tracker)
 		if err != nil {
 			return nil, fmt.Errorf("copying item %d's heal tracker: %w", f.Idx, err)
 		}

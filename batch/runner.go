@@ -181,9 +181,10 @@ type Summary struct {
 
 // Runner runs items in waves of provider batches.
 type Runner struct {
-	cfg Config
-	log *slog.Logger
-	job store.Job
+	cfg   Config
+	rules engine.Rules
+	log   *slog.Logger
+	job   store.Job
 
 	mu    sync.Mutex
 	stats engine.Stats
@@ -211,7 +212,7 @@ func New(cfg Config) *Runner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Runner{cfg: cfg, log: log}
+	r := &Runner{cfg: cfg, log: log, rules: engine.Rules{Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints}}
 	r.stats.Total, r.stats.Skipped = cfg.Total, cfg.Skipped
 	r.stats.Planned = max(cfg.Total-cfg.Skipped, 0)
 	if cfg.Limit > 0 {
@@ -239,14 +240,48 @@ type Input struct {
 	Job store.Job
 }
 
-// flight is an item in a wave.
+// flight is an item in a wave: the per-item core's state (its calls,
+// re-asks, retry streak and heal tracker), which every answer moves
+// through engine.Rules.Decide as the engine's calls do, and what batch
+// keeps beside it.
 type flight struct {
-	ItemState
-	item    task.Item
-	tracker *heal.Tracker
+	engine.State
+	Idx       int
+	item      task.Item
+	Usage     task.Usage
+	CostUSD   float64
+	CostKnown bool
+	Started   time.Time
+	Feedback  *task.Feedback
+	LastError string
+	// RetryAt is when the item's retry delay ends (zero for none).
+	RetryAt time.Time
 	// carry says the item goes into the next wave without a request in
 	// this one (a cached output that proved invalid).
 	carry bool
+}
+
+// newFlight is item idx's state at its first wave.
+func (r *Runner) newFlight(idx int) *flight {
+	now := time.Now()
+	return &flight{State: engine.State{Retrier: r.cfg.Retry.Continue(now, 0)}, Idx: idx, Started: now.UTC()}
+}
+
+// ledger is f's state as the ledger keeps it.
+func (f *flight) ledger() (ItemState, error) {
+	st := ItemState{
+		Idx: f.Idx, Calls: f.Calls, Heals: f.Heals, Generations: f.Generations, Failures: f.Retrier.Consecutive(),
+		Usage: f.Usage, CostUSD: f.CostUSD, CostKnown: f.CostKnown, Started: f.Started,
+		Feedback: f.Feedback, LastOutput: f.LastOutput, LastError: f.LastError, RetryAt: f.RetryAt,
+	}
+	if f.Tracker != nil {
+		b, err := json.Marshal(f.Tracker)
+		if err != nil {
+			return st, fmt.Errorf("batch: item %d's heal tracker: %w", f.Idx, err)
+		}
+		st.Tracker = b
+	}
+	return st, nil
 }
 
 // waveRun is one wave being worked on.
@@ -361,12 +396,21 @@ func (r *Runner) openWave(entries []Entry, in Input) (*waveRun, int, error) {
 	return w, last, nil
 }
 
-// restore rebuilds an item's state from the ledger.
+// restore rebuilds an item's state from the ledger: its Retrier continues
+// the streak, and measures retry.max_elapsed from the item's first wave.
 func (r *Runner) restore(st ItemState) (*flight, error) {
-	f := &flight{ItemState: st}
+	f := &flight{
+		State: engine.State{
+			Retrier: r.cfg.Retry.Continue(st.Started, st.Failures),
+			Calls:   st.Calls, Generations: st.Generations, Heals: st.Heals,
+			LastOutput: st.LastOutput,
+		},
+		Idx: st.Idx, Usage: st.Usage, CostUSD: st.CostUSD, CostKnown: st.CostKnown, Started: st.Started,
+		Feedback: st.Feedback, LastError: st.LastError, RetryAt: st.RetryAt,
+	}
 	if len(st.Tracker) > 0 {
-		f.tracker = heal.NewTracker(r.cfg.Heal)
-		if err := json.Unmarshal(st.Tracker, f.tracker); err != nil {
+		f.Tracker = heal.NewTracker(r.cfg.Heal)
+		if err := json.Unmarshal(st.Tracker, f.Tracker); err != nil {
 			return nil, fmt.Errorf("batch: ledger: item %d: %w", st.Idx, err)
 		}
 	}
@@ -381,6 +425,10 @@ func (r *Runner) runWave(ctx context.Context, w *waveRun, in Input, firstOfRun b
 	if w.items == nil {
 		w.items = map[int]*flight{}
 	}
+	if err := r.waitRetries(ctx, w); err != nil {
+		r.stop(engine.StopSignal, "interrupted while waiting out retry delays: a resume sends the wave")
+		return nil, true, nil
+	}
 	if !firstOfRun && r.cfg.OnlineTail > 0 && r.cfg.Online != nil && len(w.items) <= r.cfg.OnlineTail && !w.fresh && len(w.known) == 0 {
 		stop, err := r.runOnline(ctx, w, in)
 		return nil, stop, err
@@ -389,7 +437,11 @@ func (r *Runner) runWave(ctx context.Context, w *waveRun, in Input, firstOfRun b
 	r.sum.Waves++
 	r.mu.Unlock()
 	if !w.ledgered {
-		if err := r.cfg.Ledger.Append(ctx, r.waveEntry(w)); err != nil {
+		e, err := r.waveEntry(w)
+		if err == nil {
+			err = r.cfg.Ledger.Append(ctx, e)
+		}
+		if err != nil {
 			return nil, true, err
 		}
 		w.ledgered = true
@@ -420,7 +472,11 @@ func (r *Runner) runWave(ctx context.Context, w *waveRun, in Input, firstOfRun b
 	// the two re-applies this wave's results, which gives the same
 	// states again.
 	next := &waveRun{num: w.num + 1, items: carried}
-	if err := r.cfg.Ledger.Append(ctx, r.waveEntry(next)); err != nil {
+	e, err := r.waveEntry(next)
+	if err == nil {
+		err = r.cfg.Ledger.Append(ctx, e)
+	}
+	if err != nil {
 		return nil, true, err
 	}
 	next.ledgered = true
@@ -436,10 +492,10 @@ func (r *Runner) close(ctx context.Context, w *waveRun, online int) error {
 }
 
 // waveEntry is the ledger entry opening w.
-func (r *Runner) waveEntry(w *waveRun) Entry {
+func (r *Runner) waveEntry(w *waveRun) (Entry, error) {
 	e := Entry{Kind: KindWave, Wave: w.num, Fresh: w.fresh}
 	if w.fresh {
-		return e
+		return e, nil
 	}
 	idx := make([]int, 0, len(w.items))
 	for i := range w.items {
@@ -447,14 +503,13 @@ func (r *Runner) waveEntry(w *waveRun) Entry {
 	}
 	sort.Ints(idx)
 	for _, i := range idx {
-		f := w.items[i]
-		st := f.ItemState
-		if f.tracker != nil {
-			st.Tracker, _ = json.Marshal(f.tracker)
+		st, err := w.items[i].ledger()
+		if err != nil {
+			return e, err
 		}
 		e.Items = append(e.Items, st)
 	}
-	return e
+	return e, nil
 }
 
 // findSlack is how long before an intent Find looks: the provider's
@@ -586,7 +641,8 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 			// records it: failed, class item.
 			if w.fresh && w.items[bad.Item.Idx] == nil && in.Want(bad.Item.Idx) && (r.cfg.Limit == 0 || taken < r.cfg.Limit) {
 				taken++
-				f := &flight{ItemState: ItemState{Idx: bad.Item.Idx, Started: time.Now().UTC()}, item: bad.Item}
+				f := r.newFlight(bad.Item.Idx)
+				f.item = bad.Item
 				r.fail(ctx, f, bad.Err, classify.Decision{Class: classify.Item, Reason: "bad input line"}, bad.Err)
 			}
 			continue
@@ -599,7 +655,7 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 			if !w.fresh || !in.Want(it.Idx) || (r.cfg.Limit > 0 && taken >= r.cfg.Limit) {
 				continue
 			}
-			f = &flight{ItemState: ItemState{Idx: it.Idx, Started: time.Now().UTC()}}
+			f = r.newFlight(it.Idx)
 			w.items[it.Idx] = f
 			taken++
 		}
@@ -639,8 +695,9 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 		}
 		body, err := r.cfg.Codec.Body(f.item)
 		if err != nil {
-			f.Calls++
-			r.fail(ctx, f, err, classify.Decision{Class: classify.Item, Reason: "request cannot be built"}, err)
+			// An attempt that cannot be made, as the engine's failed
+			// Prepare: its error is the item's.
+			r.apply(ctx, w, f, Answer{CustomID: cid, Err: classify.WithClass(err, classify.Item, "request cannot be built")})
 			delete(w.custom, cid)
 			continue
 		}
@@ -849,7 +906,11 @@ func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map
 	// Stopped: the carried items (the held ones with them) go into the
 	// next wave's entry unsubmitted, so a resume starts there.
 	next := &waveRun{num: w.num + 1, items: carried}
-	if err := r.cfg.Ledger.Append(ctx, r.waveEntry(next)); err != nil {
+	e, err := r.waveEntry(next)
+	if err == nil {
+		err = r.cfg.Ledger.Append(ctx, e)
+	}
+	if err != nil {
 		return nil, true, err
 	}
 	if err := r.close(ctx, w, 0); err != nil {
@@ -909,10 +970,11 @@ func fingerprintOf(c classify.Classifier, err error) string {
 	return heal.Fingerprint(c.Classify(err).Class.String(), msg)
 }
 
-// apply brings one answer to bear on its item: a record, or the item is
-// carried into the next wave. It reports whether the item is carried.
+// apply brings one answer to bear on its item, decided by the per-item
+// core as the engine decides a call (engine.Rules.Decide): a record, or the
+// item is carried into the next wave (a retry, whose wave waits out its
+// delay, or a re-ask). It reports whether the item is carried.
 func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
-	f.Calls++
 	var res task.Result
 	var err error
 	switch a := a.(type) {
@@ -924,7 +986,9 @@ func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
 	case Answer:
 		switch {
 		case a.Unprocessed != "":
-			return r.retryable(ctx, f, fmt.Errorf("batch request %s: %s before the provider processed it", a.CustomID, unprocessedWord(a.Unprocessed)))
+			// A request the provider never ran is a call that failed
+			// retryably, whatever a classifier would make of the words.
+			err = classify.WithClass(fmt.Errorf("batch request %s: %s before the provider processed it", a.CustomID, unprocessedWord(a.Unprocessed)), classify.Retryable, "batch request "+a.Unprocessed)
 		case a.Err != nil:
 			err = a.Err
 		default:
@@ -940,41 +1004,40 @@ func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
 		}
 	}
 	r.account(f, res)
-	var outErr *task.OutputError
-	switch {
-	case err == nil:
-		f.Streak = 0
-		f.Generations++
-		f.LastOutput = res.Output
-		verr := r.validate(ctx, res.Output)
-		if verr == nil {
-			r.succeed(ctx, f, res)
-			return false
-		}
-		var marked *classify.Error
-		if errors.As(verr, &marked) && marked.Class == classify.Fatal {
-			r.fail(ctx, f, verr, classify.Decision{Class: classify.Fatal, Reason: marked.Reason}, verr)
-			return false
-		}
-		if res.CacheKey != "" && r.cfg.Cache != nil {
-			_ = r.cfg.Cache.Reject(res.CacheKey, verr.Error())
-		}
-		return r.heal(ctx, f, heal.OutputText(res.Output), verr)
-	case errors.As(err, &outErr):
-		f.Streak = 0
-		f.Generations++
-		f.LastOutput = mustJSONString(outErr.Output)
-		return r.heal(ctx, f, outErr.Output, outErr.Err)
+	ans := engine.Answer{Result: res, Err: err}
+	if err == nil {
+		ans.Invalid = r.validate(ctx, res.Output)
+		// The answers were made before; only the validator runs under
+		// this run's context.
+		ans.Canceled = ans.Invalid != nil && ctx.Err() != nil
 	}
-	d := r.cfg.Retry.Classifier.Classify(err)
-	if d.Class == classify.Retryable {
-		return r.retryable(ctx, f, err)
+	next := r.rules.Decide(&f.State, ans)
+	if next.Reject && res.CacheKey != "" && r.cfg.Cache != nil {
+		_ = r.cfg.Cache.Reject(res.CacheKey, next.Cause.Error())
 	}
-	if d.Class == classify.Canceled {
-		d = classify.Decision{Class: classify.Item, Reason: "canceled, but not by the run: " + d.Reason}
+	switch next.Step {
+	case engine.StepRecord:
+		r.succeed(ctx, f, res)
+		return false
+	case engine.StepFail:
+		r.fail(ctx, f, next.Err, next.Decision, next.Cause)
+		return false
+	case engine.StepReask:
+		f.Feedback = next.Feedback
+		f.LastError = next.Err.Error()
+		r.mu.Lock()
+		r.stats.HealAttempts++
+		r.mu.Unlock()
+	case engine.StepRetry:
+		f.LastError = next.Err.Error()
+		f.RetryAt = time.Now().Add(next.Delay)
+		r.mu.Lock()
+		r.stats.Retries++
+		r.mu.Unlock()
 	}
-	r.fail(ctx, f, err, d, err)
-	return false
+	// StepPending (the validator cut short by the run) carries the item
+	// as it is: a resume asks again.
+	return true
 }
 
 func unprocessedWord(s string) string {
@@ -987,50 +1050,29 @@ func unprocessedWord(s string) string {
 	return "no result came back"
 }
 
-// retryable counts a retryable failure (an expired request is one) and
-// carries the item, or fails it once retry.max_attempts are spent.
-func (r *Runner) retryable(ctx context.Context, f *flight, err error) bool {
-	f.Streak++
-	f.LastError = err.Error()
-	if f.Streak >= maxAttempts(r.cfg.Retry) {
-		r.fail(ctx, f, fmt.Errorf("%w (retried in %d waves)", err, f.Streak), classify.Decision{Class: classify.Retryable, Reason: "retries exhausted"}, err)
-		return false
+// waitRetries waits until the retry delay of every item of w has ended:
+// the next request of a retried item goes no sooner than online mode's
+// retry would, counted from when its answer was read.
+func (r *Runner) waitRetries(ctx context.Context, w *waveRun) error {
+	var until time.Time
+	for _, f := range w.items {
+		if f.RetryAt.After(until) {
+			until = f.RetryAt
+		}
 	}
-	r.mu.Lock()
-	r.stats.Retries++
-	r.mu.Unlock()
-	return true
-}
-
-func maxAttempts(p retry.Policy) int {
-	if p.MaxAttempts <= 0 {
-		return retry.DefaultMaxAttempts
+	d := time.Until(until)
+	if d <= 0 {
+		return nil
 	}
-	return p.MaxAttempts
-}
-
-// heal is the engine's heal step: it spends heal budget and sets the
-// re-ask's feedback, carrying the item, or records it as failed.
-func (r *Runner) heal(ctx context.Context, f *flight, output string, verr error) bool {
-	if r.cfg.NoHeal {
-		r.fail(ctx, f, verr, classify.Decision{Class: classify.Invalid, Reason: "heal disabled"}, verr)
-		return false
+	r.log.Info("waiting out the retry delay before the next wave", "wave", w.num, "delay", d.Round(time.Millisecond))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
 	}
-	if f.tracker == nil {
-		f.tracker = heal.NewTracker(r.cfg.Heal)
-	}
-	msg, stop := heal.Reask(f.tracker, heal.ValidationCheck, output, verr, r.cfg.Hints)
-	if stop != nil {
-		r.fail(ctx, f, fmt.Errorf("%w (%v)", verr, stop), classify.Decision{Class: classify.Invalid, Reason: heal.StopReason(stop)}, verr)
-		return false
-	}
-	f.Heals++
-	r.mu.Lock()
-	r.stats.HealAttempts++
-	r.mu.Unlock()
-	f.Feedback = &task.Feedback{PreviousOutput: output, Message: msg, Attempt: f.Heals}
-	f.LastError = verr.Error()
-	return true
 }
 
 func (r *Runner) validate(ctx context.Context, out json.RawMessage) error {
@@ -1059,7 +1101,8 @@ func (r *Runner) account(f *flight, res task.Result) {
 func (r *Runner) succeed(ctx context.Context, f *flight, res task.Result) {
 	rec := r.record(f)
 	rec.Output = res.Output
-	rec.CacheHit = res.CacheHit && f.Heals == 0 && f.Calls == 1
+	rec.CacheHit = f.CacheHit && f.Heals == 0
+	rec.TrackedErrors = heal.TrackedJSON(f.Tracker)
 	r.finish(ctx, rec)
 }
 
@@ -1075,7 +1118,7 @@ func (r *Runner) fail(ctx context.Context, f *flight, err error, d classify.Deci
 	rec.Class = d.Class
 	rec.Retryable = d.Class == classify.Retryable
 	rec.Fingerprint = heal.FailureFingerprint(d.Class, fpErr)
-	rec.TrackedErrors = heal.TrackedJSON(f.tracker)
+	rec.TrackedErrors = heal.TrackedJSON(f.Tracker)
 	r.finish(ctx, rec)
 }
 
@@ -1115,9 +1158,4 @@ func (r *Runner) finish(ctx context.Context, rec store.Record) {
 	} else {
 		r.stats.Succeeded++
 	}
-}
-
-func mustJSONString(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
 }

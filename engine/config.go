@@ -307,7 +307,8 @@ type Carried struct {
 	// Heals counts the re-asks made before: the engine's feedback is
 	// numbered after them.
 	Heals int
-	// Streak counts the item's consecutive retryable failures so far,
-	// against retry.max_attempts.
-	Streak int
+	// Retrier continues the item's retry streak (its consecutive
+	// retryable failures so far, against retry.max_attempts) and the
+	// clock of retry.max_elapsed; nil starts both afresh.
+	Retrier *retry.Retrier
 }

@@ -34,7 +34,9 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item) {
 	r.Retrier = e.cfg.Retry.Start()
 	if c := e.cfg.Carried[item.Idx]; c != nil {
 		r.Tracker, r.HealBase = c.Tracker, c.Heals
-		r.Retrier = e.cfg.Retry.StartAfter(c.Streak)
+		if c.Retrier != nil {
+			r.Retrier = c.Retrier
+		}
 	}
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemStarted, Item: r.item})

@@ -1,0 +1,297 @@
+package batch_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tenaxhq/tenax/batch"
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/engine/enginetest"
+	"github.com/tenaxhq/tenax/retry"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/memory"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// fakeClient is a provider's batch API that answers each request with
+// answer and notes when each batch was submitted.
+type fakeClient struct {
+	answer func(q batch.Request) batch.Answer
+	// processing is how long a batch takes to end.
+	processing time.Duration
+	mu         sync.Mutex
+	reqs       map[string][]batch.Request
+	submits    []time.Time
+}
+
+func (c *fakeClient) Submit(_ context.Context, _ string, reqs []batch.Request) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.submits = append(c.submits, time.Now())
+	id := fmt.Sprintf("batch_%d", len(c.submits))
+	if c.reqs == nil {
+		c.reqs = map[string][]batch.Request{}
+	}
+	c.reqs[id] = reqs
+	return id, nil
+}
+
+func (c *fakeClient) Status(_ context.Context, id string) (batch.Status, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.reqs[id])
+	var i int
+	fmt.Sscanf(id, "batch_%d", &i)
+	if time.Since(c.submits[i-1]) < c.processing {
+		return batch.Status{ID: id, State: "in_progress", Counts: batch.Counts{Total: n, Processing: n}}, nil
+	}
+	return batch.Status{ID: id, State: "ended", Ended: true, Counts: batch.Counts{Total: n, Succeeded: n}}, nil
+}
+
+func (c *fakeClient) Cancel(context.Context, string) error { return nil }
+
+func (c *fakeClient) Results(_ context.Context, st batch.Status, fn func(batch.Answer) error) error {
+	c.mu.Lock()
+	reqs := c.reqs[st.ID]
+	c.mu.Unlock()
+	for _, q := range reqs {
+		a := c.answer(q)
+		a.CustomID = q.CustomID
+		if err := fn(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *fakeClient) Limits() batch.Limits { return batch.Limits{MaxRequests: 100, MaxBytes: 1 << 20} }
+
+// scriptClient answers every request by the scenarios' script: item
+// idx's k-th request gets its k-th answer.
+func scriptClient(script *enginetest.Script) *fakeClient {
+	return &fakeClient{answer: func(q batch.Request) batch.Answer {
+		idx, _, err := batch.ParseCustomID(q.CustomID)
+		if err != nil {
+			panic(err)
+		}
+		a, call := script.Next(idx)
+		_, err = a.Result(call)
+		var outErr *task.OutputError
+		if err == nil || errors.As(err, &outErr) {
+			// Outputs, usable or not, are bodies the codec reads.
+			body, _ := json.Marshal(scriptBody{Answer: a, Call: call})
+			return batch.Answer{Body: body}
+		}
+		return batch.Answer{Err: err}
+	}}
+}
+
+// scriptBody is a scripted answer's body.
+type scriptBody struct {
+	Answer enginetest.Answer `json:"answer"`
+	Call   int               `json:"call"`
+}
+
+// scriptCodec reads a scripted body as the task's call would have
+// returned it.
+type scriptCodec struct{}
+
+func (scriptCodec) Body(it task.Item) (json.RawMessage, error) {
+	return json.Marshal(map[string]any{"idx": it.Idx, "feedback": it.Feedback})
+}
+
+func (scriptCodec) Result(_ task.Item, body json.RawMessage) (task.Result, error) {
+	var b scriptBody
+	if err := json.Unmarshal(body, &b); err != nil {
+		return task.Result{}, err
+	}
+	return b.Answer.Result(b.Call)
+}
+
+func (scriptCodec) Cached(task.Item) (task.Result, bool) { return task.Result{}, false }
+
+// TestSharedScenariosInWaves runs the per-item core's shared scenarios
+// (enginetest) through batch waves, and through waves with an online tail
+// that continues them in the engine: the same records as the local run.
+func TestSharedScenariosInWaves(t *testing.T) {
+	for _, tail := range []int{0, 100} {
+		name := "waves"
+		if tail > 0 {
+			name = "wave_then_online_tail"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				scenarios := enginetest.Scenarios()
+				script := &enginetest.Script{Scenarios: scenarios}
+				var st memory.Store
+				j, err := st.Create(context.Background(), store.Manifest{ID: "scenarios", Created: time.Now(), Items: len(scenarios), State: store.StateRunning})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ledger, err := batch.OpenFileLedger(t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ledger.Close()
+				items := enginetest.Items(scenarios)
+				cfg := batch.Config{
+					Client: scriptClient(script), Codec: scriptCodec{}, Provider: "mock", Ledger: ledger,
+					Retry: enginetest.Policy(), Ops: enginetest.Policy(),
+					Validator: enginetest.Validator{}, Heal: enginetest.Budget(),
+					PollMin: time.Second, TripShare: 2, OnlineTail: tail, Total: len(scenarios),
+					Online: func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j store.Job) (engine.Summary, error) {
+						e := engine.New(engine.Config{Validator: enginetest.Validator{}, Heal: enginetest.Budget(), Retry: enginetest.Policy(), Carried: carried, BreakerCount: []classify.Class{}, Concurrency: 4}, script, j)
+						i := 0
+						return e.Run(ctx, engine.SourceFunc(func() (task.Item, error) {
+							if i == len(items) {
+								return task.Item{}, io.EOF
+							}
+							i++
+							return items[i-1], nil
+						}))
+					},
+				}
+				in := batch.Input{
+					Open: func() (batch.Source, error) {
+						i := 0
+						return engine.SourceFunc(func() (task.Item, error) {
+							if i == len(items) {
+								return task.Item{}, io.EOF
+							}
+							i++
+							return items[i-1], nil
+						}), nil
+					},
+					Want: func(int) bool { return true },
+					Job:  j,
+				}
+				sum, err := batch.New(cfg).Run(context.Background(), in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tail > 0 && sum.Batches != 1 {
+					t.Errorf("%d batches; want wave 1 in a batch, the rest online", sum.Batches)
+				}
+				recs := map[int]store.Record{}
+				if err := j.Scan(context.Background(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
+					t.Fatal(err)
+				}
+				enginetest.Check(t, name, scenarios, recs)
+			})
+		})
+	}
+}
+
+// runFake runs n items through waves of c under cfg's retry policy.
+func runFake(t *testing.T, c *fakeClient, n int, policy retry.Policy) (batch.Summary, map[int]store.Record) {
+	t.Helper()
+	var st memory.Store
+	j, err := st.Create(context.Background(), store.Manifest{ID: "fake", Created: time.Now(), Items: n, State: store.StateRunning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := batch.OpenFileLedger(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ledger.Close()
+	cfg := batch.Config{
+		Client: c, Codec: scriptCodec{}, Provider: "mock", Ledger: ledger,
+		Retry: policy, Ops: enginetest.Policy(), Validator: enginetest.Validator{},
+		PollMin: time.Minute, PollMax: time.Hour, TripShare: 2, Total: n,
+	}
+	in := batch.Input{
+		Open: func() (batch.Source, error) { return &sliceSource{n: n}, nil },
+		Want: func(int) bool { return true },
+		Job:  j,
+	}
+	sum, err := batch.New(cfg).Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := map[int]store.Record{}
+	if err := j.Scan(context.Background(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return sum, recs
+}
+
+// validBody is the body of an answer the validator accepts.
+func validBody() json.RawMessage {
+	b, _ := json.Marshal(scriptBody{Answer: enginetest.Valid, Call: 1})
+	return b
+}
+
+var errOverloaded = classify.WithClass(errors.New("503 overloaded"), classify.Retryable, "test")
+
+// Batch waves never read retry.max_elapsed: an item kept failing until
+// retry.max_attempts waves were spent, however long they took.
+func TestWavesStopRetryingAtMaxElapsed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Every request fails retryably; a wave takes about half an hour.
+		c := &fakeClient{processing: 30 * time.Minute, answer: func(batch.Request) batch.Answer { return batch.Answer{Err: errOverloaded} }}
+		policy := retry.Policy{MaxAttempts: 10, MaxElapsed: time.Hour, Backoff: retry.Backoff{Base: time.Second, Jitter: retry.JitterNone}}
+		_, recs := runFake(t, c, 3, policy)
+		for idx := range 3 {
+			r := recs[idx]
+			// Wave 2 ends past 31 minutes twice over: its retry would wait
+			// past the hour.
+			if !r.Failed() || r.Class != classify.Retryable || r.Attempts != 2 {
+				t.Errorf("item %d: failed=%t class %s after %d waves; want retryable after 2 (max_elapsed 1h, a wave ~31m)", idx, r.Failed(), r.Class, r.Attempts)
+			}
+		}
+		if len(c.submits) != 2 {
+			t.Errorf("%d waves submitted; want 2", len(c.submits))
+		}
+	})
+}
+
+// A retried item went into the next wave at once: batch never waited out
+// a retry's delay, a server's hint, or retry.max_hint's cap on it.
+func TestNextWaveWaitsOutTheRetryDelay(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    error
+		policy retry.Policy
+		wait   time.Duration
+	}{
+		{"backoff", errOverloaded, retry.Policy{Backoff: retry.Backoff{Base: 5 * time.Second, Jitter: retry.JitterNone}}, 5 * time.Second},
+		{"hint", retry.After(30*time.Second, errOverloaded), retry.Policy{}, 30 * time.Second},
+		{"hint_capped_by_max_hint", retry.After(30*time.Second, errOverloaded), retry.Policy{MaxHint: 10 * time.Second}, 10 * time.Second},
+		{"hint_ignored_by_negative_max_hint", retry.After(30*time.Second, errOverloaded), retry.Policy{MaxHint: -1, Backoff: retry.Backoff{Base: 2 * time.Second, Jitter: retry.JitterNone}}, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var calls sync.Map
+				c := &fakeClient{answer: func(q batch.Request) batch.Answer {
+					if _, again := calls.LoadOrStore(q.CustomID[:strings.IndexByte(q.CustomID, '-')], true); again {
+						return batch.Answer{Body: validBody()}
+					}
+					return batch.Answer{Err: tt.err}
+				}}
+				_, recs := runFake(t, c, 2, tt.policy)
+				for idx, r := range recs {
+					if r.Failed() || r.Attempts != 2 {
+						t.Errorf("item %d: failed=%t after %d waves (%s); want success in wave 2", idx, r.Failed(), r.Attempts, r.Error)
+					}
+				}
+				if len(c.submits) != 2 {
+					t.Fatalf("%d waves; want 2", len(c.submits))
+				}
+				if got := c.submits[1].Sub(c.submits[0]); got != tt.wait {
+					t.Errorf("wave 2 went %v after wave 1's answers; want %v", got, tt.wait)
+				}
+			})
+		})
+	}
+}
