@@ -141,38 +141,14 @@ type Next struct {
 // retry policy's OnRetry hook when it decides to retry.
 func (r *Rules) Decide(s *State, a Answer) Next {
 	s.Calls++
-	var outErr *task.OutputError
-	switch {
-	case a.Err == nil:
-		s.Retrier.Success()
-		s.Generations++
-		s.LastOutput = a.Result.Output
-		if a.Result.CacheHit && s.Calls == 1 {
-			s.CacheHit = true
-		}
-		if a.Invalid == nil {
-			if s.Tracker != nil {
-				// A healed item keeps what was healed: the output passed,
-				// so every error the re-asks tracked is now fixed.
-				s.Tracker.Observe(nil)
-			}
-			return Next{Step: StepRecord}
-		}
-		if a.Canceled {
-			// The validator was cut short by the run: its verdict says
-			// nothing about the output.
-			return Next{Step: StepPending, Err: a.Invalid}
-		}
-		if marked, ok := errors.AsType[*classify.Error](a.Invalid); ok && marked.Class == classify.Fatal {
-			// The validator itself cannot run: the setup is wrong. Other
-			// validation errors are invalid whatever their words say.
-			return Next{Step: StepFail, Err: a.Invalid, Cause: a.Invalid, Decision: classify.Decision{Class: classify.Fatal, Reason: marked.Reason}}
-		}
-		s.CacheHit = false
-		n := r.reask(s, heal.OutputText(a.Result.Output), a.Invalid)
-		n.Reject = true
-		return n
-	case errors.As(a.Err, &outErr):
+	if a.Err == nil {
+		return r.generated(s, a)
+	}
+	// errors.AsType, unlike errors.As, moves no variable to the heap on
+	// every call, the successful ones included.
+	if outErr, ok := errors.AsType[*task.OutputError](a.Err); ok {
+		// The call worked; its output is unusable. It resets the retry
+		// streak and spends heal budget, as DESIGN.md requires.
 		s.Retrier.Success()
 		s.Generations++
 		s.LastOutput = mustJSONString(outErr.Output)
@@ -193,6 +169,38 @@ func (r *Rules) Decide(s *State, a Answer) Next {
 		return Next{Step: StepFail, Err: a.Err, Cause: a.Err, Decision: d}
 	}
 	return Next{Step: StepRetry, Delay: delay, Err: a.Err, Decision: d, Attempt: s.Retrier.Consecutive()}
+}
+
+// generated decides on an output: record it, or re-ask, or fail.
+func (r *Rules) generated(s *State, a Answer) Next {
+	s.Retrier.Success()
+	s.Generations++
+	s.LastOutput = a.Result.Output
+	if a.Result.CacheHit && s.Calls == 1 {
+		s.CacheHit = true
+	}
+	if a.Invalid == nil {
+		if s.Tracker != nil {
+			// A healed item keeps what was healed: the output passed, so
+			// every error the re-asks tracked is now fixed.
+			s.Tracker.Observe(nil)
+		}
+		return Next{Step: StepRecord}
+	}
+	if a.Canceled {
+		// The validator was cut short by the run: its verdict says
+		// nothing about the output.
+		return Next{Step: StepPending, Err: a.Invalid}
+	}
+	if marked, ok := errors.AsType[*classify.Error](a.Invalid); ok && marked.Class == classify.Fatal {
+		// The validator itself cannot run: the setup is wrong. Other
+		// validation errors are invalid whatever their words say.
+		return Next{Step: StepFail, Err: a.Invalid, Cause: a.Invalid, Decision: classify.Decision{Class: classify.Fatal, Reason: marked.Reason}}
+	}
+	s.CacheHit = false
+	n := r.reask(s, heal.OutputText(a.Result.Output), a.Invalid)
+	n.Reject = true
+	return n
 }
 
 // reask spends heal budget on an invalid output and builds the re-ask's
@@ -218,4 +226,11 @@ func (r *Rules) reask(s *State, output string, verr error) Next {
 		Decision: classify.Decision{Class: classify.Invalid, Reason: "validation"},
 		Attempt:  n,
 	}
+}
+
+// isOutputError reports whether err is an output that cannot be used: a
+// call that worked.
+func isOutputError(err error) bool {
+	_, ok := errors.AsType[*task.OutputError](err)
+	return ok
 }

@@ -125,8 +125,7 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 	t.usedTokens, t.costUSD = res.Usage.Total(), res.CostUSD
 
 	a := Answer{Result: res, Err: err}
-	var outErr *task.OutputError
-	worked := err == nil || errors.As(err, &outErr)
+	worked := err == nil || isOutputError(err)
 	if worked {
 		// The call worked, whatever its output is worth: it is a success
 		// for the gate.
