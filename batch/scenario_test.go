@@ -295,3 +295,50 @@ func TestNextWaveWaitsOutTheRetryDelay(t *testing.T) {
 		})
 	}
 }
+
+// TestResumedWaveContinuesItsFailuresAndRetryDelay: a wave read back from
+// the ledger continues each item's retry streak (the ledger's "streak")
+// and waits out the retry delay its answers were given (retry_at).
+func TestResumedWaveContinuesItsFailuresAndRetryDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var st memory.Store
+		j, err := st.Create(context.Background(), store.Manifest{ID: "resumed", Created: time.Now(), Items: 2, State: store.StateRunning})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ledger, err := batch.OpenFileLedger(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ledger.Close()
+		start := time.Now()
+		// Wave 1 ended with item 0's second failure in a row and a 20s
+		// delay before its next request; the run stopped there.
+		wave := batch.Entry{Kind: batch.KindWave, Wave: 2, Items: []batch.ItemState{
+			{Idx: 0, Calls: 2, Failures: 2, Started: start, RetryAt: start.Add(20 * time.Second)},
+		}}
+		if err := ledger.Append(context.Background(), wave); err != nil {
+			t.Fatal(err)
+		}
+		c := &fakeClient{answer: func(batch.Request) batch.Answer { return batch.Answer{Err: errOverloaded} }}
+		cfg := batch.Config{
+			Client: c, Codec: scriptCodec{}, Provider: "mock", Ledger: ledger,
+			Retry: retry.Policy{MaxAttempts: 3}, Ops: enginetest.Policy(), Validator: enginetest.Validator{},
+			PollMin: time.Minute, TripShare: 2, Total: 2,
+		}
+		in := batch.Input{Open: func() (batch.Source, error) { return &sliceSource{n: 2}, nil }, Want: func(int) bool { return true }, Job: j}
+		if _, err := batch.New(cfg).Run(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.submits) != 1 || c.submits[0].Sub(start) != 20*time.Second {
+			t.Fatalf("submitted at %v; want one wave, 20s after the start", c.submits)
+		}
+		var rec store.Record
+		if err := j.Scan(context.Background(), func(r store.Record) error { rec = r; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !rec.Failed() || rec.Class != classify.Retryable || rec.Attempts != 3 {
+			t.Errorf("item 0: failed=%t class %s after %d calls; want retryable after 3 (max_attempts 3, 2 spent before)", rec.Failed(), rec.Class, rec.Attempts)
+		}
+	})
+}
