@@ -72,9 +72,11 @@ type Config struct {
 	// Ledger makes waves and batch ids durable.
 	Ledger Ledger
 
-	// Retry is the items' retry policy: its MaxAttempts bounds the
-	// consecutive waves in which an item failed retryably or expired, its
-	// Classifier classifies the requests' errors.
+	// Retry is the items' retry policy, read as online: MaxAttempts
+	// bounds the consecutive waves in which an item failed retryably or
+	// expired, the next wave waits out the retry delay (Backoff, or a
+	// hint capped by MaxHint), MaxElapsed counts from the item's first
+	// wave, and Classifier classifies the requests' errors.
 	Retry retry.Policy
 	// Ops is the retry policy of the API operations themselves (upload,
 	// create, status, cancel, results).
