@@ -64,7 +64,10 @@ var anthropic = dialect{
 			return apiError{status: 529, typ: "overloaded_error", message: "Overloaded", counter: cOverloaded}
 		},
 		errQuota: func(*exchange) apiError {
-			return apiError{status: 400, typ: "billing_error", counter: cBillingErrors,
+			// The API's answer today: a 400 invalid_request_error that only
+			// its message tells apart from a bad request (402 billing_error
+			// is PaymentRequired's).
+			return apiError{status: 400, typ: "invalid_request_error", counter: cBillingErrors,
 				message: "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}
 		},
 		errSpendLimit: func(*exchange) apiError {

@@ -84,7 +84,8 @@ type Faults struct {
 	// Auth answers 401 as if the API key were wrong.
 	Auth float64
 	// Quota answers as an account out of credit: OpenAI's 429
-	// insufficient_quota, Anthropic's 400 billing_error.
+	// insufficient_quota, Anthropic's 400 invalid_request_error "Your
+	// credit balance is too low".
 	Quota float64
 	// SpendLimit answers 429 as an organization past its spend limit.
 	SpendLimit float64

@@ -294,7 +294,7 @@ func TestErrorFaults(t *testing.T) {
 		shouldRetry string
 	}{
 		{"openai", Faults{Quota: 1}, 429, "insufficient_quota", "insufficient_quota", ""},
-		{"anthropic", Faults{Quota: 1}, 400, "billing_error", "", ""},
+		{"anthropic", Faults{Quota: 1}, 400, "invalid_request_error", "", ""},
 		{"openai", Faults{SpendLimit: 1}, 429, "insufficient_quota", "enforced_spend_limit_reached", ""},
 		{"anthropic", Faults{SpendLimit: 1}, 429, "rate_limit_error", "", ""},
 		{"openai", Faults{PaymentRequired: 1}, 402, "insufficient_quota", "billing_not_active", ""},
@@ -320,6 +320,9 @@ func TestErrorFaults(t *testing.T) {
 			}
 			if got := c.header.Get("x-should-retry"); got != tt.shouldRetry {
 				t.Errorf("x-should-retry = %q, want %q", got, tt.shouldRetry)
+			}
+			if tt.faults.Quota > 0 && tt.dialect == "anthropic" && !strings.Contains(msg, "credit balance is too low") {
+				t.Errorf("Anthropic's quota message %q does not say 'credit balance is too low', as the API does", msg)
 			}
 			if tt.faults.SpendLimit > 0 && !strings.Contains(msg, "spend limit") {
 				t.Errorf("spend limit message %q does not say 'spend limit'", msg)

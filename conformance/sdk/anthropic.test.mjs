@@ -43,7 +43,7 @@ const errorCases = [
   { name: 'rate limit fault', args: ['--rate-limit', '1'], cls: Anthropic.RateLimitError, status: 429, type: 'rate_limit_error', header: ['x-should-retry', 'true'] },
   { name: 'server error', args: ['--server-error', '1'], cls: Anthropic.InternalServerError, status: 500, type: 'api_error' },
   { name: 'wrong key', args: ['--auth', '1'], cls: Anthropic.AuthenticationError, status: 401, type: 'authentication_error' },
-  { name: 'credit balance too low', args: ['--quota', '1'], cls: Anthropic.BadRequestError, status: 400, type: 'billing_error' },
+  { name: 'credit balance too low', args: ['--quota', '1'], cls: Anthropic.BadRequestError, status: 400, type: 'invalid_request_error', message: /credit balance is too low/ },
   { name: 'spend limit', args: ['--spend-limit', '1'], cls: Anthropic.RateLimitError, status: 429, type: 'rate_limit_error', message: /spend limit/ },
   { name: 'payment required', args: ['--payment-required', '1'], cls: Anthropic.PaymentRequiredError, status: 402, type: 'billing_error' },
   { name: 'forbidden', args: ['--forbidden', '1'], cls: Anthropic.PermissionDeniedError, status: 403, type: 'permission_error' },

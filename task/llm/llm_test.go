@@ -240,9 +240,13 @@ func TestProviderErrorsCarryTheirSignals(t *testing.T) {
 			headers: map[string]string{"retry-after": "30"},
 			body:    `{"type": "error", "error": {"type": "rate_limit_error", "message": "This request would exceed the rate limit for your organization."}, "request_id": "req_body"}`,
 			typ:     "rate_limit_error", message: "would exceed the rate limit", requestID: "req_body", hint: 30 * time.Second, class: classify.Retryable},
-		{name: "anthropic billing", provider: ProviderAnthropic, status: 400,
-			body: `{"type": "error", "error": {"type": "billing_error", "message": "Your credit balance is too low to access the Anthropic API."}}`,
-			typ:  "billing_error", message: "credit balance is too low", class: classify.Fatal},
+		{name: "anthropic billing", provider: ProviderAnthropic, status: 402,
+			body: `{"type": "error", "error": {"type": "billing_error", "message": "There is an issue with your account's billing."}}`,
+			typ:  "billing_error", message: "billing", class: classify.Fatal},
+		{name: "anthropic credit balance too low, as the API answers it", provider: ProviderAnthropic, status: 400,
+			headers: map[string]string{"request-id": "req_011CZ47RMLnx1JoJXRrzzSde"},
+			body:    `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."},"request_id":"req_011CZ47RMLnx1JoJXRrzzSde"}`,
+			typ:     "invalid_request_error", message: "credit balance is too low", requestID: "req_011CZ47RMLnx1JoJXRrzzSde", class: classify.Fatal},
 		{name: "anthropic invalid request", provider: ProviderAnthropic, status: 400,
 			body: `{"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: 100000 > 8192, which is the maximum allowed"}}`,
 			typ:  "invalid_request_error", message: "max_tokens", class: classify.Item},
@@ -784,5 +788,22 @@ func TestJSONModeIsRequestedFromOpenAIWire(t *testing.T) {
 	rf, _ = body["response_format"].(map[string]any)
 	if msgs, _ := json.Marshal(body["messages"]); rf["type"] != "json_object" || !strings.Contains(string(msgs), jsonInstruction) {
 		t.Errorf("request = %v: json_object needs the word JSON in a message, which the system prompt must then add", body)
+	}
+}
+
+func TestTheMocksEmptyWalletIsFatalLikeAnthropics(t *testing.T) {
+	// The mock's quota fault sent a 400 billing_error, which the API does
+	// not send: the real 400 invalid_request_error was classified item.
+	srv := mock.New(mock.Config{Faults: mock.Faults{Quota: 1}})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	cfg := Config{Provider: ProviderAnthropic, BaseURL: baseURL(ProviderAnthropic, ts.URL), APIKey: secretKey, Model: mock.ModelEcho, Prompt: "hi"}
+	_, err := mustNew(t, cfg).Run(t.Context(), item(nil))
+	var e *Error
+	if !errors.As(err, &e) || e.Status != 400 || e.Type != "invalid_request_error" {
+		t.Fatalf("err = %v, want Anthropic's 400 invalid_request_error", err)
+	}
+	if d := classify.Classify(err); d.Class != classify.Fatal {
+		t.Errorf("classified %v, want fatal: no item passes an empty wallet", d)
 	}
 }
