@@ -587,7 +587,9 @@ func (t *Task) Prepare(_ context.Context, item task.Item) (task.Prepared, error)
 // classify.Item; one cut off at max_tokens is a *StopError inside a
 // *task.OutputError marked classify.Invalid (classify.Item with NoHeal);
 // one that is empty or not JSON when Output is json is a *task.OutputError
-// marked classify.Invalid. Those come with a Result that carries the
+// marked classify.Invalid; an Anthropic turn still paused (pause_turn)
+// after it was sent back to be continued is a *StopError marked
+// classify.Retryable. Those come with a Result that carries the
 // attempt's usage, cost and finish reason.
 func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	c, err := t.prepare(item)
@@ -660,6 +662,9 @@ func (t *Task) output(rep reply, maxTokens int) (json.RawMessage, error) {
 		}
 		e := &StopError{Provider: t.cfg.Provider, FinishReason: rep.finish, Kind: kind, Words: words}
 		return nil, classify.WithClass(e, classify.Item, kind)
+	case stopPaused:
+		e := &StopError{Provider: t.cfg.Provider, FinishReason: rep.finish, Kind: kind}
+		return nil, classify.WithClass(e, classify.Retryable, "paused turn")
 	case stopTruncated:
 		e := &StopError{Provider: t.cfg.Provider, FinishReason: rep.finish, Kind: kind, MaxTokens: maxTokens}
 		if t.cfg.NoHeal {

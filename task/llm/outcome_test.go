@@ -513,3 +513,59 @@ func TestRedirectToAnotherHostCarriesNoCredentials(t *testing.T) {
 		t.Errorf("the other host received %v; want neither the API key nor the spec's headers", h)
 	}
 }
+
+func TestAPausedTurnIsContinuedNeverRecordedAsItsFirstPiece(t *testing.T) {
+	// stop_reason pause_turn was recorded as success: the answer so far
+	// became the output of an unfinished turn.
+	t.Run("continued to its end", func(t *testing.T) {
+		p := newProvider(t, func(n int, body map[string]any) (int, string) {
+			if n == 1 {
+				return 200, anthropicAnswer([]map[string]any{
+					{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": map[string]any{"query": "gato"}},
+					{"type": "text", "text": `{"es": `},
+				}, "pause_turn", nil, `{"input_tokens":10,"output_tokens":5}`)
+			}
+			return 200, anthropicAnswer(text(`"gato"}`), "end_turn", nil, `{"input_tokens":20,"output_tokens":3}`)
+		})
+		tk := mustNew(t, Config{Provider: ProviderAnthropic, BaseURL: p.srv.URL, APIKey: "k", Model: "m", Prompt: "Translate cat", Output: OutputJSON})
+		res, err := tk.Run(t.Context(), item(nil))
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if string(res.Output) != `{"es":"gato"}` || res.FinishReason != "end_turn" {
+			t.Errorf("output %s, finish %q; want the whole turn {\"es\":\"gato\"} ended by end_turn", res.Output, res.FinishReason)
+		}
+		if res.Usage.InputTokens != 30 || res.Usage.OutputTokens != 8 {
+			t.Errorf("usage %+v, want both calls counted: 30 in, 8 out", res.Usage)
+		}
+		if len(p.requests) != 2 {
+			t.Fatalf("%d requests, want 2: the paused turn sent back once", len(p.requests))
+		}
+		msgs, _ := p.requests[1].body["messages"].([]any)
+		last, _ := msgs[len(msgs)-1].(map[string]any)
+		content, _ := last["content"].([]any)
+		if len(msgs) != 2 || last["role"] != "assistant" || len(content) != 2 {
+			t.Errorf("the continuation's messages are %v, want the prompt then the paused answer as it was (2 blocks)", msgs)
+		}
+	})
+	t.Run("still paused", func(t *testing.T) {
+		p := newProvider(t, func(int, map[string]any) (int, string) {
+			return 200, anthropicAnswer(text("searching"), "pause_turn", nil, "")
+		})
+		tk := mustNew(t, Config{Provider: ProviderAnthropic, BaseURL: p.srv.URL, APIKey: "k", Model: "m", Prompt: "hi"})
+		res, err := tk.Run(t.Context(), item(nil))
+		if err == nil {
+			t.Fatalf("a turn that never finished succeeded with %s", res.Output)
+		}
+		var se *StopError
+		if !errors.As(err, &se) || se.Kind != stopPaused {
+			t.Fatalf("err = %v, want a *StopError of a paused turn", err)
+		}
+		if d := classify.Classify(err); d.Class != classify.Retryable {
+			t.Errorf("classified %v, want retryable: an unfinished turn is not the item's fault", d)
+		}
+		if len(p.requests) != 1+maxPauseContinuations || res.Usage.Total() == 0 {
+			t.Errorf("%d requests, usage %+v; want %d with their usage counted", len(p.requests), res.Usage, 1+maxPauseContinuations)
+		}
+	})
+}

@@ -263,9 +263,31 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 		if err != nil {
 			return reply{}, err
 		}
-		return t.anthropicReply(msg), nil
+		// A turn paused by the API (a long server tool run) is
+		// unfinished: as Anthropic documents, send the answer back as it
+		// is and the model goes on where it stopped. What every piece
+		// said and spent is the turn's.
+		turn := *msg
+		for n := 0; msg.StopReason == anthropic.StopReasonPauseTurn && n < maxPauseContinuations; n++ {
+			params.Messages = append(params.Messages, msg.ToParam())
+			if msg, err = client.Messages.New(ctx, params, aoption.WithMiddleware(cp.middleware)); err != nil {
+				return reply{}, err
+			}
+			turn.Content = append(turn.Content, msg.Content...)
+			turn.StopReason, turn.StopDetails = msg.StopReason, msg.StopDetails
+			turn.Usage.InputTokens += msg.Usage.InputTokens
+			turn.Usage.OutputTokens += msg.Usage.OutputTokens
+			turn.Usage.CacheCreationInputTokens += msg.Usage.CacheCreationInputTokens
+			turn.Usage.CacheReadInputTokens += msg.Usage.CacheReadInputTokens
+		}
+		return t.anthropicReply(&turn), nil
 	}
 }
+
+// maxPauseContinuations is how many times one attempt sends a paused turn
+// back before it gives up: a turn still paused then is recorded as not
+// finished (retryable), never as an answer.
+const maxPauseContinuations = 8
 
 // anthropicReply reads a message, online or from a batch's results: its
 // text, or under ModeTool the output tool's input.
