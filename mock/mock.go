@@ -242,7 +242,8 @@ type Recorded struct {
 	// Messages are the conversation, with Anthropic's system prompt first
 	// as a message of role "system".
 	Messages []Message
-	// Header is the request's header with the API key redacted.
+	// Header is the request's header, every value that may be a
+	// credential (all but the SDKs' and HTTP's own headers) redacted.
 	Header http.Header
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -477,6 +478,33 @@ func TestLogRequestsWritesEachExchangeWithoutSecrets(t *testing.T) {
 			t.Errorf("second line %+v: want the OpenAI stream as text", second)
 		}
 	})
+}
+
+func TestTheRequestLogRedactsCustomSecretHeaders(t *testing.T) {
+	// A gateway's own header (headers: {X-Gw: "${GWH}"}) was written in
+	// clear; only Authorization and the API key headers were redacted.
+	const gateway = "gw-secret-0123456789"
+	var log bytes.Buffer
+	s := New(Config{LogRequests: &log, Record: true})
+	raw(t, s, http.MethodPost, "/v1/chat/completions", "openai", `{"model": "mock-echo", "messages": [{"role": "user", "content": "hi"}]}`,
+		map[string]string{"X-Gw": gateway, "X-Portkey-Api-Key": gateway, "Content-Type": "application/json", "X-Stainless-Lang": "go"})
+	if strings.Contains(log.String(), gateway) {
+		t.Fatalf("the log holds the gateway's secret:\n%s", log.String())
+	}
+	var line logLine
+	if err := json.Unmarshal(log.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	h := line.RequestHeader
+	if h.Get("X-Gw") != "REDACTED" || h.Get("X-Portkey-Api-Key") != "REDACTED" {
+		t.Errorf("custom headers %v, want them present and REDACTED", h)
+	}
+	if h.Get("Content-Type") != "application/json" || h.Get("X-Stainless-Lang") != "go" {
+		t.Errorf("headers %v: the SDK's and HTTP's own headers should keep their values", h)
+	}
+	if got := s.Requests(); len(got) != 1 || strings.Contains(fmt.Sprint(got[0].Header), gateway) {
+		t.Errorf("Recorded header %v holds the gateway's secret", got[0].Header)
+	}
 }
 
 // An Anthropic job with validate.json_schema {required: [text, length]}
