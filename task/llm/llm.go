@@ -191,6 +191,7 @@ type reply struct {
 	content string
 	refusal string
 	finish  string // the provider's finish_reason or stop_reason
+	filter  string // Azure's content filter verdict, when it filtered
 	usage   task.Usage
 }
 
@@ -660,7 +661,7 @@ func (t *Task) output(rep reply, maxTokens int) (json.RawMessage, error) {
 		if words == "" {
 			words = strings.TrimSpace(rep.content)
 		}
-		e := &StopError{Provider: t.cfg.Provider, FinishReason: rep.finish, Kind: kind, Words: words}
+		e := &StopError{Provider: t.cfg.Provider, FinishReason: rep.finish, Kind: kind, Words: words, ContentFilter: rep.filter}
 		return nil, classify.WithClass(e, classify.Item, kind)
 	case stopPaused:
 		e := &StopError{Provider: t.cfg.Provider, FinishReason: rep.finish, Kind: kind}

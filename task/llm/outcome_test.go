@@ -569,3 +569,65 @@ func TestAPausedTurnIsContinuedNeverRecordedAsItsFirstPiece(t *testing.T) {
 		}
 	})
 }
+
+func TestAProxysHTMLErrorPageKeepsItsWords(t *testing.T) {
+	// A 502 from a proxy with an HTML body was recorded as "502: bad
+	// gateway": the page's own words (which upstream, why) were lost.
+	page := `<!DOCTYPE html><html><head><title>502 Bad Gateway</title><style>body{color:red}</style>
+<script>var x = "<b>not text</b>";</script></head>
+<body><h1>502 Bad Gateway</h1><p>upstream connect error: the gateway&#39;s pool &amp; its backend <i>llm-east-2</i> reset the connection</p>
+<hr><center>nginx/1.25.3</center>` + strings.Repeat("<p>padding text</p>", 200) + `</body></html>`
+	ts := errorServer(t, 502, nil, page)
+	_, err := mustNew(t, Config{Provider: ProviderOpenAI, BaseURL: baseURL(ProviderOpenAI, ts.URL), APIKey: secretKey, Model: "m", Prompt: "hi"}).Run(t.Context(), item(nil))
+	if err == nil {
+		t.Fatal("a 502 succeeded")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "upstream connect error: the gateway's pool & its backend llm-east-2 reset the connection") {
+		t.Errorf("err = %q, want the page's words, tags stripped and entities decoded", msg)
+	}
+	if strings.ContainsAny(msg, "<>") || strings.Contains(msg, "color:red") || strings.Contains(msg, "not text") {
+		t.Errorf("err = %q, want no tags, styles or scripts", msg)
+	}
+	if n := len([]rune(msg)); n > maxExcerpt+100 {
+		t.Errorf("err is %d characters, want a bounded excerpt", n)
+	}
+	if d := classify.Classify(err); d.Class != classify.Retryable {
+		t.Errorf("classified %v, want retryable", d)
+	}
+}
+
+func TestAzureContentFilterKeepsItsCategoriesAndSeverities(t *testing.T) {
+	// Azure's content filter says which category and how severe; the
+	// error and the filtered answer kept neither.
+	t.Run("a filtered prompt", func(t *testing.T) {
+		body := `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.","type":null,"param":"prompt","code":"content_filter","status":400,
+"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":false,"severity":"safe"},"jailbreak":{"filtered":false,"detected":false},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"low"},"violence":{"filtered":true,"severity":"medium"}}}}}`
+		p := newProvider(t, func(int, map[string]any) (int, string) { return 400, body })
+		_, err := mustNew(t, Config{Provider: ProviderAzure, BaseURL: p.srv.URL, APIKey: secretKey, Model: "dep", Prompt: "p"}).Run(t.Context(), item(nil))
+		var e *Error
+		if !errors.As(err, &e) || e.ContentFilter != "sexual: severity low; violence: severity medium, filtered" {
+			t.Fatalf("err = %v, want an *Error whose ContentFilter names violence (medium, filtered) and sexual (low)", err)
+		}
+		if !strings.Contains(err.Error(), "violence: severity medium, filtered") {
+			t.Errorf("err = %q, want the verdict in the message the record keeps", err)
+		}
+		if d := classify.Classify(err); d.Class != classify.Item {
+			t.Errorf("classified %v, want item", d)
+		}
+	})
+	t.Run("a filtered answer", func(t *testing.T) {
+		answer := `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"finish_reason":"content_filter","message":{"role":"assistant","content":null},
+"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"protected_material_text":{"filtered":true,"detected":true},"self_harm":{"filtered":true,"severity":"high"}}}],
+"prompt_filter_results":[{"prompt_index":0,"content_filter_results":{"hate":{"filtered":false,"severity":"safe"}}}],"usage":{"prompt_tokens":10,"completion_tokens":0,"total_tokens":10}}`
+		p := newProvider(t, func(int, map[string]any) (int, string) { return 200, answer })
+		res, err := mustNew(t, Config{Provider: ProviderAzure, BaseURL: p.srv.URL, APIKey: secretKey, Model: "dep", Prompt: "p"}).Run(t.Context(), item(nil))
+		var se *StopError
+		if !errors.As(err, &se) || se.ContentFilter != "protected_material_text: detected, filtered; self_harm: severity high, filtered" {
+			t.Fatalf("err = %v, want a *StopError whose ContentFilter names protected_material_text and self_harm (high)", err)
+		}
+		if !strings.Contains(err.Error(), "self_harm: severity high, filtered") || res.FinishReason != "content_filter" {
+			t.Errorf("err = %q, finish %q; want the verdict in the message", err, res.FinishReason)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -165,6 +166,16 @@ func openAIReply(comp *openai.ChatCompletion) reply {
 	if len(comp.Choices) > 0 {
 		ch := comp.Choices[0]
 		rep.content, rep.refusal, rep.finish = ch.Message.Content, ch.Message.Refusal, ch.FinishReason
+		if ch.FinishReason == "content_filter" {
+			// Azure says why: the categories and severities of its
+			// filter, beside the choice.
+			var extra struct {
+				Results json.RawMessage `json:"content_filter_results"`
+			}
+			if json.Unmarshal([]byte(ch.RawJSON()), &extra) == nil {
+				rep.filter = filterVerdict(extra.Results)
+			}
+		}
 	}
 	return rep
 }

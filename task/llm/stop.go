@@ -45,6 +45,10 @@ type StopError struct {
 	Words string
 	// MaxTokens is the cap a truncated answer hit.
 	MaxTokens int
+	// ContentFilter is Azure's verdict on a filtered answer
+	// (content_filter_results): the categories filtered, detected or
+	// rated above safe, with their severities; "" when it gave none.
+	ContentFilter string
 }
 
 func (e *StopError) Error() string {
@@ -58,10 +62,14 @@ func (e *StopError) Error() string {
 	case stopPaused:
 		return "the turn was paused before its end (stop_reason " + e.FinishReason + ") and not finished: the answer so far is not the answer"
 	case stopFiltered:
-		if e.Words != "" {
-			return fmt.Sprintf("%s's content filter stopped the answer (finish_reason %s): %s", e.Provider, e.FinishReason, e.Words)
+		why := "finish_reason " + e.FinishReason
+		if e.ContentFilter != "" {
+			why += "; " + e.ContentFilter
 		}
-		return fmt.Sprintf("%s's content filter stopped the answer (finish_reason %s)", e.Provider, e.FinishReason)
+		if e.Words != "" {
+			return fmt.Sprintf("%s's content filter stopped the answer (%s): %s", e.Provider, why, e.Words)
+		}
+		return fmt.Sprintf("%s's content filter stopped the answer (%s)", e.Provider, why)
 	}
 	if e.Words != "" {
 		return "the model refused: " + e.Words
