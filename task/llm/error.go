@@ -129,14 +129,23 @@ func requestSuffix(id string) string {
 }
 
 // newError builds the Error of an error response from what the
-// middleware captured, whatever the SDK made of it. key is redacted from
-// the body and message.
-func newError(provider string, c *capture, sdkErr error, key string) *Error {
+// middleware captured, whatever the SDK made of it. secrets (the API key,
+// a base URL's query values) are redacted from the body, the message and
+// the SDK's error, which quotes the request's URL.
+func newError(provider string, c *capture, sdkErr error, secrets []string) *Error {
 	e := &Error{Provider: provider, Status: c.status, Err: sdkErr, Body: string(c.body)}
-	if key != "" {
-		e.Body = strings.ReplaceAll(e.Body, key, "[redacted]")
-		if sdkErr != nil {
-			e.Err = &scrubbedError{msg: strings.ReplaceAll(sdkErr.Error(), key, "[redacted]")}
+	scrub := func(s string) string {
+		for _, secret := range secrets {
+			if secret != "" {
+				s = strings.ReplaceAll(s, secret, "[redacted]")
+			}
+		}
+		return s
+	}
+	e.Body = scrub(e.Body)
+	if sdkErr != nil {
+		if msg := sdkErr.Error(); scrub(msg) != msg {
+			e.Err = &scrubbedError{msg: scrub(msg)}
 		}
 	}
 	var body struct {
@@ -179,9 +188,7 @@ func newError(provider string, c *capture, sdkErr error, key string) *Error {
 		// the status's name, say what happened ("upstream connect error").
 		e.Message = bodyExcerpt(c.body)
 	}
-	if key != "" {
-		e.Message = strings.ReplaceAll(e.Message, key, "[redacted]")
-	}
+	e.Message = scrub(e.Message)
 	e.ID = requestID(c.header, &body.RequestID)
 	if d, ok := retry.ParseHeaders(c.header, time.Now()); ok {
 		e.Hint = d

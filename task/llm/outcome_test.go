@@ -631,3 +631,52 @@ func TestAzureContentFilterKeepsItsCategoriesAndSeverities(t *testing.T) {
 		}
 	})
 }
+
+func TestABaseURLQueryReachesEveryRequestAndNoError(t *testing.T) {
+	// base_url …/v1?gwtoken=${GW_Q}: the SDKs resolve request paths
+	// against the base URL and dropped its query, so the gateway never saw
+	// its token; and an error quoting the request's URL would show it.
+	const token = "gw-q-secret-42"
+	for _, tt := range []struct {
+		name, provider, base, path string
+	}{
+		{"openai", ProviderOpenAI, "/v1?gwtoken=" + token, "/v1/chat/completions?gwtoken=" + token},
+		{"anthropic", ProviderAnthropic, "?gwtoken=" + token, "/v1/messages?gwtoken=" + token},
+		{"azure", ProviderAzure, "?gwtoken=" + token, "/openai/deployments/m/chat/completions?api-version=" + DefaultAzureAPIVersion + "&gwtoken=" + token},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			answer := openAIAnswer("hi", "", "stop", "")
+			if tt.provider == ProviderAnthropic {
+				answer = anthropicAnswer(text("hi"), "end_turn", nil, "")
+			}
+			var fail atomic.Bool
+			p := newProvider(t, func(int, map[string]any) (int, string) {
+				if fail.Load() {
+					return 500, "<html><body>500 at " + token + "</body></html>"
+				}
+				return 200, answer
+			})
+			tk := mustNew(t, Config{Provider: tt.provider, BaseURL: p.srv.URL + tt.base, APIKey: secretKey, Model: "m", Prompt: "p"})
+			if _, err := tk.Run(t.Context(), item(nil)); err != nil {
+				t.Fatal(err)
+			}
+			if got := p.last(t).path; got != tt.path {
+				t.Errorf("request to %s, want %s: the base URL's query goes with every request", got, tt.path)
+			}
+			fail.Store(true)
+			_, err := tk.Run(t.Context(), item(nil))
+			if err == nil {
+				t.Fatal("a 500 succeeded")
+			}
+			for e := err; e != nil; e = errors.Unwrap(e) {
+				if strings.Contains(e.Error(), token) {
+					t.Errorf("a layer of the error shows the base URL's token: %q", e.Error())
+				}
+			}
+			var pe *Error
+			if !errors.As(err, &pe) || strings.Contains(pe.Body, token) {
+				t.Errorf("err = %v, want an *Error whose body hides the token", err)
+			}
+		})
+	}
+}

@@ -75,8 +75,8 @@ func (t *Task) openAIClientOptions() []ooption.RequestOption {
 		ooption.WithMaxRetries(0),
 	}
 	if t.cfg.Provider == ProviderAzure {
-		opts = append(opts, azure.WithEndpoint(t.cfg.BaseURL, t.cfg.APIVersion))
-		if loopbackHTTP(t.cfg.BaseURL) {
+		opts = append(opts, azure.WithEndpoint(t.endpoint, t.cfg.APIVersion))
+		if loopbackHTTP(t.endpoint) {
 			// A local stand-in (tests, a proxy on this machine); the SDK
 			// refuses to send credentials over plain HTTP elsewhere.
 			opts = append(opts, azure.WithUnsafeAllowHTTP())
@@ -87,7 +87,12 @@ func (t *Task) openAIClientOptions() []ooption.RequestOption {
 			opts = append(opts, azure.WithTokenCredential(staticToken(t.cfg.AzureADToken)))
 		}
 	} else {
-		opts = append(opts, ooption.WithBaseURL(t.cfg.BaseURL), ooption.WithAPIKey(t.cfg.APIKey))
+		opts = append(opts, ooption.WithBaseURL(t.endpoint), ooption.WithAPIKey(t.cfg.APIKey))
+	}
+	for _, name := range sortedKeys(t.query) {
+		for _, v := range t.query[name] {
+			opts = append(opts, ooption.WithQueryAdd(name, v))
+		}
 	}
 	for _, name := range sortedKeys(t.cfg.Headers) {
 		opts = append(opts, ooption.WithHeader(name, t.cfg.Headers[name]))
@@ -209,7 +214,7 @@ func reasoningModel(model string) bool {
 func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, error) {
 	opts := []aoption.RequestOption{
 		aoption.WithoutEnvironmentDefaults(),
-		aoption.WithBaseURL(t.cfg.BaseURL),
+		aoption.WithBaseURL(t.endpoint),
 		aoption.WithAPIKey(t.cfg.APIKey),
 		aoption.WithHTTPClient(t.cfg.HTTPClient),
 		aoption.WithMaxRetries(0),
@@ -221,6 +226,11 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 	}
 	for _, name := range sortedKeys(t.cfg.Headers) {
 		opts = append(opts, aoption.WithHeader(name, t.cfg.Headers[name]))
+	}
+	for _, name := range sortedKeys(t.query) {
+		for _, v := range t.query[name] {
+			opts = append(opts, aoption.WithQueryAdd(name, v))
+		}
 	}
 	for _, name := range sortedKeys(t.cfg.ExtraBody) {
 		opts = append(opts, aoption.WithJSONSet(sjsonKey(name), t.cfg.ExtraBody[name]))
