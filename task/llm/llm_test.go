@@ -631,6 +631,8 @@ func TestParseRateLimit(t *testing.T) {
 			RateLimit{RequestsLimit: -1, RequestsRemaining: -1, TokensLimit: -1, TokensRemaining: -1, RequestsReset: 2500 * time.Millisecond}, true},
 		{"openai garbage", ProviderOpenAI, map[string]string{"x-ratelimit-limit-requests": "lots", "x-ratelimit-reset-requests": "soon"},
 			RateLimit{RequestsLimit: -1, RequestsRemaining: -1, TokensLimit: -1, TokensRemaining: -1}, true},
+		{"openai 429 with its retry hint", ProviderOpenAI, map[string]string{"x-ratelimit-limit-requests": "3", "x-ratelimit-remaining-requests": "0", "retry-after-ms": "2500", "retry-after": "3"},
+			RateLimit{RequestsLimit: 3, RequestsRemaining: 0, TokensLimit: -1, TokensRemaining: -1, RetryAfter: 2500 * time.Millisecond}, true},
 		{"none", ProviderOpenAI, map[string]string{"anthropic-ratelimit-requests-limit": "50"}, RateLimit{}, false},
 		{"anthropic full", ProviderAnthropic, map[string]string{
 			"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "49", "anthropic-ratelimit-requests-reset": "2025-01-02T03:04:35Z",
