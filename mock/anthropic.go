@@ -263,12 +263,26 @@ func anthropicUsage(a answer) map[string]any {
 	}
 }
 
+// anthropicStopDetails is a message's stop_details: the category and
+// explanation of a refusal, null otherwise.
+func anthropicStopDetails(a answer) any {
+	switch a.finish {
+	case finishRefusal:
+		return map[string]any{"type": "refusal", "category": nil,
+			"explanation": "The request asks for something this model declines to help with (the mock's refusal fault)."}
+	case finishContentFilter:
+		return map[string]any{"type": "refusal", "category": "general_harms",
+			"explanation": "The answer was stopped partway by a safety classifier (the mock's content_filter fault)."}
+	}
+	return nil
+}
+
 // anthropicAnswer is a message.
 func anthropicAnswer(x *exchange, a answer) []byte {
 	return mustJSON(map[string]any{
 		"id": fmt.Sprintf("msg_mock%012d", x.seq), "type": "message", "role": "assistant", "model": x.model,
 		"content": anthropicBlocks(a), "stop_reason": anthropicStop[a.finish], "stop_sequence": nil,
-		"usage": anthropicUsage(a),
+		"stop_details": anthropicStopDetails(a), "usage": anthropicUsage(a),
 	})
 }
 
@@ -305,7 +319,7 @@ func anthropicEvents(x *exchange, a answer) [][]byte {
 		index++
 	}
 	out = append(out, ev("message_delta", map[string]any{
-		"delta": map[string]any{"stop_reason": anthropicStop[a.finish], "stop_sequence": nil},
+		"delta": map[string]any{"stop_reason": anthropicStop[a.finish], "stop_sequence": nil, "stop_details": anthropicStopDetails(a)},
 		"usage": map[string]any{"output_tokens": a.completionTokens},
 	}))
 	return append(out, ev("message_stop", map[string]any{}))

@@ -138,6 +138,7 @@ type exchange struct {
 	req       chatRequest
 
 	model        string
+	deployment   string // Azure's deployment, from the path: the model
 	key          string
 	msgs         []Message
 	prompt       string
@@ -385,6 +386,9 @@ func (x *exchange) readRequest() bool {
 	if err := json.Unmarshal(x.body, &x.req); err != nil {
 		x.fail(x.d.errs[errBadJSON](x))
 		return false
+	}
+	if x.deployment != "" {
+		x.req.Model = &x.deployment
 	}
 	if x.key = x.d.apiKey(x.r); x.key == "" {
 		x.fail(x.d.errs[errMissingKey](x))

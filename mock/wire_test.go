@@ -580,3 +580,31 @@ func TestInvalidToolInputOnAnthropicDiffersFromOneRequestToTheNext(t *testing.T)
 		seen[string(input)] = true
 	}
 }
+
+func TestAzureDeploymentRoute(t *testing.T) {
+	// The mock had no Azure route: AzureOpenAI got 404 on every call, so
+	// provider azure could not be rehearsed.
+	s := New(Config{})
+	body := `{"messages": [{"role": "user", "content": "hi azure"}]}`
+	for _, tt := range []struct {
+		name, path string
+		header     map[string]string
+		status     int
+		want       string // in the body
+	}{
+		{"answered, the deployment the model", "/openai/deployments/mock-echo/chat/completions?api-version=2024-10-21",
+			map[string]string{"Authorization": "", "Api-Key": testKey}, 200, `"content":"hi azure"`},
+		{"an Entra ID bearer token", "/openai/deployments/mock-echo/chat/completions?api-version=2024-10-21", nil, 200, `"model":"mock-echo"`},
+		{"no api-version", "/openai/deployments/mock-echo/chat/completions", map[string]string{"Api-Key": testKey}, 404, "Resource not found"},
+		{"not a deployment's chat", "/openai/deployments/mock-echo/embeddings?api-version=2024-10-21", map[string]string{"Api-Key": testKey}, 404, "Resource not found"},
+		{"unknown deployment", "/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21", map[string]string{"Api-Key": testKey}, 404, "DeploymentNotFound"},
+		{"no key", "/openai/deployments/mock-echo/chat/completions?api-version=2024-10-21", map[string]string{"Authorization": ""}, 401, "missing subscription key"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := raw(t, s, http.MethodPost, tt.path, "openai", body, tt.header)
+			if c.status != tt.status || !strings.Contains(string(c.body), tt.want) {
+				t.Errorf("status %d, body %s; want %d containing %q", c.status, c.body, tt.status, tt.want)
+			}
+		})
+	}
+}

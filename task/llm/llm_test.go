@@ -809,3 +809,45 @@ func TestTheMocksEmptyWalletIsFatalLikeAnthropics(t *testing.T) {
 		t.Errorf("classified %v, want fatal: no item passes an empty wallet", d)
 	}
 }
+
+func TestProviderAzureCanBeRehearsedAgainstTheMock(t *testing.T) {
+	// The mock had no Azure route: provider azure got 404 on
+	// /openai/deployments/{name}/chat/completions and could not be
+	// rehearsed.
+	srv := mock.New(mock.Config{Record: true})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	tk := mustNew(t, Config{Provider: ProviderAzure, BaseURL: ts.URL, APIKey: secretKey, Model: mock.ModelEcho, Prompt: "Say hi to {{.name}}"})
+	res, err := tk.Run(t.Context(), item(map[string]any{"name": "Ana"}))
+	if err != nil {
+		t.Fatalf("Run against the mock's Azure route: %v", err)
+	}
+	if string(res.Output) != `"Say hi to Ana"` || res.Usage.Total() == 0 {
+		t.Errorf("output %s, usage %+v; want the echo and its usage", res.Output, res.Usage)
+	}
+	if got := srv.Requests(); len(got) != 1 || got[0].Path != "/openai/deployments/"+mock.ModelEcho+"/chat/completions" || got[0].Header.Get("Api-Key") != "REDACTED" {
+		t.Errorf("recorded %+v, want one request on the deployment's path with its api-key", got)
+	}
+	t.Run("unknown deployment", func(t *testing.T) {
+		tk := mustNew(t, Config{Provider: ProviderAzure, BaseURL: ts.URL, APIKey: secretKey, Model: "gpt-4o-prod", Prompt: "hi"})
+		_, err := tk.Run(t.Context(), item(nil))
+		var e *Error
+		if !errors.As(err, &e) || e.Status != 404 || e.Code != "DeploymentNotFound" {
+			t.Fatalf("err = %v, want Azure's 404 DeploymentNotFound", err)
+		}
+	})
+}
+
+func TestTheMocksAnthropicRefusalCarriesStopDetails(t *testing.T) {
+	// The mock's refusals carried no stop_details, which tenax's own
+	// Anthropic path reads for the refusal's words.
+	srv := mock.New(mock.Config{Faults: mock.Faults{Refusal: 1}})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	tk := mustNew(t, Config{Provider: ProviderAnthropic, BaseURL: ts.URL, APIKey: secretKey, Model: mock.ModelEcho, Prompt: "hi"})
+	_, err := tk.Run(t.Context(), item(nil))
+	var se *StopError
+	if !errors.As(err, &se) || se.Kind != stopRefused || !strings.Contains(se.Words, "declines") {
+		t.Fatalf("err = %v, want a refusal whose words are stop_details.explanation", err)
+	}
+}
