@@ -243,6 +243,13 @@ var keywords = [...]struct {
 	{"temporarily unavailable", false},
 	{"try again", false},
 	{"EOF", true},
+	// The network or the resolver failing on the way: Python's "[Errno
+	// 101] Network is unreachable", Node's "getaddrinfo EAI_AGAIN",
+	// glibc's "Temporary failure in name resolution".
+	{"network", true},
+	{"unreachable", true},
+	{"EAI_AGAIN", true},
+	{"temporary failure", false},
 }
 
 // byKeyword classifies a message by the keywords, case-insensitively.

@@ -265,3 +265,50 @@ func BenchmarkClassifyWithRules(b *testing.B) {
 		c.Classify(e)
 	}
 }
+
+func TestAnthropicCreditBalanceTooLowIsFatal(t *testing.T) {
+	// Anthropic's empty wallet is a 400 invalid_request_error that only its
+	// message tells apart from a bad request: classified item, it ran
+	// through every item of the job, and --retry-failures=retryable
+	// missed them all.
+	const body = `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."},"request_id":"req_011CZ47RMLnx1JoJXRrzzSde"}`
+	for _, err := range []error{
+		&httpErr{status: 400, code: "invalid_request_error", msg: "400 invalid_request_error: Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.", body: body},
+		&httpErr{status: 400, code: "invalid_request_error", body: body},
+	} {
+		if d := Classify(err); d != (Decision{Fatal, "status 400 credit balance too low"}) {
+			t.Errorf("Classify(%q) = %v, want fatal: no item can pass until credits are bought", err.Error(), d)
+		}
+	}
+	if d := Classify(&httpErr{status: 400, code: "invalid_request_error", msg: "400 invalid_request_error: messages: at least one message is required"}); d.Class != Item {
+		t.Errorf("a plain bad request is %v, want item", d)
+	}
+}
+
+func TestNetworkAndResolverFailuresAreRetryable(t *testing.T) {
+	// The textbook transient errors fell through to item ("no signal") and
+	// were never retried.
+	for _, tc := range []struct {
+		msg, reason string
+	}{
+		{"OSError: [Errno 101] Network is unreachable", `keyword "network"`},
+		{"requests.exceptions.ConnectionError: HTTPSConnectionPool(host='api.openai.com', port=443): Max retries exceeded (Caused by NewConnectionError(...: Failed to establish a new connection: [Errno 101] Network is unreachable'))", `keyword "network"`},
+		{"ssh: connect to host build-7 port 22: No route to host (host unreachable)", `keyword "unreachable"`},
+		{"Error: getaddrinfo EAI_AGAIN api.anthropic.com", `keyword "EAI_AGAIN"`},
+		{"socket.gaierror: [Errno -3] Temporary failure in name resolution", `keyword "temporary failure"`},
+		{"BlockingIOError: [Errno 11] Resource temporarily unavailable", `keyword "temporarily unavailable"`},
+		{"fetch failed: network error", `keyword "network"`},
+	} {
+		if d := Classify(errors.New(tc.msg)); d != (Decision{Retryable, tc.reason}) {
+			t.Errorf("Classify(%q) = %v, want retryable (%s)", tc.msg, d, tc.reason)
+		}
+	}
+	for _, msg := range []string{
+		"networkx.exception.NetworkXError: Graph has no nodes",
+		"KeyError: 'network_id'",
+	} {
+		if d := Classify(errors.New(msg)); d.Class != Item {
+			t.Errorf("Classify(%q) = %v, want item: the word must stand alone", msg, d)
+		}
+	}
+}

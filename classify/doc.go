@@ -43,8 +43,9 @@
 //     *url.Error, are Retryable.
 //  6. Keywords in the message, case-insensitive: "timeout", "timed out",
 //     "connection reset", "connection refused", "reset by peer", "broken
-//     pipe", "temporarily unavailable", "try again", and "EOF" as a word,
-//     are Retryable (`keyword "timeout"`).
+//     pipe", "temporarily unavailable", "try again", "temporary failure",
+//     and as words "EOF", "network", "unreachable" and "EAI_AGAIN", are
+//     Retryable (`keyword "timeout"`).
 //  7. Otherwise Item, with the reason `no signal`.
 //
 // The last step is a choice. An error that says nothing about the
@@ -67,7 +68,9 @@
 // not_found_error and model_not_found are Fatal; overloaded_error,
 // rate_limit_error and rate_limit_exceeded are Retryable;
 // request_too_large is Item. A 429 whose message or body mentions a
-// "spend limit" is Fatal, one that says "request too large" is Item. The
+// "spend limit" is Fatal, one that says "request too large" is Item; a 400
+// that says "credit balance is too low" (Anthropic's empty wallet) is
+// Fatal. The
 // generic codes invalid_request_error, context_length_exceeded and
 // content_filter are Item, but only decide when there is no status.
 //

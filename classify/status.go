@@ -29,6 +29,12 @@ func byStatus(err error) (Decision, bool) {
 	if decisive {
 		return Decision{Class: class, Reason: statusCodeReason(status, code)}, true
 	}
+	if status == 400 && mentions(err, "credit balance is too low") {
+		// Anthropic's empty wallet: a 400 invalid_request_error that only
+		// its message tells apart from a bad request. No item can pass
+		// until someone buys credits.
+		return Decision{Class: Fatal, Reason: "status 400 credit balance too low"}, true
+	}
 	if status == 429 {
 		// Anthropic's spend limit and OpenAI's "Request too large" come as
 		// 429s that only the message tells apart from a rate limit.

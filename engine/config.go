@@ -201,6 +201,11 @@ type Quota struct {
 	// RequestsReset and TokensReset are how long until the quotas are
 	// whole again.
 	RequestsReset, TokensReset time.Duration
+	// RetryAfter is the server's explicit retry hint on the same response
+	// (retry-after-ms, Retry-After), 0 when it gave none. It wins over
+	// what the counts imply: an exhausted quota pauses until the hint
+	// expires, and a limiter learned from the counts lets a call go then.
+	RetryAfter time.Duration
 }
 
 // share scales q's limits and remaining counts to f of them (0 < f < 1),

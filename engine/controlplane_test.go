@@ -677,3 +677,64 @@ func TestConcurrencyOneRunsItemsInOrderWhileOneRests(t *testing.T) {
 		}
 	})
 }
+
+func TestAnExhaustedQuotaWithAShortResetPausesDispatchUntilTheReset(t *testing.T) {
+	// A 200 with x-ratelimit-remaining-requests: 0 and reset-requests: 3s
+	// paused dispatch for 3s/limit (a continuous minute's refill of one
+	// call): the next calls went out 0.06s apart into a window that
+	// admits nothing before its reset. A reset that short is no minute's
+	// bucket, and nothing comes back before it.
+	for _, tt := range []struct {
+		name string
+		rpm  int
+	}{
+		{"limit learned from the headers", 0},
+		{"limit set by the spec", 6000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				log := &callLog{start: time.Now()}
+				q := &quotaTask{quota: engine.Quota{RequestsLimit: 50, RequestsRemaining: 0, RequestsReset: 3 * time.Second, TokensLimit: -1, TokensRemaining: -1}}
+				q.run = func(task.Item) (task.Result, error) {
+					log.add()
+					q.quota.RequestsRemaining, q.quota.RequestsReset = 49, 3*time.Second // the window turned
+					return ok("x")
+				}
+				q.e = engine.New(engine.Config{Concurrency: 1, RequestsPerMinute: tt.rpm}, q, newMemJob())
+				if _, err := q.e.Run(context.Background(), items(2)); err != nil {
+					t.Fatal(err)
+				}
+				if len(log.at) != 2 || log.at[1] < 3*time.Second || log.at[1] > 3100*time.Millisecond {
+					t.Errorf("calls at %v, want the second at the 3s reset", log.at)
+				}
+			})
+		})
+	}
+}
+
+func TestA429sRetryHintWinsOverTheLimitTheHeadersName(t *testing.T) {
+	// A 429 with x-ratelimit-limit-requests: 3 and retry-after-ms: 2500:
+	// the learned limiter (3 a minute, drained) held the retry for 20s.
+	// The server's explicit hint is its bucket speaking; the limit is a
+	// model of it. The hint wins.
+	synctest.Test(t, func(t *testing.T) {
+		log := &callLog{start: time.Now()}
+		var calls atomic.Int32
+		q := &quotaTask{quota: engine.Quota{RequestsLimit: 3, RequestsRemaining: 0, TokensLimit: -1, TokensRemaining: -1, RetryAfter: 2500 * time.Millisecond}}
+		q.run = func(task.Item) (task.Result, error) {
+			log.add()
+			if calls.Add(1) == 1 {
+				q.quota.RetryAfter = 0
+				return task.Result{}, classify.WithClass(hinted429{2500 * time.Millisecond}, classify.Retryable, "test")
+			}
+			return ok("x")
+		}
+		q.e = engine.New(engine.Config{Concurrency: 1, Retry: fastRetry}, q, newMemJob())
+		if _, err := q.e.Run(context.Background(), items(1)); err != nil {
+			t.Fatal(err)
+		}
+		if len(log.at) != 2 || log.at[1] < 2500*time.Millisecond || log.at[1] > 2600*time.Millisecond {
+			t.Errorf("calls at %v, want the retry at 2.5s, when the server's hint expires (not 20s, the learned 3/min)", log.at)
+		}
+	})
+}

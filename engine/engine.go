@@ -158,12 +158,17 @@ func (e *Engine) Cooldown(until time.Time, reason string) {
 
 // ObserveQuota takes a provider's rate-limit headers, seen on a response.
 // Limits the spec did not set pace calls from then on; an exhausted quota
-// is a cooldown until its reset; and a 429 met while the quota showed room
-// is sporadic: it delays only its own item.
+// is a cooldown until its reset, or until the response's retry hint, which
+// wins; and a 429 met while the quota showed room is sporadic: it delays
+// only its own item.
 func (e *Engine) ObserveQuota(q Quota) {
 	if e.cfg.QuotaShare != nil {
 		q = q.share(e.cfg.QuotaShare())
 	}
+	if e.cfg.Retry.MaxHint < 0 {
+		q.RetryAfter = 0 // hints are off
+	}
+	q.RetryAfter = min(q.RetryAfter, e.maxHint())
 	if until, reason := e.gate.learn(q, int(e.gate.conc.executing.Load())); !until.IsZero() {
 		e.Cooldown(until, reason)
 	}

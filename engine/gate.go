@@ -532,13 +532,41 @@ func (g *gate) learn(q Quota, executing int) (until time.Time, reason string) {
 	if q.TokensLimit > 0 && !g.tokConfig {
 		g.mirror(&g.tok, now, float64(q.TokensLimit)*float64(time.Minute)/float64(q.window()), q.TokensRemaining, executing, 0)
 	}
-	if d, ok := refillFor(q.RequestsLimit, q.RequestsRemaining, q.RequestsReset, executing); ok {
+	if d, ok := refillFor(q.RequestsLimit, q.RequestsRemaining, q.RequestsReset, q.window(), executing); ok {
 		until, reason = now.Add(d), "provider request quota nearly exhausted"
 	}
-	if d, ok := refillFor(q.TokensLimit, q.TokensRemaining, q.TokensReset, 1); ok && now.Add(d).After(until) {
+	if d, ok := refillFor(q.TokensLimit, q.TokensRemaining, q.TokensReset, q.window(), 1); ok && now.Add(d).After(until) {
 		until, reason = now.Add(d), "provider token quota exhausted until its reset"
 	}
+	if q.RetryAfter > 0 {
+		// The server's explicit word on when to come back wins over what
+		// its counts imply, shorter or longer: the counts are a model of
+		// its bucket, the hint is the bucket speaking (docs/concurrency.md).
+		hinted := now.Add(q.RetryAfter)
+		if !until.IsZero() {
+			until, reason = hinted, "provider quota exhausted until its retry hint"
+		}
+		g.admitAt(hinted)
+	}
 	return until, reason
+}
+
+// admitAt makes a learned request limiter let a call go at the instant
+// the server named, when the limit it learned would hold calls longer: at
+// 3 a minute a drained limiter waits 20s for its next call where the
+// server's retry-after-ms said 2.5s. A limiter the spec set is the
+// operator's pace and stays. Calls already asleep in the old limiter keep
+// their turn; calls that come to it later are paced anew.
+func (g *gate) admitAt(at time.Time) {
+	l := g.req.Load()
+	if l == nil || g.reqConfigured || l.TokensAt(at) >= 1 {
+		return
+	}
+	perCall := time.Duration(float64(time.Second) / float64(l.Limit()))
+	n := rate.NewLimiter(l.Limit(), l.Burst())
+	// Emptied one call's refill before at, it holds one call at at.
+	n.ReserveN(at.Add(-perCall), l.Burst())
+	g.req.CompareAndSwap(l, n)
 }
 
 // mirror makes or moves the learned limiter in p to a provider bucket of
@@ -571,13 +599,20 @@ func (g *gate) mirror(p *atomic.Pointer[rate.Limiter], now time.Time, perMinute 
 // known, the reset (until the bucket is full) shared out over what is
 // missing is one call's refill: pause for that when nothing remains, and
 // leave the learned limiter, which holds no more than remains, to pace the
-// rest. With the limit unknown, paceFor.
-func refillFor(limit, remaining int, reset time.Duration, inFlight int) (time.Duration, bool) {
+// rest. That holds for a bucket of a window refilled continuously, whose
+// reset from empty is about the window. A reset under half of it says the
+// server counts otherwise (a fixed window that ends then, or a shorter
+// one): nothing comes back before it, so the pause is the whole reset.
+// With the limit unknown, paceFor.
+func refillFor(limit, remaining int, reset, window time.Duration, inFlight int) (time.Duration, bool) {
 	if limit <= 0 {
 		return paceFor(remaining, reset, inFlight)
 	}
 	if remaining != 0 || reset <= 0 {
 		return 0, false
+	}
+	if reset < window/2 {
+		return reset, true
 	}
 	return reset / time.Duration(limit), true
 }

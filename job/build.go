@@ -48,6 +48,7 @@ func (s *rateLimitSink) observe(rl llm.RateLimit) {
 	s.engine.ObserveQuota(engine.Quota{
 		RequestsLimit: rl.RequestsLimit, RequestsRemaining: rl.RequestsRemaining, RequestsReset: rl.RequestsReset,
 		TokensLimit: rl.TokensLimit, TokensRemaining: rl.TokensRemaining, TokensReset: rl.TokensReset,
+		RetryAfter: rl.RetryAfter,
 	})
 }
 

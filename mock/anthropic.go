@@ -64,7 +64,10 @@ var anthropic = dialect{
 			return apiError{status: 529, typ: "overloaded_error", message: "Overloaded", counter: cOverloaded}
 		},
 		errQuota: func(*exchange) apiError {
-			return apiError{status: 400, typ: "billing_error", counter: cBillingErrors,
+			// The API's answer today: a 400 invalid_request_error that only
+			// its message tells apart from a bad request (402 billing_error
+			// is PaymentRequired's).
+			return apiError{status: 400, typ: "invalid_request_error", counter: cBillingErrors,
 				message: "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}
 		},
 		errSpendLimit: func(*exchange) apiError {
@@ -260,12 +263,26 @@ func anthropicUsage(a answer) map[string]any {
 	}
 }
 
+// anthropicStopDetails is a message's stop_details: the category and
+// explanation of a refusal, null otherwise.
+func anthropicStopDetails(a answer) any {
+	switch a.finish {
+	case finishRefusal:
+		return map[string]any{"type": "refusal", "category": nil,
+			"explanation": "The request asks for something this model declines to help with (the mock's refusal fault)."}
+	case finishContentFilter:
+		return map[string]any{"type": "refusal", "category": "general_harms",
+			"explanation": "The answer was stopped partway by a safety classifier (the mock's content_filter fault)."}
+	}
+	return nil
+}
+
 // anthropicAnswer is a message.
 func anthropicAnswer(x *exchange, a answer) []byte {
 	return mustJSON(map[string]any{
 		"id": fmt.Sprintf("msg_mock%012d", x.seq), "type": "message", "role": "assistant", "model": x.model,
 		"content": anthropicBlocks(a), "stop_reason": anthropicStop[a.finish], "stop_sequence": nil,
-		"usage": anthropicUsage(a),
+		"stop_details": anthropicStopDetails(a), "usage": anthropicUsage(a),
 	})
 }
 
@@ -302,7 +319,7 @@ func anthropicEvents(x *exchange, a answer) [][]byte {
 		index++
 	}
 	out = append(out, ev("message_delta", map[string]any{
-		"delta": map[string]any{"stop_reason": anthropicStop[a.finish], "stop_sequence": nil},
+		"delta": map[string]any{"stop_reason": anthropicStop[a.finish], "stop_sequence": nil, "stop_details": anthropicStopDetails(a)},
 		"usage": map[string]any{"output_tokens": a.completionTokens},
 	}))
 	return append(out, ev("message_stop", map[string]any{}))

@@ -138,6 +138,7 @@ type exchange struct {
 	req       chatRequest
 
 	model        string
+	deployment   string // Azure's deployment, from the path: the model
 	key          string
 	msgs         []Message
 	prompt       string
@@ -323,14 +324,31 @@ func tokens(msgs ...Message) int {
 }
 
 // redact returns a copy of h with its credentials replaced.
+//
+// Only the values of headers known to carry no secret are kept: a
+// gateway's own header (X-Gw: ${GW_TOKEN}) is as secret as the API key,
+// and the mock cannot know which of a spec's headers came from the
+// environment.
 func redact(h http.Header) http.Header {
 	out := h.Clone()
-	for _, name := range []string{"Authorization", "X-Api-Key", "Api-Key", "Proxy-Authorization", "Cookie"} {
-		if out.Get(name) != "" {
-			out.Set(name, "REDACTED")
+	for name, values := range out {
+		if _, ok := plainHeaders[name]; ok || strings.HasPrefix(name, "X-Stainless-") {
+			continue
+		}
+		for i := range values {
+			values[i] = "REDACTED"
 		}
 	}
 	return out
+}
+
+// plainHeaders are the request headers, in canonical form, whose values
+// the log and Recorded keep: what the SDKs and HTTP itself send, which
+// says how a request was made and holds no credential.
+var plainHeaders = map[string]struct{}{
+	"Accept": {}, "Accept-Encoding": {}, "Accept-Language": {}, "Connection": {}, "Content-Length": {},
+	"Content-Type": {}, "User-Agent": {}, "Anthropic-Version": {}, "Anthropic-Beta": {},
+	"Idempotency-Key": {}, "Openai-Organization": {}, "Openai-Project": {}, "Traceparent": {},
 }
 
 // maskKey shows a key as OpenAI does in a 401: a prefix, stars, the last
@@ -368,6 +386,9 @@ func (x *exchange) readRequest() bool {
 	if err := json.Unmarshal(x.body, &x.req); err != nil {
 		x.fail(x.d.errs[errBadJSON](x))
 		return false
+	}
+	if x.deployment != "" {
+		x.req.Model = &x.deployment
 	}
 	if x.key = x.d.apiKey(x.r); x.key == "" {
 		x.fail(x.d.errs[errMissingKey](x))

@@ -84,7 +84,8 @@ type Faults struct {
 	// Auth answers 401 as if the API key were wrong.
 	Auth float64
 	// Quota answers as an account out of credit: OpenAI's 429
-	// insufficient_quota, Anthropic's 400 billing_error.
+	// insufficient_quota, Anthropic's 400 invalid_request_error "Your
+	// credit balance is too low".
 	Quota float64
 	// SpendLimit answers 429 as an organization past its spend limit.
 	SpendLimit float64
@@ -241,7 +242,8 @@ type Recorded struct {
 	// Messages are the conversation, with Anthropic's system prompt first
 	// as a message of role "system".
 	Messages []Message
-	// Header is the request's header with the API key redacted.
+	// Header is the request's header, every value that may be a
+	// credential (all but the SDKs' and HTTP's own headers) redacted.
 	Header http.Header
 }
 

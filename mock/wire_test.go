@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -294,7 +295,7 @@ func TestErrorFaults(t *testing.T) {
 		shouldRetry string
 	}{
 		{"openai", Faults{Quota: 1}, 429, "insufficient_quota", "insufficient_quota", ""},
-		{"anthropic", Faults{Quota: 1}, 400, "billing_error", "", ""},
+		{"anthropic", Faults{Quota: 1}, 400, "invalid_request_error", "", ""},
 		{"openai", Faults{SpendLimit: 1}, 429, "insufficient_quota", "enforced_spend_limit_reached", ""},
 		{"anthropic", Faults{SpendLimit: 1}, 429, "rate_limit_error", "", ""},
 		{"openai", Faults{PaymentRequired: 1}, 402, "insufficient_quota", "billing_not_active", ""},
@@ -320,6 +321,9 @@ func TestErrorFaults(t *testing.T) {
 			}
 			if got := c.header.Get("x-should-retry"); got != tt.shouldRetry {
 				t.Errorf("x-should-retry = %q, want %q", got, tt.shouldRetry)
+			}
+			if tt.faults.Quota > 0 && tt.dialect == "anthropic" && !strings.Contains(msg, "credit balance is too low") {
+				t.Errorf("Anthropic's quota message %q does not say 'credit balance is too low', as the API does", msg)
 			}
 			if tt.faults.SpendLimit > 0 && !strings.Contains(msg, "spend limit") {
 				t.Errorf("spend limit message %q does not say 'spend limit'", msg)
@@ -476,6 +480,33 @@ func TestLogRequestsWritesEachExchangeWithoutSecrets(t *testing.T) {
 	})
 }
 
+func TestTheRequestLogRedactsCustomSecretHeaders(t *testing.T) {
+	// A gateway's own header (headers: {X-Gw: "${GWH}"}) was written in
+	// clear; only Authorization and the API key headers were redacted.
+	const gateway = "gw-secret-0123456789"
+	var log bytes.Buffer
+	s := New(Config{LogRequests: &log, Record: true})
+	raw(t, s, http.MethodPost, "/v1/chat/completions", "openai", `{"model": "mock-echo", "messages": [{"role": "user", "content": "hi"}]}`,
+		map[string]string{"X-Gw": gateway, "X-Portkey-Api-Key": gateway, "Content-Type": "application/json", "X-Stainless-Lang": "go"})
+	if strings.Contains(log.String(), gateway) {
+		t.Fatalf("the log holds the gateway's secret:\n%s", log.String())
+	}
+	var line logLine
+	if err := json.Unmarshal(log.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	h := line.RequestHeader
+	if h.Get("X-Gw") != "REDACTED" || h.Get("X-Portkey-Api-Key") != "REDACTED" {
+		t.Errorf("custom headers %v, want them present and REDACTED", h)
+	}
+	if h.Get("Content-Type") != "application/json" || h.Get("X-Stainless-Lang") != "go" {
+		t.Errorf("headers %v: the SDK's and HTTP's own headers should keep their values", h)
+	}
+	if got := s.Requests(); len(got) != 1 || strings.Contains(fmt.Sprint(got[0].Header), gateway) {
+		t.Errorf("Recorded header %v holds the gateway's secret", got[0].Header)
+	}
+}
+
 // An Anthropic job with validate.json_schema {required: [text, length]}
 // (no properties) sends the schema as a forced tool; the mock answered
 // {} to every request, so every re-ask got the same invalid answer and
@@ -547,5 +578,33 @@ func TestInvalidToolInputOnAnthropicDiffersFromOneRequestToTheNext(t *testing.T)
 			t.Errorf("invalid tool input %s came twice: a re-ask must be able to tell answers apart", input)
 		}
 		seen[string(input)] = true
+	}
+}
+
+func TestAzureDeploymentRoute(t *testing.T) {
+	// The mock had no Azure route: AzureOpenAI got 404 on every call, so
+	// provider azure could not be rehearsed.
+	s := New(Config{})
+	body := `{"messages": [{"role": "user", "content": "hi azure"}]}`
+	for _, tt := range []struct {
+		name, path string
+		header     map[string]string
+		status     int
+		want       string // in the body
+	}{
+		{"answered, the deployment the model", "/openai/deployments/mock-echo/chat/completions?api-version=2024-10-21",
+			map[string]string{"Authorization": "", "Api-Key": testKey}, 200, `"content":"hi azure"`},
+		{"an Entra ID bearer token", "/openai/deployments/mock-echo/chat/completions?api-version=2024-10-21", nil, 200, `"model":"mock-echo"`},
+		{"no api-version", "/openai/deployments/mock-echo/chat/completions", map[string]string{"Api-Key": testKey}, 404, "Resource not found"},
+		{"not a deployment's chat", "/openai/deployments/mock-echo/embeddings?api-version=2024-10-21", map[string]string{"Api-Key": testKey}, 404, "Resource not found"},
+		{"unknown deployment", "/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21", map[string]string{"Api-Key": testKey}, 404, "DeploymentNotFound"},
+		{"no key", "/openai/deployments/mock-echo/chat/completions?api-version=2024-10-21", map[string]string{"Authorization": ""}, 401, "missing subscription key"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := raw(t, s, http.MethodPost, tt.path, "openai", body, tt.header)
+			if c.status != tt.status || !strings.Contains(string(c.body), tt.want) {
+				t.Errorf("status %d, body %s; want %d containing %q", c.status, c.body, tt.status, tt.want)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -854,6 +855,46 @@ func secretPath(path string) bool {
 		}
 	}
 	return false
+}
+
+// urlSecrets returns the parts of the URL raw, decoded at path, that
+// carry text expanded from ${VAR}: its query values and its userinfo
+// (base_url: https://gw/v1?gwtoken=${GW_Q}). Whatever the variable's name,
+// what a URL carries there is a credential; its scheme, host and path stay
+// readable, as `tenax validate` should show them.
+func (d *decoder) urlSecrets(path, raw string) []string {
+	var values []string
+	for _, e := range d.expanded {
+		if e.path == path && e.value != "" {
+			values = append(values, e.value)
+		}
+	}
+	u, err := url.Parse(raw)
+	if len(values) == 0 || err != nil {
+		return nil
+	}
+	var parts []string
+	for _, vs := range u.Query() {
+		parts = append(parts, vs...)
+	}
+	if u.User != nil {
+		parts = append(parts, u.User.Username())
+		if pw, ok := u.User.Password(); ok {
+			parts = append(parts, pw)
+		}
+	}
+	var out []string
+	for _, part := range parts {
+		for _, v := range values {
+			if part != "" && (strings.Contains(part, v) || strings.Contains(v, part)) {
+				// As written in the URL, too: a value with reserved
+				// characters appears escaped.
+				out = append(out, part, url.QueryEscape(part))
+				break
+			}
+		}
+	}
+	return out
 }
 
 // minSecretLen is the shortest value treated as a secret.

@@ -191,7 +191,7 @@ func parseFix(name string, data []byte, dir string, env func(string) (string, bo
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted().capped()
 	}
-	f.secrets = d.fixSecrets(f.Fixer.APIKey)
+	f.secrets = d.fixSecrets(f.Fixer.APIKey, d.urlSecrets("fixer.base_url", f.Fixer.BaseURL)...)
 	return f, nil
 }
 
@@ -404,12 +404,15 @@ func (d *decoder) checkFixFiles(f *Fix) {
 	}
 }
 
-// fixSecrets returns the fix spec's secrets: apiKey and every value
-// expanded into fixer.api_key, fixer.env or a variable named like a secret.
-func (d *decoder) fixSecrets(apiKey string) []string {
+// fixSecrets returns the fix spec's secrets: apiKey, the other values
+// given, and every value expanded into fixer.api_key, fixer.env or a
+// variable named like a secret.
+func (d *decoder) fixSecrets(apiKey string, more ...string) []string {
 	var out []string
-	if apiKey != "" {
-		out = append(out, apiKey)
+	for _, v := range append([]string{apiKey}, more...) {
+		if v != "" {
+			out = append(out, v)
+		}
 	}
 	for _, e := range d.expanded {
 		if e.value != "" && (e.path == "fixer.api_key" || strings.HasPrefix(e.path, "fixer.env.") || secretName(e.name)) {

@@ -102,3 +102,35 @@ func TestOptionValuesKeyIsExecOnly(t *testing.T) {
 		t.Errorf("Parse = %v, want allow_option_values refused for http", err)
 	}
 }
+
+func TestAVariableInTheBaseURLsQueryIsASecret(t *testing.T) {
+	// base_url: …/v1?gwtoken=${GW_Q} was printed by tenax validate and
+	// stored in manifest.json: GW_Q's name says nothing, and base_url was
+	// not a place whose values are secret.
+	env := map[string]string{"GW_Q": "gwq-7f3a9c", "GW_HOST": "gw.example.com", "GW_USER": "svc-user", "GW_PASS": "pw-b1c2d3"}
+	s := parse(t, `task:
+  type: llm
+  provider: openai
+  base_url: https://${GW_USER}:${GW_PASS}@${GW_HOST}/v1?gwtoken=${GW_Q}&region=eu-west
+  api_key: sk-abcdef
+  model: m
+  prompt: hi
+`, env)
+	for _, render := range []func() ([]byte, error){s.Redacted, s.RedactedYAML} {
+		out, err := render()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"gwq-7f3a9c", "svc-user", "pw-b1c2d3"} {
+			if strings.Contains(string(out), secret) {
+				t.Errorf("the redacted spec shows %q:\n%s", secret, out)
+			}
+		}
+		if !strings.Contains(string(out), "gw.example.com/v1?gwtoken=[redacted]") || !strings.Contains(string(out), "region=eu-west") {
+			t.Errorf("the redacted spec should keep the host, the path and the literal query:\n%s", out)
+		}
+	}
+	if got := s.Redact("POST https://gw.example.com/v1/chat/completions?gwtoken=gwq-7f3a9c: 500"); strings.Contains(got, "gwq-7f3a9c") {
+		t.Errorf("Redact left the query's token: %q", got)
+	}
+}

@@ -16,7 +16,8 @@ const redactedText = "[redacted]"
 // Secrets returns the values that must never be shown: every value that
 // came from ${VAR} expansion into task.api_key, task.azure_ad_token,
 // task.headers, task.env, task.url, task.body or task.extra_body, whatever
-// the variable's name; those of any variable whose name contains KEY,
+// the variable's name; the query values and userinfo of a task.base_url
+// that ${VAR} went into; those of any variable whose name contains KEY,
 // TOKEN, SECRET or PASSWORD (case-insensitive), wherever they went; and
 // task.api_key and task.azure_ad_token however they were written. Logs,
 // errors and records should scrub them too.

@@ -491,7 +491,7 @@ func parseSpec(name string, data []byte, dir string, env func(string) (string, b
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted().capped()
 	}
-	s.secrets = d.secretValues(s.Task.APIKey, s.Task.AzureADToken)
+	s.secrets = d.secretValues(append([]string{s.Task.APIKey, s.Task.AzureADToken}, d.urlSecrets("task.base_url", s.Task.BaseURL)...)...)
 	s.valuePos, s.keyPos = d.set, d.keyPos
 	return s, nil
 }

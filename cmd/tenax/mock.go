@@ -104,7 +104,7 @@ faults, as an errored request or an invalid answer, over --batch-processing.`,
 	f.Float64Var(&cfg.Faults.ContentFilter, "content-filter", 0, "fraction of answers stopped by the content filter (finish_reason content_filter)")
 	f.Float64Var(&cfg.Faults.Refusal, "refusal", 0, "fraction of answers that are refusals (message.refusal; stop_reason refusal)")
 	f.Float64Var(&cfg.Faults.Truncated, "truncated", 0, "fraction of answers cut at max_tokens (finish_reason length)")
-	f.StringVar(&logPath, "log-requests", "", "append every request and answer to `FILE` as JSON lines, API keys redacted")
+	f.StringVar(&logPath, "log-requests", "", "append every request and answer to `FILE` as JSON lines, credentials and custom header values redacted")
 	f.DurationVar(&cfg.Batch.ProcessingTime, "batch-processing", 0, "batch APIs: time a batch takes to process all its requests")
 	f.DurationVar(&cfg.Batch.Window, "batch-window", 0, "batch APIs: completion window; a batch still processing then expires the rest (default 24h)")
 	f.IntVar(&cfg.Batch.ExpireFirst, "batch-expire-first", 0, "batch APIs: the first N batches outlive their window and half their requests expire")

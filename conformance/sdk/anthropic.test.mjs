@@ -43,7 +43,7 @@ const errorCases = [
   { name: 'rate limit fault', args: ['--rate-limit', '1'], cls: Anthropic.RateLimitError, status: 429, type: 'rate_limit_error', header: ['x-should-retry', 'true'] },
   { name: 'server error', args: ['--server-error', '1'], cls: Anthropic.InternalServerError, status: 500, type: 'api_error' },
   { name: 'wrong key', args: ['--auth', '1'], cls: Anthropic.AuthenticationError, status: 401, type: 'authentication_error' },
-  { name: 'credit balance too low', args: ['--quota', '1'], cls: Anthropic.BadRequestError, status: 400, type: 'billing_error' },
+  { name: 'credit balance too low', args: ['--quota', '1'], cls: Anthropic.BadRequestError, status: 400, type: 'invalid_request_error', message: /credit balance is too low/ },
   { name: 'spend limit', args: ['--spend-limit', '1'], cls: Anthropic.RateLimitError, status: 429, type: 'rate_limit_error', message: /spend limit/ },
   { name: 'payment required', args: ['--payment-required', '1'], cls: Anthropic.PaymentRequiredError, status: 402, type: 'billing_error' },
   { name: 'forbidden', args: ['--forbidden', '1'], cls: Anthropic.PermissionDeniedError, status: 403, type: 'permission_error' },
@@ -185,6 +185,16 @@ test('structured output parses into the schema; invalid output breaks it', async
 test('refusal and truncation stop reasons', async () => {
   const refused = await (await client(['--refusal', '1'])).messages.create(ask('hi'));
   assert.equal(refused.stop_reason, 'refusal');
+  // A refusal says why in stop_details, as the API's does; tenax reads
+  // its explanation as the refusal's words.
+  assert.equal(refused.stop_details.type, 'refusal');
+  assert.ok(refused.stop_details.explanation.length > 0, 'stop_details.explanation is empty');
+  assert.ok('category' in refused.stop_details, 'stop_details has no category');
+  const streamed = await (await client(['--refusal', '1'])).messages.stream(ask('hi')).finalMessage();
+  assert.equal(streamed.stop_reason, 'refusal');
+  assert.equal(streamed.stop_details?.type, 'refusal', 'a streamed refusal lost its stop_details');
+  const fine = await (await client()).messages.create(ask('hi'));
+  assert.equal(fine.stop_details, null);
   const cut = await (await client(['--truncated', '1'])).messages.create(ask('hello world'));
   assert.equal(cut.stop_reason, 'max_tokens');
   assert.ok(cut.content[0].text.length < 'hello world'.length);

@@ -2,7 +2,7 @@
 // fault and feature must come out as the SDK makes it out of the real API.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import OpenAI from 'openai';
+import OpenAI, { AzureOpenAI } from 'openai';
 import { LengthFinishReasonError, ContentFilterFinishReasonError } from 'openai/error';
 import { startMock } from './mock.mjs';
 
@@ -215,4 +215,27 @@ test('models are listed', async () => {
   for await (const m of c.models.list()) ids.push(m.id);
   assert.deepEqual(ids, ['mock-echo', 'mock-json']);
   assert.equal((await c.models.retrieve('mock-json')).id, 'mock-json');
+});
+
+test('AzureOpenAI reaches a deployment: its path, api-version and api-key header', async () => {
+  const mock = await startMock();
+  // The mock's root is the resource's endpoint; the deployment names the model.
+  const azure = (deployment) => new AzureOpenAI({ endpoint: mock.anthropic, apiKey: KEY, apiVersion: '2024-10-21', deployment, maxRetries: 0 });
+  const { data, response } = await azure('mock-echo').chat.completions
+    .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hello azure' }] }).withResponse();
+  assert.equal(data.choices[0].message.content, 'hello azure');
+  assert.equal(data.model, 'mock-echo');
+  assert.ok(response.headers.get('x-ratelimit-remaining-requests'), 'no rate-limit headers');
+  const chunks = [];
+  for await (const c of await azure('mock-echo').chat.completions.create({ model: 'x', stream: true, messages: [{ role: 'user', content: 'streamed' }] })) {
+    chunks.push(c.choices[0]?.delta?.content ?? '');
+  }
+  assert.equal(chunks.join(''), 'streamed');
+  const err = await rejects(azure('gpt-4o-prod').chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }));
+  assert.ok(err instanceof OpenAI.NotFoundError, `got ${err}`);
+  assert.equal(err.code, 'DeploymentNotFound');
+  const noKey = await rejects(new AzureOpenAI({ endpoint: mock.anthropic, apiKey: 'x', apiVersion: '2024-10-21', deployment: 'mock-echo', maxRetries: 0,
+    fetch: (url, init) => { const h = new Headers(init.headers); h.delete('api-key'); return fetch(url, { ...init, headers: h }); } })
+    .chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }));
+  assert.ok(noKey instanceof OpenAI.AuthenticationError, `got ${noKey}`);
 });

@@ -2,10 +2,12 @@ package llm
 
 import (
 	"encoding/json"
+	"html"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tenaxhq/tenax/retry"
 )
@@ -31,6 +33,11 @@ type Error struct {
 	Message string
 	// Param is OpenAI's param, the request field at fault.
 	Param string
+	// ContentFilter is Azure's verdict on a prompt its content filter
+	// refused (innererror.content_filter_result): the categories that
+	// were filtered or detected, with their severities ("violence:
+	// severity medium, filtered"); "" when the body has none.
+	ContentFilter string
 	// ID is the provider's request id (x-request-id or request-id).
 	ID string
 	// Hint is the server's retry delay from retry-after-ms or
@@ -46,9 +53,10 @@ type Error struct {
 	Err error
 }
 
-// Error prints the status, the code (or type), the message and the
-// request id: `429 rate_limit_exceeded: Rate limit reached … (request
-// req_123)`.
+// Error prints the status, the code (or type), the message, a content
+// filter's verdict and the request id: `429 rate_limit_exceeded: Rate
+// limit reached … (request req_123)`. A body with no message (a proxy's
+// HTML page) gives its text as the message, tags stripped and cut short.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(strconv.Itoa(e.Status))
@@ -61,6 +69,11 @@ func (e *Error) Error() string {
 		b.WriteString(e.Message)
 	} else {
 		b.WriteString(strings.ToLower(http.StatusText(e.Status)))
+	}
+	if e.ContentFilter != "" {
+		b.WriteString(" [content filter: ")
+		b.WriteString(e.ContentFilter)
+		b.WriteString("]")
 	}
 	b.WriteString(requestSuffix(e.ID))
 	return b.String()
@@ -116,14 +129,23 @@ func requestSuffix(id string) string {
 }
 
 // newError builds the Error of an error response from what the
-// middleware captured, whatever the SDK made of it. key is redacted from
-// the body and message.
-func newError(provider string, c *capture, sdkErr error, key string) *Error {
+// middleware captured, whatever the SDK made of it. secrets (the API key,
+// a base URL's query values) are redacted from the body, the message and
+// the SDK's error, which quotes the request's URL.
+func newError(provider string, c *capture, sdkErr error, secrets []string) *Error {
 	e := &Error{Provider: provider, Status: c.status, Err: sdkErr, Body: string(c.body)}
-	if key != "" {
-		e.Body = strings.ReplaceAll(e.Body, key, "[redacted]")
-		if sdkErr != nil {
-			e.Err = &scrubbedError{msg: strings.ReplaceAll(sdkErr.Error(), key, "[redacted]")}
+	scrub := func(s string) string {
+		for _, secret := range secrets {
+			if secret != "" {
+				s = strings.ReplaceAll(s, secret, "[redacted]")
+			}
+		}
+		return s
+	}
+	e.Body = scrub(e.Body)
+	if sdkErr != nil {
+		if msg := sdkErr.Error(); scrub(msg) != msg {
+			e.Err = &scrubbedError{msg: scrub(msg)}
 		}
 	}
 	var body struct {
@@ -140,12 +162,16 @@ func newError(provider string, c *capture, sdkErr error, key string) *Error {
 			Details struct {
 				ErrorCode string `json:"error_code"`
 			} `json:"details"`
+			InnerError struct {
+				ContentFilterResult json.RawMessage `json:"content_filter_result"`
+			} `json:"innererror"`
 		}
 		var text string
 		switch {
 		case json.Unmarshal(body.Error, &detail) == nil:
 			e.Message, e.Type = detail.Message, detail.Type
 			e.Param, e.Code = scalar(detail.Param), scalar(detail.Code)
+			e.ContentFilter = filterVerdict(detail.InnerError.ContentFilterResult)
 			if detail.Details.ErrorCode != "" {
 				// Anthropic's finer code: it tells a spend limit from a
 				// rate limit where the type and status are the same.
@@ -157,9 +183,12 @@ func newError(provider string, c *capture, sdkErr error, key string) *Error {
 			e.Message = body.Message
 		}
 	}
-	if key != "" {
-		e.Message = strings.ReplaceAll(e.Message, key, "[redacted]")
+	if e.Message == "" {
+		// A proxy's page or a server's plain text: its words, not only
+		// the status's name, say what happened ("upstream connect error").
+		e.Message = bodyExcerpt(c.body)
 	}
+	e.Message = scrub(e.Message)
 	e.ID = requestID(c.header, &body.RequestID)
 	if d, ok := retry.ParseHeaders(c.header, time.Now()); ok {
 		e.Hint = d
@@ -194,4 +223,84 @@ func scalar(v any) string {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return ""
+}
+
+// maxExcerpt caps the characters of a body's text kept as an error's
+// message.
+const maxExcerpt = 300
+
+// bodyExcerpt is the text of an error body that is not a provider's JSON
+// error: tags, scripts and styles stripped, entities decoded, whitespace
+// folded, cut at maxExcerpt characters. "" for a JSON body or no text.
+func bodyExcerpt(body []byte) string {
+	if len(body) == 0 || json.Valid(body) {
+		return ""
+	}
+	text := string(body)
+	var b strings.Builder
+	for len(text) > 0 {
+		lt := strings.IndexByte(text, '<')
+		if lt < 0 {
+			b.WriteString(text)
+			break
+		}
+		b.WriteString(text[:lt])
+		b.WriteByte(' ')
+		text = text[lt:]
+		for _, skip := range []string{"script", "style"} {
+			if len(text) > len(skip) && strings.EqualFold(text[1:1+len(skip)], skip) {
+				if end := strings.Index(strings.ToLower(text), "</"+skip); end >= 0 {
+					text = text[end:]
+				}
+			}
+		}
+		gt := strings.IndexByte(text, '>')
+		if gt < 0 {
+			break
+		}
+		text = text[gt+1:]
+	}
+	folded := strings.Join(strings.Fields(html.UnescapeString(b.String())), " ")
+	if utf8.RuneCountInString(folded) <= maxExcerpt {
+		return folded
+	}
+	r := []rune(folded)
+	return string(r[:maxExcerpt]) + "…"
+}
+
+// filterVerdict reads Azure's content filter results (a prompt's
+// innererror.content_filter_result, an answer's content_filter_results):
+// the categories filtered, detected or rated above safe, in name order,
+// as "violence: severity medium, filtered; jailbreak: detected". "" when
+// raw holds none.
+func filterVerdict(raw json.RawMessage) string {
+	var results map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &results) != nil {
+		return ""
+	}
+	var parts []string
+	for _, name := range sortedKeys(results) {
+		var r struct {
+			Filtered bool   `json:"filtered"`
+			Detected bool   `json:"detected"`
+			Severity string `json:"severity"`
+		}
+		if json.Unmarshal(results[name], &r) != nil {
+			continue
+		}
+		var says []string
+		if r.Severity != "" && r.Severity != "safe" {
+			says = append(says, "severity "+r.Severity)
+		}
+		if r.Detected {
+			says = append(says, "detected")
+		}
+		if r.Filtered {
+			says = append(says, "filtered")
+		}
+		if len(says) > 0 {
+			parts = append(parts, name+": "+strings.Join(says, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

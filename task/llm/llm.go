@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -85,6 +86,8 @@ type Config struct {
 	Provider string
 	// BaseURL is the API's base URL; "" means the provider's own
 	// (https://api.openai.com/v1, https://api.anthropic.com, MockBaseURL).
+	// Its query (a gateway's ?key=…) is sent with every request, and its
+	// values are hidden in errors like the API key.
 	// For azure it is the resource's endpoint
 	// (https://NAME.openai.azure.com), required.
 	BaseURL string
@@ -167,8 +170,11 @@ type Config struct {
 // Task calls an LLM once per attempt. It is safe for concurrent use; its
 // configuration is fixed when New builds it.
 type Task struct {
-	cfg        Config // with defaults applied
-	wire       string // the wire format: ProviderOpenAI or ProviderAnthropic
+	cfg        Config     // with defaults applied
+	wire       string     // the wire format: ProviderOpenAI or ProviderAnthropic
+	endpoint   string     // cfg.BaseURL without its query
+	query      url.Values // cfg.BaseURL's query, sent with every request
+	secrets    []string   // what errors must never show: see redact
 	system     *task.Template
 	prompt     *task.Template
 	price      Price
@@ -191,6 +197,7 @@ type reply struct {
 	content string
 	refusal string
 	finish  string // the provider's finish_reason or stop_reason
+	filter  string // Azure's content filter verdict, when it filtered
 	usage   task.Usage
 }
 
@@ -232,6 +239,24 @@ func New(cfg Config) (*Task, error) {
 	default:
 		return nil, fmt.Errorf("llm: unknown provider %q (want openai, anthropic, azure or mock)", cfg.Provider)
 	}
+	// The SDKs resolve request paths against the base URL and drop its
+	// query: a gateway's ?gwtoken=… is sent as a query of every request
+	// instead, and kept out of the cache key.
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("llm: base_url: %w", err)
+	}
+	t.query = u.Query()
+	u.RawQuery, u.ForceQuery = "", false
+	t.endpoint = u.String()
+	t.secrets = []string{cfg.APIKey, cfg.AzureADToken}
+	for _, values := range t.query {
+		for _, v := range values {
+			if len(v) >= minQuerySecret {
+				t.secrets = append(t.secrets, v, url.QueryEscape(v))
+			}
+		}
+	}
 	if cfg.Provider != ProviderAzure && cfg.AzureADToken != "" {
 		return nil, errors.New("llm: an Entra ID token is for provider azure only")
 	}
@@ -262,7 +287,6 @@ func New(cfg Config) (*Task, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{CheckRedirect: credentialGuard(cfg.Headers)}
 	}
-	var err error
 	if t.prompt, err = parseTemplate("prompt", cfg.Prompt); err != nil {
 		return nil, err
 	}
@@ -587,7 +611,9 @@ func (t *Task) Prepare(_ context.Context, item task.Item) (task.Prepared, error)
 // classify.Item; one cut off at max_tokens is a *StopError inside a
 // *task.OutputError marked classify.Invalid (classify.Item with NoHeal);
 // one that is empty or not JSON when Output is json is a *task.OutputError
-// marked classify.Invalid. Those come with a Result that carries the
+// marked classify.Invalid; an Anthropic turn still paused (pause_turn)
+// after it was sent back to be continued is a *StopError marked
+// classify.Retryable. Those come with a Result that carries the
 // attempt's usage, cost and finish reason.
 func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	c, err := t.prepare(item)
@@ -635,7 +661,7 @@ func (t *Task) do(ctx context.Context, c *call) (task.Result, error) {
 func (t *Task) callKey(msgs []Message, maxTokens int) Call {
 	return Call{
 		Provider:    t.cfg.Provider,
-		BaseURL:     t.cfg.BaseURL,
+		BaseURL:     t.endpoint,
 		Model:       t.cfg.Model,
 		Messages:    msgs,
 		MaxTokens:   maxTokens,
@@ -658,8 +684,11 @@ func (t *Task) output(rep reply, maxTokens int) (json.RawMessage, error) {
 		if words == "" {
 			words = strings.TrimSpace(rep.content)
 		}
-		e := &StopError{Provider: t.cfg.Provider, FinishReason: rep.finish, Kind: kind, Words: words}
+		e := &StopError{Provider: t.cfg.Provider, FinishReason: rep.finish, Kind: kind, Words: words, ContentFilter: rep.filter}
 		return nil, classify.WithClass(e, classify.Item, kind)
+	case stopPaused:
+		e := &StopError{Provider: t.cfg.Provider, FinishReason: rep.finish, Kind: kind}
+		return nil, classify.WithClass(e, classify.Retryable, "paused turn")
 	case stopTruncated:
 		e := &StopError{Provider: t.cfg.Provider, FinishReason: rep.finish, Kind: kind, MaxTokens: maxTokens}
 		if t.cfg.NoHeal {
@@ -709,7 +738,7 @@ func (t *Task) wrap(ctx, actx context.Context, err error, c *capture) error {
 	p := t.cfg.Provider
 	switch {
 	case c.status >= 400:
-		return newError(p, c, err, t.cfg.APIKey)
+		return newError(p, c, err, t.secrets)
 	case ctx.Err() != nil:
 		return fmt.Errorf("llm %s: %w", p, err)
 	case actx.Err() != nil:
@@ -722,16 +751,21 @@ func (t *Task) wrap(ctx, actx context.Context, err error, c *capture) error {
 	return fmt.Errorf("llm %s: %w", p, err)
 }
 
-// redact hides the API key and the Entra token should any part of err's
-// text show them.
+// redact hides the API key, the Entra token and the values of the base
+// URL's query (a gateway's token) should any part of err's text show
+// them: the SDKs' errors quote the request's URL.
 func (t *Task) redact(err error) error {
-	for _, secret := range []string{t.cfg.APIKey, t.cfg.AzureADToken} {
+	for _, secret := range t.secrets {
 		if secret != "" && strings.Contains(err.Error(), secret) {
 			err = &redactedError{err: err, key: secret}
 		}
 	}
 	return err
 }
+
+// minQuerySecret is the shortest base URL query value redact hides: a
+// flag like ?v=1 is no secret, and hiding it would mangle the text.
+const minQuerySecret = 4
 
 // redactedError is an error whose text had the API key in it.
 type redactedError struct {

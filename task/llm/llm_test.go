@@ -240,9 +240,13 @@ func TestProviderErrorsCarryTheirSignals(t *testing.T) {
 			headers: map[string]string{"retry-after": "30"},
 			body:    `{"type": "error", "error": {"type": "rate_limit_error", "message": "This request would exceed the rate limit for your organization."}, "request_id": "req_body"}`,
 			typ:     "rate_limit_error", message: "would exceed the rate limit", requestID: "req_body", hint: 30 * time.Second, class: classify.Retryable},
-		{name: "anthropic billing", provider: ProviderAnthropic, status: 400,
-			body: `{"type": "error", "error": {"type": "billing_error", "message": "Your credit balance is too low to access the Anthropic API."}}`,
-			typ:  "billing_error", message: "credit balance is too low", class: classify.Fatal},
+		{name: "anthropic billing", provider: ProviderAnthropic, status: 402,
+			body: `{"type": "error", "error": {"type": "billing_error", "message": "There is an issue with your account's billing."}}`,
+			typ:  "billing_error", message: "billing", class: classify.Fatal},
+		{name: "anthropic credit balance too low, as the API answers it", provider: ProviderAnthropic, status: 400,
+			headers: map[string]string{"request-id": "req_011CZ47RMLnx1JoJXRrzzSde"},
+			body:    `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."},"request_id":"req_011CZ47RMLnx1JoJXRrzzSde"}`,
+			typ:     "invalid_request_error", message: "credit balance is too low", requestID: "req_011CZ47RMLnx1JoJXRrzzSde", class: classify.Fatal},
 		{name: "anthropic invalid request", provider: ProviderAnthropic, status: 400,
 			body: `{"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: 100000 > 8192, which is the maximum allowed"}}`,
 			typ:  "invalid_request_error", message: "max_tokens", class: classify.Item},
@@ -627,6 +631,8 @@ func TestParseRateLimit(t *testing.T) {
 			RateLimit{RequestsLimit: -1, RequestsRemaining: -1, TokensLimit: -1, TokensRemaining: -1, RequestsReset: 2500 * time.Millisecond}, true},
 		{"openai garbage", ProviderOpenAI, map[string]string{"x-ratelimit-limit-requests": "lots", "x-ratelimit-reset-requests": "soon"},
 			RateLimit{RequestsLimit: -1, RequestsRemaining: -1, TokensLimit: -1, TokensRemaining: -1}, true},
+		{"openai 429 with its retry hint", ProviderOpenAI, map[string]string{"x-ratelimit-limit-requests": "3", "x-ratelimit-remaining-requests": "0", "retry-after-ms": "2500", "retry-after": "3"},
+			RateLimit{RequestsLimit: 3, RequestsRemaining: 0, TokensLimit: -1, TokensRemaining: -1, RetryAfter: 2500 * time.Millisecond}, true},
 		{"none", ProviderOpenAI, map[string]string{"anthropic-ratelimit-requests-limit": "50"}, RateLimit{}, false},
 		{"anthropic full", ProviderAnthropic, map[string]string{
 			"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "49", "anthropic-ratelimit-requests-reset": "2025-01-02T03:04:35Z",
@@ -784,5 +790,64 @@ func TestJSONModeIsRequestedFromOpenAIWire(t *testing.T) {
 	rf, _ = body["response_format"].(map[string]any)
 	if msgs, _ := json.Marshal(body["messages"]); rf["type"] != "json_object" || !strings.Contains(string(msgs), jsonInstruction) {
 		t.Errorf("request = %v: json_object needs the word JSON in a message, which the system prompt must then add", body)
+	}
+}
+
+func TestTheMocksEmptyWalletIsFatalLikeAnthropics(t *testing.T) {
+	// The mock's quota fault sent a 400 billing_error, which the API does
+	// not send: the real 400 invalid_request_error was classified item.
+	srv := mock.New(mock.Config{Faults: mock.Faults{Quota: 1}})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	cfg := Config{Provider: ProviderAnthropic, BaseURL: baseURL(ProviderAnthropic, ts.URL), APIKey: secretKey, Model: mock.ModelEcho, Prompt: "hi"}
+	_, err := mustNew(t, cfg).Run(t.Context(), item(nil))
+	var e *Error
+	if !errors.As(err, &e) || e.Status != 400 || e.Type != "invalid_request_error" {
+		t.Fatalf("err = %v, want Anthropic's 400 invalid_request_error", err)
+	}
+	if d := classify.Classify(err); d.Class != classify.Fatal {
+		t.Errorf("classified %v, want fatal: no item passes an empty wallet", d)
+	}
+}
+
+func TestProviderAzureCanBeRehearsedAgainstTheMock(t *testing.T) {
+	// The mock had no Azure route: provider azure got 404 on
+	// /openai/deployments/{name}/chat/completions and could not be
+	// rehearsed.
+	srv := mock.New(mock.Config{Record: true})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	tk := mustNew(t, Config{Provider: ProviderAzure, BaseURL: ts.URL, APIKey: secretKey, Model: mock.ModelEcho, Prompt: "Say hi to {{.name}}"})
+	res, err := tk.Run(t.Context(), item(map[string]any{"name": "Ana"}))
+	if err != nil {
+		t.Fatalf("Run against the mock's Azure route: %v", err)
+	}
+	if string(res.Output) != `"Say hi to Ana"` || res.Usage.Total() == 0 {
+		t.Errorf("output %s, usage %+v; want the echo and its usage", res.Output, res.Usage)
+	}
+	if got := srv.Requests(); len(got) != 1 || got[0].Path != "/openai/deployments/"+mock.ModelEcho+"/chat/completions" || got[0].Header.Get("Api-Key") != "REDACTED" {
+		t.Errorf("recorded %+v, want one request on the deployment's path with its api-key", got)
+	}
+	t.Run("unknown deployment", func(t *testing.T) {
+		tk := mustNew(t, Config{Provider: ProviderAzure, BaseURL: ts.URL, APIKey: secretKey, Model: "gpt-4o-prod", Prompt: "hi"})
+		_, err := tk.Run(t.Context(), item(nil))
+		var e *Error
+		if !errors.As(err, &e) || e.Status != 404 || e.Code != "DeploymentNotFound" {
+			t.Fatalf("err = %v, want Azure's 404 DeploymentNotFound", err)
+		}
+	})
+}
+
+func TestTheMocksAnthropicRefusalCarriesStopDetails(t *testing.T) {
+	// The mock's refusals carried no stop_details, which tenax's own
+	// Anthropic path reads for the refusal's words.
+	srv := mock.New(mock.Config{Faults: mock.Faults{Refusal: 1}})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	tk := mustNew(t, Config{Provider: ProviderAnthropic, BaseURL: ts.URL, APIKey: secretKey, Model: mock.ModelEcho, Prompt: "hi"})
+	_, err := tk.Run(t.Context(), item(nil))
+	var se *StopError
+	if !errors.As(err, &se) || se.Kind != stopRefused || !strings.Contains(se.Words, "declines") {
+		t.Fatalf("err = %v, want a refusal whose words are stop_details.explanation", err)
 	}
 }

@@ -513,3 +513,170 @@ func TestRedirectToAnotherHostCarriesNoCredentials(t *testing.T) {
 		t.Errorf("the other host received %v; want neither the API key nor the spec's headers", h)
 	}
 }
+
+func TestAPausedTurnIsContinuedNeverRecordedAsItsFirstPiece(t *testing.T) {
+	// stop_reason pause_turn was recorded as success: the answer so far
+	// became the output of an unfinished turn.
+	t.Run("continued to its end", func(t *testing.T) {
+		p := newProvider(t, func(n int, body map[string]any) (int, string) {
+			if n == 1 {
+				return 200, anthropicAnswer([]map[string]any{
+					{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": map[string]any{"query": "gato"}},
+					{"type": "text", "text": `{"es": `},
+				}, "pause_turn", nil, `{"input_tokens":10,"output_tokens":5}`)
+			}
+			return 200, anthropicAnswer(text(`"gato"}`), "end_turn", nil, `{"input_tokens":20,"output_tokens":3}`)
+		})
+		tk := mustNew(t, Config{Provider: ProviderAnthropic, BaseURL: p.srv.URL, APIKey: "k", Model: "m", Prompt: "Translate cat", Output: OutputJSON})
+		res, err := tk.Run(t.Context(), item(nil))
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if string(res.Output) != `{"es":"gato"}` || res.FinishReason != "end_turn" {
+			t.Errorf("output %s, finish %q; want the whole turn {\"es\":\"gato\"} ended by end_turn", res.Output, res.FinishReason)
+		}
+		if res.Usage.InputTokens != 30 || res.Usage.OutputTokens != 8 {
+			t.Errorf("usage %+v, want both calls counted: 30 in, 8 out", res.Usage)
+		}
+		if len(p.requests) != 2 {
+			t.Fatalf("%d requests, want 2: the paused turn sent back once", len(p.requests))
+		}
+		msgs, _ := p.requests[1].body["messages"].([]any)
+		last, _ := msgs[len(msgs)-1].(map[string]any)
+		content, _ := last["content"].([]any)
+		if len(msgs) != 2 || last["role"] != "assistant" || len(content) != 2 {
+			t.Errorf("the continuation's messages are %v, want the prompt then the paused answer as it was (2 blocks)", msgs)
+		}
+	})
+	t.Run("still paused", func(t *testing.T) {
+		p := newProvider(t, func(int, map[string]any) (int, string) {
+			return 200, anthropicAnswer(text("searching"), "pause_turn", nil, "")
+		})
+		tk := mustNew(t, Config{Provider: ProviderAnthropic, BaseURL: p.srv.URL, APIKey: "k", Model: "m", Prompt: "hi"})
+		res, err := tk.Run(t.Context(), item(nil))
+		if err == nil {
+			t.Fatalf("a turn that never finished succeeded with %s", res.Output)
+		}
+		var se *StopError
+		if !errors.As(err, &se) || se.Kind != stopPaused {
+			t.Fatalf("err = %v, want a *StopError of a paused turn", err)
+		}
+		if d := classify.Classify(err); d.Class != classify.Retryable {
+			t.Errorf("classified %v, want retryable: an unfinished turn is not the item's fault", d)
+		}
+		if len(p.requests) != 1+maxPauseContinuations || res.Usage.Total() == 0 {
+			t.Errorf("%d requests, usage %+v; want %d with their usage counted", len(p.requests), res.Usage, 1+maxPauseContinuations)
+		}
+	})
+}
+
+func TestAProxysHTMLErrorPageKeepsItsWords(t *testing.T) {
+	// A 502 from a proxy with an HTML body was recorded as "502: bad
+	// gateway": the page's own words (which upstream, why) were lost.
+	page := `<!DOCTYPE html><html><head><title>502 Bad Gateway</title><style>body{color:red}</style>
+<script>var x = "<b>not text</b>";</script></head>
+<body><h1>502 Bad Gateway</h1><p>upstream connect error: the gateway&#39;s pool &amp; its backend <i>llm-east-2</i> reset the connection</p>
+<hr><center>nginx/1.25.3</center>` + strings.Repeat("<p>padding text</p>", 200) + `</body></html>`
+	ts := errorServer(t, 502, nil, page)
+	_, err := mustNew(t, Config{Provider: ProviderOpenAI, BaseURL: baseURL(ProviderOpenAI, ts.URL), APIKey: secretKey, Model: "m", Prompt: "hi"}).Run(t.Context(), item(nil))
+	if err == nil {
+		t.Fatal("a 502 succeeded")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "upstream connect error: the gateway's pool & its backend llm-east-2 reset the connection") {
+		t.Errorf("err = %q, want the page's words, tags stripped and entities decoded", msg)
+	}
+	if strings.ContainsAny(msg, "<>") || strings.Contains(msg, "color:red") || strings.Contains(msg, "not text") {
+		t.Errorf("err = %q, want no tags, styles or scripts", msg)
+	}
+	if n := len([]rune(msg)); n > maxExcerpt+100 {
+		t.Errorf("err is %d characters, want a bounded excerpt", n)
+	}
+	if d := classify.Classify(err); d.Class != classify.Retryable {
+		t.Errorf("classified %v, want retryable", d)
+	}
+}
+
+func TestAzureContentFilterKeepsItsCategoriesAndSeverities(t *testing.T) {
+	// Azure's content filter says which category and how severe; the
+	// error and the filtered answer kept neither.
+	t.Run("a filtered prompt", func(t *testing.T) {
+		body := `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.","type":null,"param":"prompt","code":"content_filter","status":400,
+"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":false,"severity":"safe"},"jailbreak":{"filtered":false,"detected":false},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"low"},"violence":{"filtered":true,"severity":"medium"}}}}}`
+		p := newProvider(t, func(int, map[string]any) (int, string) { return 400, body })
+		_, err := mustNew(t, Config{Provider: ProviderAzure, BaseURL: p.srv.URL, APIKey: secretKey, Model: "dep", Prompt: "p"}).Run(t.Context(), item(nil))
+		var e *Error
+		if !errors.As(err, &e) || e.ContentFilter != "sexual: severity low; violence: severity medium, filtered" {
+			t.Fatalf("err = %v, want an *Error whose ContentFilter names violence (medium, filtered) and sexual (low)", err)
+		}
+		if !strings.Contains(err.Error(), "violence: severity medium, filtered") {
+			t.Errorf("err = %q, want the verdict in the message the record keeps", err)
+		}
+		if d := classify.Classify(err); d.Class != classify.Item {
+			t.Errorf("classified %v, want item", d)
+		}
+	})
+	t.Run("a filtered answer", func(t *testing.T) {
+		answer := `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"finish_reason":"content_filter","message":{"role":"assistant","content":null},
+"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"protected_material_text":{"filtered":true,"detected":true},"self_harm":{"filtered":true,"severity":"high"}}}],
+"prompt_filter_results":[{"prompt_index":0,"content_filter_results":{"hate":{"filtered":false,"severity":"safe"}}}],"usage":{"prompt_tokens":10,"completion_tokens":0,"total_tokens":10}}`
+		p := newProvider(t, func(int, map[string]any) (int, string) { return 200, answer })
+		res, err := mustNew(t, Config{Provider: ProviderAzure, BaseURL: p.srv.URL, APIKey: secretKey, Model: "dep", Prompt: "p"}).Run(t.Context(), item(nil))
+		var se *StopError
+		if !errors.As(err, &se) || se.ContentFilter != "protected_material_text: detected, filtered; self_harm: severity high, filtered" {
+			t.Fatalf("err = %v, want a *StopError whose ContentFilter names protected_material_text and self_harm (high)", err)
+		}
+		if !strings.Contains(err.Error(), "self_harm: severity high, filtered") || res.FinishReason != "content_filter" {
+			t.Errorf("err = %q, finish %q; want the verdict in the message", err, res.FinishReason)
+		}
+	})
+}
+
+func TestABaseURLQueryReachesEveryRequestAndNoError(t *testing.T) {
+	// base_url …/v1?gwtoken=${GW_Q}: the SDKs resolve request paths
+	// against the base URL and dropped its query, so the gateway never saw
+	// its token; and an error quoting the request's URL would show it.
+	const token = "gw-q-secret-42"
+	for _, tt := range []struct {
+		name, provider, base, path string
+	}{
+		{"openai", ProviderOpenAI, "/v1?gwtoken=" + token, "/v1/chat/completions?gwtoken=" + token},
+		{"anthropic", ProviderAnthropic, "?gwtoken=" + token, "/v1/messages?gwtoken=" + token},
+		{"azure", ProviderAzure, "?gwtoken=" + token, "/openai/deployments/m/chat/completions?api-version=" + DefaultAzureAPIVersion + "&gwtoken=" + token},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			answer := openAIAnswer("hi", "", "stop", "")
+			if tt.provider == ProviderAnthropic {
+				answer = anthropicAnswer(text("hi"), "end_turn", nil, "")
+			}
+			var fail atomic.Bool
+			p := newProvider(t, func(int, map[string]any) (int, string) {
+				if fail.Load() {
+					return 500, "<html><body>500 at " + token + "</body></html>"
+				}
+				return 200, answer
+			})
+			tk := mustNew(t, Config{Provider: tt.provider, BaseURL: p.srv.URL + tt.base, APIKey: secretKey, Model: "m", Prompt: "p"})
+			if _, err := tk.Run(t.Context(), item(nil)); err != nil {
+				t.Fatal(err)
+			}
+			if got := p.last(t).path; got != tt.path {
+				t.Errorf("request to %s, want %s: the base URL's query goes with every request", got, tt.path)
+			}
+			fail.Store(true)
+			_, err := tk.Run(t.Context(), item(nil))
+			if err == nil {
+				t.Fatal("a 500 succeeded")
+			}
+			for e := err; e != nil; e = errors.Unwrap(e) {
+				if strings.Contains(e.Error(), token) {
+					t.Errorf("a layer of the error shows the base URL's token: %q", e.Error())
+				}
+			}
+			var pe *Error
+			if !errors.As(err, &pe) || strings.Contains(pe.Body, token) {
+				t.Errorf("err = %v, want an *Error whose body hides the token", err)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -74,8 +75,8 @@ func (t *Task) openAIClientOptions() []ooption.RequestOption {
 		ooption.WithMaxRetries(0),
 	}
 	if t.cfg.Provider == ProviderAzure {
-		opts = append(opts, azure.WithEndpoint(t.cfg.BaseURL, t.cfg.APIVersion))
-		if loopbackHTTP(t.cfg.BaseURL) {
+		opts = append(opts, azure.WithEndpoint(t.endpoint, t.cfg.APIVersion))
+		if loopbackHTTP(t.endpoint) {
 			// A local stand-in (tests, a proxy on this machine); the SDK
 			// refuses to send credentials over plain HTTP elsewhere.
 			opts = append(opts, azure.WithUnsafeAllowHTTP())
@@ -86,7 +87,12 @@ func (t *Task) openAIClientOptions() []ooption.RequestOption {
 			opts = append(opts, azure.WithTokenCredential(staticToken(t.cfg.AzureADToken)))
 		}
 	} else {
-		opts = append(opts, ooption.WithBaseURL(t.cfg.BaseURL), ooption.WithAPIKey(t.cfg.APIKey))
+		opts = append(opts, ooption.WithBaseURL(t.endpoint), ooption.WithAPIKey(t.cfg.APIKey))
+	}
+	for _, name := range sortedKeys(t.query) {
+		for _, v := range t.query[name] {
+			opts = append(opts, ooption.WithQueryAdd(name, v))
+		}
 	}
 	for _, name := range sortedKeys(t.cfg.Headers) {
 		opts = append(opts, ooption.WithHeader(name, t.cfg.Headers[name]))
@@ -165,6 +171,16 @@ func openAIReply(comp *openai.ChatCompletion) reply {
 	if len(comp.Choices) > 0 {
 		ch := comp.Choices[0]
 		rep.content, rep.refusal, rep.finish = ch.Message.Content, ch.Message.Refusal, ch.FinishReason
+		if ch.FinishReason == "content_filter" {
+			// Azure says why: the categories and severities of its
+			// filter, beside the choice.
+			var extra struct {
+				Results json.RawMessage `json:"content_filter_results"`
+			}
+			if json.Unmarshal([]byte(ch.RawJSON()), &extra) == nil {
+				rep.filter = filterVerdict(extra.Results)
+			}
+		}
 	}
 	return rep
 }
@@ -198,7 +214,7 @@ func reasoningModel(model string) bool {
 func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, error) {
 	opts := []aoption.RequestOption{
 		aoption.WithoutEnvironmentDefaults(),
-		aoption.WithBaseURL(t.cfg.BaseURL),
+		aoption.WithBaseURL(t.endpoint),
 		aoption.WithAPIKey(t.cfg.APIKey),
 		aoption.WithHTTPClient(t.cfg.HTTPClient),
 		aoption.WithMaxRetries(0),
@@ -210,6 +226,11 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 	}
 	for _, name := range sortedKeys(t.cfg.Headers) {
 		opts = append(opts, aoption.WithHeader(name, t.cfg.Headers[name]))
+	}
+	for _, name := range sortedKeys(t.query) {
+		for _, v := range t.query[name] {
+			opts = append(opts, aoption.WithQueryAdd(name, v))
+		}
 	}
 	for _, name := range sortedKeys(t.cfg.ExtraBody) {
 		opts = append(opts, aoption.WithJSONSet(sjsonKey(name), t.cfg.ExtraBody[name]))
@@ -263,9 +284,31 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 		if err != nil {
 			return reply{}, err
 		}
-		return t.anthropicReply(msg), nil
+		// A turn paused by the API (a long server tool run) is
+		// unfinished: as Anthropic documents, send the answer back as it
+		// is and the model goes on where it stopped. What every piece
+		// said and spent is the turn's.
+		turn := *msg
+		for n := 0; msg.StopReason == anthropic.StopReasonPauseTurn && n < maxPauseContinuations; n++ {
+			params.Messages = append(params.Messages, msg.ToParam())
+			if msg, err = client.Messages.New(ctx, params, aoption.WithMiddleware(cp.middleware)); err != nil {
+				return reply{}, err
+			}
+			turn.Content = append(turn.Content, msg.Content...)
+			turn.StopReason, turn.StopDetails = msg.StopReason, msg.StopDetails
+			turn.Usage.InputTokens += msg.Usage.InputTokens
+			turn.Usage.OutputTokens += msg.Usage.OutputTokens
+			turn.Usage.CacheCreationInputTokens += msg.Usage.CacheCreationInputTokens
+			turn.Usage.CacheReadInputTokens += msg.Usage.CacheReadInputTokens
+		}
+		return t.anthropicReply(&turn), nil
 	}
 }
+
+// maxPauseContinuations is how many times one attempt sends a paused turn
+// back before it gives up: a turn still paused then is recorded as not
+// finished (retryable), never as an answer.
+const maxPauseContinuations = 8
 
 // anthropicReply reads a message, online or from a batch's results: its
 // text, or under ModeTool the output tool's input.

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tenaxhq/tenax/retry"
 )
 
 // RateLimit is what a response's headers say about the provider's rate
@@ -21,13 +23,18 @@ type RateLimit struct {
 	// RequestsReset and TokensReset are how long from the response until
 	// the limits reset.
 	RequestsReset, TokensReset time.Duration
+	// RetryAfter is the same response's retry hint (retry-after-ms,
+	// Retry-After), 0 when it gave none: the server's explicit word, which
+	// a limiter should let win over what the counts imply.
+	RetryAfter time.Duration
 }
 
 // ParseRateLimit reads the rate limit headers of a response in wire
 // format "openai" (x-ratelimit-limit-requests, …, resets as Go-like
 // durations: "6m0s", "1s", "20ms") or "anthropic"
 // (anthropic-ratelimit-requests-limit, …, resets as RFC 3339 times, taken
-// relative to now). ok is false when the response has none of them.
+// relative to now), and the response's retry hint. ok is false when the
+// response has no rate-limit header.
 func ParseRateLimit(wire string, h http.Header, now time.Time) (rl RateLimit, ok bool) {
 	var names [6]string // req limit, req remaining, req reset, tok limit, tok remaining, tok reset
 	var reset func(string) time.Duration
@@ -73,6 +80,9 @@ func ParseRateLimit(wire string, h http.Header, now time.Time) (rl RateLimit, ok
 	rl = RateLimit{
 		RequestsLimit: count(names[0]), RequestsRemaining: count(names[1]), RequestsReset: at(names[2]),
 		TokensLimit: count(names[3]), TokensRemaining: count(names[4]), TokensReset: at(names[5]),
+	}
+	if d, hinted := retry.ParseHeaders(h, now); hinted {
+		rl.RetryAfter = d
 	}
 	return rl, ok
 }

@@ -16,6 +16,9 @@ const (
 	stopFiltered = "content filter"
 	// stopTruncated: the answer hit max_tokens, or the context window.
 	stopTruncated = "truncated"
+	// stopPaused: Anthropic paused the turn (stop_reason "pause_turn")
+	// and it was not continued to its end.
+	stopPaused = "paused"
 )
 
 // truncatedPhrase is in the message of every StopError of a cut-off
@@ -24,22 +27,28 @@ const (
 const truncatedPhrase = "the answer was cut off"
 
 // StopError reports an answer the provider ended without a usable result:
-// refused by the model, stopped by a content filter, or cut off at
-// max_tokens. A refusal or a filter is the item's (classify.Item) and
-// carries the provider's words; a cut-off answer is invalid output for the
-// heal loop to re-ask, or the item's when healing is off.
+// refused by the model, stopped by a content filter, cut off at
+// max_tokens, or paused. A refusal or a filter is the item's
+// (classify.Item) and carries the provider's words; a cut-off answer is
+// invalid output for the heal loop to re-ask, or the item's when healing
+// is off; a turn still paused after it was sent back (or in a batch, where
+// it cannot be) is unfinished and classify.Retryable.
 type StopError struct {
 	// Provider is the Config's provider.
 	Provider string
 	// FinishReason is the provider's finish_reason or stop_reason.
 	FinishReason string
-	// Kind is "refusal", "content filter" or "truncated".
+	// Kind is "refusal", "content filter", "truncated" or "paused".
 	Kind string
 	// Words are the provider's explanation of a refusal, "" when it gave
 	// none.
 	Words string
 	// MaxTokens is the cap a truncated answer hit.
 	MaxTokens int
+	// ContentFilter is Azure's verdict on a filtered answer
+	// (content_filter_results): the categories filtered, detected or
+	// rated above safe, with their severities; "" when it gave none.
+	ContentFilter string
 }
 
 func (e *StopError) Error() string {
@@ -50,11 +59,17 @@ func (e *StopError) Error() string {
 		}
 		return truncatedPhrase + " at max_tokens " + strconv.Itoa(e.MaxTokens) + " (finish_reason " + e.FinishReason +
 			"): answer more briefly, or raise task.max_tokens (or task.max_tokens_ceiling)"
+	case stopPaused:
+		return "the turn was paused before its end (stop_reason " + e.FinishReason + ") and not finished: the answer so far is not the answer"
 	case stopFiltered:
-		if e.Words != "" {
-			return fmt.Sprintf("%s's content filter stopped the answer (finish_reason %s): %s", e.Provider, e.FinishReason, e.Words)
+		why := "finish_reason " + e.FinishReason
+		if e.ContentFilter != "" {
+			why += "; " + e.ContentFilter
 		}
-		return fmt.Sprintf("%s's content filter stopped the answer (finish_reason %s)", e.Provider, e.FinishReason)
+		if e.Words != "" {
+			return fmt.Sprintf("%s's content filter stopped the answer (%s): %s", e.Provider, why, e.Words)
+		}
+		return fmt.Sprintf("%s's content filter stopped the answer (%s)", e.Provider, why)
 	}
 	if e.Words != "" {
 		return "the model refused: " + e.Words
@@ -72,6 +87,8 @@ func stopKind(rep reply) string {
 		return stopFiltered
 	case "length", "max_tokens", "model_context_window_exceeded":
 		return stopTruncated
+	case "pause_turn":
+		return stopPaused
 	}
 	if rep.refusal != "" {
 		return stopRefused
