@@ -56,7 +56,7 @@ func DryRun(ctx context.Context, cfg Config, w io.Writer) error {
 	if !ok {
 		b.WriteString("No error would be given to the fixer: every one is skipped (--skip/--only).\n")
 	} else {
-		req := r.request(e)
+		req := r.request(ctx, e)
 		req.Attempt, req.ErrorAttempt = 1, 1
 		fmt.Fprintf(&b, "First error for the fixer: %s (%s)\nThe fixer would get:\n%s\n", e.Name, e.Fingerprint, marshalRequest(req))
 		if lf, ok := cfg.Fixer.(LLMFixer); ok {

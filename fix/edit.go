@@ -217,7 +217,7 @@ func safePath(dir, p string) (string, error) {
 	}
 	// A symbolic link on the way (a linked vendor or docs directory) would
 	// take the write where no snapshot records it and no revert undoes it.
-	if err := insideThroughLinks(dir, rel); err != nil {
+	if _, err := insideThroughLinks(dir, rel); err != nil {
 		return "", err
 	}
 	if fi, err := os.Stat(filepath.Join(dir, rel)); err == nil && fi.IsDir() {
@@ -228,11 +228,12 @@ func safePath(dir, p string) (string, error) {
 
 // insideThroughLinks checks that rel, a clean relative path, still names a
 // file inside dir, outside .git, once the symbolic links of its existing
-// part are followed.
-func insideThroughLinks(dir, rel string) error {
+// part are followed, and returns that real path relative to dir's real
+// path, slash-separated.
+func insideThroughLinks(dir, rel string) (string, error) {
 	realDir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return err
+		return "", err
 	}
 	// The longest part of the path that exists; the rest is created under it.
 	existing, rest := filepath.Join(dir, rel), ""
@@ -242,7 +243,7 @@ func insideThroughLinks(dir, rel string) error {
 		}
 		parent := filepath.Dir(existing)
 		if parent == existing {
-			return nil
+			return filepath.ToSlash(rel), nil
 		}
 		rest = filepath.Join(filepath.Base(existing), rest)
 		existing = parent
@@ -250,16 +251,16 @@ func insideThroughLinks(dir, rel string) error {
 	real, err := filepath.EvalSymlinks(existing)
 	if err != nil {
 		// A dangling link: it would create its target, wherever that is.
-		return errors.New("the path goes through a symbolic link whose target is missing")
+		return "", errors.New("the path goes through a symbolic link whose target is missing")
 	}
 	realRel, err := filepath.Rel(realDir, filepath.Join(real, rest))
 	if err != nil || realRel == ".." || strings.HasPrefix(realRel, ".."+string(filepath.Separator)) {
-		return errors.New("the path leaves the work directory through a symbolic link")
+		return "", errors.New("the path leaves the work directory through a symbolic link")
 	}
 	if first, _, _ := strings.Cut(filepath.ToSlash(realRel), "/"); first == ".git" {
-		return errors.New("tenax does not edit .git")
+		return "", errors.New("tenax does not edit .git")
 	}
-	return nil
+	return filepath.ToSlash(realRel), nil
 }
 
 // replaceOnce replaces the one occurrence of search in s: exactly, or

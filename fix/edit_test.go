@@ -1,6 +1,7 @@
 package fix
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ func TestApplyEdits(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "calc.go"), []byte(calc), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := applyAnswer(dir, tc.answer)
+			_, err := applyAnswer(context.Background(), newFence(dir, nil), tc.answer)
 			switch {
 			case tc.problem == "" && err != nil:
 				t.Fatalf("applying %q: %v", tc.answer, err)
@@ -133,7 +134,7 @@ func TestEditsThroughSymbolicLinksStayInsideTheWorkTree(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, err := applyAnswer(dir, "<<<<<<< FILE "+tc.path+"\nwritten\n>>>>>>> END\n")
+			_, err := applyAnswer(context.Background(), newFence(dir, nil), "<<<<<<< FILE "+tc.path+"\nwritten\n>>>>>>> END\n")
 			switch {
 			case tc.problem == "" && err != nil:
 				t.Fatalf("%s: %v; want it written", tc.path, err)

@@ -52,6 +52,10 @@ type Request struct {
 	Previous []AttemptSummary `json:"previous,omitempty"`
 	// Workdir is where the files are.
 	Workdir string `json:"workdir"`
+	// Protected are paths relative to Workdir that hold tenax's own state
+	// (its home): the LLM fixer neither quotes nor edits them, nor any
+	// file git ignores, and an exec fixer must leave them alone.
+	Protected []string `json:"protected,omitempty"`
 	// Check is the check's command, and OutputTail the last lines of its
 	// latest output.
 	Check      []string `json:"check"`

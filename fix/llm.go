@@ -70,7 +70,7 @@ func (f LLMFixer) Fix(ctx context.Context, r Request) (Answer, error) {
 	if f.Model == nil {
 		return Answer{}, errNoModel
 	}
-	system, prompt := f.Messages(r)
+	system, prompt := f.messages(ctx, r)
 	item := task.Item{Fields: map[string]any{"prompt": prompt, "system": system}}
 	a := Answer{PromptHash: hashPrompt(system + "\x00" + prompt)}
 	for try := 0; ; try++ {
@@ -86,7 +86,7 @@ func (f LLMFixer) Fix(ctx context.Context, r Request) (Answer, error) {
 		if err := json.Unmarshal(res.Output, &text); err != nil {
 			text = string(res.Output)
 		}
-		files, aerr := applyAnswer(r.Workdir, text)
+		files, aerr := applyAnswer(ctx, newFence(r.Workdir, r.Protected), text)
 		if aerr == nil {
 			a.Summary = fmt.Sprintf("edited %s", strings.Join(files, ", "))
 			return a, nil
@@ -107,7 +107,11 @@ func (f LLMFixer) Fix(ctx context.Context, r Request) (Answer, error) {
 // Messages are the system message and the prompt the model is asked
 // with about r (before any re-ask).
 func (f LLMFixer) Messages(r Request) (system, prompt string) {
-	prompt = buildPrompt(r)
+	return f.messages(context.Background(), r)
+}
+
+func (f LLMFixer) messages(ctx context.Context, r Request) (system, prompt string) {
+	prompt = buildPrompt(ctx, r)
 	if f.Prompt != "" {
 		prompt = strings.TrimRight(f.Prompt, "\n") + "\n\n" + prompt
 	}
@@ -118,16 +122,27 @@ func (f LLMFixer) Messages(r Request) (system, prompt string) {
 	return system, prompt
 }
 
-func applyAnswer(dir, text string) ([]string, error) {
+// applyAnswer applies the answer's edits when f lets tenax write every
+// file they name; else none, and the *EditError says why.
+func applyAnswer(ctx context.Context, f fence, text string) ([]string, error) {
 	edits, err := ParseEdits(text)
 	if err != nil {
 		return nil, err
 	}
-	return ApplyEdits(dir, edits)
+	var problems []string
+	for n, e := range edits {
+		if _, err := f.allow(ctx, e.Path); err != nil {
+			problems = append(problems, fmt.Sprintf("edit %d (%s): %v", n+1, e.Path, err))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &EditError{Problems: problems}
+	}
+	return ApplyEdits(f.dir, edits)
 }
 
 // buildPrompt writes what the model is told about the error.
-func buildPrompt(r Request) string {
+func buildPrompt(ctx context.Context, r Request) string {
 	var b strings.Builder
 	if r.Context != "" {
 		fmt.Fprintf(&b, "Context from the user:\n%s\n\n", r.Context)
@@ -140,7 +155,7 @@ func buildPrompt(r Request) string {
 	if l := r.Error.Location; l != nil {
 		fmt.Fprintf(&b, "\nLocation: %s:%d\n", l.File, l.Line)
 	}
-	for _, f := range promptFiles(r) {
+	for _, f := range promptFiles(ctx, r) {
 		fmt.Fprintf(&b, "\nFile %s:\n```\n%s```\n", f.name, f.content)
 	}
 	if len(r.Hints) > 0 {
@@ -180,7 +195,8 @@ type promptFile struct{ name, content string }
 // promptFiles are the files quoted whole: the error's file and, for a test
 // file, the file it tests (calc_test.go → calc.go, test_calc.py → calc.py,
 // calc.test.js → calc.js), found next to it or at the top of the workdir.
-func promptFiles(r Request) []promptFile {
+func promptFiles(ctx context.Context, r Request) []promptFile {
+	f := newFence(r.Workdir, r.Protected)
 	l := r.Error.Location
 	if l == nil {
 		return nil
@@ -199,7 +215,11 @@ func promptFiles(r Request) []promptFile {
 			continue
 		}
 		seen[n] = true
-		b, err := os.ReadFile(filepath.Join(r.Workdir, filepath.FromSlash(n)))
+		rel, err := f.allow(ctx, n)
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(r.Workdir, rel))
 		if err != nil || len(b) > maxFileInPrompt {
 			continue
 		}

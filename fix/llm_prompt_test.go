@@ -40,7 +40,7 @@ func TestLLMFixerTellsTheModelWhatItNeeds(t *testing.T) {
 	}}
 	f := LLMFixer{Model: m, System: "Keep the style.", Prompt: "This is a calculator.", MaxInvalid: 2}
 	msg := "calc_test.go:7: Add(2, 3) = -1, want 5"
-	l, _ := locate(dir, msg, "")
+	l, _ := locate(context.Background(), newFence(dir, nil), msg, "")
 	req := Request{
 		Attempt: 2, ErrorAttempt: 2, Workdir: dir, Check: []string{"go", "test"}, Context: "Integers only.",
 		Error:    Error{TrackedError: heal.TrackedError{Name: "TestAdd", Message: msg, Status: heal.StatusActive}, Location: &l},

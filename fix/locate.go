@@ -2,6 +2,7 @@ package fix
 
 import (
 	"bufio"
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,13 +41,16 @@ var skipDirs = map[string]bool{".git": true, "node_modules": true, ".tenax": tru
 const maxWalk = 50_000
 
 // locate finds the first file:line in msg, then in output, that names a
-// file of the work directory dir. A path relative to a package (go test's
-// calc_test.go:12) is found by its ending.
-func locate(dir, msg, output string) (Location, bool) {
+// file of the work directory that f lets tenax read. A path relative to a
+// package (go test's calc_test.go:12) is found by its ending.
+func locate(ctx context.Context, f fence, msg, output string) (Location, bool) {
 	for _, text := range []string{msg, output} {
 		for _, m := range locationPattern.FindAllStringSubmatch(text, 50) {
-			file := resolveFile(dir, m[1])
+			file := resolveFile(f.dir, m[1])
 			if file == "" {
+				continue
+			}
+			if _, err := f.allow(ctx, file); err != nil {
 				continue
 			}
 			l := Location{File: file}
@@ -104,9 +108,13 @@ func resolveFile(dir, p string) string {
 	return found
 }
 
-// readSource returns the lines around l.
-func readSource(dir string, l Location) *Source {
-	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(l.File)))
+// readSource returns the lines around l, when fc lets tenax read its file.
+func readSource(ctx context.Context, fc fence, l Location) *Source {
+	rel, err := fc.allow(ctx, l.File)
+	if err != nil {
+		return nil
+	}
+	f, err := os.Open(filepath.Join(fc.dir, rel))
 	if err != nil {
 		return nil
 	}

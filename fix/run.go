@@ -458,7 +458,7 @@ func (r *runner) attempt(ctx context.Context, e heal.TrackedError) error {
 	if err := r.tracker.Spend(e.Fingerprint, ""); err != nil {
 		return err
 	}
-	req := r.request(e)
+	req := r.request(ctx, e)
 	p := &Pending{Attempt: r.tracker.Attempts(), Fingerprint: e.Fingerprint, BeforeTree: before, Started: r.cfg.now()}
 	r.state.Pending = p
 	if err := r.save(); err != nil {
@@ -497,21 +497,23 @@ func (r *runner) attempt(ctx context.Context, e heal.TrackedError) error {
 }
 
 // request builds what the fixer is told about e.
-func (r *runner) request(e heal.TrackedError) Request {
+func (r *runner) request(ctx context.Context, e heal.TrackedError) Request {
 	req := Request{
 		Run: r.state.ID, Attempt: r.tracker.Attempts(), MaxAttempts: r.state.Budget.MaxAttempts,
 		ErrorAttempt: e.Attempts + 1,
 		Error:        Error{TrackedError: e},
 		Context:      r.cfg.Context, Workdir: r.cfg.Workdir, Check: r.cfg.Check.Argv,
+		Protected:  protectedPaths(r.cfg.Workdir, r.cfg.Home),
 		OutputTail: tail(r.output, 40),
 	}
 	if cur, ok := r.find(e.Fingerprint); ok {
 		req.Error.TrackedError = cur
 		req.ErrorAttempt = cur.Attempts
 	}
-	if l, ok := locate(r.cfg.Workdir, e.Message, r.output); ok {
+	f := newFence(req.Workdir, req.Protected)
+	if l, ok := locate(ctx, f, e.Message, r.output); ok {
 		req.Error.Location = &l
-		req.Source = readSource(r.cfg.Workdir, l)
+		req.Source = readSource(ctx, f, l)
 	}
 	for _, o := range r.tracker.Errors() {
 		if o.Fingerprint != e.Fingerprint && o.Normalized == e.Normalized && o.Status != heal.StatusFixed {
