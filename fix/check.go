@@ -57,6 +57,8 @@ type CheckResult struct {
 	Duration time.Duration `json:"duration_ns"`
 	// TimedOut reports that Timeout killed it.
 	TimedOut bool `json:"timed_out,omitempty"`
+	// Tally is what the runner says it ran.
+	Tally Tally `json:"tally"`
 }
 
 // Passed reports whether the check passed: exit status 0.
@@ -88,6 +90,7 @@ func (c Check) Run(ctx context.Context) (CheckResult, error) {
 	start := time.Now()
 	err := runGroup(cmd)
 	res := CheckResult{Output: out.String(), Duration: time.Since(start)}
+	res.Tally = TallyOf(res.Output)
 	var exitErr *exec.ExitError
 	switch {
 	case ctx.Err() != nil:

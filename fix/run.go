@@ -434,6 +434,7 @@ func (r *runner) checkAndObserve(ctx context.Context) error {
 	r.tracker.Observe(res.Errors)
 	r.state.Checks++
 	r.state.Last = res.Errors
+	r.state.LastTally = &res.Tally
 	r.state.Passed = res.Passed()
 	if err := r.save(); err != nil {
 		return err
@@ -668,9 +669,10 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error,
 		st.Checks++
 		rec.Check = summarize(res)
 		r.output = res.Output
-		r.tracker.Observe(res.Errors)
+		judged, less := r.judged(res)
+		r.tracker.Observe(judged)
 		regressed := r.newlyRegressed(before)
-		worse := !res.Passed() && (len(fingerprintSet(res.Errors)) > len(prevSet) || len(regressed) > 0)
+		worse := !res.Passed() && (len(fingerprintSet(res.Errors)) > len(prevSet) || len(regressed) > 0 || less != "")
 		switch {
 		case worse && !r.cfg.KeepWorse && g.attributed():
 			rec.Changes = r.changes(before)
@@ -688,12 +690,18 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error,
 			if len(regressed) > 0 {
 				why += ", regressed: " + strings.Join(regressed, ", ")
 			}
+			if less != "" {
+				why += ", " + less
+			}
 			rec.Reason = "the check got worse (" + why + "); the edit was reverted"
 		default:
 			if worse && !g.attributed() {
 				rec.Reason = fmt.Sprintf("the check got worse (%s → %d), but it judged changes that may not be the fixer's: the edit is kept (undo it with git apply -R %s)", plural(len(prevSet), "error"), len(fingerprintSet(res.Errors)), filepath.Join(r.store.Dir, rel))
 			}
-			st.Last = res.Errors
+			if less != "" && rec.Reason == "" {
+				rec.Reason = "the check got worse (" + less + "); the edit is kept (on_worse: keep), and the errors it did not look at keep their status"
+			}
+			st.Last, st.LastTally = judged, &res.Tally
 			st.Passed = res.Passed()
 		}
 	}
@@ -744,6 +752,20 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error,
 	}
 	r.emit(Event{Kind: EventResult, Error: target, Result: rec.Result, Message: msg})
 	return nil
+}
+
+// judged are the errors a check after an attempt judges: its own, and,
+// when it reports less than the check before (see Tally.lessThan), the
+// earlier errors it did not look at. less says how it reports less.
+func (r *runner) judged(res CheckResult) (errs []heal.Observed, less string) {
+	if res.Passed() {
+		return res.Errors, ""
+	}
+	less = res.Tally.lessThan(r.state.LastTally)
+	if less == "" {
+		return res.Errors, ""
+	}
+	return withUnjudged(res.Errors, r.state.Last), less
 }
 
 // resultOf is the attempt's result after its check.

@@ -53,6 +53,8 @@ type State struct {
 	// Last are the errors of the latest check that counts (after a
 	// revert, the check before the reverted attempt).
 	Last []heal.Observed `json:"last"`
+	// LastTally is what the runner said it ran in that check.
+	LastTally *Tally `json:"last_tally,omitempty"`
 	// Passed reports that the latest check passed.
 	Passed bool `json:"passed"`
 	// Pending is the attempt in progress: spent, its check not yet run.

@@ -240,7 +240,7 @@ func ExtractPytest(output string) []Observed {
 	}
 	sectionMessage := func(title string) string {
 		if msg := sections[title]; len(msg) > 0 {
-			return strings.Join(msg, "\n")
+			return strings.Join(exceptionFirst(msg), "\n")
 		}
 		return strings.Join(sections["where:"+title], "\n")
 	}
@@ -270,6 +270,30 @@ func ExtractPytest(output string) []Observed {
 		}
 	}
 	return c.out
+}
+
+// pythonSyntaxWhere is the first line of Python's report of a syntax
+// error: `File "calc.py", line 2`, then the line, then the exception.
+var pythonSyntaxWhere = regexp.MustCompile(`^File ".*", line \d+`)
+
+// pythonException is an exception's line: `IndentationError: unexpected
+// indent`.
+var pythonException = regexp.MustCompile(`^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning): `)
+
+// exceptionFirst puts the exception of a Python syntax error report ahead
+// of its `File …, line N` line, which says where, not what: an edit that
+// breaks an import is an IndentationError, and that is its headline.
+func exceptionFirst(lines []string) []string {
+	if len(lines) < 2 || !pythonSyntaxWhere.MatchString(lines[0]) {
+		return lines
+	}
+	for i := len(lines) - 1; i > 0; i-- {
+		if pythonException.MatchString(lines[i]) {
+			out := append([]string{lines[i]}, lines[:i]...)
+			return append(out, lines[i+1:]...)
+		}
+	}
+	return lines
 }
 
 var (

@@ -45,6 +45,10 @@ func TestExtractSamples(t *testing.T) {
 		{"pytest_collect.txt", ExtractPytest, []Observed{
 			{"tests/test_broken.py", "ModuleNotFoundError: No module named 'requests'"},
 		}},
+		// An edit that broke an import was headed `File "…/calc.py", line 2`.
+		{"pytest_collect_indent.txt", ExtractPytest, []Observed{
+			{"tests/test_calc.py", "IndentationError: unexpected indent\nFile \"/home/u/proj/calc.py\", line 2\nreturn a + b"},
+		}},
 		{"jest.txt", ExtractJest, []Observed{
 			{"Math › adds numbers", "expect(received).toBe(expected) // Object.is equality\nExpected: 4\nReceived: 3"},
 			{"Math › handles undefined", "TypeError: Cannot read properties of undefined (reading 'length')"},
