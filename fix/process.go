@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	texec "github.com/tenaxhq/tenax/task/exec"
 )
 
 // killGrace is how long a command's output pipes may stay open after it
@@ -20,7 +22,7 @@ const killGrace = 5 * time.Second
 // outlives it would edit files after the attempt was recorded, mixing its
 // edits into the next attempt or into the user's tree after tenax exits.
 func runGroup(cmd *exec.Cmd) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = texec.SysProcAttr()
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = killGrace
 	err := cmd.Run()

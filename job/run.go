@@ -21,6 +21,7 @@ import (
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/jsonl"
 	"github.com/tenaxhq/tenax/task"
+	execTask "github.com/tenaxhq/tenax/task/exec"
 )
 
 // Options are what `tenax run` and `tenax resume` take besides the spec or
@@ -451,6 +452,34 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	return execute(ctx, s, b, st, j, m.InputPath, format, outcomes, opts)
 }
 
+// groupsFile is the job directory's record of the process groups an exec
+// task's run started (see execTask.GroupFile).
+const groupsFile = "process-groups"
+
+// recordGroups makes an exec task record its process groups in the job
+// directory dir, after ending those a killed run of the job left running:
+// the job is held, so every run the record names is dead. Other tasks, and
+// jobs without a directory (PostgreSQL), run as they are.
+func recordGroups(t task.Task, dir string, log *slog.Logger) (task.Task, *execTask.GroupFile, error) {
+	et, ok := t.(*execTask.Task)
+	if !ok || dir == "" {
+		return t, nil, nil
+	}
+	path := filepath.Join(dir, groupsFile)
+	n, err := execTask.EndLeftoverGroups(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the process groups a killed run left (%s): %w", path, err)
+	}
+	if n > 0 {
+		log.Warn("ended the process groups a killed run of this job left running", "groups", n)
+	}
+	g, err := execTask.OpenGroupFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return et.WithGroups(g), g, nil
+}
+
 // readManifest reads a job's manifest without taking its lock.
 func readManifest(ctx context.Context, st store.Store, id string) (store.Manifest, error) {
 	j, err := st.OpenReadOnly(ctx, id)
@@ -565,7 +594,12 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		}
 	})
 
-	e := engine.New(cfg, b.task, j)
+	runTask, groups, err := recordGroups(b.task, dir, log)
+	if err != nil {
+		return nil, err
+	}
+	defer groups.Close()
+	e := engine.New(cfg, runTask, j)
 	b.rateLimits.engine = e
 	log.Info("job started", "spec", s.Path(), "input", inPath, "items", m.Items, "skipped", skipped, "dir", dir)
 	if opts.OnStart != nil {

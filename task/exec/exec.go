@@ -115,6 +115,15 @@ type Task struct {
 	json      bool
 	maxStderr int
 	options   bool // Config.AllowOptionValues
+	groups    *GroupFile
+}
+
+// WithGroups returns a copy of t that records the process groups it
+// starts in g, and gives its commands g's token (EnvRun).
+func (t *Task) WithGroups(g *GroupFile) *Task {
+	c := *t
+	c.groups = g
+	return &c
 }
 
 type envTemplate struct {
@@ -246,7 +255,10 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	var stdout bytes.Buffer
 	stderr := newCapBuffer(t.maxStderr)
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if t.groups != nil {
+		cmd.Env = append(cmd.Env, EnvRun+"="+t.groups.token)
+	}
+	cmd.SysProcAttr = SysProcAttr()
 	// On cancel, ask the whole group to stop; WaitDelay later kills the
 	// leader and closes pipes a stubborn grandchild still holds, and
 	// killGroup below finishes off the rest.
@@ -267,11 +279,13 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 		}
 		return task.Result{}, t.mark(&ExitError{Argv0: argv[0], Code: startFailureCode(err), Err: err})
 	}
+	t.groups.record('+', cmd.Process.Pid)
 	waitErr := cmd.Wait()
 	if waitErr != nil && (attemptCtx.Err() != nil || errors.Is(waitErr, osexec.ErrWaitDelay)) {
 		// The attempt is over; nothing of its process group may outlive it.
 		_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
 	}
+	t.groups.record('-', cmd.Process.Pid)
 
 	switch {
 	case waitErr == nil, errors.Is(waitErr, osexec.ErrWaitDelay):

@@ -65,6 +65,19 @@ func helper(mode string, args []string) int {
 		code, _ := strconv.Atoi(args[0])
 		fmt.Fprint(os.Stderr, args[1])
 		return code
+	case "run-task": // run sh -c args[1] as a task recording its groups in args[0]
+		g, err := OpenGroupFile(args[0])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		tk, err := New(Config{Argv: []string{"sh", "-c", args[1]}})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		_, _ = tk.WithGroups(g).Run(context.Background(), task.Item{})
+		return 0
 	case "kill-self":
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
