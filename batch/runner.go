@@ -894,9 +894,10 @@ func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map
 	r.mu.Lock()
 	r.stats.Trips++
 	r.mu.Unlock()
-	goOn := false
+	goOn, replied := false, false
 	if r.cfg.OnTrip == engine.TripPrompt && r.cfg.Prompter != nil {
-		goOn = r.cfg.Prompter.Trip(ctx, report) == engine.TripContinue
+		d := r.cfg.Prompter.Trip(ctx, report)
+		goOn, replied = d == engine.TripContinue, d != engine.TripNoAnswer
 	}
 	for _, f := range held {
 		f.Calls++ // the wave was an attempt; the item stays pending
@@ -919,7 +920,7 @@ func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map
 		return nil, true, err
 	}
 	reason := engine.StopBreaker
-	if r.cfg.OnTrip == engine.TripPrompt && r.cfg.Prompter != nil {
+	if replied {
 		reason = engine.StopOperator
 	}
 	r.stop(reason, "circuit breaker open: "+report.Reason)

@@ -78,7 +78,9 @@ func TestPrompterAnswers(t *testing.T) {
 		{"abort in capitals", "Abort\n", engine.TripAbortRun, nil},
 		{"inspect then continue", "i\nc\n", engine.TripContinue, []string{"Request id: req_42"}},
 		{"nonsense then abort", "x\n\na\n", engine.TripAbortRun, []string{"Please answer C, A or I."}},
-		{"end of input aborts", "", engine.TripAbortRun, nil},
+		// End of input was recorded as "aborted by the operator": nobody
+		// answered, and the run now says so.
+		{"end of input is no answer", "", engine.TripNoAnswer, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

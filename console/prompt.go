@@ -60,7 +60,9 @@ func NewPrompter(in io.Reader, out io.Writer) *Prompter {
 // "[C]ontinue  [A]bort  [I]nspect details" until it gets Continue or Abort.
 // Inspect prints the last error in full and asks again; with Failures set,
 // Inspect again (or N) shows the failure before it, and P the one after,
-// through every failure kept. End of input, or a canceled ctx, is Abort.
+// through every failure kept. End of input is engine.TripNoAnswer: nobody
+// answered, and the run stops as on Abort, saying so. A canceled ctx (the
+// page answered, or the run ended) returns it too; that answer is unused.
 func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDecision {
 	return p.AskTrip(ctx, NewTripQuestion(r, p.Failures))
 }
@@ -98,7 +100,7 @@ func (p *Prompter) AskTrip(ctx context.Context, q TripQuestion) engine.TripDecis
 		answer, ok := p.readAnswer(ctx)
 		if !ok {
 			fmt.Fprintln(p.out)
-			return engine.TripAbortRun
+			return engine.TripNoAnswer
 		}
 		switch answer {
 		case 'c':

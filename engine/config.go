@@ -282,6 +282,10 @@ const (
 	TripAbortRun TripDecision = iota
 	// TripContinue resets the breaker and resumes dispatch.
 	TripContinue
+	// TripNoAnswer: nobody answered (the terminal's input ended). The run
+	// stops as on abort (exit 3), recorded as the breaker's stop, not the
+	// operator's.
+	TripNoAnswer
 )
 
 // TripReport is what the operator sees when the breaker opens.

@@ -24,6 +24,7 @@ func (e *Engine) breakerChanged(from, to breaker.State, c breaker.Counts) {
 		e.mu.Lock()
 		e.tripReason = reason
 		e.mu.Unlock()
+		e.heldOpen.Store(true)
 		e.gate.pause()
 	} else {
 		e.gate.broadcast()
@@ -107,10 +108,16 @@ func (e *Engine) handleTrip(ctx context.Context) {
 		// The run ended while the operator was asked: nobody answered.
 		return
 	}
-	if decision != TripContinue {
+	switch decision {
+	case TripNoAnswer:
+		e.Stop(StopBreaker, "circuit breaker open: "+report.Reason+"; no operator answered the prompt (its input ended)")
+		return
+	case TripContinue:
+	default:
 		e.Stop(StopOperator, "aborted by the operator after the circuit breaker opened: "+report.Reason)
 		return
 	}
+	e.heldOpen.Store(false)
 	e.br.Reset()
 	e.gate.unpause()
 }

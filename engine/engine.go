@@ -64,6 +64,9 @@ type Engine struct {
 	costMicro                         atomic.Int64 // millionths of a dollar
 	exhausted                         atomic.Bool  // the dispatcher read the end of the input
 	trips                             atomic.Int64
+	// heldOpen: the breaker tripped and the run waits for the operator's
+	// answer (or stops): it reads open, never half-open (breakerState).
+	heldOpen atomic.Bool
 
 	// resting counts items waiting out a backoff or a server's hint: they
 	// make no call, so the dispatcher starts others in their place.
@@ -106,6 +109,17 @@ func New(cfg Config, t task.Task, job store.Job) *Engine {
 		return e.inTokens.Load() + e.outTokens.Load(), float64(e.costMicro.Load()) / 1e6
 	})
 	return e
+}
+
+// breakerState is the breaker's state as reported: open while the run
+// holds it open for the operator's answer (or its end), though its reset
+// timeout has passed. Reading the breaker would turn it half-open, which
+// it is not: nothing is let through until Continue.
+func (e *Engine) breakerState() breaker.State {
+	if e.heldOpen.Load() {
+		return breaker.Open
+	}
+	return e.br.State()
 }
 
 // Breaker returns the engine's circuit breaker, for reports.
@@ -193,7 +207,7 @@ func (e *Engine) Stats() Stats {
 		HealAttempts: int(e.heals.Load()),
 		Calls:        int(e.callsN.Load()),
 		Limit:        e.gate.conc.Limit(),
-		Breaker:      e.br.State(),
+		Breaker:      e.breakerState(),
 		Trips:        int(e.trips.Load()),
 		Usage:        task.Usage{InputTokens: e.inTokens.Load(), OutputTokens: e.outTokens.Load()},
 		CostUSD:      float64(e.costMicro.Load()) / 1e6,

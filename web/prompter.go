@@ -169,17 +169,21 @@ func Race(ps ...engine.Prompter) engine.Prompter { return race(ps) }
 
 type race []engine.Prompter
 
+// Trip returns the first answer; a terminal whose input ended (no answer)
+// does not win over the page, which may still answer.
 func (r race) Trip(ctx context.Context, rep engine.TripReport) engine.TripDecision {
-	return first(ctx, r, func(ctx context.Context, p engine.Prompter) engine.TripDecision { return p.Trip(ctx, rep) })
+	return first(ctx, r, func(ctx context.Context, p engine.Prompter) engine.TripDecision { return p.Trip(ctx, rep) },
+		func(d engine.TripDecision) bool { return d != engine.TripNoAnswer })
 }
 
 func (r race) Checkin(ctx context.Context, latest []store.Record, s engine.Stats) bool {
-	return first(ctx, r, func(ctx context.Context, p engine.Prompter) bool { return p.Checkin(ctx, latest, s) })
+	return first(ctx, r, func(ctx context.Context, p engine.Prompter) bool { return p.Checkin(ctx, latest, s) }, nil)
 }
 
-// first runs ask on every prompter and returns the first answer, after the
-// others have returned.
-func first[T any](ctx context.Context, ps []engine.Prompter, ask func(context.Context, engine.Prompter) T) T {
+// first runs ask on every prompter and returns the first answer that is
+// an answer (answered, when set, says so), after the others have
+// returned; when none is, the last.
+func first[T any](ctx context.Context, ps []engine.Prompter, ask func(context.Context, engine.Prompter) T, answered func(T) bool) T {
 	if len(ps) == 0 {
 		var abort T // TripAbortRun, or false: nobody to ask is Abort
 		return abort
@@ -190,10 +194,15 @@ func first[T any](ctx context.Context, ps []engine.Prompter, ask func(context.Co
 	for _, p := range ps {
 		go func() { answers <- ask(ctx, p) }()
 	}
-	winner := <-answers
-	cancel()
-	for range len(ps) - 1 {
-		<-answers
+	var winner T
+	for n := range len(ps) {
+		a := <-answers
+		if n == 0 || (answered != nil && !answered(winner)) {
+			winner = a
+		}
+		if answered == nil || answered(winner) {
+			cancel()
+		}
 	}
 	return winner
 }

@@ -205,3 +205,30 @@ func TestTheTerminalIsToldOfAPageAnswerBeforeTheRunGoesOn(t *testing.T) {
 		}
 	})
 }
+
+// noAnswer is a terminal whose input ended: it answers at once that
+// nobody answered.
+type noAnswer struct{}
+
+func (noAnswer) Trip(context.Context, engine.TripReport) engine.TripDecision {
+	return engine.TripNoAnswer
+}
+
+func (noAnswer) Checkin(context.Context, []store.Record, engine.Stats) bool { return false }
+
+// A terminal whose input ended stopped the run at once, although the page
+// could still answer: its "no answer" won the race.
+func TestATerminalWithoutInputLeavesTheAnswerToThePage(t *testing.T) {
+	page := &Prompter{}
+	page.changed = func() {
+		if q := page.Pending(); q != nil {
+			go func() { _ = page.Answer(q.ID, true) }()
+		}
+	}
+	if d := Race(noAnswer{}, page).Trip(context.Background(), engine.TripReport{}); d != engine.TripContinue {
+		t.Errorf("Race answered %v; want the page's Continue", d)
+	}
+	if d := Race(noAnswer{}).Trip(context.Background(), engine.TripReport{}); d != engine.TripNoAnswer {
+		t.Errorf("Race of a terminal without input answered %v; want TripNoAnswer", d)
+	}
+}

@@ -494,7 +494,8 @@ func (o *terminalOperator) Ask(ctx context.Context, q worker.Question) (worker.D
 	defer o.asking.Store(false)
 	fmt.Fprintf(o.out, "\ntenax: job %s: the circuit breaker tripped on worker %s; every worker holds the job's items until you answer (here, or tenax breaker continue|abort %s)\n", q.JobID, q.Owner, q.JobID)
 	d := o.prompter.AskTrip(ctx, console.TripQuestion{Summary: q.Summary, Failures: q.Failures})
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || d == engine.TripNoAnswer {
+		// Nobody answered here: tenax breaker continue|abort still can.
 		return "", false
 	}
 	if d == engine.TripContinue {

@@ -1,0 +1,89 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// waitingPrompter takes its time before it answers, and looks at the
+// run's breaker meanwhile.
+type waitingPrompter struct {
+	e      *engine.Engine
+	wait   time.Duration
+	answer engine.TripDecision
+	seen   []breaker.State
+}
+
+func (p *waitingPrompter) Trip(context.Context, engine.TripReport) engine.TripDecision {
+	time.Sleep(p.wait)
+	p.seen = append(p.seen, p.e.Stats().Breaker)
+	return p.answer
+}
+
+func (p *waitingPrompter) Checkin(context.Context, []store.Record, engine.Stats) bool { return true }
+
+// The breaker showed half_open on the page, in the terminal and in
+// /metrics while the run still waited for the operator: its reset timeout
+// had passed, and reading its state turned it half-open, though nothing
+// was let through before Continue.
+func TestABreakerAwaitingTheOperatorReadsOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var states []breaker.State
+		tk := task.Func(func(context.Context, task.Item) (task.Result, error) { return task.Result{}, errFatal })
+		p := &waitingPrompter{wait: 5 * time.Minute, answer: engine.TripAbortRun}
+		e := engine.New(engine.Config{
+			Concurrency: 1, Breaker: breaker.Settings{Threshold: 3, ResetTimeout: time.Second},
+			OnTrip: engine.TripPrompt, Prompter: p, Total: 10,
+			OnEvent: func(ev engine.Event) {
+				if ev.Kind == engine.BreakerChanged {
+					mu.Lock()
+					states = append(states, ev.State)
+					mu.Unlock()
+				}
+			},
+		}, tk, newMemJob())
+		p.e = e
+		s, err := e.Run(context.Background(), items(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.seen) != 1 || p.seen[0] != breaker.Open || s.Breaker != breaker.Open {
+			t.Errorf("the breaker read %v while the operator was asked, %v at the end; want open", p.seen, s.Breaker)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, st := range states {
+			if st == breaker.HalfOpen {
+				t.Errorf("breaker events %v: half_open while waiting for the operator", states)
+			}
+		}
+	})
+}
+
+// End of input at the breaker prompt was recorded as "aborted by the
+// operator": nobody answered. The run stops as on abort, and says that.
+func TestNoAnswerAtTheBreakerPromptIsNotTheOperatorsAbort(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tk := task.Func(func(context.Context, task.Item) (task.Result, error) { return task.Result{}, errFatal })
+		p := &waitingPrompter{answer: engine.TripNoAnswer}
+		e := engine.New(engine.Config{Concurrency: 1, Breaker: breaker.Settings{Threshold: 3}, OnTrip: engine.TripPrompt, Prompter: p, Total: 10}, tk, newMemJob())
+		p.e = e
+		s, err := e.Run(context.Background(), items(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Stop != engine.StopBreaker || !strings.Contains(s.StopDetail, "no operator answered") || strings.Contains(s.StopDetail, "by the operator") {
+			t.Errorf("stop %s %q; want the breaker's stop, saying no operator answered", s.Stop, s.StopDetail)
+		}
+	})
+}
