@@ -81,6 +81,19 @@ func (r *reports) get(ctx context.Context, id string) (*jobView, error) {
 	return v, err
 }
 
+// forget makes the next get of id read the store again.
+func (r *reports) forget(id string) {
+	r.mu.Lock()
+	c := r.cache[id]
+	r.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.next = time.Time{}
+	c.mu.Unlock()
+}
+
 func buildView(ctx context.Context, st store.Store, id string) (*jobView, error) {
 	j, err := st.OpenReadOnly(ctx, id)
 	if err != nil {

@@ -218,6 +218,10 @@ type jobData struct {
 	Groups []groupData
 	// Workers is set for a job run by workers.
 	Workers *workersData
+	// TripsAllRuns counts the breaker's trips over every run of the job:
+	// the manifest's count of the runs that ended, and this run's while
+	// it is live (its trips reach the manifest only when it ends).
+	TripsAllRuns int
 }
 
 type groupData struct {
@@ -241,6 +245,12 @@ func (s *Server) jobData(ctx context.Context, id string) (*jobData, error) {
 	if m := s.live(id); m != nil {
 		l := m.Live(d.Now)
 		d.Live = &l
+	}
+	if v != nil && v.Report != nil {
+		d.TripsAllRuns = v.Report.Manifest.BreakerTrips
+		if d.Live != nil && !d.Live.Ended && v.Report.Manifest.State == store.StateRunning {
+			d.TripsAllRuns += d.Live.Stats.Trips
+		}
 	}
 	if v != nil && v.Report != nil {
 		for i, g := range v.Report.Groups {
@@ -406,6 +416,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, rende
 	last := map[string][]byte{}
 	for {
 		ended := m != nil && m.Ended()
+		if ended {
+			// The last render must read the job as the run left it (its
+			// state, its trips), not a view cached while it ran: no
+			// render follows it.
+			s.reports.forget(id)
+		}
 		frags, err := render(ctx)
 		if err != nil {
 			frags = map[string][]byte{"error": []byte(template.HTMLEscapeString(err.Error()))}
