@@ -234,6 +234,11 @@ func Start(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	lock, err := store.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
 	// git runs in the tree's root, not here: the index's path is absolute.
 	if tree.index, err = filepath.Abs(filepath.Join(store.Dir, "index")); err != nil {
 		return nil, &StorageError{Err: err}
@@ -268,6 +273,11 @@ func Resume(ctx context.Context, cfg Config, id string) (*Result, error) {
 	if err != nil {
 		return nil, &SetupError{Err: err}
 	}
+	lock, err := store.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
 	st, err := store.Load()
 	if err != nil {
 		return nil, err

@@ -65,8 +65,12 @@ func WriteStatus(w io.Writer, dir string, st *State) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Fix run %s (%s): %s", st.ID, st.Name, st.Outcome)
-	if st.Reason != "" {
+	outcome := CurrentOutcome(dir, st)
+	fmt.Fprintf(&b, "Fix run %s (%s): %s", st.ID, st.Name, outcome)
+	switch {
+	case outcome == OutcomeStale:
+		fmt.Fprintf(&b, ": the state says running, but no process holds the run any more (killed, or the machine stopped); tenax fix --resume %s continues it", st.ID)
+	case st.Reason != "":
 		fmt.Fprintf(&b, ": %s", st.Reason)
 	}
 	b.WriteByte('\n')
