@@ -333,10 +333,11 @@ func writeBar(b *strings.Builder, frac float64, width int) {
 	b.WriteByte(']')
 }
 
-// rateAndETA returns items per second since the run started and the time
+// rateAndETA returns items per second over the time dispatch was open
+// since the run started (the operator's pauses left out) and the time
 // left at that rate; eta is -1 when it cannot be told yet.
 func rateAndETA(s engine.Stats, now time.Time) (float64, time.Duration) {
-	elapsed := now.Sub(s.Started).Seconds()
+	elapsed := (now.Sub(s.Started) - s.Paused).Seconds()
 	if s.Started.IsZero() || elapsed <= 0 || s.Done == 0 {
 		return 0, -1
 	}

@@ -135,3 +135,14 @@ func TestFitTextLeavesTheLastColumnFree(t *testing.T) {
 		}
 	}
 }
+
+// The terminal's rate counted a breaker's pause: 2.6 items/s and an ETA of
+// 16 minutes right after Continue for a run that needed two.
+func TestRateLeavesOutTheOperatorsPause(t *testing.T) {
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	s := engine.Stats{Started: start, Planned: 1000, Done: 500, Paused: 15 * time.Minute}
+	got := console.Line(s, start.Add(15*time.Minute+100*time.Second))
+	if !strings.Contains(got, "5.0 items/s") || !strings.Contains(got, "ETA 1m40s") {
+		t.Errorf("line %q; want 5.0 items/s and ETA 1m40s (500 items in the 100 s dispatch was open)", got)
+	}
+}

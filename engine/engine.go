@@ -194,7 +194,11 @@ func (e *Engine) Stats() Stats {
 	if n := e.startedN.Load(); n != 0 {
 		started = time.Unix(0, n)
 	}
+	paused, pausedSince, resumed := e.gate.pauses.read(time.Now())
 	return Stats{
+		Paused:       paused,
+		PausedSince:  pausedSince,
+		Resumed:      resumed,
 		Started:      started,
 		Total:        e.cfg.Total,
 		Skipped:      e.cfg.Skipped,

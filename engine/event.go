@@ -102,9 +102,18 @@ type Stats struct {
 	Limit   int // current concurrency limit
 	Breaker breaker.State
 	// Trips counts the times the breaker opened from closed in this run.
-	Trips   int
-	Usage   task.Usage
-	CostUSD float64
+	Trips int
+	// Paused is how long dispatch stood paused for the operator in this
+	// run, up to now (a tripped breaker's question, a check-in);
+	// PausedSince is when the current pause began (zero while dispatch is
+	// open) and Resumed when the latest pause ended (zero: none did). A
+	// rate is measured over the time dispatch was open: since Started,
+	// less Paused, or from Resumed to now or PausedSince.
+	Paused      time.Duration
+	PausedSince time.Time
+	Resumed     time.Time
+	Usage       task.Usage
+	CostUSD     float64
 }
 
 // StopReason says why a run stopped before its end.

@@ -54,6 +54,7 @@ type gate struct {
 	spent         func() (tokens int64, usd float64)
 
 	paused  atomic.Bool
+	pauses  pauseClock
 	changed atomic.Pointer[chan struct{}] // closed and replaced on every change
 	cooled  atomic.Uint64                 // cooldowns begun, to tell a pace that a cooldown outdated
 
@@ -121,13 +122,56 @@ func (g *gate) broadcast() {
 
 // pause holds every call at the gate until unpause.
 func (g *gate) pause() {
+	g.pauses.begin(time.Now())
 	g.paused.Store(true)
 	g.broadcast()
 }
 
 func (g *gate) unpause() {
 	g.paused.Store(false)
+	g.pauses.end(time.Now())
 	g.broadcast()
+}
+
+// pauseClock adds up the time the gate stood paused for the operator (a
+// tripped breaker's question, a check-in), so that a run's rate is
+// measured over the time dispatch was open: a rate counting a pause said
+// 1.5 items/s and an ETA of 32 minutes right after Continue, for a run
+// that needed two.
+type pauseClock struct {
+	mu      sync.Mutex
+	since   time.Time // the current pause's start; zero when open
+	total   time.Duration
+	resumed time.Time // the last pause's end
+}
+
+func (c *pauseClock) begin(now time.Time) {
+	c.mu.Lock()
+	if c.since.IsZero() {
+		c.since = now
+	}
+	c.mu.Unlock()
+}
+
+func (c *pauseClock) end(now time.Time) {
+	c.mu.Lock()
+	if !c.since.IsZero() {
+		c.total += now.Sub(c.since)
+		c.since, c.resumed = time.Time{}, now
+	}
+	c.mu.Unlock()
+}
+
+// read returns the time paused up to now, when the current pause began
+// (zero while open) and when the last pause ended.
+func (c *pauseClock) read(now time.Time) (paused time.Duration, since, resumed time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	paused = c.total
+	if !c.since.IsZero() {
+		paused += now.Sub(c.since)
+	}
+	return paused, c.since, c.resumed
 }
 
 // ledgerError is the shared ledger failing to answer: the run stops, as

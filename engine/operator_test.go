@@ -87,3 +87,37 @@ func TestNoAnswerAtTheBreakerPromptIsNotTheOperatorsAbort(t *testing.T) {
 		}
 	})
 }
+
+// Rate and ETA counted the breaker's pause: right after Continue the page
+// said 1.5 items/s and an ETA of 32 minutes for a run that needed two.
+// The run's Stats say how long dispatch stood paused for the operator, so
+// that a rate can leave it out.
+func TestStatsTellHowLongTheOperatorPausedDispatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls sync.Map
+		tk := task.Func(func(_ context.Context, it task.Item) (task.Result, error) {
+			time.Sleep(time.Second)
+			if _, again := calls.LoadOrStore(it.Idx, true); !again && it.Idx < 3 {
+				return task.Result{}, errFatal
+			}
+			return ok("x")
+		})
+		p := &waitingPrompter{wait: 10 * time.Minute, answer: engine.TripContinue}
+		e := engine.New(engine.Config{Concurrency: 1, Breaker: breaker.Settings{Threshold: 3}, OnTrip: engine.TripPrompt, Prompter: p, Total: 10}, tk, newMemJob())
+		p.e = e
+		start := time.Now()
+		s, err := e.Run(context.Background(), items(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.seen) != 1 {
+			t.Fatalf("asked %d times; want 1", len(p.seen))
+		}
+		if s.Paused != 10*time.Minute || !s.PausedSince.IsZero() || s.Resumed.Sub(start) < 10*time.Minute {
+			t.Errorf("paused %v, pause begun %v, resumed %v after the start; want 10m0s, none under way, after 10m", s.Paused, s.PausedSince, s.Resumed.Sub(start))
+		}
+		if open := time.Since(start) - s.Paused; open != 10*time.Second {
+			t.Errorf("dispatch was open %v; want 10s (ten calls of a second)", open)
+		}
+	})
+}

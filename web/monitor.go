@@ -345,16 +345,26 @@ func (m *Monitor) Live(now time.Time) Live {
 		// Newest first: the newest is just before recentHead.
 		l.Recent[i] = m.recent[(m.recentHead-1-i+2*n)%n]
 	}
+	// The window is the last rateWindow seconds of open dispatch: it
+	// never reaches back across a pause for the operator, whose seconds
+	// finished nothing.
+	from, to := s.Started, now
+	if s.Resumed.After(from) {
+		from = s.Resumed
+	}
+	if !s.PausedSince.IsZero() && s.PausedSince.Before(to) {
+		to = s.PausedSince
+	}
 	finished := 0
-	sec := now.Unix()
+	sec := to.Unix()
 	for _, b := range m.buckets {
-		if b.sec > sec-rateWindow && b.sec <= sec {
+		if b.sec > sec-rateWindow && b.sec <= sec && b.sec >= from.Unix() {
 			finished += b.n
 		}
 	}
 	m.mu.Unlock()
 	if !s.Started.IsZero() && finished > 0 {
-		window := min(now.Sub(s.Started).Seconds(), rateWindow)
+		window := min(to.Sub(from).Seconds(), rateWindow)
 		if window < 1 {
 			window = 1
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
 	"github.com/tenaxhq/tenax/worker"
 )
 
@@ -100,5 +101,38 @@ func TestAWorkerWithoutItsOwnLimitIsNotShownOfZero(t *testing.T) {
 		if !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
 			t.Errorf("--concurrency %d: the workers table\n%s\nwants %q, not %q", tc.concurrency, got, tc.want, tc.not)
 		}
+	}
+}
+
+// The page's rate counted a breaker's pause: right after Continue it said
+// 1.5 items/s and an ETA of 32 minutes for a run that needed two. The rate
+// window never reaches back across a pause, nor into one under way.
+func TestThePagesRateLeavesOutTheOperatorsPause(t *testing.T) {
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	resumed := start.Add(10 * time.Minute)
+	for _, tc := range []struct {
+		name  string
+		stats engine.Stats
+		now   time.Time
+	}{
+		{"right after Continue", engine.Stats{Started: start, Resumed: resumed, Planned: 1000, Done: 520}, resumed.Add(10 * time.Second)},
+		{"while the question waits", engine.Stats{Started: start, PausedSince: resumed.Add(10 * time.Second), Resumed: resumed, Planned: 1000, Done: 520}, resumed.Add(25 * time.Second)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMonitor(nil)
+			m.Start("job_x", func() engine.Stats { return tc.stats }, nil)
+			// 20 items before the pause, then 5 a second for 10 s after it.
+			for i := range 20 {
+				m.Observe(engine.Event{Kind: engine.ItemFinished, Time: resumed.Add(-20*time.Second + time.Duration(i)*time.Second), Item: task.Item{Idx: i}, Record: store.Record{Idx: i}})
+			}
+			for i := range 50 {
+				at := resumed.Add(time.Duration(i/5)*time.Second + time.Millisecond)
+				m.Observe(engine.Event{Kind: engine.ItemFinished, Time: at, Item: task.Item{Idx: 20 + i}, Record: store.Record{Idx: 20 + i}})
+			}
+			l := m.Live(tc.now)
+			if l.Rate != 5 || l.ETA != 96*time.Second {
+				t.Errorf("rate %.2f/s, ETA %v; want 5/s and 1m36s (480 left)", l.Rate, l.ETA)
+			}
+		})
 	}
 }
