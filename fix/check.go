@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/heal"
+	texec "github.com/tenaxhq/tenax/task/exec"
 )
 
 // The parsers a Check may name: which extractor reads its output.
@@ -42,6 +43,9 @@ type Check struct {
 	Timeout time.Duration
 	// Parser is one of the Parser constants; "" is ParserAuto.
 	Parser string
+
+	// groups records the check's process group for the run (runGroup).
+	groups *texec.GroupFile
 }
 
 // CheckResult is one run of the check.
@@ -88,7 +92,7 @@ func (c Check) Run(ctx context.Context) (CheckResult, error) {
 	var out cappedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	err := runGroup(cmd)
+	err := runGroup(cmd, c.groups)
 	res := CheckResult{Output: out.String(), Duration: time.Since(start)}
 	res.Tally = TallyOf(res.Output)
 	var exitErr *exec.ExitError

@@ -95,6 +95,9 @@ type ExecFixer struct {
 	Argv    []string
 	Env     map[string]string
 	Timeout time.Duration
+
+	// groups records the fixer's process group for the run (runGroup).
+	groups *texec.GroupFile
 }
 
 // maxSummary caps the fixer's words kept in the audit trail.
@@ -124,7 +127,7 @@ func (x ExecFixer) Fix(ctx context.Context, r Request) (Answer, error) {
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = runGroup(cmd)
+	err = runGroup(cmd, x.groups)
 	a := Answer{Summary: cut(strings.TrimSpace(stdout.String()), maxSummary)}
 	switch {
 	case ctx.Err() != nil:

@@ -21,15 +21,29 @@ const killGrace = 5 * time.Second
 // runs jest, a script runs python), and a fixer's background child that
 // outlives it would edit files after the attempt was recorded, mixing its
 // edits into the next attempt or into the user's tree after tenax exits.
-func runGroup(cmd *exec.Cmd) error {
+//
+// groups, when set, records the group, so that a resume after tenax was
+// killed ends what the command left running (texec.GroupFile).
+func runGroup(cmd *exec.Cmd, groups *texec.GroupFile) error {
 	cmd.SysProcAttr = texec.SysProcAttr()
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = killGrace
-	err := cmd.Run()
+	if groups != nil {
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, groups.Env())
+	}
+	err := cmd.Start()
+	if err == nil {
+		groups.Started(cmd.Process.Pid)
+		err = cmd.Wait()
+	}
 	if cmd.Process != nil {
 		// The group outlives its leader only while a member lives, and a
 		// reaped pid is not handed out again until the pid space wraps.
 		_ = killGroup(cmd.Process.Pid)
+		groups.Ended(cmd.Process.Pid)
 	}
 	if errors.Is(err, exec.ErrWaitDelay) {
 		// Wait says so only of a command that exited 0 while a process

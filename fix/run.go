@@ -14,6 +14,7 @@ import (
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/heal"
+	texec "github.com/tenaxhq/tenax/task/exec"
 )
 
 // Config is one fix run's setup. The zero values of Budget use heal's
@@ -239,6 +240,11 @@ func Start(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer lock.Close()
+	groups, err := recordGroups(store, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer groups.Close()
 	// git runs in the tree's root, not here: the index's path is absolute.
 	if tree.index, err = filepath.Abs(filepath.Join(store.Dir, "index")); err != nil {
 		return nil, &StorageError{Err: err}
@@ -278,6 +284,11 @@ func Resume(ctx context.Context, cfg Config, id string) (*Result, error) {
 		return nil, err
 	}
 	defer lock.Close()
+	groups, err := recordGroups(store, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer groups.Close()
 	st, err := store.Load()
 	if err != nil {
 		return nil, err
@@ -321,6 +332,34 @@ func Resume(ctx context.Context, cfg Config, id string) (*Result, error) {
 	// The tree may have changed while the run was stopped: check again.
 	r.checkFirst = true
 	return r.loop(ctx)
+}
+
+// groupsFile is the run directory's record of the process groups its
+// check and exec fixer started (texec.GroupFile).
+const groupsFile = "process-groups"
+
+// recordGroups ends the process groups a killed run left running (the run
+// is locked: whoever wrote the record is dead), then has cfg's check and
+// exec fixer record theirs.
+func recordGroups(store *Store, cfg *Config) (*texec.GroupFile, error) {
+	path := filepath.Join(store.Dir, groupsFile)
+	n, err := texec.EndLeftoverGroups(path)
+	if err != nil {
+		return nil, &StorageError{Err: err}
+	}
+	if n > 0 && cfg.OnEvent != nil {
+		cfg.OnEvent(Event{Kind: EventNote, Message: fmt.Sprintf("ended %s that a killed run of this fix left running", plural(n, "process group"))})
+	}
+	g, err := texec.OpenGroupFile(path)
+	if err != nil {
+		return nil, &StorageError{Err: err}
+	}
+	cfg.Check.groups = g
+	if x, ok := cfg.Fixer.(ExecFixer); ok {
+		x.groups = g
+		cfg.Fixer = x
+	}
+	return g, nil
 }
 
 // CheckClean returns a *SetupError when the git work tree holding workdir

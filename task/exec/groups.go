@@ -52,6 +52,18 @@ func OpenGroupFile(path string) (*GroupFile, error) {
 	return g, nil
 }
 
+// Env is the variable to give every command whose group is recorded:
+// EnvRun=token.
+func (g *GroupFile) Env() string { return EnvRun + "=" + g.token }
+
+// Started records a process group the run started (pgid: its leader's
+// pid); nil records nothing.
+func (g *GroupFile) Started(pgid int) { g.record('+', pgid) }
+
+// Ended records that the group's command is over and the group killed or
+// left as the run means to.
+func (g *GroupFile) Ended(pgid int) { g.record('-', pgid) }
+
 // record appends "+pgid" (started) or "-pgid" (ended). A failed write only
 // costs a later run the chance to end that group.
 func (g *GroupFile) record(sign byte, pgid int) {
