@@ -34,9 +34,13 @@ var (
 	// jest's "Tests:       1 failed, 3 passed, 4 total".
 	jestTotals = regexp.MustCompile(`^Tests:\s+.*?(\d+) total`)
 	// vitest's "      Tests  1 failed | 3 passed (4)" or "Tests  no tests".
-	vitestTotals   = regexp.MustCompile(`^\s*Tests\s+.*\((\d+)\)\s*$`)
-	vitestNoTests  = regexp.MustCompile(`^\s*Tests\s+no tests\s*$`)
-	jestSuiteStuck = regexp.MustCompile(`● (.+?) › Test suite failed to run|^ FAIL\s+(\S+) \[ `)
+	vitestTotals  = regexp.MustCompile(`^\s*Tests\s+.*\((\d+)\)\s*$`)
+	vitestNoTests = regexp.MustCompile(`^\s*Tests\s+no tests\s*$`)
+	// jest's " FAIL  src/a.test.js" then "  ● Test suite failed to run";
+	// vitest's " FAIL  src/a.test.js [ src/a.test.js ]".
+	jestFailFile   = regexp.MustCompile(`^ FAIL\s+(\S+)`)
+	jestSuiteStuck = regexp.MustCompile(`^\s*● Test suite failed to run`)
+	vitestSuiteNot = regexp.MustCompile(`^ FAIL\s+(\S+) \[ `)
 )
 
 // TallyOf reads the runner's own totals from a check's output. Every
@@ -45,6 +49,7 @@ var (
 func TallyOf(output string) Tally {
 	t := Tally{Tests: -1}
 	var notBuilt []string
+	failFile := "?"
 	for _, line := range strings.Split(output, "\n") {
 		line = strings.TrimRight(line, "\r")
 		if m := pytestTotals.FindStringSubmatch(line); m != nil {
@@ -68,8 +73,14 @@ func TallyOf(output string) Tally {
 		if vitestNoTests.MatchString(line) {
 			t.Tests = 0
 		}
-		if m := jestSuiteStuck.FindStringSubmatch(line); m != nil && t.Stopped == "" {
-			t.Stopped = fmt.Sprintf("the test suite %s failed to run", m[1]+m[2])
+		if m := jestFailFile.FindStringSubmatch(line); m != nil {
+			failFile = m[1]
+		}
+		if t.Stopped == "" && jestSuiteStuck.MatchString(line) {
+			t.Stopped = fmt.Sprintf("the test suite %s failed to run", failFile)
+		}
+		if m := vitestSuiteNot.FindStringSubmatch(line); m != nil && t.Stopped == "" {
+			t.Stopped = fmt.Sprintf("the test suite %s failed to run", m[1])
 		}
 	}
 	if t.Stopped != "" && t.Tests > 0 && pytestCollection.MatchString(output) {

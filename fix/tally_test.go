@@ -140,6 +140,7 @@ func TestTallyReadsTheRunnersOwnTotals(t *testing.T) {
 		{"testdata/captures/vitest.txt", 3, ""},
 		{"testdata/captures/gotest.txt", -1, ""},
 		{"../heal/testdata/extract/pytest_collect.txt", 0, "pytest stopped at collection (1 error during collection)"},
+		{"../heal/testdata/extract/jest.txt", 5, "the test suite src/broken.test.js failed to run"},
 		{"../heal/testdata/extract/gotest_build.txt", -1, "go test ran no test of example.com/calc [build failed]"},
 	}
 	for _, tc := range tests {
