@@ -721,7 +721,10 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error,
 		judged, less := r.judged(res)
 		r.tracker.Observe(judged)
 		regressed := r.newlyRegressed(before)
-		worse := !res.Passed() && (len(fingerprintSet(res.Errors)) > len(prevSet) || len(regressed) > 0 || less != "")
+		// More errors from a check that now runs more tests (an import
+		// fixed) were there all along: they are not the edit's doing.
+		moreErrors := len(fingerprintSet(res.Errors)) > len(prevSet) && !res.Tally.moreThan(st.LastTally)
+		worse := !res.Passed() && (moreErrors || len(regressed) > 0 || less != "")
 		switch {
 		case worse && !r.cfg.KeepWorse && g.attributed():
 			rec.Changes = r.changes(before)

@@ -131,6 +131,15 @@ func (cur Tally) lessThan(prev *Tally) string {
 	return ""
 }
 
+// moreThan reports whether cur looked at more than prev: it ran tests
+// where prev stopped before them, or ran more of them.
+func (cur Tally) moreThan(prev *Tally) bool {
+	if prev == nil || cur.Stopped != "" {
+		return false
+	}
+	return prev.Stopped != "" || (prev.Tests >= 0 && cur.Tests > prev.Tests)
+}
+
 // withUnjudged adds to errs those of prev that a check reporting less
 // did not look at, so that they keep their status instead of passing for
 // fixed.

@@ -124,6 +124,39 @@ func TestACollectionErrorIsNotTakenForFixedTests(t *testing.T) {
 	}
 }
 
+// The other way round: an edit that fixes the import lets pytest run the
+// four tests, which fail. Four errors where there was one are the tests
+// seen at last, not the edit's doing: the edit is kept, the collection
+// error fixed.
+func TestFixingACollectionErrorThatRevealsFailingTestsIsKept(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, nil)
+	r.write("failing.txt", pytestFailing, 0o644)
+	r.write("broken.txt", pytestBroken, 0o644)
+	r.write("calc.py", "def add(a, b):\n        return a - b\n", 0o644)
+	r.git("add", "-A")
+	r.git("commit", "-qm", "pytest")
+	check := `if grep -q '^        return' calc.py; then cat broken.txt; exit 2; fi; cat failing.txt; exit 1`
+	fixIt := `printf 'def add(a, b):\n    return a - b\n' > calc.py`
+	cfg := fix.Config{
+		Name: "collect", Workdir: r.dir, Home: r.home,
+		Check:  fix.Check{Argv: []string{"sh", "-c", check}, Dir: r.dir, Parser: fix.ParserPytest, Timeout: time.Minute},
+		Fixer:  fix.ExecFixer{Argv: []string{"sh", "-c", fixIt}, Timeout: time.Minute},
+		Budget: heal.Budget{MaxAttempts: 1},
+	}
+	res, err := fix.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	atts := attemptsOf(audit(t, res))
+	if len(atts) != 1 || atts[0].Reverted || atts[0].Result != heal.ResultFixed {
+		t.Fatalf("attempts %+v; want one, fixed and kept", atts)
+	}
+	if len(res.Remaining) != 4 {
+		t.Errorf("%d errors remain; want the 4 failing tests", len(res.Remaining))
+	}
+}
+
 func firstLineOf(s string) string {
 	first, _, _ := strings.Cut(s, "\n")
 	return first
