@@ -136,7 +136,8 @@ func llmConfig(s *spec.Spec) (llm.Config, error) {
 		Temperature: t.Temperature, TopP: t.TopP, Stop: t.Stop, Seed: t.Seed,
 		ReasoningEffort: t.ReasoningEffort, ThinkingBudget: t.ThinkingBudget, CachePrompt: t.CachePrompt,
 		Headers: t.Headers, Output: t.Output, Timeout: t.Timeout,
-		NoHeal: s.Heal.MaxAttempts == 0,
+		NoHeal:      s.Heal.MaxAttempts == 0,
+		Connections: s.Concurrency.Max,
 	}
 	if len(t.ExtraBody.JSON) > 0 {
 		if err := json.Unmarshal(t.ExtraBody.JSON, &cfg.ExtraBody); err != nil {

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -151,10 +152,18 @@ type Config struct {
 	NoHeal bool
 	// Timeout bounds one attempt; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// HTTPClient sends the requests; nil means a plain http.Client. For
-	// provider mock without a BaseURL, nil means a fresh in-process mock
-	// with no faults; pass mock.Server.Client() to choose its faults.
+	// HTTPClient sends the requests; nil means a client whose transport
+	// keeps Connections idle connections per host and speaks HTTP/2 where
+	// the provider offers it. For provider mock without a BaseURL, nil
+	// means a fresh in-process mock with no faults; pass
+	// mock.Server.Client() to choose its faults.
 	HTTPClient *http.Client
+	// Connections is the most calls the task will have in flight at once
+	// (a job's concurrency.max): the client New builds when HTTPClient is
+	// nil keeps that many idle connections per host and opens no more,
+	// further calls waiting for one. 0 means DefaultConnections idle and
+	// no cap.
+	Connections int
 	// Prices extends or overrides the built-in price table (see
 	// DefaultPrices), keyed by model name or model name prefix.
 	Prices map[string]Price
@@ -284,8 +293,14 @@ func New(cfg Config) (*Task, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.Connections < 0 {
+		return nil, fmt.Errorf("llm: connections is %d, want a positive number or 0 for the default", cfg.Connections)
+	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{CheckRedirect: credentialGuard(cfg.Headers)}
+		cfg.HTTPClient = &http.Client{
+			Transport:     newTransport(cmp.Or(cfg.Connections, DefaultConnections), cfg.Connections),
+			CheckRedirect: credentialGuard(cfg.Headers),
+		}
 	}
 	if t.prompt, err = parseTemplate("prompt", cfg.Prompt); err != nil {
 		return nil, err

@@ -37,6 +37,14 @@ type capture struct {
 }
 
 func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	// The SDKs wrap the body, already in memory, in a reader net/http
+	// cannot see into, so it would write the headers and the body in two
+	// syscalls; GetBody's reader it recognises, and sends in one.
+	if req.GetBody != nil {
+		if body, err := req.GetBody(); err == nil {
+			req.Body = body
+		}
+	}
 	res, err := next(req)
 	if res == nil {
 		return res, err

@@ -6,6 +6,9 @@
 //	                          requests it answered 429
 //	llmbench faults [flags]   wall time of a job whose calls fail with
 //	                          retryable errors, over the same job without
+//	llmbench cpu [flags]      CPU per call of a job against a mock served
+//	                          by a separate process, and the connections
+//	                          it opened
 //	llmbench plot [flags]     an SVG of the per-second series goodput
 //	                          -series wrote
 //
@@ -73,6 +76,23 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		return p.run(out)
+	case "cpu":
+		var c cpu
+		fs.IntVar(&c.Items, "items", 2000, "calls per run")
+		fs.IntVar(&c.Concurrency, "concurrency", 32, "concurrency.max")
+		fs.IntVar(&c.Rounds, "rounds", 3, "runs")
+		fs.DurationVar(&c.Latency, "latency", 0, "the mock's answer latency")
+		fs.StringVar(&c.Profile, "cpuprofile", "", "write each run's CPU profile to this path, suffixed .ROUND")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return c.run(ctx, out)
+	case "mockserve":
+		latency := fs.Duration("latency", 0, "the mock's answer latency")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return mockServe(*latency)
 	case "faults":
 		var f faults
 		fs.IntVar(&f.Items, "items", 2000, "items per run")

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/mock"
+)
+
+// cpu measures the CPU tenax spends per LLM call: a job of Items calls at
+// Concurrency against a mock served by a separate process (this binary
+// re-run as `llmbench mockserve`), so the mock's own CPU is not counted.
+// The figure is the job's user+system CPU (getrusage over the job.Run)
+// divided by the calls; the mock reports the TCP connections it accepted.
+type cpu struct {
+	Items, Concurrency, Rounds int
+	Latency                    time.Duration
+	Profile                    string
+}
+
+func (c cpu) run(ctx context.Context, out io.Writer) error {
+	fmt.Fprintf(out, "cpu: %d calls at concurrency %d, mock latency %v, load %s\n", c.Items, c.Concurrency, c.Latency, loadAverage())
+	var perCall []float64
+	for round := range c.Rounds {
+		us, conns, calls, wall, err := c.once(ctx, round)
+		if err != nil {
+			return err
+		}
+		perCall = append(perCall, us)
+		fmt.Fprintf(out, "round %d: %d calls in %.2f s, %6.1f µs CPU per call, %d connections accepted by the mock\n", round, calls, wall.Seconds(), us, conns)
+	}
+	fmt.Fprintf(out, "median %.1f µs CPU per call\n", median(perCall))
+	return nil
+}
+
+func (c cpu) once(ctx context.Context, round int) (float64, int64, int, time.Duration, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	srv := exec.CommandContext(ctx, self, "mockserve", "-latency", c.Latency.String())
+	stdin, err := srv.StdinPipe()
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	defer srv.Wait() //nolint:errcheck // the figures come from its stdout
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() {
+		stdin.Close()
+		return 0, 0, 0, 0, fmt.Errorf("mockserve said nothing: %v", lines.Err())
+	}
+	addr := lines.Text()
+
+	spec := fmt.Sprintf(`name: cpu
+input: items.jsonl
+task:
+  type: llm
+  provider: openai
+  base_url: http://%s/v1
+  api_key: any
+  model: mock-echo
+  prompt: "Translate into French: {{.word}}"
+concurrency: {max: %d}
+cache: {enabled: false}
+`, addr, c.Concurrency)
+	path, cleanup, err := workDir(spec, c.Items)
+	if err != nil {
+		stdin.Close()
+		return 0, 0, 0, 0, err
+	}
+	defer cleanup()
+	if c.Profile != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d", c.Profile, round))
+		if err != nil {
+			stdin.Close()
+			return 0, 0, 0, 0, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			stdin.Close()
+			return 0, 0, 0, 0, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	before := cpuTime()
+	start := time.Now()
+	res, err := job.Run(ctx, path, job.Options{Home: filepath.Join(filepath.Dir(path), "home"), Logger: quietLogger()})
+	wall := time.Since(start)
+	used := cpuTime() - before
+	stdin.Close() // mockserve prints its connection count and exits
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	var conns int64
+	if lines.Scan() {
+		fmt.Sscan(lines.Text(), &conns)
+	}
+	calls := res.Summary.Calls
+	if calls == 0 {
+		return 0, 0, 0, 0, fmt.Errorf("the job made no calls: %+v", res.Summary)
+	}
+	return float64(used.Microseconds()) / float64(calls), conns, calls, wall, nil
+}
+
+// cpuTime is this process's user and system CPU so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// mockServe serves a mock on a loopback port: it prints the address,
+// serves until its stdin closes, then prints the connections it accepted.
+func mockServe(latency time.Duration) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	var accepted atomic.Int64
+	hs := &http.Server{
+		Handler: mock.New(mock.Config{Latency: latency}),
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				accepted.Add(1)
+			}
+		},
+	}
+	go hs.Serve(ln) //nolint:errcheck // closed below
+	fmt.Println(ln.Addr().String())
+	io.Copy(io.Discard, os.Stdin) //nolint:errcheck // EOF or an error both mean stop
+	hs.Close()
+	fmt.Println(strings.TrimSpace(fmt.Sprint(accepted.Load())))
+	return nil
+}
