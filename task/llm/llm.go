@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/mock"
@@ -192,6 +191,8 @@ type Task struct {
 	structured Structured
 	schema     schemaDoc // the decoded Schema, nil without one
 	extra      map[string]any
+	counter    tokenCounter
+	scale      *tokenScale
 	send       func(ctx context.Context, c *call, cap *capture) (reply, error)
 }
 
@@ -322,6 +323,8 @@ func New(cfg Config) (*Task, error) {
 	t.structured = chooseStructured(cfg, t.wire, t.schema)
 	t.extra = callExtra(cfg, t.structured)
 	t.price, t.priced = LookupPrice(cfg.Prices, cfg.Model)
+	t.counter = newTokenCounter(t.wire, cfg.Model)
+	t.scale = &tokenScale{}
 	t.cfg = cfg
 	if t.wire == ProviderAnthropic {
 		t.send = t.anthropicSender()
@@ -516,6 +519,7 @@ func (t *Task) Messages(item task.Item) ([]Message, error) {
 type call struct {
 	msgs      []Message
 	maxTokens int
+	prompt    int // the prompt's tokens as counted, before scaling
 	tokens    int
 	key       string
 }
@@ -528,7 +532,8 @@ func (t *Task) prepare(item task.Item) (*call, error) {
 		return nil, err
 	}
 	c := &call{msgs: msgs, maxTokens: t.maxTokensFor(item)}
-	c.tokens = estimate(msgs, c.maxTokens)
+	c.prompt = t.counter.count(msgs)
+	c.tokens = max(t.scale.apply(c.prompt)+c.maxTokens, 1)
 	if t.cfg.Cache != nil {
 		c.key = CacheKey(t.callKey(msgs, c.maxTokens))
 	}
@@ -552,19 +557,12 @@ func (t *Task) maxTokensFor(item task.Item) int {
 	return n
 }
 
-// estimate is the tokens a call may consume: the prompt's characters / 4
-// plus the answer's cap.
-func estimate(msgs []Message, maxTokens int) int {
-	runes := 0
-	for _, m := range msgs {
-		runes += utf8.RuneCountInString(m.Content)
-	}
-	return max(runes/4+maxTokens, 1)
-}
-
 // EstimateTokens is what a call for item may cost in tokens before it is
-// made, for a tokens-per-minute limiter: the prompt's characters / 4 plus
-// the answer's cap. A template that cannot render counts only the cap.
+// made, for a tokens-per-minute limiter and a token budget: the prompt's
+// tokens (counted with the model's tokenizer for OpenAI's models,
+// estimated for others, and scaled to the usage the provider has reported
+// so far) plus the answer's cap. A template that cannot render counts
+// only the cap.
 // Prepare gives the same estimate without rendering twice.
 func (t *Task) EstimateTokens(item task.Item) int {
 	c, err := t.prepare(item)
@@ -657,6 +655,7 @@ func (t *Task) do(ctx context.Context, c *call) (task.Result, error) {
 		return task.Result{}, t.redact(t.wrap(ctx, actx, err, &cp))
 	}
 
+	t.scale.observe(c.prompt, rep.usage.InputTokens)
 	res := task.Result{Usage: rep.usage, FinishReason: rep.finish}
 	if t.priced {
 		res.CostUSD = t.price.Cost(rep.usage)

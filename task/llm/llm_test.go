@@ -700,17 +700,21 @@ func TestCostFromUsageAndPrice(t *testing.T) {
 }
 
 func TestEstimateTokens(t *testing.T) {
+	// A conversation's framing: the answer's priming, and per message its
+	// own tokens and its role's.
+	frame := func(messages int) int { return tokensPerReply + messages*(tokensPerMessage+1) }
 	tests := []struct {
 		name string
 		cfg  Config
 		it   task.Item
 		want int
 	}{
-		{"prompt and cap", Config{Provider: ProviderMock, System: "12345678", Prompt: "{{.t}}", MaxTokens: 100}, item(map[string]any{"t": "abcdabcd"}), 104},
-		{"anthropic default cap", Config{Provider: ProviderAnthropic, APIKey: "k", Model: "claude-sonnet-4", Prompt: "abcd"}, item(nil), 1025},
-		{"re-ask counts feedback", Config{Provider: ProviderMock, Prompt: "abcd", MaxTokens: 1}, task.Item{Feedback: &task.Feedback{PreviousOutput: "abcd", Message: "abcd"}}, 4},
-		{"openai reasoning model leaves room", Config{Provider: ProviderOpenAI, APIKey: "k", Model: "o3-mini", Prompt: "abcd"}, item(nil), 1 + DefaultReasoningMaxTokens},
-		{"anthropic thinking leaves room", Config{Provider: ProviderAnthropic, APIKey: "k", Model: "claude-sonnet-4-5", Prompt: "abcd", ThinkingBudget: 2000}, item(nil), 1 + 2000 + DefaultMaxTokens},
+		{"prompt and cap", Config{Provider: ProviderMock, System: "12345678", Prompt: "{{.t}}", MaxTokens: 100}, item(map[string]any{"t": "abcdabcd"}), frame(2) + 1 + 1 + 100},
+		{"anthropic default cap", Config{Provider: ProviderAnthropic, APIKey: "k", Model: "claude-sonnet-4", Prompt: "abcd"}, item(nil), frame(1) + 1 + 1024},
+		{"re-ask counts feedback", Config{Provider: ProviderMock, Prompt: "abcd", MaxTokens: 1}, task.Item{Feedback: &task.Feedback{PreviousOutput: "abcd", Message: "abcd"}}, frame(3) + 3 + 1},
+		{"openai counts with its tokenizer", Config{Provider: ProviderOpenAI, APIKey: "k", Model: "gpt-4o-mini", Prompt: "Hello, world!", MaxTokens: 10}, item(nil), frame(1) + 4 + 10},
+		{"openai reasoning model leaves room", Config{Provider: ProviderOpenAI, APIKey: "k", Model: "o3-mini", Prompt: "abcd"}, item(nil), frame(1) + 1 + DefaultReasoningMaxTokens},
+		{"anthropic thinking leaves room", Config{Provider: ProviderAnthropic, APIKey: "k", Model: "claude-sonnet-4-5", Prompt: "abcd", ThinkingBudget: 2000}, item(nil), frame(1) + 1 + 2000 + DefaultMaxTokens},
 		{"unrenderable counts the cap", Config{Provider: ProviderMock, Prompt: "{{.missing}}", MaxTokens: 7}, item(nil), 7},
 	}
 	for _, tt := range tests {

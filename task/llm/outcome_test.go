@@ -468,8 +468,9 @@ func TestPrepareRendersTheCallOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if prep.Cached || prep.Tokens != 10 {
-		t.Errorf("prepared = %+v, want a miss estimated at 10 tokens", prep)
+	// The cap, and "x" in a user message with the chat's framing.
+	if want := 10 + tokensPerReply + tokensPerMessage + 2; prep.Cached || prep.Tokens != want {
+		t.Errorf("prepared = %+v, want a miss estimated at %d tokens", prep, want)
 	}
 	res, err := prep.Run(t.Context())
 	if err != nil || string(res.Output) != `"hi"` {
