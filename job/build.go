@@ -53,8 +53,11 @@ func (s *rateLimitSink) observe(rl llm.RateLimit) {
 }
 
 // buildTask makes the task, the validator and the cache that a spec names.
-// home is where the default cache lives.
-func buildTask(s *spec.Spec, home string) (*built, error) {
+// home is where the default cache lives. conns is the most calls this
+// process makes at once, which an llm task holds its connections to; 0
+// when that is not the spec's to say (a worker's --concurrency may exceed
+// concurrency.max), which keeps idle connections without a cap.
+func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
 	b := &built{rateLimits: &rateLimitSink{}}
 	t := s.Task
 	switch t.Type {
@@ -86,6 +89,7 @@ func buildTask(s *spec.Spec, home string) (*built, error) {
 			return nil, err
 		}
 		cfg.OnRateLimit = b.rateLimits.observe
+		cfg.Connections = conns
 		if t.Provider == "mock" && t.BaseURL == "" {
 			mc := mockConfig(s.Mock)
 			if path := s.Mock.LogRequests; path != "" {
@@ -136,8 +140,7 @@ func llmConfig(s *spec.Spec) (llm.Config, error) {
 		Temperature: t.Temperature, TopP: t.TopP, Stop: t.Stop, Seed: t.Seed,
 		ReasoningEffort: t.ReasoningEffort, ThinkingBudget: t.ThinkingBudget, CachePrompt: t.CachePrompt,
 		Headers: t.Headers, Output: t.Output, Timeout: t.Timeout,
-		NoHeal:      s.Heal.MaxAttempts == 0,
-		Connections: s.Concurrency.Max,
+		NoHeal: s.Heal.MaxAttempts == 0,
 	}
 	if len(t.ExtraBody.JSON) > 0 {
 		if err := json.Unmarshal(t.ExtraBody.JSON, &cfg.ExtraBody); err != nil {

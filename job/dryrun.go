@@ -41,7 +41,7 @@ func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) err
 	if err := checkNotEmpty(inPath, sum, opts); err != nil {
 		return err
 	}
-	if _, err := buildTask(s, opts.Home); err != nil {
+	if _, err := buildTask(s, opts.Home, 0); err != nil {
 		return usage(err)
 	}
 	if _, err := engineConfig(s, opts.Interactive); err != nil {

@@ -335,7 +335,7 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 			return nil, usage(err)
 		}
 	}
-	b, err := buildTask(s, opts.Home)
+	b, err := buildTask(s, opts.Home, s.Concurrency.Max)
 	if err != nil {
 		return nil, usage(err)
 	}
@@ -442,7 +442,7 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	if err := checkFingerprints(ctx, j, opts.RetryFingerprints); err != nil {
 		return nil, err
 	}
-	b, err := buildTask(s, opts.Home)
+	b, err := buildTask(s, opts.Home, s.Concurrency.Max)
 	if err != nil {
 		return nil, usage(err)
 	}

@@ -59,7 +59,7 @@ func Create(ctx context.Context, specPath string, st store.Store, opts Options) 
 	}
 	// The task is built once here so that a spec a worker could not build
 	// fails now, at the terminal, rather than on every worker.
-	if _, err := buildTask(s, opts.Home); err != nil {
+	if _, err := buildTask(s, opts.Home, 0); err != nil {
 		return nil, usage(err)
 	}
 	redacted, err := s.Redacted()
@@ -107,7 +107,7 @@ func NewPlan(path string, source []byte, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, usage(err)
 	}
-	b, err := buildTask(s, opts.Home)
+	b, err := buildTask(s, opts.Home, 0)
 	if err != nil {
 		return nil, usage(err)
 	}
