@@ -141,6 +141,9 @@ func llmConfig(s *spec.Spec) (llm.Config, error) {
 		ReasoningEffort: t.ReasoningEffort, ThinkingBudget: t.ThinkingBudget, CachePrompt: t.CachePrompt,
 		Headers: t.Headers, Output: t.Output, Timeout: t.Timeout,
 		NoHeal: s.Heal.MaxAttempts == 0,
+		// The tokenizer's exact count costs as much CPU as the rest of a
+		// call; only token limits read it.
+		ExactTokens: s.RateLimit.TokensPerMinute > 0 || s.Budget.MaxTokens > 0 || s.Batch.MaxEnqueuedTokens > 0,
 	}
 	if len(t.ExtraBody.JSON) > 0 {
 		if err := json.Unmarshal(t.ExtraBody.JSON, &cfg.ExtraBody); err != nil {

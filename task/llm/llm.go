@@ -157,6 +157,15 @@ type Config struct {
 	// means a fresh in-process mock with no faults; pass
 	// mock.Server.Client() to choose its faults.
 	HTTPClient *http.Client
+	// ExactTokens counts each prompt to an OpenAI model with the model's
+	// tokenizer (tiktoken, built in) for the call's estimate: exact, but
+	// about 0.15 ms of CPU for a prompt of 50 tokens, as much again as the
+	// rest of the call. Off, prompts are estimated by kinds of characters
+	// (within 10% of the tokenizer for English and Chinese). Either is
+	// scaled to the prompt tokens the provider reports. A job turns it on
+	// when tokens_per_minute, budget.max_tokens or
+	// batch.max_enqueued_tokens run on the estimates.
+	ExactTokens bool
 	// Connections is the most calls the task will have in flight at once
 	// (a job's concurrency.max): the client New builds when HTTPClient is
 	// nil keeps that many idle connections per host and opens no more,
@@ -323,7 +332,7 @@ func New(cfg Config) (*Task, error) {
 	t.structured = chooseStructured(cfg, t.wire, t.schema)
 	t.extra = callExtra(cfg, t.structured)
 	t.price, t.priced = LookupPrice(cfg.Prices, cfg.Model)
-	t.counter = newTokenCounter(t.wire, cfg.Model)
+	t.counter = newTokenCounter(t.wire, cfg.Model, cfg.ExactTokens)
 	t.scale = &tokenScale{}
 	t.cfg = cfg
 	if t.wire == ProviderAnthropic {

@@ -11,11 +11,12 @@ import (
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 )
 
-// The token counts a call's estimate starts from. OpenAI's chat models
-// are counted with their own byte-pair encoding (tiktoken's o200k_base or
-// cl100k_base, embedded in the binary: nothing is downloaded); every other
-// model with estimateTokens, a count by kinds of characters measured
-// against o200k_base (docs/decisions.md, "Token estimates").
+// The token counts a call's estimate starts from. With Config.ExactTokens,
+// OpenAI's chat models are counted with their own byte-pair encoding
+// (tiktoken's o200k_base or cl100k_base, embedded in the binary: nothing
+// is downloaded); otherwise, and for every other model, with
+// estimateTokens, a count by kinds of characters measured against
+// o200k_base (docs/decisions.md, "Token estimates").
 
 // OpenAI frames each message of a chat with tokens of its own, and primes
 // the answer with more: what a chat's prompt_tokens adds to its messages'
@@ -80,8 +81,8 @@ type tokenCounter struct {
 	encoding string // a tiktoken encoding, "" to estimate
 }
 
-func newTokenCounter(wire, model string) tokenCounter {
-	if wire != ProviderOpenAI {
+func newTokenCounter(wire, model string, exact bool) tokenCounter {
+	if wire != ProviderOpenAI || !exact {
 		return tokenCounter{}
 	}
 	return tokenCounter{encoding: encodingFor(model)}
