@@ -145,6 +145,7 @@ disk; the job stays resumable); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
 		newMigrateCmd(g), newWorkerCmd(g), newBreakerCmd(g),
 	)
 	root.AddCommand(newUICmd(g))
+	completeDynamic(root, g)
 	return root
 }
 
