@@ -3,6 +3,11 @@
 // the classifier, the circuit breaker and the heal loop as DESIGN.md's class
 // table says.
 //
+// To run a function over a slice, RunSlice is all it takes: it builds the
+// task, the source and a memory checkpoint, and returns each item's Outcome
+// in order (see ExampleRunSlice). New and Run are for a task, a source and
+// a store of your own.
+//
 // It is one continuous pipeline: a dispatcher hands items to at most
 // Concurrency goroutines (adaptive when asked: one more slot per window of
 // successes, half of them on a 429 or overload), each of which calls the task
