@@ -17,7 +17,7 @@ import (
 // (the engine after each call, batch waves after each request's result)
 // and does what the answer says with its own means (a sleep or the next
 // wave, a record written now or at the wave's end), so the rules of
-// The semantics of docs/classes.md and docs/heal.md live here once:
+// docs/classes.md and docs/heal.md live here once:
 //
 //   - any call that worked resets the retry streak, a valid output and an
 //     invalid one alike (the streak counts consecutive failed calls);
