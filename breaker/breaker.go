@@ -26,7 +26,7 @@ var (
 )
 
 // Settings configure a Breaker. Zero fields take the defaults of
-// DESIGN.md.
+// docs/spec.md ("breaker").
 type Settings struct {
 	// Threshold is how many consecutive counted failures open the
 	// breaker. Zero means 5; a negative value turns the consecutive

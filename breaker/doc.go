@@ -25,7 +25,7 @@
 //	p.Success()
 //
 // Which failures count is the caller's decision; in tenax, the engine
-// reports only the classes DESIGN.md's table marks as counted.
+// reports only the classes docs/classes.md's table marks as counted.
 //
 // Each state change starts a new generation, and a Permit belongs to the
 // generation that gave it: outcomes reported after the breaker has moved

@@ -19,7 +19,7 @@ const (
 
 var stateNames = [...]string{Closed: "closed", Open: "open", HalfOpen: "half_open"}
 
-// String returns "closed", "open" or "half_open", as DESIGN.md spells
+// String returns "closed", "open" or "half_open", as docs/web.md's metrics spell
 // them.
 func (s State) String() string {
 	if int(s) < len(stateNames) {

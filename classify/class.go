@@ -11,7 +11,7 @@ import "fmt"
 // decision.
 type Class uint8
 
-// The classes of DESIGN.md's class table.
+// The classes of docs/classes.md's class table.
 const (
 	// Unknown is the zero Class: no decision was made.
 	Unknown Class = iota
@@ -39,7 +39,7 @@ var classNames = [...]string{
 	Canceled:  "canceled",
 }
 
-// String returns the class's name as DESIGN.md spells it ("retryable",
+// String returns the class's name as docs/classes.md spells it ("retryable",
 // "fatal", "item", "invalid", "canceled").
 func (c Class) String() string {
 	if int(c) < len(classNames) {

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -18,6 +19,12 @@ import (
 type Classifier struct {
 	// Rules are evaluated first, in order; the first match decides.
 	Rules []Rule
+	// Otherwise is the class of an error that carries no signal at all
+	// (step 7 of the package documentation): Item when left Unknown.
+	// Retryable gives the behaviour of cenkalti/backoff, retry-go and
+	// failsafe-go, which retry every error they are not told to stop on;
+	// the reason is then "no signal" still.
+	Otherwise Class
 }
 
 // Classify classifies err with the zero Classifier: the defaults only.
@@ -44,7 +51,7 @@ func (c Classifier) Classify(err error) Decision {
 	if d, ok := classOf(err); ok {
 		return d
 	}
-	return defaults(err)
+	return defaults(err, c.Otherwise)
 }
 
 // The unexported error-typed views of the signal interfaces let
@@ -103,8 +110,9 @@ func carriedBy(err error) carried {
 	return s
 }
 
-// defaults applies the built-in order after rules and marks.
-func defaults(err error) Decision {
+// defaults applies the built-in order after rules and marks; otherwise is
+// the class when no step decides (Unknown: Item).
+func defaults(err error, otherwise Class) Decision {
 	// An interrupted attempt's other signals (a killed process, a cut
 	// body) are consequences of the interruption, so these come first.
 	if errors.Is(err, context.Canceled) {
@@ -133,7 +141,7 @@ func defaults(err error) Decision {
 		d, ok = byKeyword(err.Error())
 	}
 	if !ok {
-		d = Decision{Class: Item, Reason: "no signal"}
+		d = Decision{Class: cmp.Or(otherwise, Item), Reason: "no signal"}
 	}
 	if noRetry && d.Class == Retryable {
 		return Decision{Class: Item, Reason: "x-should-retry: false"}

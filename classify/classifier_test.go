@@ -312,3 +312,29 @@ func TestNetworkAndResolverFailuresAreRetryable(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherwiseClassesOnlyErrorsWithoutSignal: Otherwise decides an error
+// that says nothing, and nothing an error's signal or a rule decides.
+func TestOtherwiseClassesOnlyErrorsWithoutSignal(t *testing.T) {
+	c := Classifier{Otherwise: Retryable}
+	tests := []struct {
+		name string
+		err  error
+		want Decision
+	}{
+		{"no signal", errors.New("boom"), Decision{Retryable, "no signal"}},
+		{"a status still decides", status(401), Decision{Fatal, "status 401"}},
+		{"a mark still decides", WithClass(errors.New("boom"), Item, "template"), Decision{Item, "marked: template"}},
+		{"a keyword still decides", errors.New("connection refused"), Decision{Retryable, `keyword "connection refused"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := c.Classify(tt.err); got != tt.want {
+				t.Errorf("Classify(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+	if got := (Classifier{}).Classify(errors.New("boom")); got != (Decision{Item, "no signal"}) {
+		t.Errorf("the zero Classifier: %v, want item: no signal", got)
+	}
+}

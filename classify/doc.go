@@ -46,7 +46,8 @@
 //     pipe", "temporarily unavailable", "try again", "temporary failure",
 //     and as words "EOF", "network", "unreachable" and "EAI_AGAIN", are
 //     Retryable (`keyword "timeout"`).
-//  7. Otherwise Item, with the reason `no signal`.
+//  7. Otherwise Item, with the reason `no signal` (Classifier.Otherwise
+//     picks another class).
 //
 // The last step is a choice. An error that says nothing about the
 // network, the server or the process is most often about this item: a
@@ -55,7 +56,9 @@
 // failure, and calling it Fatal would let one odd item stop a run. As
 // Item it fails alone, and the breaker still stops a run when such
 // failures come one after another. A task whose errors deserve another
-// class says so with WithClass or the signal interfaces.
+// class says so with WithClass or the signal interfaces; a Classifier
+// whose Otherwise is Retryable retries every such error, as
+// cenkalti/backoff, retry-go and failsafe-go do (docs/decisions.md).
 //
 // # Statuses and provider codes
 //

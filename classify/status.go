@@ -66,7 +66,7 @@ func mentions(err error, phrase string) bool {
 	return false
 }
 
-// statusClass is the class table of DESIGN.md by HTTP status; Unknown for
+// statusClass is the class table of docs/classes.md by HTTP status; Unknown for
 // statuses that are not errors (below 400) or not HTTP (600 and above).
 func statusClass(status int) Class {
 	switch {
@@ -75,7 +75,7 @@ func statusClass(status int) Class {
 	case status == 401, status == 402, status == 403:
 		return Fatal
 	case status == 404:
-		// DESIGN.md's fatal 404 is the model's: providers say so with a
+		// docs/classes.md's fatal 404 is the model's: providers say so with a
 		// code (model_not_found, not_found_error), decided above. A bare
 		// 404 of an HTTP task (GET /users/{{.id}}) is this item's; a wrong
 		// base URL that 404s every item still trips the breaker.

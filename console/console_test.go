@@ -42,7 +42,7 @@ func report() engine.TripReport {
 	}
 }
 
-// TestTripSummaryIsDesignsText pins DESIGN.md's breaker summary.
+// TestTripSummaryIsDesignsText pins the breaker summary of docs/classes.md.
 func TestTripSummaryIsDesignsText(t *testing.T) {
 	want := `
 Circuit breaker open: 5 consecutive failures

@@ -56,7 +56,7 @@ func NewPrompter(in io.Reader, out io.Writer) *Prompter {
 	return &Prompter{in: bufio.NewReader(in), out: out}
 }
 
-// Trip shows DESIGN.md's breaker summary and asks
+// Trip shows the breaker summary of docs/classes.md and asks
 // "[C]ontinue  [A]bort  [I]nspect details" until it gets Continue or Abort.
 // Inspect prints the last error in full and asks again; with Failures set,
 // Inspect again (or N) shows the failure before it, and P the one after,
@@ -213,7 +213,7 @@ func (p *Prompter) readAnswer(ctx context.Context) (byte, bool) {
 	}
 }
 
-// TripSummary renders the breaker summary of DESIGN.md:
+// TripSummary renders the breaker summary of docs/classes.md:
 //
 //	Circuit breaker open: 5 consecutive failures
 //	Last error: fatal (401 invalid_api_key): Incorrect API key provided

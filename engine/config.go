@@ -37,7 +37,7 @@ type Config struct {
 	// OnTrip is what happens when the breaker opens.
 	OnTrip TripAction
 	// BreakerCount lists the classes of final failures that count toward
-	// the breaker; nil counts every class (DESIGN.md's table). A final
+	// the breaker; nil counts every class (docs/classes.md, "What counts"). A final
 	// failure of another class neither counts nor resets the count.
 	BreakerCount []classify.Class
 	// Prompter asks the operator on TripPrompt and at check-ins. Without

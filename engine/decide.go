@@ -17,7 +17,7 @@ import (
 // (the engine after each call, batch waves after each request's result)
 // and does what the answer says with its own means (a sleep or the next
 // wave, a record written now or at the wave's end), so the rules of
-// DESIGN.md's Semantics live here once:
+// docs/classes.md and docs/heal.md live here once:
 //
 //   - any call that worked resets the retry streak, a valid output and an
 //     invalid one alike (the streak counts consecutive failed calls);
@@ -148,7 +148,7 @@ func (r *Rules) Decide(s *State, a Answer) Next {
 	// every call, the successful ones included.
 	if outErr, ok := errors.AsType[*task.OutputError](a.Err); ok {
 		// The call worked; its output is unusable. It resets the retry
-		// streak and spends heal budget, as DESIGN.md requires.
+		// streak and spends heal budget, as docs/heal.md ("The loop") requires.
 		s.Retrier.Success()
 		s.Generations++
 		s.LastOutput = mustJSONString(outErr.Output)

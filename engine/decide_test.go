@@ -252,7 +252,7 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-// TestDecideDesignScenario is DESIGN.md's scenario on the decision function
+// TestDecideDesignScenario is docs/heal.md's scenario ("The loop") on the decision function
 // alone: with max_attempts 3, [retryable, invalid, retryable, retryable,
 // valid] succeeds after 5 calls, with 1 re-ask and 2 generations.
 func TestDecideDesignScenario(t *testing.T) {

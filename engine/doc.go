@@ -1,7 +1,12 @@
 // Package engine is tenax's scheduler: it runs one task over a stream of
 // items and brings each item to a recorded outcome, using the retry policy,
-// the classifier, the circuit breaker and the heal loop as DESIGN.md's class
-// table says.
+// the classifier, the circuit breaker and the heal loop as the class table
+// of docs/classes.md says.
+//
+// To run a function over a slice, RunSlice is all it takes: it builds the
+// task, the source and a memory checkpoint, and returns each item's Outcome
+// in order (see ExampleRunSlice). New and Run are for a task, a source and
+// a store of your own.
 //
 // It is one continuous pipeline: a dispatcher hands items to at most
 // Concurrency goroutines (adaptive when asked: one more slot per window of

@@ -151,7 +151,7 @@ func (e *Engine) stop(cause *StopError) {
 }
 
 // failed records a failure of the run itself (its checkpoint, its input)
-// and stops dispatch with it: DESIGN.md's exit 4. Only the first is kept.
+// and stops dispatch with it: exit 4 (docs/records.md). Only the first is kept.
 func (e *Engine) failRun(err error) {
 	e.mu.Lock()
 	if e.runErr == nil {

@@ -146,7 +146,7 @@ var onlyValid = validatorFunc(func(out json.RawMessage) error {
 	return fmt.Errorf("output %s is not \"valid\"", out)
 })
 
-// TestCounterResetsAfterInvalidOutput reproduces DESIGN.md's scenario:
+// TestCounterResetsAfterInvalidOutput reproduces docs/heal.md's scenario ("The loop"):
 // with retry.max_attempts 3, the calls [retryable, invalid output,
 // retryable, retryable, valid output] end in success after 5 calls.
 func TestCounterResetsAfterInvalidOutput(t *testing.T) {

@@ -76,3 +76,23 @@ func Example() {
 	// succeeded 9, failed 1, pending 0, retries 9
 	// item 7: item (400 bad request)
 }
+
+// ExampleRunSlice runs a function over a slice with the engine's defaults:
+// concurrency, retries of retryable errors, the breaker, a checkpoint in
+// memory. The outcomes come back in the order of the items.
+func ExampleRunSlice() {
+	words := []string{"tenax", "holds", "on"}
+	outcomes, _, err := engine.RunSlice(context.Background(), words, func(ctx context.Context, w string) (int, error) {
+		return len(w), nil
+	}, engine.Config{})
+	if err != nil {
+		panic(err)
+	}
+	for i, o := range outcomes {
+		fmt.Println(words[i], o.Value, o.Err)
+	}
+	// Output:
+	// tenax 5 <nil>
+	// holds 5 <nil>
+	// on 2 <nil>
+}

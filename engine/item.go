@@ -196,7 +196,7 @@ func (e *Engine) settleFailure(t *ticket, next Next) {
 // own item waits (its retry delay honours the hint), and it says nothing
 // about capacity. Otherwise it is the shared limit speaking: a capacity
 // signal for adaptive concurrency and, with a retry hint, a cooldown that
-// pauses every call to the provider until the hint expires (DESIGN.md), so
+// pauses every call to the provider until the hint expires (docs/concurrency.md), so
 // the herd does not come back at once.
 func (e *Engine) rateLimited(err error) (o outcome, cooled bool) {
 	if room, known := e.gate.quotaRoom(int(e.gate.conc.executing.Load())); known && room {

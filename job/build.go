@@ -320,7 +320,7 @@ func engineConfig(s *spec.Spec, interactive bool) (engine.Config, error) {
 	case "abort":
 		cfg.OnTrip = engine.TripAbort
 	case "":
-		// DESIGN.md: prompt on a terminal, abort without one.
+		// docs/spec.md, "breaker": prompt on a terminal, abort without one.
 		if interactive {
 			cfg.OnTrip = engine.TripPrompt
 		}

@@ -2,7 +2,7 @@ package job
 
 import "github.com/tenaxhq/tenax/engine"
 
-// Exit codes, as DESIGN.md fixes them.
+// Exit codes, as docs/records.md ("States and exit codes") fixes them.
 const (
 	ExitOK          = 0   // every item succeeded
 	ExitFailures    = 1   // finished with failures

@@ -9,7 +9,7 @@ import (
 )
 
 // redactingJob replaces the spec's secrets in every record before it is
-// stored: DESIGN.md promises they never appear in results.
+// stored: docs/spec.md ("Secrets and redaction") promises they never appear in results.
 type redactingJob struct {
 	store.Job
 	redact func(string) string

@@ -113,7 +113,7 @@ type Result struct {
 	// Succeeded, Failed and Pending count the job's items after the run,
 	// across every run of the job.
 	Succeeded, Failed, Pending int
-	// ExitCode is DESIGN.md's process exit code for this run.
+	// ExitCode is the process exit code for this run (docs/records.md, "States and exit codes").
 	ExitCode int
 	// InputUnread says a --limit run read only the start of the input:
 	// the items after it are not counted in Pending yet.

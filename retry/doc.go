@@ -1,6 +1,19 @@
 // Package retry decides whether, and after how long, a failed operation
 // is tried again.
 //
+// Unlike cenkalti/backoff, retry-go and failsafe-go, it does not retry
+// every error: only those that classify as retryable, by what they carry
+// (a 429 or 5xx status, a timeout, a reset or refused connection, an exit
+// code, words like "timeout" in the message). A plain errors.New("boom")
+// says none of that, so the zero Policy calls it once and gives up with
+// ErrNotRetryable; errors.New("connection refused") is retried. To retry
+// every error but those known to be permanent, as those packages do, set
+// Classifier: classify.Classifier{Otherwise: classify.Retryable}; to mark
+// one error, wrap it with classify.WithClass. docs/decisions.md says why
+// the default is the other way round: over thousands of items, retrying
+// an error about the item itself spends minutes of backoff on a certain
+// failure.
+//
 // A Policy is an immutable value that answers three questions about each
 // failure. Is it worth retrying? The Classifier decides: only errors of
 // class retryable are (see package classify). Is there budget left?

@@ -55,3 +55,24 @@ func ExampleBackoff_Schedule() {
 	// Output:
 	// [1s 2s 4s 8s 16s 30s 30s]
 }
+
+// A plain error carries no class signal: the zero Policy calls it once;
+// Otherwise: Retryable retries it like cenkalti/backoff or retry-go would,
+// while a 401 still stops at once.
+func ExamplePolicy_Do_noSignal() {
+	for _, p := range []retry.Policy{
+		{},
+		{MaxAttempts: 3, Backoff: retry.Backoff{Base: time.Millisecond, Jitter: retry.JitterNone},
+			Classifier: classify.Classifier{Otherwise: classify.Retryable}},
+	} {
+		calls := 0
+		err := p.Do(context.Background(), func(context.Context) error {
+			calls++
+			return errors.New("boom")
+		})
+		fmt.Println("calls:", calls, "err:", err)
+	}
+	// Output:
+	// calls: 1 err: gave up after 1 attempt: not retryable (item): boom
+	// calls: 3 err: gave up after 3 attempts: retries exhausted: boom
+}

@@ -4,7 +4,7 @@ import "fmt"
 
 // Jitter says how a backoff delay is randomized so that many items that
 // failed together do not retry together. The zero value is
-// JitterProportional, the default of DESIGN.md.
+// JitterProportional, the default (docs/spec.md, "retry").
 type Jitter uint8
 
 // The jitter modes. For a computed delay d:

@@ -50,7 +50,7 @@ func (p Policy) Continue(start time.Time, failures int) *Retrier {
 }
 
 // Success records a successful call: the count of consecutive failures
-// goes back to zero, and so does the backoff. Per DESIGN.md this holds
+// goes back to zero, and so does the backoff. Per docs/heal.md ("The loop") this holds
 // for any call that worked, including one whose output then failed
 // validation.
 func (r *Retrier) Success() {

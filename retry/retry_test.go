@@ -101,7 +101,7 @@ func TestDoWaitsForServerHint(t *testing.T) {
 	}
 }
 
-// DESIGN.md: with max_attempts 3, [retryable, invalid output, retryable,
+// docs/heal.md, "The loop": with max_attempts 3, [retryable, invalid output, retryable,
 // retryable, valid output] ends in success after 5 calls, because the
 // invalid answer was a successful call and resets the streak. A counter
 // that did not reset would stop at the fourth call.

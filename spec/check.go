@@ -253,7 +253,7 @@ func (d *decoder) checkTask(s *Spec) {
 		}
 		for _, k := range taskKeys[typ] {
 			if p := "task." + k; d.isSet(p) && !slices.Contains(taskKeys[t.Type], k) {
-				d.errorf(d.at(p), "", "%s: does not apply to %s tasks (it is for %s tasks)", p, t.Type, typ)
+				d.errorf(d.at(p), misplacedKeys[t.Type][k], "%s: does not apply to %s tasks (it is for %s tasks)", p, t.Type, typ)
 			}
 		}
 	}

@@ -157,7 +157,94 @@ func (d *decoder) syntaxError(data []byte, err error) {
 		d.errorf(p, "", "a tab cannot separate YAML here; use spaces")
 		return
 	}
+	if strings.Contains(msg, "not allowed in this context") {
+		if q, text, ok := badIndent(data, p); ok {
+			d.errorf(q, "", "%s", text)
+			return
+		}
+	}
 	d.errorf(p, "", "%s", escapeControls(msg))
+}
+
+// badIndent finds the line that the parser's "mapping value is not allowed
+// in this context" is about. The parser reports the value before the
+// fault: in "type: exec" followed by "    argv: [x]", it reads "exec argv"
+// as one value continued on the next line and stops at the second colon,
+// reporting "exec". It follows the keys' columns from the top (a key is a
+// child of the key before it when that one has no value and it is deeper,
+// else a sibling of a key above at its column) and returns the first key
+// from p's line on that is neither.
+func badIndent(data []byte, p pos) (pos, string, bool) {
+	type open struct {
+		col, line int
+		key       string
+		hasValue  bool
+	}
+	var stack []open
+	lines := strings.Split(string(data), "\n")
+	for i := 0; i < len(lines); i++ {
+		col, key, value, ok := keyLine(lines[i])
+		if !ok {
+			continue
+		}
+		bad := ""
+		switch top := len(stack) - 1; {
+		case top < 0:
+		case col > stack[top].col && stack[top].hasValue:
+			bad = fmt.Sprintf("%s is indented deeper than %s on line %d, which already has a value: indent it to column %d beside %s, or make %s a mapping",
+				quote(key), quote(stack[top].key), stack[top].line, stack[top].col, quote(stack[top].key), quote(stack[top].key))
+		case col > stack[top].col:
+		default:
+			for len(stack) > 0 && stack[len(stack)-1].col > col {
+				stack = stack[:len(stack)-1]
+			}
+			if len(stack) == 0 || stack[len(stack)-1].col != col {
+				bad = fmt.Sprintf("%s is indented to column %d, where no key above it is", quote(key), col)
+				if len(stack) > 0 {
+					bad += fmt.Sprintf(" (%s on line %d is at column %d)", quote(stack[len(stack)-1].key), stack[len(stack)-1].line, stack[len(stack)-1].col)
+				}
+			} else {
+				stack = stack[:len(stack)-1]
+			}
+		}
+		if bad != "" {
+			if i+1 >= p.line {
+				return pos{i + 1, col}, "bad indentation: " + bad, true
+			}
+			return pos{}, "", false
+		}
+		stack = append(stack, open{col: col, line: i + 1, key: key, hasValue: value != ""})
+		if v := strings.TrimSpace(value); strings.HasPrefix(v, "|") || strings.HasPrefix(v, ">") {
+			// A block scalar: its lines are text, whatever colons they hold.
+			for i+1 < len(lines) && (strings.TrimSpace(lines[i+1]) == "" || len(lines[i+1])-len(strings.TrimLeft(lines[i+1], " ")) >= col) {
+				i++
+			}
+		}
+	}
+	return pos{}, "", false
+}
+
+// keyLine reports a line that holds a mapping key ("  key: value", "- key:
+// value"): the key's column (1-based), the key and what follows its colon,
+// comments left out.
+func keyLine(line string) (col int, key, value string, ok bool) {
+	trimmed := strings.TrimLeft(line, " ")
+	col = len(line) - len(trimmed) + 1
+	for strings.HasPrefix(trimmed, "- ") {
+		trimmed = strings.TrimLeft(trimmed[2:], " ")
+		col = len(line) - len(trimmed) + 1
+	}
+	if trimmed == "" || trimmed[0] == '#' {
+		return 0, "", "", false
+	}
+	k, v, found := strings.Cut(trimmed, ":")
+	if !found || k == "" || strings.ContainsAny(k, " \t\"'{[") || (v != "" && v[0] != ' ') {
+		return 0, "", "", false
+	}
+	if j := strings.Index(v, " #"); j >= 0 {
+		v = v[:j]
+	}
+	return col, k, strings.TrimSpace(v), true
 }
 
 // lineOf returns line (1-based) of data, without its line break.
@@ -423,7 +510,11 @@ func (d *decoder) decodeStruct(n ast.Node, v reflect.Value, path string, depth i
 			if path != "" {
 				where = " in " + path
 			}
-			d.errorf(posOf(e.Key), suggest(key, names), "unknown key %s%s", quote(key), where)
+			sugg := suggest(key, names)
+			if sugg == "" {
+				sugg = meantKeys[path][key]
+			}
+			d.errorf(posOf(e.Key), sugg, "unknown key %s%s", quote(key), where)
 			continue
 		}
 		kp := join(path, key)

@@ -1,6 +1,6 @@
 // Package spec loads a tenax job spec: the YAML file that says what to run
 // over which input, and with which retry, breaker, heal, scheduling and
-// checkpoint settings (DESIGN.md, "Job spec").
+// checkpoint settings (docs/spec.md, "Keys").
 //
 // Load does everything before the first call is made, so that a bad spec
 // fails at once rather than halfway through a batch:

@@ -20,7 +20,7 @@ import (
 
 // Fix is a resolved fix spec, the file `tenax fix` reads: a check to run,
 // a fixer that fixes one error at a time, and the budgets of the loop
-// (DESIGN.md, "Fix runs"). It is decoded as strictly as a job spec: the
+// (docs/fix.md). It is decoded as strictly as a job spec: the
 // same YAML rules, ${VAR} expansion, file:line:col errors and "did you
 // mean" suggestions.
 type Fix struct {

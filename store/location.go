@@ -69,7 +69,7 @@ func (l Location) String() string {
 
 // OpenError is a store that could not be opened: its database refused or
 // unreachable, its tables not made. It is tenax's own storage failing,
-// whichever command met it (DESIGN.md's exit 4), and says which store,
+// whichever command met it (exit 4, docs/records.md), and says which store,
 // its password hidden.
 type OpenError struct {
 	Location Location

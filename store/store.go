@@ -152,8 +152,8 @@ type Manifest struct {
 	RunSeconds float64 `json:"run_seconds,omitempty"`
 }
 
-// Record is one finished item, as a line of results.jsonl. DESIGN.md fixes
-// its fields; Error and Class are set only on failure.
+// Record is one finished item, as a line of results.jsonl. docs/records.md
+// ("Fields") fixes its fields; Error and Class are set only on failure.
 type Record struct {
 	Idx                int             `json:"_idx"`
 	ID                 string          `json:"id,omitempty"`

@@ -21,7 +21,7 @@ import (
 	"github.com/tenaxhq/tenax/spec"
 )
 
-// exitStorage: tenax's own storage failed (DESIGN.md's exit code 4).
+// exitStorage: tenax's own storage failed (exit code 4, docs/records.md).
 const exitStorage = 4
 
 type fixFlags struct {

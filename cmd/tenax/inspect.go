@@ -19,6 +19,7 @@ import (
 
 func newStatusCmd(g *globals) *cobra.Command {
 	var top int
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status [JOB|latest|NAME]",
 		Short: "Show a job's outcomes, error groups, attempts, time, tokens and cost (default: the latest job)",
@@ -29,11 +30,18 @@ lists every job. JOB is a job id, 'latest', or a job's name (its latest run);
 a fix run's id (fix_…) shows that run's errors by status.
 
 A job whose manifest says running but whose process is gone (killed with -9,
-a machine that stopped) is shown as stale: 'tenax resume JOB' continues it.`,
+a machine that stopped) is shown as stale: 'tenax resume JOB' continues it.
+
+--json prints the same as one JSON object for scripts, every error group
+included (tenax.status/v1; with --all, tenax.jobs/v1): docs/records.md has
+the shape. tenax status --json | jq .outcomes.succeeded`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if len(args) == 1 && fix.IsID(args[0]) {
+				if asJSON {
+					return usageErr(fmt.Errorf("--json shows jobs; a fix run's status is text only: drop --json for %s", args[0]))
+				}
 				return fixStatus(g, args[0], cmd.OutOrStdout())
 			}
 			st, closeStore, err := g.openStore(ctx)
@@ -42,7 +50,7 @@ a machine that stopped) is shown as stale: 'tenax resume JOB' continues it.`,
 			}
 			defer closeStore()
 			if all, _ := cmd.Flags().GetBool("all"); all {
-				return listJobs(ctx, g, st)
+				return listJobs(ctx, g, st, asJSON)
 			}
 			j, err := openJob(ctx, st, args)
 			if err != nil {
@@ -54,6 +62,9 @@ a machine that stopped) is shown as stale: 'tenax resume JOB' continues it.`,
 				return err
 			}
 			r.Manifest.State, r.Note = job.CurrentState(ctx, st, r.Manifest, job.LocationFlags(g.homeDir(), g.storeURL))
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), r.JSON())
+			}
 			if err := r.WriteText(cmd.OutOrStdout(), top); err != nil {
 				return err
 			}
@@ -63,13 +74,22 @@ a machine that stopped) is shown as stale: 'tenax resume JOB' continues it.`,
 	addStoreFlag(cmd, g)
 	cmd.Flags().IntVar(&top, "top", 10, "how many error groups to show")
 	cmd.Flags().Bool("all", false, "list every job instead")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object for scripts (docs/records.md)")
 	return cmd
 }
 
-func listJobs(ctx context.Context, g *globals, st store.Store) error {
+func listJobs(ctx context.Context, g *globals, st store.Store, asJSON bool) error {
 	ms, err := st.List(ctx)
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		list := job.JobsJSON{Schema: job.JobsSchema, Jobs: []job.JobJSON{}}
+		for _, m := range ms {
+			state, _ := job.CurrentState(ctx, st, m, "")
+			list.Jobs = append(list.Jobs, job.NewJobJSON(m, state))
+		}
+		return writeJSON(g.stdout, list)
 	}
 	if len(ms) == 0 {
 		fmt.Fprintf(g.stdout, "no jobs in %s\n", job.DescribeStore(st))

@@ -117,7 +117,7 @@ func (tm *terminal) exitCode() int {
 	}
 }
 
-// TestPromptInspectContinueAbort drives DESIGN.md's breaker prompt on a
+// TestPromptInspectContinueAbort drives the breaker prompt of docs/classes.md on a
 // terminal: Inspect shows the last error in full, Continue resets the
 // breaker and resumes, Abort at the next trip exits 3.
 func TestPromptInspectContinueAbort(t *testing.T) {

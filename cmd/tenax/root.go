@@ -31,9 +31,6 @@ func (e *exitError) Error() string {
 }
 func (e *exitError) Unwrap() error { return e.err }
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
-
 // globals are the flags every command shares, and the process's streams.
 type globals struct {
 	home      string
@@ -130,7 +127,9 @@ disk; the job stays resumable); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
   tenax export job_20261122_101500 --failed --format csv`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version,
 	}
+	root.SetVersionTemplate(currentBuild().text())
 	root.SetIn(g.stdin)
 	root.SetOut(g.stdout)
 	root.SetErr(g.stderr)
@@ -146,19 +145,8 @@ disk; the job stays resumable); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
 		newMigrateCmd(g), newWorkerCmd(g), newBreakerCmd(g),
 	)
 	root.AddCommand(newUICmd(g))
+	completeDynamic(root, g)
 	return root
-}
-
-func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the tenax version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "tenax %s\n", version)
-			return err
-		},
-	}
 }
 
 // execute runs the CLI and returns the process exit code.
