@@ -89,6 +89,16 @@ type Config struct {
 	// own, so that engines in many processes spend one budget (the workers
 	// of a job: package worker keeps it in PostgreSQL). Nil keeps it here.
 	Ledger Ledger
+	// SharedLimiter, when set, paces calls by rate limits kept outside the
+	// engine, shared with engines in other processes (the workers of a
+	// job: package worker keeps them in PostgreSQL). It is asked after
+	// this engine's own limiters, before a call slot is taken. Nil shares
+	// none.
+	SharedLimiter SharedLimiter
+	// SharedBreaker, when set, holds calls while another engine's breaker
+	// is open and hears of the cooldowns this engine begins. Nil shares
+	// none.
+	SharedBreaker SharedBreaker
 
 	// Total is the number of items of the input, for progress and reports.
 	// Skipped is how many of them a resume skips.
@@ -136,6 +146,28 @@ type Ledger interface {
 	// started) and adds what it spent. It is called as each call ends and
 	// must not block.
 	Settle(held, usedTokens int64, costUSD float64)
+}
+
+// SharedLimiter is request and token rate limits kept outside the engine
+// and spent by every engine that shares them.
+type SharedLimiter interface {
+	// Wait takes one request's turn and, when tokens > 0, that many
+	// tokens' turn, and waits for it. It returns ctx's cause when ctx ends
+	// first; any other error is the shared state failing to answer, which
+	// stops the run as a storage failure does.
+	Wait(ctx context.Context, tokens int) error
+}
+
+// SharedBreaker is the breaker and provider cooldown state an engine
+// shares with the other engines of one job.
+type SharedBreaker interface {
+	// Hold reports whether another engine's breaker holds every call,
+	// and a channel that is closed once that may have changed.
+	Hold() (held bool, changed <-chan struct{})
+	// Cooldown tells the other engines of a cooldown this engine began
+	// after a 429 (its retry hint, capped by retry.Policy.MaxHint). It is
+	// called as the call that met it ends.
+	Cooldown(until time.Time)
 }
 
 // BudgetError is a budget reached: dispatch stops (StopBudget) and the

@@ -15,21 +15,25 @@ import (
 )
 
 // gate decides when the next call may go. Everything that can hold a call
-// back is here, checked in one order on one path:
+// back is here, checked in one order on one path, whether the state it
+// reads is this engine's or shared with other engines (Config.Ledger,
+// SharedBreaker, SharedLimiter: the workers of a job):
 //
 //  1. the budget: the call's estimated tokens are reserved against
 //     budget.max_tokens, and a spent budget stops the run;
-//  2. a call slot: the concurrency limit (adaptive or fixed) counts calls,
-//     not items, so an item sleeping before its retry holds none;
-//  3. the run's pause (a tripped breaker or a check-in awaiting the
-//     operator) and the run's breaker permit;
-//  4. the provider's cooldown: a second breaker, opened until the time a
+//  2. the run's pause (a tripped breaker or a check-in awaiting the
+//     operator), another engine's open breaker, and the run's breaker
+//     permit;
+//  3. the provider's cooldown: a second breaker, opened until the time a
 //     server named (its quota exhausted), that then lets one probe call
 //     through and closes when the probe meets no new cooldown;
-//  5. the request and token rate limiters, configured or learned from the
-//     provider's rate-limit headers.
+//  4. the request and token rate limiters, configured or learned from the
+//     provider's rate-limit headers, then the shared ones;
+//  5. a call slot, last: the concurrency limit (adaptive or fixed) counts
+//     calls, not items, so an item sleeping before its retry or waiting
+//     on a limiter holds none.
 //
-// A wait at 3–5 releases what was taken at 3–4 and starts over at 3, so a
+// A wait at 2–5 releases what was taken at 2–3 and starts over at 2, so a
 // long pause never releases a burst paced for a moment that has passed.
 // Waits end on the dispatch context: a stopped run leaves waiting items
 // pending. Nothing polls: waiters sleep on a broadcast channel that every
@@ -52,6 +56,10 @@ type gate struct {
 	// way to settle; only then does a settle wake the gate's waiters.
 	budgetWaiters atomic.Int32
 	spent         func() (tokens int64, usd float64)
+
+	// What other engines share, or nil.
+	sharedLim SharedLimiter
+	sharedBr  SharedBreaker
 
 	paused  atomic.Bool
 	pauses  pauseClock
@@ -80,7 +88,8 @@ type ticket struct {
 }
 
 func newGate(cfg Config, br *breaker.Breaker, spent func() (int64, float64)) *gate {
-	g := &gate{br: br, budget: cfg.Budget, ledger: cfg.Ledger, spent: spent}
+	g := &gate{br: br, budget: cfg.Budget, ledger: cfg.Ledger, spent: spent,
+		sharedLim: cfg.SharedLimiter, sharedBr: cfg.SharedBreaker}
 	ch := make(chan struct{})
 	g.changed.Store(&ch)
 	g.cool = breaker.New(breaker.Settings{
@@ -174,11 +183,15 @@ func (c *pauseClock) read(now time.Time) (paused time.Duration, since, resumed t
 	return paused, c.since, c.resumed
 }
 
-// ledgerError is the shared ledger failing to answer: the run stops, as
-// when its checkpoint cannot be written, rather than spend unchecked.
-type ledgerError struct{ err error }
+// ledgerError is shared state (the budget's ledger, the shared rate
+// limits) failing to answer: the run stops, as when its checkpoint cannot
+// be written, rather than spend or call unchecked.
+type ledgerError struct {
+	what string // "the budget's ledger"
+	err  error
+}
 
-func (e *ledgerError) Error() string { return "engine: the budget's ledger: " + e.err.Error() }
+func (e *ledgerError) Error() string { return "engine: " + e.what + ": " + e.err.Error() }
 
 func (e *ledgerError) Unwrap() error { return e.err }
 
@@ -206,6 +219,7 @@ func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error
 		pacedReq   *rate.Limiter
 		pacedTok   *rate.Limiter
 		pacedIn    uint64 // the cooldowns begun when the pace was taken
+		shared     bool   // the shared limiter's turn is taken
 		atCapacity bool
 	)
 	stale := func() bool {
@@ -224,7 +238,7 @@ func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error
 		if waited {
 			// The pace of a moment that passed is stale: a burst of items
 			// released together must be paced again.
-			paced = false
+			paced, shared = false, false
 		}
 		c, err := g.cool.Allow()
 		if err != nil {
@@ -245,6 +259,19 @@ func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error
 				return ticket{}, err
 			}
 			paced = true
+			continue
+		}
+		if g.sharedLim != nil && !shared {
+			g.release(p)
+			g.release(c)
+			if err := g.sharedLim.Wait(ctx, tokens); err != nil {
+				g.abandon(&t)
+				if ctx.Err() != nil {
+					return ticket{}, context.Cause(ctx)
+				}
+				return ticket{}, &ledgerError{"the shared rate limits", err}
+			}
+			shared = true
 			continue
 		}
 		// The slot comes last, so that calls waiting on a limiter hold
@@ -287,7 +314,7 @@ func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error
 // tryPermits takes the run breaker's and the cooldown's permits if both
 // are free now, without waiting.
 func (g *gate) tryPermits() (p, c breaker.Permit, ok bool) {
-	if g.paused.Load() {
+	if g.paused.Load() || g.held() {
 		return p, c, false
 	}
 	p, err := g.br.Allow()
@@ -301,12 +328,18 @@ func (g *gate) tryPermits() (p, c breaker.Permit, ok bool) {
 	return p, c, true
 }
 
-// open waits until the run is not paused and its breaker gives a permit.
-// waited says whether it had to wait.
+// open waits until the run is not paused, no other engine's breaker
+// holds it, and its breaker gives a permit. waited says whether it had to
+// wait.
 func (g *gate) open(ctx context.Context) (p breaker.Permit, waited bool, err error) {
 	for {
 		changed := *g.changed.Load()
-		if !g.paused.Load() {
+		var held bool
+		var sharedChanged <-chan struct{}
+		if g.sharedBr != nil {
+			held, sharedChanged = g.sharedBr.Hold()
+		}
+		if !g.paused.Load() && !held {
 			p, err := g.br.Allow()
 			if err == nil {
 				return p, waited, nil
@@ -315,7 +348,7 @@ func (g *gate) open(ctx context.Context) (p breaker.Permit, waited bool, err err
 		waited = true
 		var t *time.Timer
 		var timer <-chan time.Time
-		if !g.paused.Load() {
+		if !g.paused.Load() && !held {
 			if d := time.Until(g.br.ReadyAt()); d > 0 {
 				t = time.NewTimer(d)
 				timer = t.C
@@ -323,10 +356,14 @@ func (g *gate) open(ctx context.Context) (p breaker.Permit, waited bool, err err
 			// Half-open with its probes out: a probe's outcome changes
 			// the state, or its release broadcasts.
 		}
+		if !held {
+			sharedChanged = nil
+		}
 		select {
 		case <-ctx.Done():
 			err = context.Cause(ctx)
 		case <-changed:
+		case <-sharedChanged:
 		case <-timer:
 		}
 		if t != nil {
@@ -336,6 +373,15 @@ func (g *gate) open(ctx context.Context) (p breaker.Permit, waited bool, err err
 			return breaker.Permit{}, waited, err
 		}
 	}
+}
+
+// held reports whether another engine's breaker holds every call.
+func (g *gate) held() bool {
+	if g.sharedBr == nil {
+		return false
+	}
+	held, _ := g.sharedBr.Hold()
+	return held
 }
 
 // waitCooldown waits until the provider's cooldown may have ended. It only
@@ -434,7 +480,7 @@ func (g *gate) reserve(ctx context.Context, estimate int) (int64, error) {
 			if errors.As(err, &reached) {
 				return 0, reached
 			}
-			return 0, &ledgerError{err}
+			return 0, &ledgerError{"the budget's ledger", err}
 		}
 		return held, nil
 	}

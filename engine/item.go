@@ -104,11 +104,11 @@ func (e *Engine) prepare(ctx context.Context, item task.Item) (task.Prepared, er
 		return e.prep.Prepare(ctx, item)
 	}
 	var p task.Prepared
-	limited := e.gate.tok.Load() != nil || e.cfg.Budget.MaxTokens > 0
+	limited := e.gate.tok.Load() != nil || e.cfg.Budget.MaxTokens > 0 || e.cfg.SharedLimiter != nil
 	if e.est != nil && limited {
 		p.Tokens = e.est.EstimateTokens(item)
 	}
-	if e.cach != nil && item.Feedback == nil && (limited || e.gate.req.Load() != nil || e.cfg.Budget.MaxCostUSD > 0 || e.gate.cool.State() != breaker.Closed) {
+	if e.cach != nil && item.Feedback == nil && (limited || e.gate.req.Load() != nil || e.cfg.SharedBreaker != nil || e.cfg.Budget.MaxCostUSD > 0 || e.gate.cool.State() != breaker.Closed) {
 		p.Cached = e.cach.Cached(item)
 	}
 	return p, nil
@@ -206,6 +206,9 @@ func (e *Engine) rateLimited(err error) (o outcome, cooled bool) {
 	if errors.As(err, &h) && h.RetryAfter() > 0 && e.cfg.Retry.MaxHint >= 0 {
 		until := time.Now().Add(min(h.RetryAfter(), e.maxHint()))
 		e.Cooldown(until, "rate limited: retry hint")
+		if e.cfg.SharedBreaker != nil {
+			e.cfg.SharedBreaker.Cooldown(until)
+		}
 		cooled = true
 	}
 	return outcomeCapacity, cooled

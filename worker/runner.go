@@ -132,6 +132,8 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	cfg.RequestsPerMinute, cfg.TokensPerMinute = 0, 0
 	cfg.Prompter = r.shared
 	cfg.Ledger = r.shared.ledger()
+	cfg.SharedLimiter = r.shared
+	cfg.SharedBreaker = r.shared
 	cfg.QuotaShare = r.shared.quotaShare
 	logEvents := cfg.OnEvent
 	cfg.OnEvent = func(ev engine.Event) {
@@ -141,7 +143,11 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 			logEvents(ev)
 		}
 	}
-	r.eng = engine.New(cfg, &sharedTask{Task: plan.Task, s: r.shared}, plan.Checkpoint(&txJob{Job: sj, r: r}))
+	tk := plan.Task
+	if w.cfg.wrapTask != nil {
+		tk = w.cfg.wrapTask(tk)
+	}
+	r.eng = engine.New(cfg, tk, plan.Checkpoint(&txJob{Job: sj, r: r}))
 	plan.Attach(r.eng)
 	go r.run()
 	go r.shared.poll()

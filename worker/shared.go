@@ -14,9 +14,7 @@ import (
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/engine"
-	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/store"
-	"github.com/tenaxhq/tenax/task"
 )
 
 // shared is what the workers of one job share through the database, seen
@@ -32,7 +30,6 @@ type shared struct {
 	reqBurst    time.Duration
 	tokInterval time.Duration
 	tokBurst    time.Duration
-	estimator   engine.Estimator
 
 	// peers is how many live workers work the job, this one included
 	// (read every peersEvery): each engine learns 1/peers of the quota
@@ -120,9 +117,6 @@ func newShared(ctx context.Context, r *runner, cfg engine.Config) (*shared, erro
 	s.readPeers(ctx)
 	// Counted from this worker's first item, not from its first poll.
 	s.followCheckins(ctx)
-	if est, ok := r.plan.Task.(engine.Estimator); ok {
-		s.estimator = est
-	}
 	pool := r.w.c.pool
 	if _, err := pool.Exec(ctx, `INSERT INTO tenax_breakers (job_id) VALUES ($1) ON CONFLICT DO NOTHING`, r.jobID); err != nil {
 		return nil, fmt.Errorf("worker: job %s: %w", r.jobID, err)
@@ -145,7 +139,7 @@ func newShared(ctx context.Context, r *runner, cfg engine.Config) (*shared, erro
 		// own limiter allows.
 		s.reqBurst = max(time.Second-s.reqInterval, 0)
 	}
-	if tpm := cfg.TokensPerMinute; tpm > 0 && s.estimator != nil {
+	if tpm := cfg.TokensPerMinute; tpm > 0 {
 		s.tokInterval = time.Minute / time.Duration(tpm)
 		s.tokBurst = 10 * time.Second
 	}
@@ -450,35 +444,31 @@ func (s *shared) abortUnattended(ctx context.Context) engine.TripDecision {
 // Checkin is never asked: workers have no check-ins.
 func (s *shared) Checkin(context.Context, []store.Record, engine.Stats) bool { return true }
 
-// gate holds a call while another worker's breaker is open, then takes
-// its turn in the shared request and token schedules. It returns
-// context.Canceled once this engine stops, which leaves the item pending.
-func (s *shared) gate(ctx context.Context, item task.Item) error {
-	for {
-		s.mu.Lock()
-		closed, changed := s.gateClosed, s.changed
-		s.mu.Unlock()
-		if !closed {
-			break
-		}
-		select {
-		case <-changed:
-		case <-s.r.stopped:
-			return context.Canceled
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+// Hold is the engine's SharedBreaker: calls wait while another worker's
+// breaker holds the job.
+func (s *shared) Hold() (bool, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gateClosed, s.changed
+}
+
+// Cooldown shares a cooldown this worker's engine began on a 429: it
+// pauses every worker of the job (poll applies it).
+func (s *shared) Cooldown(until time.Time) {
+	_, _ = s.r.w.c.pool.Exec(s.r.w.hard, `UPDATE tenax_limits SET tat = GREATEST(tat, $2) WHERE job_id = $1 AND name = 'cooldown'`, s.r.jobID, until)
+}
+
+// Wait is the engine's SharedLimiter: the call takes its turn in the
+// job's request schedule and, with an estimate, its token schedule.
+func (s *shared) Wait(ctx context.Context, tokens int) error {
 	if s.reqInterval > 0 {
 		if err := s.take(ctx, "requests", s.reqInterval, s.reqBurst, 1); err != nil {
 			return err
 		}
 	}
-	if s.tokInterval > 0 && item.Feedback == nil {
-		if n := s.estimator.EstimateTokens(item); n > 0 {
-			if err := s.take(ctx, "tokens", s.tokInterval, s.tokBurst, n); err != nil {
-				return err
-			}
+	if s.tokInterval > 0 && tokens > 0 {
+		if err := s.take(ctx, "tokens", s.tokInterval, s.tokBurst, tokens); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -512,6 +502,9 @@ func (s *shared) take(ctx context.Context, name string, interval, burst time.Dur
 		SELECT wait, set_config('synchronous_commit', 'off', true) FROM u`,
 		s.r.jobID, name, burst, interval*time.Duration(n)).Scan(&wait, &setting)
 	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		return fmt.Errorf("worker: the shared %s limit: %w", name, err)
 	}
 	if wait <= 0 {
@@ -522,53 +515,7 @@ func (s *shared) take(ctx context.Context, name string, interval, burst time.Dur
 	select {
 	case <-t.C:
 		return nil
-	case <-s.r.stopped:
-		return context.Canceled
 	case <-ctx.Done():
-		return ctx.Err()
+		return context.Cause(ctx)
 	}
-}
-
-// shareCooldown extends the job's shared cooldown to until.
-func (s *shared) shareCooldown(ctx context.Context, until time.Time) {
-	_, _ = s.r.w.c.pool.Exec(ctx, `UPDATE tenax_limits SET tat = GREATEST(tat, $2) WHERE job_id = $1 AND name = 'cooldown'`, s.r.jobID, until)
-}
-
-// sharedTask is the job's task behind the shared gate; a 429 with a
-// retry hint sets the shared cooldown, which pauses every worker.
-type sharedTask struct {
-	task.Task
-	s *shared
-}
-
-// Run passes the shared gate, then runs the task.
-func (t *sharedTask) Run(ctx context.Context, item task.Item) (task.Result, error) {
-	if err := t.s.gate(ctx, item); err != nil {
-		return task.Result{}, err
-	}
-	res, err := t.Task.Run(ctx, item)
-	if err != nil {
-		var h retry.Hinter
-		var sc interface{ HTTPStatus() int }
-		if errors.As(err, &h) && h.RetryAfter() > 0 && errors.As(err, &sc) && sc.HTTPStatus() == 429 {
-			t.s.shareCooldown(context.WithoutCancel(ctx), time.Now().Add(min(h.RetryAfter(), 2*time.Minute)))
-		}
-	}
-	return res, err
-}
-
-// EstimateTokens forwards to the task, 0 when it cannot estimate.
-func (t *sharedTask) EstimateTokens(item task.Item) int {
-	if t.s.estimator == nil {
-		return 0
-	}
-	return t.s.estimator.EstimateTokens(item)
-}
-
-// Cached forwards to the task's cache, false when it has none.
-func (t *sharedTask) Cached(item task.Item) bool {
-	if c, ok := t.Task.(engine.Cacher); ok {
-		return c.Cached(item)
-	}
-	return false
 }

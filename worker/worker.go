@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/task"
 )
 
 // Defaults of Config.
@@ -58,6 +59,9 @@ type Config struct {
 	// ID names the worker in tenax_workers and River (default
 	// host-pid-random).
 	ID string
+
+	// wrapTask, set by tests (export_test.go), wraps each job's task.
+	wrapTask func(task.Task) task.Task
 }
 
 // Worker runs the items of jobs as a River client: each item's River job
