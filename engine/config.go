@@ -272,6 +272,16 @@ type Estimator interface {
 	EstimateTokens(item task.Item) int
 }
 
+// Checkpoint is where the engine records outcomes: all it asks of a
+// store.Job.
+type Checkpoint interface {
+	// Append writes records; a record appended is the item's outcome. Do
+	// gives it Do's context, without its cancellation.
+	Append(ctx context.Context, recs ...store.Record) error
+	// Flush makes the records appended so far durable.
+	Flush(ctx context.Context) error
+}
+
 // Source yields the items of a run in idx order; io.EOF ends it. An error
 // of type *BadItem is an item that cannot run (an unreadable input line):
 // the engine records it as failed with class item and goes on. Any other

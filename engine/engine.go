@@ -19,7 +19,9 @@ import (
 )
 
 // Engine runs one task over a stream of items. Build one with New, call Run
-// once. Stop, Cooldown, ObserveQuota and Stats may be called from any
+// once: with a Source it pulls the items; with none, the items are pushed
+// through Do (a queue's workers), which brings each to its outcome by the
+// same path. Stop, Cooldown, ObserveQuota and Stats may be called from any
 // goroutine while it runs.
 //
 // A run has two contexts, as River's client has: the context given to Run,
@@ -34,12 +36,19 @@ type Engine struct {
 	prep task.Preparer
 	est  Estimator
 	cach Cacher
-	job  store.Job
+	job  Checkpoint
 	br   *breaker.Breaker
 	gate *gate
 
+	// halt is canceled, with the stop's cause, by the first Stop: Do's
+	// waits end on it as the dispatcher's end on its dispatch context.
+	halt       context.Context
+	haltCancel context.CancelCauseFunc
+
 	mu         sync.Mutex
 	stopCause  *StopError              // the first stop
+	doing      int                     // Do calls under way
+	doIdle     chan struct{}           // closed when doing drops to 0, if wanted
 	cancelRun  context.CancelCauseFunc // cancels the dispatch context, once Run made it
 	runErr     error                   // the first failure of the run itself
 	lastFail   *Failure
@@ -77,12 +86,14 @@ type Engine struct {
 // latestKept is how many recent records a check-in shows.
 const latestKept = 5
 
-// New returns an Engine that runs t over items and records outcomes in job.
-func New(cfg Config, t task.Task, job store.Job) *Engine {
+// New returns an Engine that runs t over items and records outcomes in job
+// (a store.Job is one).
+func New(cfg Config, t task.Task, job Checkpoint) *Engine {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 8
 	}
 	e := &Engine{cfg: cfg, task: t, job: job, control: make(chan struct{}, 1), room: make(chan struct{}, 1)}
+	e.halt, e.haltCancel = context.WithCancelCause(context.Background())
 	e.prep, _ = t.(task.Preparer)
 	e.est, _ = t.(Estimator)
 	e.cach, _ = t.(Cacher)
@@ -144,6 +155,7 @@ func (e *Engine) stop(cause *StopError) {
 	e.stopCause = cause
 	cancel := e.cancelRun
 	e.mu.Unlock()
+	e.haltCancel(cause)
 	if cancel != nil {
 		cancel(cause)
 	}
@@ -224,6 +236,10 @@ func (e *Engine) Stats() Stats {
 // failure of the run itself — the source could not be read, the
 // checkpoint could not be written — never an item's failure, which the
 // Summary counts; the Summary's Stop is then StopStorage.
+//
+// With a nil src the items come through Do (a queue's workers push them):
+// Run handles trips and check-ins until the run stops or ctx ends, then
+// waits for the Do calls under way.
 func (e *Engine) Run(ctx context.Context, src Source) (Summary, error) {
 	start := time.Now()
 	e.startedN.Store(start.UnixNano())
@@ -244,8 +260,17 @@ func (e *Engine) Run(ctx context.Context, src Source) (Summary, error) {
 		e.controlLoop(controlCtx)
 	}()
 
-	d := dispatcher{e: e, src: src, ctx: ctx, dctx: dctx}
-	d.run()
+	if src == nil {
+		<-dctx.Done()
+		if ctx.Err() != nil {
+			// Refuse new items before waiting for those under way.
+			e.Stop(StopSignal, "interrupted")
+		}
+		e.waitDo()
+	} else {
+		d := dispatcher{e: e, src: src, ctx: ctx, dctx: dctx}
+		d.run()
+	}
 
 	stopControl()
 	<-controlDone
@@ -268,6 +293,91 @@ func (e *Engine) Run(ctx context.Context, src Source) (Summary, error) {
 		s.Pending = max(0, e.cfg.Total-e.cfg.Skipped-s.Done)
 	}
 	return s, err
+}
+
+// ErrPending is Do's answer for an item that stopped without a record:
+// the run stopped, or ctx ended, first. The item stays pending.
+var ErrPending = errors.New("engine: the item stopped without a record")
+
+// Do brings one item to its outcome, as Run does for each item of its
+// source: gate, prepare, call, classify and retry, validate and heal,
+// record. It returns the record once it is written (the checkpoint's
+// Append is given ctx, values and all, without its cancellation), or
+// ErrPending. Calls are made under ctx; waits end on ctx or on the run's
+// Stop. Do may be called from any number of goroutines, with Run(ctx,
+// nil) handling the run's trips and check-ins beside them.
+func (e *Engine) Do(ctx context.Context, item task.Item) (store.Record, error) {
+	dctx, done, ok := e.beginDo(ctx)
+	if !ok {
+		e.pending(item)
+		return store.Record{}, ErrPending
+	}
+	defer done()
+	rec, recorded := e.runItem(ctx, dctx, item, true)
+	if !recorded {
+		return store.Record{}, ErrPending
+	}
+	return *rec, nil
+}
+
+// DoBad records an item that cannot run (an input that is not an
+// object), as Run does for a *BadItem from its source.
+func (e *Engine) DoBad(ctx context.Context, bad *BadItem) (store.Record, error) {
+	_, done, ok := e.beginDo(ctx)
+	if !ok {
+		e.pending(bad.Item)
+		return store.Record{}, ErrPending
+	}
+	defer done()
+	rec, recorded := e.recordBad(ctx, bad)
+	if !recorded {
+		return store.Record{}, ErrPending
+	}
+	return rec, nil
+}
+
+// beginDo counts a Do call under way, unless the run has stopped, and
+// returns its dispatch context: ctx, canceled also by Stop.
+func (e *Engine) beginDo(ctx context.Context) (dctx context.Context, done func(), ok bool) {
+	e.mu.Lock()
+	if e.stopCause != nil {
+		e.mu.Unlock()
+		return nil, nil, false
+	}
+	e.doing++
+	e.mu.Unlock()
+	if e.startedN.Load() == 0 {
+		e.startedN.CompareAndSwap(0, time.Now().UnixNano())
+	}
+	dctx, cancel := context.WithCancelCause(ctx)
+	unwatch := context.AfterFunc(e.halt, func() { cancel(context.Cause(e.halt)) })
+	return dctx, func() {
+		unwatch()
+		cancel(nil)
+		e.mu.Lock()
+		e.doing--
+		if e.doing == 0 && e.doIdle != nil {
+			close(e.doIdle)
+			e.doIdle = nil
+		}
+		e.mu.Unlock()
+	}, true
+}
+
+// waitDo waits until no Do call is under way. Called once the run has
+// stopped, so no new one begins.
+func (e *Engine) waitDo() {
+	e.mu.Lock()
+	for e.doing > 0 {
+		if e.doIdle == nil {
+			e.doIdle = make(chan struct{})
+		}
+		ch := e.doIdle
+		e.mu.Unlock()
+		<-ch
+		e.mu.Lock()
+	}
+	e.mu.Unlock()
 }
 
 // dispatcher reads items and hands them to workers: long-lived goroutines,
@@ -368,7 +478,7 @@ func (d *dispatcher) run() {
 			}
 			var bad *BadItem
 			if errors.As(err, &bad) {
-				if !e.recordBad(d.ctx, bad) {
+				if _, ok := e.recordBad(d.ctx, bad); !ok {
 					return
 				}
 				continue
@@ -432,7 +542,7 @@ func (d *dispatcher) run() {
 
 func (d *dispatcher) worker() {
 	for item := range d.work {
-		d.e.runItem(d.ctx, d.dctx, item)
+		d.e.runItem(d.ctx, d.dctx, item, false)
 		d.e.inFlight.Add(-1)
 		d.e.kickRoom()
 		d.wg.Done()
@@ -516,9 +626,10 @@ func (e *Engine) emit(ev Event) {
 	e.cfg.OnEvent(ev)
 }
 
-// recordBad records an item that failed before any call. It reports false
-// when the record could not be written (the run then stops).
-func (e *Engine) recordBad(ctx context.Context, bad *BadItem) bool {
+// recordBad records an item that failed before any call and returns its
+// record. It reports false when the record could not be written (the run
+// then stops).
+func (e *Engine) recordBad(ctx context.Context, bad *BadItem) (store.Record, bool) {
 	rec := store.Record{
 		Idx:        bad.Item.Idx,
 		ID:         bad.Item.ID,
@@ -529,7 +640,7 @@ func (e *Engine) recordBad(ctx context.Context, bad *BadItem) bool {
 		FinishedAt: time.Now().UTC(),
 	}
 	rec.Fingerprint = heal.Fingerprint(classify.Item.String(), rec.Error)
-	return e.finish(ctx, bad.Item, rec, &Failure{Item: bad.Item, Err: bad.Err, Decision: classify.Decision{Class: classify.Item, Reason: "bad input line"}})
+	return rec, e.finish(ctx, bad.Item, rec, &Failure{Item: bad.Item, Err: bad.Err, Decision: classify.Decision{Class: classify.Item, Reason: "bad input line"}})
 }
 
 // finish appends the record, updates counters and schedules a check-in. A

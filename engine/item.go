@@ -24,13 +24,19 @@ type itemRun struct {
 	cost      float64
 	costKnown bool
 	finish    string // the last call's finish reason (LLM tasks)
+
+	keep     bool          // keep the record for Do
+	rec      *store.Record // the item's record once written, when kept
+	recorded bool
 }
 
 // runItem brings one item to its outcome: a record, or pending when the run
 // stops first. Calls are made under ctx; every wait is under dctx, the
-// dispatch context that Stop cancels.
-func (e *Engine) runItem(ctx, dctx context.Context, item task.Item) {
-	r := &itemRun{item: item, start: time.Now()}
+// dispatch context that Stop cancels. It returns whether the item was
+// recorded, and with keep its record (Do's answer; the dispatcher keeps
+// none, which would cost every item a copy).
+func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (*store.Record, bool) {
+	r := &itemRun{item: item, start: time.Now(), keep: keep}
 	r.Retrier = e.cfg.Retry.Start()
 	if c := e.cfg.Carried[item.Idx]; c != nil {
 		r.Tracker, r.HealBase = c.Tracker, c.Heals
@@ -44,7 +50,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item) {
 	for {
 		if dctx.Err() != nil {
 			e.pending(r.item)
-			return
+			return r.rec, r.recorded
 		}
 		prep, perr := e.prepare(ctx, r.item)
 		// An attempt that failed to prepare makes no request, but its failure
@@ -60,7 +66,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item) {
 				e.failRun(ledger)
 			}
 			e.pending(r.item)
-			return
+			return r.rec, r.recorded
 		}
 		e.active.Add(1)
 		var res task.Result
@@ -78,10 +84,10 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item) {
 		e.callEnded()
 		switch next.Step {
 		case StepRecord, StepFail:
-			return
+			return r.rec, r.recorded
 		case StepPending:
 			e.pending(r.item)
-			return
+			return r.rec, r.recorded
 		case StepRetry:
 			e.resting.Add(1)
 			e.kickRoom()
@@ -89,7 +95,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item) {
 			e.resting.Add(-1)
 			if err != nil {
 				e.pending(r.item)
-				return
+				return r.rec, r.recorded
 			}
 		}
 	}
@@ -241,7 +247,11 @@ func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) bool 
 	rec := e.record(r)
 	rec.Output = res.Output
 	rec.TrackedErrors = heal.TrackedJSON(r.Tracker)
-	return e.finish(ctx, r.item, rec, nil)
+	if !e.finish(ctx, r.item, rec, nil) {
+		return false
+	}
+	r.kept(rec)
+	return true
 }
 
 // failWith records the item as failed with err and reports the failure to
@@ -262,10 +272,22 @@ func (e *Engine) failWith(ctx context.Context, r *itemRun, permit breaker.Permit
 	rec.Fingerprint = heal.FailureFingerprint(d.Class, fpErr)
 	rec.TrackedErrors = heal.TrackedJSON(r.Tracker)
 	written := e.finish(ctx, r.item, rec, &Failure{Item: r.item, Err: err, Decision: d, Attempts: r.Calls})
+	if written {
+		r.kept(rec)
+	}
 	if written && int(d.Class) < len(e.counted) && e.counted[d.Class] {
 		permit.Failure()
 	} else {
 		permit.Release()
+	}
+}
+
+// kept marks the item recorded with rec, and keeps a copy if asked to.
+func (r *itemRun) kept(rec store.Record) {
+	r.recorded = true
+	if r.keep {
+		c := rec
+		r.rec = &c
 	}
 }
 

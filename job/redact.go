@@ -20,6 +20,12 @@ type redactingJob struct {
 func (j *redactingJob) Unwrap() store.Job { return j.Job }
 
 func (j *redactingJob) Append(ctx context.Context, recs ...store.Record) error {
+	j.redactRecords(recs)
+	return j.Job.Append(ctx, recs...)
+}
+
+// redactRecords redacts recs in place.
+func (j *redactingJob) redactRecords(recs []store.Record) {
 	for i := range recs {
 		r := &recs[i]
 		r.Error = j.redact(r.Error)
@@ -27,7 +33,6 @@ func (j *redactingJob) Append(ctx context.Context, recs ...store.Record) error {
 		r.Input = j.redactJSON(r.Input)
 		r.TrackedErrors = j.redactJSON(r.TrackedErrors)
 	}
-	return j.Job.Append(ctx, recs...)
 }
 
 // redactJSON redacts a JSON value's text; a secret inside a JSON string is

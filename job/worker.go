@@ -129,13 +129,26 @@ func NewPlan(path string, source []byte, opts Options) (*Plan, error) {
 	return &Plan{Spec: s, Task: b.task, Config: cfg, built: b}, nil
 }
 
-// Checkpoint returns what the engine should append records to: j, with
+// Checkpoint returns what the engine should append records to: cp, with
 // the spec's secrets redacted from every record when it has any.
-func (p *Plan) Checkpoint(j store.Job) store.Job {
+func (p *Plan) Checkpoint(cp engine.Checkpoint) engine.Checkpoint {
 	if len(p.Spec.Secrets()) == 0 {
-		return j
+		return cp
 	}
-	return &redactingJob{Job: j, redact: p.Spec.Redact}
+	return &redactingCheckpoint{Checkpoint: cp, r: redactingJob{redact: p.Spec.Redact}}
+}
+
+// redactingCheckpoint is redactingJob for a checkpoint that is not a
+// whole store.Job (a worker's, which completes River jobs).
+type redactingCheckpoint struct {
+	engine.Checkpoint
+	r redactingJob
+}
+
+// Append redacts recs, then appends them.
+func (c *redactingCheckpoint) Append(ctx context.Context, recs ...store.Record) error {
+	c.r.redactRecords(recs)
+	return c.Checkpoint.Append(ctx, recs...)
 }
 
 // Attach makes the LLM task's rate-limit headers pause e (cooldowns).

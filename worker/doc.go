@@ -7,16 +7,18 @@
 // the item's input is a row of tenax_inputs. Both are inserted in bulk
 // through COPY, a batch of items and their inputs in one transaction
 // (Client.Enqueue). A Worker is a
-// River client: its executions hand their items to an engine.Engine built
-// from the job's stored spec source with the worker's own environment for
-// secrets, so tenax's whole per-item logic (retries with backoff, the heal
-// loop, classification) runs inside one River execution. River's own
+// River client: each execution calls engine.Engine.Do for its item, under
+// River's context, on an engine built from the job's stored spec source
+// with the worker's own environment for secrets, so tenax's whole per-item
+// logic (the gate, retries with backoff, the heal loop, classification)
+// runs inside one River execution. River's own
 // retries are only a safety net for executions that died.
 //
 // Exactly one final record per item per round: the engine's checkpoint
 // writes each record, claims (job, idx, round) in tenax_finals and
-// completes the item's River jobs (river.JobCompleteTx) in one
-// transaction. A duplicate execution — River rescued a job whose first
+// completes the item's River job (river.JobCompleteTx) in one
+// transaction: the River job reaches the checkpoint in the context Do was
+// given. A duplicate execution — River rescued a job whose first
 // worker was alive after all — finds the claim taken and adds no record.
 //
 // Takeover: a worker's heartbeat (every RescueAfter/6) refreshes the
@@ -24,7 +26,9 @@
 // with RescueStuckJobsAfter = RescueAfter, takes only a dead worker's jobs:
 // within RescueAfter plus the rescuer's 30-second period plus a second.
 //
-// Shared by all the workers of a job, through tables: the circuit breaker
+// Shared by all the workers of a job, through tables, and asked by the
+// engine's own gate (engine.Config's SharedBreaker, SharedLimiter and
+// Ledger; shared.go): the circuit breaker
 // (tenax_breakers, and River's queue pause so no worker takes new items),
 // the provider's 429 cooldowns, and the rate_limit's requests and tokens
 // per minute as one GCRA schedule taken with UPDATE … RETURNING

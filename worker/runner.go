@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +22,8 @@ import (
 	"github.com/tenaxhq/tenax/task"
 )
 
-// errPending is a flight's outcome when its item stopped without a record.
+// errPending is an execution's outcome when its item stopped without a
+// record: its River job is snoozed, to run again on any worker.
 var errPending = errors.New("worker: the item stopped without a record")
 
 // errJobStopped is returned for a job whose shared breaker aborted it, or
@@ -31,7 +31,7 @@ var errPending = errors.New("worker: the item stopped without a record")
 var errJobStopped = errors.New("worker: the job is stopped")
 
 // runner is one job on one worker: the engine built from the job's spec,
-// fed by River executions.
+// whose Do each River execution calls.
 type runner struct {
 	w           *Worker
 	jobID       string
@@ -45,38 +45,34 @@ type runner struct {
 	sj      *postgres.Job
 	shared  *shared
 
-	feed    chan feedItem
-	stopped chan struct{} // closed once the engine stops dispatching
+	stopped chan struct{} // closed once the engine stops taking items
 	stopOne sync.Once
 	done    chan struct{} // closed once the engine's Run returned
 
 	// inputs reads the items' inputs for the River executions.
 	inputs *inputLoader
 
+	// running holds, by idx, a channel closed when the execution of
+	// that item under way here ends: a second execution of the item (a
+	// River job rescued while its first execution was alive after all,
+	// or a later round) waits for it, then does not run it again.
 	mu      sync.Mutex
-	flights map[int]*flight
+	running map[int]chan struct{}
 
 	duplicates atomic.Int64
 }
 
-// feedItem is an item handed from a River execution to the engine.
-type feedItem struct {
-	item task.Item
-	bad  error
+// execution is the River execution of an item, carried in the context
+// Do is given to the checkpoint's Append: its record is written in the
+// transaction that completes its River job.
+type execution struct {
+	job   *river.Job[ItemArgs]
+	round int
+	err   error // why the record could not be written
 }
 
-// flight is one item on its way through the engine. More than one River
-// job may wait on it: a job rescued while its first execution, here, was
-// alive after all.
-type flight struct {
-	round int
-	jobs  []*river.Job[ItemArgs]
-	// ctx is the first execution's context without its deadline: it
-	// carries the River client that JobCompleteTx needs.
-	ctx  context.Context
-	done chan struct{}
-	err  error
-}
+// executionKey is the context key of the *execution.
+type executionKey struct{}
 
 // newRunner opens the job, builds its task from the stored spec source
 // with this worker's environment, and starts its engine.
@@ -112,8 +108,8 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	}
 	r := &runner{
 		w: w, jobID: jobID, queue: queue, resumes: resumes, plan: plan, sj: sj.(*postgres.Job),
-		feed: make(chan feedItem), stopped: make(chan struct{}), done: make(chan struct{}),
-		flights: map[int]*flight{},
+		stopped: make(chan struct{}), done: make(chan struct{}),
+		running: map[int]chan struct{}{},
 		inputs:  &inputLoader{c: w.c, ctx: w.hard, jobID: jobID, resumes: resumes},
 	}
 	cfg := plan.Config
@@ -147,26 +143,20 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	if w.cfg.wrapTask != nil {
 		tk = w.cfg.wrapTask(tk)
 	}
-	r.eng = engine.New(cfg, tk, plan.Checkpoint(&txJob{Job: sj, r: r}))
+	r.eng = engine.New(cfg, tk, plan.Checkpoint(&txJob{r: r}))
 	plan.Attach(r.eng)
 	go r.run()
 	go r.shared.poll()
 	return r, nil
 }
 
-// run runs the engine until it stops, then hands every item still waiting
-// back to River and records why a stopped job stopped.
+// run runs the engine (its trips and check-ins) until it stops and the
+// executions under way have ended, then records why a stopped job
+// stopped.
 func (r *runner) run() {
 	defer close(r.done)
-	sum, err := r.eng.Run(r.w.hard, engine.SourceFunc(r.next))
+	sum, err := r.eng.Run(r.w.hard, nil)
 	r.stop("engine ended")
-	r.mu.Lock()
-	for idx, f := range r.flights {
-		delete(r.flights, idx)
-		f.err = errPending
-		close(f.done)
-	}
-	r.mu.Unlock()
 	ctx := context.WithoutCancel(r.w.hard)
 	if err != nil {
 		r.w.log.Error("job's engine failed", "job", r.jobID, "error", err)
@@ -246,99 +236,137 @@ func (r *runner) isStopped() bool {
 func (r *runner) inFlight() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.flights)
+	return len(r.running)
 }
 
-// next is the engine's source: the items River executions hand over.
-func (r *runner) next() (task.Item, error) {
-	select {
-	case fi := <-r.feed:
-		if fi.bad != nil {
-			return task.Item{}, &engine.BadItem{Item: fi.item, Err: fi.bad}
+// work is one River execution: it runs the item through the engine's Do
+// under River's context, its record written in the transaction that
+// completes the River job. An item stopped without a record is snoozed,
+// to run again on any worker.
+func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs], in *storedInput) error {
+	idx := j.Args.Idx
+	end, waited, err := r.begin(ctx, idx)
+	if err != nil {
+		return river.JobSnooze(0)
+	}
+	defer end()
+	if waited {
+		// Another execution of the item ran here meanwhile: when it
+		// recorded this round, only the River job is left to complete.
+		recorded, err := r.completeRecorded(ctx, j)
+		if err != nil {
+			return err
 		}
-		return fi.item, nil
-	case <-r.stopped:
-		return task.Item{}, io.EOF
+		if recorded {
+			return nil
+		}
+	}
+	item, bad, err := r.itemOf(idx, in)
+	if errors.Is(err, errPending) {
+		return river.JobSnooze(0)
+	}
+	if err != nil {
+		return err
+	}
+	cctx, cancel := r.callContext(ctx)
+	defer cancel()
+	x := &execution{job: j, round: j.Args.Round}
+	cctx = context.WithValue(cctx, executionKey{}, x)
+	if bad != nil {
+		_, err = r.eng.DoBad(cctx, &engine.BadItem{Item: item, Err: bad})
+	} else {
+		_, err = r.eng.Do(cctx, item)
+	}
+	switch {
+	case x.err != nil:
+		return x.err
+	case err == nil:
+		return nil // completed in the record's transaction
+	case errors.Is(err, engine.ErrPending):
+		return river.JobSnooze(0)
+	default:
+		return err
 	}
 }
 
-// work is one River execution: it hands the item to the engine, or joins
-// the flight of the same item already under way here, and waits for the
-// outcome.
-func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs], in *storedInput) error {
-	idx := j.Args.Idx
+// begin marks the item's execution under way here, first waiting for one
+// already under way; waited says it had to. It fails once the job stops
+// here or ctx ends.
+func (r *runner) begin(ctx context.Context, idx int) (end func(), waited bool, err error) {
 	for {
 		r.mu.Lock()
 		if r.isStopped() {
 			r.mu.Unlock()
-			return river.JobSnooze(0)
+			return nil, waited, errPending
 		}
-		f := r.flights[idx]
-		if f != nil {
-			if f.round == j.Args.Round {
-				f.jobs = append(f.jobs, j)
-				r.mu.Unlock()
-				return r.wait(f)
-			}
+		busy := r.running[idx]
+		if busy == nil {
+			ch := make(chan struct{})
+			r.running[idx] = ch
 			r.mu.Unlock()
-			<-f.done
-			continue
+			return func() {
+				r.mu.Lock()
+				delete(r.running, idx)
+				r.mu.Unlock()
+				close(ch)
+			}, waited, nil
 		}
-		f = &flight{round: j.Args.Round, jobs: []*river.Job[ItemArgs]{j}, ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
-		r.flights[idx] = f
 		r.mu.Unlock()
-		fi, err := r.itemOf(idx, in)
-		if err != nil {
-			r.resolve(idx, f, err)
-			return r.wait(f)
-		}
+		waited = true
 		select {
-		case r.feed <- fi:
-			return r.wait(f)
+		case <-busy:
 		case <-r.stopped:
-			r.resolve(idx, f, errPending)
-			return river.JobSnooze(0)
+			return nil, waited, errPending
+		case <-ctx.Done():
+			return nil, waited, errPending
 		}
 	}
 }
 
-// wait waits for the flight's outcome. River's deadline on the execution
-// is not acted on: the item's retries and heal loop may take longer, and
-// the heartbeat keeps a live execution from being rescued.
-func (r *runner) wait(f *flight) error {
-	<-f.done
-	switch {
-	case f.err == nil:
-		return nil // completed in the record's transaction
-	case errors.Is(f.err, errPending):
-		return river.JobSnooze(0)
-	default:
-		return f.err
+// completeRecorded completes j if its item's round is recorded already
+// (tenax_finals), and reports whether it was.
+func (r *runner) completeRecorded(ctx context.Context, j *river.Job[ItemArgs]) (bool, error) {
+	recorded := false
+	err := pgx.BeginFunc(ctx, r.w.c.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tenax_finals WHERE job_id = $1 AND idx = $2 AND round = $3)`,
+			r.jobID, j.Args.Idx, j.Args.Round).Scan(&recorded); err != nil || !recorded {
+			return err
+		}
+		r.duplicates.Add(1)
+		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, j); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+			return fmt.Errorf("completing River job %d: %w", j.ID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("worker: item %d of job %s: %w", j.Args.Idx, r.jobID, err)
+	}
+	return recorded, nil
+}
+
+// callContext is River's execution context for the item's calls, without
+// River's deadline: the item's retries and heal loop may take longer, and
+// the heartbeat keeps a live execution from being rescued. River's
+// cancellation (StopAndCancel) and the worker's hard stop end it.
+func (r *runner) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	unwatchRiver := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancel(context.Cause(ctx))
+		}
+	})
+	unwatchHard := context.AfterFunc(r.w.hard, func() { cancel(context.Cause(r.w.hard)) })
+	return cctx, func() {
+		unwatchRiver()
+		unwatchHard()
+		cancel(nil)
 	}
 }
 
-// resolve ends a flight.
-func (r *runner) resolve(idx int, f *flight, err error) {
-	r.mu.Lock()
-	if r.flights[idx] == f {
-		delete(r.flights, idx)
-	}
-	r.mu.Unlock()
-	f.err = err
-	close(f.done)
-}
-
-// event follows the engine: items that stopped without a record go back
-// to River; the breaker is shared.
+// event follows the engine: finished items are counted, the breaker is
+// shared.
 func (r *runner) event(ev engine.Event) {
 	switch ev.Kind {
-	case engine.ItemPending:
-		r.mu.Lock()
-		f := r.flights[ev.Item.Idx]
-		r.mu.Unlock()
-		if f != nil {
-			r.resolve(ev.Item.Idx, f, errPending)
-		}
 	case engine.ItemFinished:
 		r.w.finished.Add(1)
 	case engine.BreakerChanged:
@@ -350,71 +378,65 @@ func (r *runner) event(ev engine.Event) {
 
 // itemOf returns the item a River job runs: in, its input when the River
 // job carried it (LegacyItemArgs), else its input read from
-// tenax_inputs. A missing input cancels the River job, with the error
-// saying so: the item stays pending until a resume, which stores the
-// input again.
-func (r *runner) itemOf(idx int, in *storedInput) (feedItem, error) {
+// tenax_inputs. bad is why an input cannot run. A missing input cancels
+// the River job, with the error saying so: the item stays pending until a
+// resume, which stores the input again.
+func (r *runner) itemOf(idx int, in *storedInput) (item task.Item, bad, err error) {
 	if in != nil {
-		return feedOf(*in), nil
+		item, bad = itemFrom(*in)
+		return item, bad, nil
 	}
 	got, err := r.inputs.load(idx)
 	switch {
 	case errors.Is(err, errResumed):
 		r.stop(stopResumed)
-		return feedItem{}, errPending
+		return item, nil, errPending
 	case errors.Is(err, errNoInput):
-		return feedItem{}, river.JobCancel(fmt.Errorf("%w; `tenax resume %s --workers 0` enqueues it again", err, r.jobID))
+		return item, nil, river.JobCancel(fmt.Errorf("%w; `tenax resume %s --workers 0` enqueues it again", err, r.jobID))
 	case err != nil && r.w.hard.Err() != nil:
-		return feedItem{}, errPending
+		return item, nil, errPending
 	case err != nil:
-		return feedItem{}, err
+		return item, nil, err
 	}
-	return feedOf(got), nil
+	item, bad = itemFrom(got)
+	return item, bad, nil
 }
 
-// feedOf rebuilds the task item from its stored input. An input that is
-// not valid JSON (which the reader never gives) is an item failure.
-func feedOf(in storedInput) feedItem {
-	it := task.Item{Idx: in.idx, ID: in.id, Raw: in.input}
+// itemFrom rebuilds the task item from its stored input. An input that is
+// not valid JSON (which the reader never gives) is an item failure: bad.
+func itemFrom(in storedInput) (it task.Item, bad error) {
+	it = task.Item{Idx: in.idx, ID: in.id, Raw: in.input}
 	if in.bad != "" {
-		return feedItem{item: it, bad: errors.New(in.bad)}
+		return it, errors.New(in.bad)
 	}
 	dec := json.NewDecoder(bytes.NewReader(in.input))
 	dec.UseNumber()
 	if err := dec.Decode(&it.Fields); err != nil {
-		return feedItem{item: it, bad: fmt.Errorf("item %d: %w", in.idx, err)}
+		return it, fmt.Errorf("item %d: %w", in.idx, err)
 	}
-	return feedItem{item: it}
+	return it, nil
 }
 
 // txJob is the checkpoint the engine writes to: each record is appended,
-// its (job, idx, round) claimed in tenax_finals, and its River jobs
-// completed, in one transaction. A record whose (job, idx, round) is taken
+// its (job, idx, round) claimed in tenax_finals, and its River job
+// completed, in one transaction. The River job is the execution in the
+// context Do was given (work). A record whose (job, idx, round) is taken
 // already (a duplicate execution) is not added; its River job is still
 // completed.
-type txJob struct {
-	store.Job
-	r *runner
-}
+type txJob struct{ r *runner }
 
-// Append records recs, each in its own transaction with its River jobs.
+// Append records recs, each in its own transaction with its River job.
 func (t *txJob) Append(ctx context.Context, recs ...store.Record) error {
 	r := t.r
+	x, _ := ctx.Value(executionKey{}).(*execution)
 	for i := range recs {
 		rec := &recs[i]
-		r.mu.Lock()
-		f := r.flights[rec.Idx]
-		var jobs []*river.Job[ItemArgs]
-		if f != nil {
-			jobs = append(jobs, f.jobs...)
-		}
-		r.mu.Unlock()
-		if f == nil {
+		if x == nil || x.job.Args.Idx != rec.Idx {
 			return fmt.Errorf("worker: a record for item %d, which no River job is running", rec.Idx)
 		}
 		added := false
 		err := pgx.BeginFunc(ctx, r.w.c.pool, func(tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, `INSERT INTO tenax_finals (job_id, idx, round) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, r.jobID, rec.Idx, f.round)
+			tag, err := tx.Exec(ctx, `INSERT INTO tenax_finals (job_id, idx, round) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, r.jobID, rec.Idx, x.round)
 			if err != nil {
 				return err
 			}
@@ -426,21 +448,17 @@ func (t *txJob) Append(ctx context.Context, recs ...store.Record) error {
 			} else {
 				r.duplicates.Add(1)
 			}
-			for _, j := range jobs {
-				if _, err := river.JobCompleteTx[*riverpgxv5.Driver](f.ctx, tx, j); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-					return fmt.Errorf("completing River job %d: %w", j.ID, err)
-				}
+			if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, x.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+				return fmt.Errorf("completing River job %d: %w", x.job.ID, err)
 			}
 			return nil
 		})
 		if err != nil {
-			err = fmt.Errorf("worker: recording item %d of job %s: %w", rec.Idx, r.jobID, err)
-		} else if added {
-			r.shared.countCheckin(ctx)
+			x.err = fmt.Errorf("worker: recording item %d of job %s: %w", rec.Idx, r.jobID, err)
+			return x.err
 		}
-		r.resolve(rec.Idx, f, err)
-		if err != nil {
-			return err
+		if added {
+			r.shared.countCheckin(ctx)
 		}
 	}
 	return nil
