@@ -126,6 +126,10 @@ func (e *Engine) prepare(ctx context.Context, item task.Item) (task.Prepared, er
 // breaker permit, the cooldown probe, the call slot and what adaptive
 // concurrency learns.
 func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate int, res task.Result, err error) Next {
+	if res.Quota != nil {
+		// First: a 429 is judged by the headers it came with.
+		e.ObserveQuota(Quota(*res.Quota))
+	}
 	e.callsN.Add(1)
 	e.account(r, res, estimate)
 	t.usedTokens, t.costUSD = res.Usage.Total(), res.CostUSD

@@ -190,3 +190,32 @@ func TestASharedCooldownIsCappedByMaxHint(t *testing.T) {
 		}
 	})
 }
+
+// TestAQuotaOnAResultReachesTheGate: the rate-limit headers a call
+// returns on its Result pause the run when they say the quota is spent,
+// as ObserveQuota does; they reached the engine only through a sink the
+// job patched with it after building it.
+func TestAQuotaOnAResultReachesTheGate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var cooled []time.Time
+		tk := task.Func(func(ctx context.Context, it task.Item) (task.Result, error) {
+			res, err := ok("x")
+			if it.Idx == 0 {
+				res.Quota = &task.Quota{RequestsLimit: 60, RequestsRemaining: 0, RequestsReset: time.Minute, TokensLimit: -1, TokensRemaining: -1}
+			}
+			return res, err
+		})
+		start := time.Now()
+		cfg := engine.Config{Concurrency: 1, OnEvent: func(ev engine.Event) {
+			if ev.Kind == engine.Cooldown {
+				cooled = append(cooled, ev.Until)
+			}
+		}}
+		if _, err := engine.New(cfg, tk, newMemJob()).Run(context.Background(), items(2)); err != nil {
+			t.Fatal(err)
+		}
+		if len(cooled) != 1 || !cooled[0].Equal(start.Add(time.Second)) {
+			t.Fatalf("cooldowns until %v, want one until start+1s (a minute's reset over 60 requests)", cooled)
+		}
+	})
+}

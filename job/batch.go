@@ -177,7 +177,6 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 		tcfg.Skipped, tcfg.Planned = m.Items-len(items), 0
 		tcfg.Carried = carried
 		e := engine.New(tcfg, b.task, jj)
-		b.rateLimits.engine = e
 		mu.Lock()
 		tail = e
 		why := stopped

@@ -29,27 +29,6 @@ type built struct {
 	validator engine.Validator
 	cache     *cache.Cache
 	mock      *mock.Server
-	// onRateLimit is set once the engine exists: the LLM task reports the
-	// provider's rate-limit headers through it.
-	rateLimits *rateLimitSink
-}
-
-// rateLimitSink forwards an LLM provider's rate-limit headers to the
-// engine, which paces by the limits they name and pauses before a 429
-// rather than after.
-type rateLimitSink struct {
-	engine *engine.Engine
-}
-
-func (s *rateLimitSink) observe(rl llm.RateLimit) {
-	if s.engine == nil {
-		return
-	}
-	s.engine.ObserveQuota(engine.Quota{
-		RequestsLimit: rl.RequestsLimit, RequestsRemaining: rl.RequestsRemaining, RequestsReset: rl.RequestsReset,
-		TokensLimit: rl.TokensLimit, TokensRemaining: rl.TokensRemaining, TokensReset: rl.TokensReset,
-		RetryAfter: rl.RetryAfter,
-	})
 }
 
 // buildTask makes the task, the validator and the cache that a spec names.
@@ -58,7 +37,7 @@ func (s *rateLimitSink) observe(rl llm.RateLimit) {
 // when that is not the spec's to say (a worker's --concurrency may exceed
 // concurrency.max), which keeps idle connections without a cap.
 func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
-	b := &built{rateLimits: &rateLimitSink{}}
+	b := &built{}
 	t := s.Task
 	switch t.Type {
 	case "exec":
@@ -88,7 +67,6 @@ func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
 		if err != nil {
 			return nil, err
 		}
-		cfg.OnRateLimit = b.rateLimits.observe
 		cfg.Connections = conns
 		if t.Provider == "mock" && t.BaseURL == "" {
 			mc := mockConfig(s.Mock)

@@ -600,7 +600,6 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 	}
 	defer groups.Close()
 	e := engine.New(cfg, runTask, j)
-	b.rateLimits.engine = e
 	log.Info("job started", "spec", s.Path(), "input", inPath, "items", m.Items, "skipped", skipped, "dir", dir)
 	if opts.OnStart != nil {
 		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: e, Redact: s.Redact})

@@ -150,6 +150,3 @@ func (c *redactingCheckpoint) Append(ctx context.Context, recs ...store.Record) 
 	c.r.redactRecords(recs)
 	return c.Checkpoint.Append(ctx, recs...)
 }
-
-// Attach makes the LLM task's rate-limit headers pause e (cooldowns).
-func (p *Plan) Attach(e *engine.Engine) { p.built.rateLimits.engine = e }

@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // Task performs one attempt of the work for one item. It is called once per
@@ -75,6 +76,26 @@ type Result struct {
 	// tasks that have none. It is set on failed attempts too, with the
 	// Result returned beside the error.
 	FinishReason string
+	// Quota is what the provider's rate-limit headers said on the
+	// attempt's response, nil when it sent none. It is set on failed
+	// attempts too (a 429's headers most of all), with the Result
+	// returned beside the error: the engine paces and pauses by it.
+	Quota *Quota
+}
+
+// Quota is a provider's rate-limit headers on one response. A count whose
+// header was absent is -1; a reset that was absent is 0.
+type Quota struct {
+	// RequestsLimit and RequestsRemaining count requests per minute.
+	RequestsLimit, RequestsRemaining int
+	// TokensLimit and TokensRemaining count tokens per minute.
+	TokensLimit, TokensRemaining int
+	// RequestsReset and TokensReset are how long until the quotas are
+	// whole again.
+	RequestsReset, TokensReset time.Duration
+	// RetryAfter is the server's explicit retry hint on the same response
+	// (retry-after-ms, Retry-After), 0 when it gave none.
+	RetryAfter time.Duration
 }
 
 // OutputError reports an attempt whose call worked but whose output is

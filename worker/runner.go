@@ -144,7 +144,6 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 		tk = w.cfg.wrapTask(tk)
 	}
 	r.eng = engine.New(cfg, tk, plan.Checkpoint(&txJob{r: r}))
-	plan.Attach(r.eng)
 	go r.run()
 	go r.shared.poll()
 	return r, nil

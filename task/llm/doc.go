@@ -34,7 +34,8 @@
 // cannot be decoded is marked retryable. The API key never appears in an
 // error, a cache key or a result.
 //
-// Every response's rate limit headers reach Config.OnRateLimit, so a
+// Every response's rate limit headers come back on its task.Result
+// (Quota, on failed attempts too) and reach Config.OnRateLimit, so a
 // limiter can learn the provider's real limits. Usage comes from the
 // response, and the cost from a built-in price table (DefaultPrices) that
 // Config.Prices extends. With Config.Cache, an identical call (same

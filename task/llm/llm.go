@@ -654,18 +654,26 @@ func (t *Task) do(ctx context.Context, c *call) (task.Result, error) {
 	defer cancel()
 	var cp capture
 	rep, err := t.send(actx, c, &cp)
-	if t.cfg.OnRateLimit != nil && cp.header != nil {
+	var quota *task.Quota
+	if cp.header != nil {
 		if rl, ok := ParseRateLimit(t.wire, cp.header, time.Now()); ok {
 			rl.Provider = t.cfg.Provider
-			t.cfg.OnRateLimit(rl)
+			if t.cfg.OnRateLimit != nil {
+				t.cfg.OnRateLimit(rl)
+			}
+			quota = &task.Quota{
+				RequestsLimit: rl.RequestsLimit, RequestsRemaining: rl.RequestsRemaining, RequestsReset: rl.RequestsReset,
+				TokensLimit: rl.TokensLimit, TokensRemaining: rl.TokensRemaining, TokensReset: rl.TokensReset,
+				RetryAfter: rl.RetryAfter,
+			}
 		}
 	}
 	if err != nil {
-		return task.Result{}, t.redact(t.wrap(ctx, actx, err, &cp))
+		return task.Result{Quota: quota}, t.redact(t.wrap(ctx, actx, err, &cp))
 	}
 
 	t.scale.observe(c.prompt, rep.usage.InputTokens)
-	res := task.Result{Usage: rep.usage, FinishReason: rep.finish}
+	res := task.Result{Usage: rep.usage, FinishReason: rep.finish, Quota: quota}
 	if t.priced {
 		res.CostUSD = t.price.Cost(rep.usage)
 	}

@@ -601,6 +601,39 @@ func TestRateLimitHeadersReachOnRateLimit(t *testing.T) {
 	}
 }
 
+// TestRateLimitHeadersComeBackOnTheResult: each attempt's Result carries
+// its response's rate-limit headers, a 429's beside its error, so the
+// engine learns them from what the call returns. They reached it only
+// through Config.OnRateLimit, a sink the job patched with the engine after
+// building both.
+func TestRateLimitHeadersComeBackOnTheResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mock.New(mock.Config{RPM: 2, TPM: 1000})
+		tk := mustNew(t, Config{Provider: ProviderOpenAI, BaseURL: baseURLFor(ProviderOpenAI),
+			HTTPClient: srv.Client(), APIKey: secretKey, Model: mock.ModelEcho, Prompt: "12345678", MaxTokens: 10})
+		var quotas []*task.Quota
+		var errs []error
+		for range 3 {
+			res, err := tk.Run(t.Context(), item(nil))
+			quotas, errs = append(quotas, res.Quota), append(errs, err)
+		}
+		for i, q := range quotas {
+			if q == nil {
+				t.Fatalf("attempt %d (error %v) returned no quota", i+1, errs[i])
+			}
+		}
+		if errs[2] == nil {
+			t.Fatal("the third call within the mock's 2 rpm succeeded, want a 429")
+		}
+		if q := quotas[1]; q.RequestsLimit != 2 || q.RequestsRemaining != 0 || q.RequestsReset != time.Minute || q.TokensLimit != 1000 {
+			t.Errorf("second response's quota %+v, want 2 requests a minute, none left, reset in a minute, 1000 tokens", *q)
+		}
+		if quotas[2].RequestsRemaining != 0 {
+			t.Errorf("the 429's remaining requests = %d, want 0", quotas[2].RequestsRemaining)
+		}
+	})
+}
+
 // baseURLFor is the in-process base URL for provider.
 func baseURLFor(provider string) string {
 	if provider == ProviderMock {
