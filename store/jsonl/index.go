@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,23 +18,40 @@ import (
 // record instead of the record: after a 16-byte header, one entry per line
 // of results.jsonl, in log order, each
 //
-//	start  uint64  offset of the line in results.jsonl
-//	length uint32  bytes of the line, its newline included
-//	idx    uint32  the record's _idx; the top bit set when it failed
+//	start  48 bits  offset of the line in results.jsonl
+//	sum    uint16   CRC-32C of the entry's other 14 bytes, its low half
+//	length uint32   bytes of the line, its newline included
+//	idx    uint32   the record's _idx; the top bit set when it failed
 //
 // little-endian. The log stays the only source of truth: the index is
 // written after the log lines it describes are fsynced, it is never
 // fsynced itself, and a reader trusts it only as far as it checks out —
-// entries in order and inside the log, the last one naming the line that
-// is really there. An index that is missing or behind is completed from
-// the log (reading only the lines it lacks); one that does not check out
-// is rebuilt from the whole log.
+// every entry's sum right, entries in order and inside the log, the last
+// one and a sample spread over the rest naming the lines really there. An
+// index that is missing or behind is completed from the log (reading only
+// the lines it lacks); one that does not check out is rebuilt from the
+// whole log. Version 1 had no sum: an entry damaged in place (a failed
+// flag set, an idx changed) went unseen, and resume trusted it.
 const (
 	indexFile       = "results.idx"
-	indexHeader     = "tenax results 1\n"
+	indexHeader     = "tenax results 2\n"
 	indexEntrySize  = 16
 	indexFailedFlag = 1 << 31
+	// maxIndexedLog is the log size an entry's 48-bit start can reach;
+	// a longer log goes without an index.
+	maxIndexedLog = 1 << 48
+	// indexSamples is how many entries, besides the last, a reader checks
+	// against the log before it trusts the index.
+	indexSamples = 16
 )
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// entrySum is the checksum of an encoded entry, its own two bytes left out.
+func entrySum(raw []byte) uint16 {
+	c := crc32.Update(0, castagnoli, raw[:6])
+	return uint16(crc32.Update(c, castagnoli, raw[8:indexEntrySize]))
+}
 
 // indexEntry is one line of the log, as the index keeps it.
 type indexEntry struct {
@@ -45,24 +63,29 @@ type indexEntry struct {
 
 func (e indexEntry) end() int64 { return e.start + int64(e.length) }
 
+// appendEntry encodes e, whose start is below maxIndexedLog.
 func appendEntry(b []byte, e indexEntry) []byte {
-	b = binary.LittleEndian.AppendUint64(b, uint64(e.start))
-	b = binary.LittleEndian.AppendUint32(b, e.length)
+	var raw [indexEntrySize]byte
+	binary.LittleEndian.PutUint64(raw[:], uint64(e.start))
+	binary.LittleEndian.PutUint32(raw[8:], e.length)
 	v := uint32(e.idx)
 	if e.failed {
 		v |= indexFailedFlag
 	}
-	return binary.LittleEndian.AppendUint32(b, v)
+	binary.LittleEndian.PutUint32(raw[12:], v)
+	binary.LittleEndian.PutUint16(raw[6:], entrySum(raw[:]))
+	return append(b, raw[:]...)
 }
 
-func decodeEntry(b []byte) indexEntry {
+// decodeEntry decodes an entry; ok is false when its sum is wrong.
+func decodeEntry(b []byte) (e indexEntry, ok bool) {
 	v := binary.LittleEndian.Uint32(b[12:])
 	return indexEntry{
-		start:  int64(binary.LittleEndian.Uint64(b)),
+		start:  int64(binary.LittleEndian.Uint64(b) & (maxIndexedLog - 1)),
 		length: binary.LittleEndian.Uint32(b[8:]),
 		idx:    int(v &^ indexFailedFlag),
 		failed: v&indexFailedFlag != 0,
-	}
+	}, binary.LittleEndian.Uint16(b[6:]) == entrySum(b)
 }
 
 func entryOf(line lineInfo) indexEntry {
@@ -99,7 +122,7 @@ func checkedIndex(path string, f *os.File, size int64) (idx *os.File, n int64, c
 		if _, err := idx.ReadAt(raw[:], int64(len(indexHeader))+i*indexEntrySize); err != nil {
 			return indexEntry{}, false
 		}
-		return decodeEntry(raw[:]), true
+		return decodeEntry(raw[:])
 	}
 	lo, hi := int64(0), n // entries [0, lo) end within size; [hi, n) do not
 	for lo < hi {
@@ -119,18 +142,34 @@ func checkedIndex(path string, f *os.File, size int64) (idx *os.File, n int64, c
 	if n == 0 {
 		return idx, 0, 0
 	}
+	buf := make([]byte, 4<<10)
 	last, ok := entry(n - 1)
-	if !ok || last.length == 0 || !lineMatches(f, last) {
+	if !ok || last.length == 0 || !lineMatches(f, last, buf) {
 		idx.Close()
 		return nil, 0, 0
+	}
+	// The sums catch an entry damaged in place; a sample of lines checked
+	// against the log catches an index whose entries are whole but wrong
+	// (another job's index, one rewritten by a tool), for a few reads.
+	for k, prev := int64(0), int64(-1); k < indexSamples; k++ {
+		i := k * (n - 1) / indexSamples
+		if i == prev {
+			continue
+		}
+		prev = i
+		e, ok := entry(i)
+		if !ok || e.length == 0 || !lineMatches(f, e, buf) {
+			idx.Close()
+			return nil, 0, 0
+		}
 	}
 	return idx, n, last.end()
 }
 
 // lineMatches reads the log line e names and reports whether it is that
-// record.
-func lineMatches(f *os.File, e indexEntry) bool {
-	lr := newLogReader(io.NewSectionReader(f, e.start, int64(e.length)), "", e.start)
+// record, reading through buf.
+func lineMatches(f *os.File, e indexEntry, buf []byte) bool {
+	lr := newLogReaderBuf(io.NewSectionReader(f, e.start, int64(e.length)), "", e.start, buf)
 	line, err := lr.next()
 	return err == nil && line.start == e.start && line.end == e.end() && line.idx == e.idx && line.failed == e.failed
 }
@@ -155,8 +194,8 @@ func walkIndex(ctx context.Context, idx *os.File, n, covered int64, f *os.File, 
 			if _, err := io.ReadFull(br, raw[:]); err != nil {
 				return errIndexBad
 			}
-			e := decodeEntry(raw[:])
-			if e.start < prevEnd || e.length == 0 || e.end() > covered || e.idx > maxIdx {
+			e, ok := decodeEntry(raw[:])
+			if !ok || e.start < prevEnd || e.length == 0 || e.end() > covered || e.idx > maxIdx {
 				return errIndexBad
 			}
 			prevEnd = e.end()
@@ -213,6 +252,9 @@ func walkLog(ctx context.Context, dir string, f *os.File, size int64, fn func(in
 // entries of the lines it lacks; any other is rebuilt. It returns the
 // index open for appending and its size.
 func openIndex(ctx context.Context, dir string, f *os.File, size int64) (*os.File, int64, error) {
+	if size >= maxIndexedLog {
+		return nil, 0, errIndexBad
+	}
 	path := filepath.Join(dir, indexFile)
 	idx, n, covered := checkedIndex(path, f, size)
 	if idx != nil {

@@ -391,6 +391,11 @@ func (j *Job) writeIndex(entries []indexEntry) {
 	if j.index == nil {
 		return
 	}
+	if n := len(entries); n > 0 && j.size+entries[n-1].end() >= maxIndexedLog {
+		_ = j.index.Close()
+		j.index = nil
+		return
+	}
 	b := j.indexBuf[:0]
 	for _, e := range entries {
 		e.start += j.size
@@ -513,8 +518,13 @@ func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, o
 	defer f.Close()
 	path := j.resultsPath()
 	// offsets[idx] is the start of idx's latest line plus one; 0 for none.
-	var offsets []int64
-	_, err = walkLog(ctx, j.dir, f, size, func(e indexEntry) {
+	// lengths[idx] is its length, to check the line read is the one the
+	// index named.
+	var (
+		offsets []int64
+		lengths []uint32
+	)
+	fromLog, err := walkLog(ctx, j.dir, f, size, func(e indexEntry) {
 		if onlyFailed && !e.failed {
 			if e.idx < len(offsets) {
 				offsets[e.idx] = 0
@@ -523,9 +533,10 @@ func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, o
 		}
 		if e.idx >= len(offsets) {
 			offsets = append(offsets, make([]int64, e.idx+1-len(offsets))...)
+			lengths = append(lengths, make([]uint32, e.idx+1-len(lengths))...)
 		}
-		offsets[e.idx] = e.start + 1
-	}, func() { offsets = offsets[:0] }, nil)
+		offsets[e.idx], lengths[e.idx] = e.start+1, e.length
+	}, func() { offsets, lengths = offsets[:0], lengths[:0] }, nil)
 	if err != nil {
 		return err
 	}
@@ -559,11 +570,35 @@ func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, o
 			return fmt.Errorf("jsonl: reading %s: %w", path, err)
 		}
 		at += int64(len(line))
+		if !fromLog && (len(line) != int(lengths[idx]) || !idxPrefixFits(line, idx)) {
+			// The index passed its checks but names another line here:
+			// the index is wrong, not the log line, which must not be
+			// blamed (removing it would lose a good record).
+			return fmt.Errorf("jsonl: %s does not match %s at byte %d (it names a line of idx %d there): remove %s, which tenax rebuilds from the log, and run tenax again",
+				filepath.Join(j.dir, indexFile), path, off, idx, filepath.Join(j.dir, indexFile))
+		}
 		if err := fn(idx, off, line); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// idxPrefixFits reports whether line, when it starts as tenax writes a
+// record ({"_idx":N,…), starts with idx; a line written otherwise fits.
+func idxPrefixFits(line []byte, idx int) bool {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"_idx":`))
+	if !ok {
+		return true
+	}
+	got, digits := 0, 0
+	for _, c := range rest {
+		if c < '0' || c > '9' || digits > 10 {
+			break
+		}
+		got, digits = got*10+int(c-'0'), digits+1
+	}
+	return digits == 0 || digits > 10 || got == idx
 }
 
 // Finish flushes and writes failures.jsonl: the latest record of every

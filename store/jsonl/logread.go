@@ -87,7 +87,13 @@ type logReader struct {
 }
 
 func newLogReader(r io.Reader, path string, base int64) *logReader {
-	return &logReader{r: r, path: path, buf: make([]byte, 64<<10), base: base, tornAt: -1,
+	return newLogReaderBuf(r, path, base, make([]byte, 64<<10))
+}
+
+// newLogReaderBuf is newLogReader reading through buf, for a caller that
+// reads many short stretches.
+func newLogReaderBuf(r io.Reader, path string, base int64, buf []byte) *logReader {
+	return &logReader{r: r, path: path, buf: buf, base: base, tornAt: -1,
 		nextQuote: -1, nextSlash: -1, nextNL: -1}
 }
 
