@@ -16,9 +16,18 @@ const Latest = "latest"
 // ResolveID turns what a user typed where a job id goes into the id: the
 // id itself, "latest" (or nothing) for the most recent job, or a job's name
 // (the spec's name:) for the most recent job of that name. An unknown
-// reference is a usage error that says how to list the jobs.
+// reference is a usage error that says how to list the jobs. A job whose
+// manifest cannot be read stands in the way of no other: only a ref naming
+// it is an error, the store's *store.UnreadableJobsError.
 func ResolveID(ctx context.Context, st store.Store, ref string) (string, error) {
 	jobs, err := st.List(ctx)
+	var unreadable *store.UnreadableJobsError
+	if errors.As(err, &unreadable) {
+		if u, ok := unreadable.Find(ref); ok {
+			return "", fmt.Errorf("job %s: %w", ref, &store.UnreadableJobsError{Jobs: []store.UnreadableJob{u}})
+		}
+		err = nil
+	}
 	if err != nil {
 		return "", fmt.Errorf("listing the jobs: %w", err)
 	}

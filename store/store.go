@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tenaxhq/tenax/classify"
@@ -59,8 +61,42 @@ type Store interface {
 	// even while another process writes to it. Its writing methods return
 	// ErrReadOnly.
 	OpenReadOnly(ctx context.Context, id string) (Job, error)
-	// List returns the manifests of every job, oldest first.
+	// List returns the manifests of every job, oldest first. A job whose
+	// manifest cannot be read is left out: List returns the others with an
+	// *UnreadableJobsError naming it, so one damaged job hides no other.
 	List(ctx context.Context) ([]Manifest, error)
+}
+
+// UnreadableJob is a job whose manifest could not be read.
+type UnreadableJob struct {
+	ID  string
+	Err error
+}
+
+// UnreadableJobsError is returned by Store.List beside the manifests it
+// could read: the jobs it skipped, each with why. It is tenax's own storage
+// failing for those jobs only (DESIGN.md's exit 4 for a command about one
+// of them); the rest of the list is whole.
+type UnreadableJobsError struct {
+	Jobs []UnreadableJob
+}
+
+func (e *UnreadableJobsError) Error() string {
+	parts := make([]string, len(e.Jobs))
+	for i, j := range e.Jobs {
+		parts[i] = fmt.Sprintf("job %s cannot be read (%v)", j.ID, j.Err)
+	}
+	return strings.Join(parts, "; ") + ": repair its manifest.json or remove the job"
+}
+
+// Find returns the unreadable job id, if it is one.
+func (e *UnreadableJobsError) Find(id string) (UnreadableJob, bool) {
+	for _, j := range e.Jobs {
+		if j.ID == id {
+			return j, true
+		}
+	}
+	return UnreadableJob{}, false
 }
 
 // Job is one job's checkpoint: an append-only log of records, of which the

@@ -188,6 +188,13 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	jobs, err := s.cfg.Store.List(r.Context())
+	// A job whose manifest cannot be read hides no other: the page lists
+	// the rest.
+	var unreadable *store.UnreadableJobsError
+	broken := ""
+	if errors.As(err, &unreadable) {
+		broken, err = unreadable.Error(), nil
+	}
 	if err != nil {
 		http.Error(w, "listing jobs: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -196,7 +203,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 	for i, j := 0, len(jobs)-1; i < j; i, j = i+1, j-1 {
 		jobs[i], jobs[j] = jobs[j], jobs[i]
 	}
-	s.render(w, "jobs.html", map[string]any{"Jobs": jobs})
+	s.render(w, "jobs.html", map[string]any{"Jobs": jobs, "Unreadable": broken})
 }
 
 // live returns the monitor when it watches job id.

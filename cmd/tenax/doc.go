@@ -4,6 +4,7 @@
 // the operator, and this command adds flags, signals and exit codes.
 //
 // Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or
-// spec error; 3 aborted by the breaker, a budget or the operator; 130
-// interrupted.
+// spec error, or a job another process holds (its pid is named); 3 aborted
+// by the breaker, a budget or the operator; 4 tenax's own storage or input
+// failed; 130 interrupted.
 package main

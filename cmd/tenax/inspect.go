@@ -80,7 +80,8 @@ the shape. tenax status --json | jq .outcomes.succeeded`,
 
 func listJobs(ctx context.Context, g *globals, st store.Store, asJSON bool) error {
 	ms, err := st.List(ctx)
-	if err != nil {
+	var unreadable *store.UnreadableJobsError
+	if err != nil && !errors.As(err, &unreadable) {
 		return err
 	}
 	if asJSON {
@@ -89,15 +90,26 @@ func listJobs(ctx context.Context, g *globals, st store.Store, asJSON bool) erro
 			state, _ := job.CurrentState(ctx, st, m, "")
 			list.Jobs = append(list.Jobs, job.NewJobJSON(m, state))
 		}
-		return writeJSON(g.stdout, list)
+		if err := writeJSON(g.stdout, list); err != nil {
+			return err
+		}
+		if unreadable != nil {
+			// The readable jobs are listed; the others are reported, exit 4.
+			return unreadable
+		}
+		return nil
 	}
-	if len(ms) == 0 {
+	if len(ms) == 0 && unreadable == nil {
 		fmt.Fprintf(g.stdout, "no jobs in %s\n", job.DescribeStore(st))
 		return nil
 	}
 	for _, m := range ms {
 		m.State, _ = job.CurrentState(ctx, st, m, "")
 		fmt.Fprintf(g.stdout, "%-24s %-12s %6d items  %s  %s\n", m.ID, m.State, m.Items, m.Created.Local().Format("2006-01-02 15:04"), m.Name)
+	}
+	if unreadable != nil {
+		// The readable jobs are listed; the others are reported, exit 4.
+		return unreadable
 	}
 	return nil
 }

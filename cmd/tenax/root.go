@@ -118,9 +118,10 @@ any run resume where it stopped.
 Jobs live in ./.tenax (--home or TENAX_HOME moves them; --store or TENAX_STORE
 names another directory or a PostgreSQL database: postgres://user@host/db).
 
-Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or spec error;
-3 aborted (breaker, budget or operator); 4 tenax's own storage or input failed (a full
-disk; the job stays resumable); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
+Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or spec error,
+or a job another process holds (its pid named); 3 aborted (breaker, budget or
+operator); 4 tenax's own storage or input failed (a full disk; the job stays
+resumable); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
 		Example: `  tenax run examples/quickstart.yaml       # 500 items through the built-in mock LLM
   tenax status                             # the latest job's counts and error groups
   tenax resume job_20261122_101500 --retry-failures
@@ -171,6 +172,20 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// every command: one rule here, not one per command's path to it.
 	var oe *store.OpenError
 	if errors.As(err, &oe) {
+		fmt.Fprintln(stderr, "tenax:", err)
+		return job.ExitStorage
+	}
+	// A job another process holds is refused before any call: not a run
+	// that ended with failures (1) but a command to give again once the
+	// holder (named by its pid) is done, as a usage error is.
+	if errors.Is(err, store.ErrInUse) {
+		fmt.Fprintf(stderr, "tenax: %v; wait for that run to end (or stop it), then run the command again\n", err)
+		return job.ExitUsage
+	}
+	// A job whose manifest cannot be read is tenax's own storage failing,
+	// for that job alone: the others are listed and resumed as ever.
+	var unreadable *store.UnreadableJobsError
+	if errors.As(err, &unreadable) {
 		fmt.Fprintln(stderr, "tenax:", err)
 		return job.ExitStorage
 	}

@@ -190,7 +190,9 @@ func (s *Store) open(_ context.Context, id string, readOnly bool) (*Job, error) 
 }
 
 // List returns the manifests of every job under Home/jobs, oldest first. A
-// directory without a manifest (a crash midway through Create) is skipped.
+// directory without a manifest (a crash midway through Create) is skipped;
+// one whose manifest cannot be read or decoded is left out and named in
+// the *store.UnreadableJobsError returned beside the others.
 func (s *Store) List(_ context.Context) ([]store.Manifest, error) {
 	jobs, err := s.jobsDir()
 	if err != nil {
@@ -203,7 +205,10 @@ func (s *Store) List(_ context.Context) ([]store.Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsonl: %w", err)
 	}
-	var list []store.Manifest
+	var (
+		list       []store.Manifest
+		unreadable []store.UnreadableJob
+	)
 	for _, e := range entries {
 		if !e.IsDir() || !validID(e.Name()) {
 			continue
@@ -213,13 +218,17 @@ func (s *Store) List(_ context.Context) ([]store.Manifest, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			unreadable = append(unreadable, store.UnreadableJob{ID: e.Name(), Err: err})
+			continue
 		}
 		list = append(list, m)
 	}
 	slices.SortFunc(list, func(a, b store.Manifest) int {
 		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
 	})
+	if len(unreadable) > 0 {
+		return list, &store.UnreadableJobsError{Jobs: unreadable}
+	}
 	return list, nil
 }
 
