@@ -96,7 +96,7 @@ func (d *decoder) decodeFile(data []byte, target any) {
 		return
 	}
 	tokens := lexer.Tokenize(string(data))
-	n := 0
+	n, flow := 0, 0
 	for _, tk := range tokens {
 		if tk.Type == token.CommentType {
 			continue
@@ -104,6 +104,20 @@ func (d *decoder) decodeFile(data []byte, target any) {
 		if n++; n > maxTokens {
 			d.errorf(tokenPos(tk), "", "the spec is too long: more than %d YAML tokens (keys, values, list items); a spec needs far fewer (put large data in the input file)", maxTokens)
 			return
+		}
+		// The parser builds the whole tree before the decoder can see its
+		// depth, in time growing with the square of the nesting: flow
+		// nesting ([[[…, {{{…) is bounded here, from the tokens. Block
+		// nesting needs an indentation per level, so the size limit keeps
+		// it shallow enough.
+		switch tk.Type {
+		case token.SequenceStartType, token.MappingStartType:
+			if flow++; flow > maxDepth {
+				d.errorf(tokenPos(tk), "", "the spec nests deeper than %d levels of [ ] and { }; a spec needs a few", maxDepth)
+				return
+			}
+		case token.SequenceEndType, token.MappingEndType:
+			flow = max(flow-1, 0)
 		}
 	}
 	f, err := parser.Parse(tokens, 0)
