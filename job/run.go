@@ -113,6 +113,9 @@ type Result struct {
 	// Succeeded, Failed and Pending count the job's items after the run,
 	// across every run of the job.
 	Succeeded, Failed, Pending int
+	// CountsErr, when set, is why the counts could not be read after a
+	// storage failure (a vanished job directory): they are unknown, not 0.
+	CountsErr error
 	// ExitCode is the process exit code for this run (docs/records.md, "States and exit codes").
 	ExitCode int
 	// InputUnread says a --limit run read only the start of the input:
@@ -615,13 +618,26 @@ func conclude(ctx context.Context, st store.Store, j store.Job, dir string, sum 
 	m := j.Manifest()
 	// Whatever stopped the run, what finished is saved.
 	closeCtx := context.WithoutCancel(ctx)
-	if err := j.Finish(closeCtx); err != nil && runErr == nil {
-		runErr = fmt.Errorf("finishing the job: %w", err)
+	storageFailed := sum.Stop == engine.StopStorage
+	if err := j.Finish(closeCtx); err != nil {
+		storageFailed = true
+		if runErr == nil {
+			runErr = fmt.Errorf("finishing the job: %w", err)
+		}
 	}
 	res := &Result{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Summary: sum}
+	// After a storage failure the store still counts what it holds (the
+	// records written before it) with the error: the summary must say
+	// those, not "0 succeeded, 0 failed, N pending".
 	after, err := j.Outcomes(closeCtx)
-	if err != nil && runErr == nil {
-		runErr = err
+	if err != nil {
+		storageFailed = true
+		if runErr == nil {
+			runErr = err
+		}
+		if after == nil {
+			res.CountsErr = err
+		}
 	}
 	res.Succeeded, res.Failed, res.Pending = after.Count(m.Items)
 	res.InputUnread = m.InputBytes > 0
@@ -637,6 +653,8 @@ func conclude(ctx context.Context, st store.Store, j store.Job, dir string, sum 
 	switch {
 	case sum.Stop == engine.StopSignal:
 		state = store.StateInterrupted
+	case storageFailed:
+		state = store.StateStorageFailed
 	case sum.Stop != engine.StopNone:
 		state = store.StateAborted
 	case res.Failed > 0:

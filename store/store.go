@@ -119,7 +119,10 @@ type Job interface {
 	// Flush makes every appended record durable (fsync for files).
 	Flush(ctx context.Context) error
 	// Outcomes returns the latest outcome of every idx, compactly: what
-	// resume needs, never the records themselves.
+	// resume needs, never the records themselves. When appended records
+	// could not be written (a full disk), it returns the outcomes of the
+	// records that were, non-nil, together with that error; nil when none
+	// can be read.
 	Outcomes(ctx context.Context) (Outcomes, error)
 	// Scan calls fn with the latest record of every idx that has one, in
 	// idx order, holding no more than one record in memory at a time.
@@ -146,6 +149,10 @@ const (
 	StateAborted     State = "aborted"     // stopped by the breaker, a budget or the operator
 	StateInterrupted State = "interrupted" // stopped by a signal
 	StateIncomplete  State = "incomplete"  // ran to its end with items left pending (a --limit run)
+	// StateStorageFailed: stopped because tenax's own storage or input
+	// failed (a full disk, a vanished job directory, a lost database):
+	// not the operator's doing, and resumable once the storage is back.
+	StateStorageFailed State = "storage_failed"
 	// StateStale is never saved: status reports it for a job whose
 	// manifest says running although no process holds it any more (its
 	// run was killed without a chance to close it). Resume continues it.

@@ -345,7 +345,12 @@ func signalName(sig os.Signal) string {
 func printSummary(w io.Writer, r *job.Result) {
 	s := r.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "Job %s: %d succeeded, %d failed, %d pending", r.JobID, r.Succeeded, r.Failed, r.Pending)
+	if r.CountsErr != nil {
+		// Zeros here would read as "nothing was saved".
+		fmt.Fprintf(&b, "Job %s: outcomes unknown, the job's records could not be read (%v)", r.JobID, r.CountsErr)
+	} else {
+		fmt.Fprintf(&b, "Job %s: %d succeeded, %d failed, %d pending", r.JobID, r.Succeeded, r.Failed, r.Pending)
+	}
 	if r.InputUnread {
 		b.WriteString(" + the rest of the input, not read yet")
 	}

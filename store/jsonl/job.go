@@ -3,6 +3,7 @@ package jsonl
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -457,20 +458,49 @@ const ctxCheckEvery = 1 << 14
 // bytes per record, reading from the log only the lines the index lacks
 // (all of them when it is missing or does not match the log). It needs one
 // byte per item and fixed buffers, however large the outputs.
+//
+// When the job's writes fail (a full disk), Outcomes reads the records
+// written before the failure and returns them with the error: after a
+// storage failure the summary must count what the log holds, not report
+// every item pending.
 func (j *Job) Outcomes(ctx context.Context) (store.Outcomes, error) {
 	f, size, err := j.snapshot(ctx)
 	if err != nil {
-		return nil, err
+		var werr error
+		if f, size, werr = j.written(); werr != nil {
+			return nil, err
+		}
 	}
 	defer f.Close()
-	var o store.Outcomes
-	_, err = walkLog(ctx, j.dir, f, size,
+	o := store.Outcomes{}
+	_, rerr := walkLog(ctx, j.dir, f, size,
 		func(e indexEntry) { o.Set(e.idx, outcomeOf(e.failed)) },
 		func() { o = o[:0] }, nil)
-	if err != nil {
-		return nil, err
+	if rerr != nil {
+		return nil, cmp.Or(err, rerr)
 	}
-	return o, nil
+	return o, err
+}
+
+// written opens results.jsonl of a writer whose last write failed, and
+// returns the size up to which it holds the records written before.
+func (j *Job) written() (*os.File, int64, error) {
+	j.mu.Lock()
+	failed := j.err != nil && !j.readOnly && !j.closed
+	j.mu.Unlock()
+	if !failed {
+		return nil, 0, errors.New("jsonl: the job's writes have not failed")
+	}
+	j.writeMu.Lock()
+	defer j.writeMu.Unlock()
+	if err := j.checkIdentity(); err != nil {
+		return nil, 0, err
+	}
+	f, err := os.Open(j.resultsPath())
+	if err != nil {
+		return nil, 0, fmt.Errorf("jsonl: %w", err)
+	}
+	return f, j.size, nil
 }
 
 func outcomeOf(failed bool) store.Outcome {
