@@ -430,6 +430,17 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 			return nil, usage(fmt.Errorf("the input %s changed since job %s was created (sha256 %.12s…, now %.12s…); resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, id, m.InputSHA256, orDefault(was, now)))
 		}
 	}
+	// Read before the item count changes: a record past the job's items
+	// is refused as damage (a line appended by hand).
+	outcomes, err := j.Outcomes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the checkpoint: %w", err)
+	}
+	if len(outcomes) > sum.Items {
+		// A forced resume over a shorter input would leave records of
+		// items the input no longer has, counted as if it did.
+		return nil, usage(fmt.Errorf("the input %s now has %d items, but job %s has records up to idx %d: a shorter input cannot continue this job; start a new one with `tenax run`", m.InputPath, sum.Items, id, len(outcomes)-1))
+	}
 	if was != m.InputSHA256 || m.InputBytes > 0 {
 		err := j.UpdateManifest(ctx, func(m *store.Manifest) {
 			m.InputSHA256, m.InputBytes, m.Items = sum.SHA256, inputBytes(sum), sum.Items
@@ -437,10 +448,6 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-	}
-	outcomes, err := j.Outcomes(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading the checkpoint: %w", err)
 	}
 	if err := checkFingerprints(ctx, j, opts.RetryFingerprints); err != nil {
 		return nil, err

@@ -78,3 +78,41 @@ func TestOneCorruptManifestBlocksNoOtherJob(t *testing.T) {
 		}
 	}
 }
+
+// TestAForcedResumeOverAShorterInputIsRefused: records past the job's items
+// are refused as damage, so a forced resume may not shrink the input
+// under records it has: it would count items the input no longer has.
+func TestAForcedResumeOverAShorterInputIsRefused(t *testing.T) {
+	w := newWorkdir(t)
+	id := runEchoJob(t, w, 5)
+	w.items("items.jsonl", 3)
+	r := w.tenax("resume", id, "--force")
+	if r.code != 2 || !strings.Contains(r.stderr, "now has 3 items, but job "+id+" has records up to idx 4") {
+		t.Errorf("exit %d, want 2 saying the input is shorter than the records\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := w.tenax("status", id); r.code != 0 || !strings.Contains(r.stdout, "5 succeeded, 0 failed, 0 pending") {
+		t.Errorf("status after the refused resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestStatusRefusesARecordPastTheLastItem: a record with _idx 3 appended
+// to a 3-item job's log made status say "4 succeeded" and export emit it.
+func TestStatusRefusesARecordPastTheLastItem(t *testing.T) {
+	w := newWorkdir(t)
+	id := runEchoJob(t, w, 3)
+	log := filepath.Join(w.home, "jobs", id, "results.jsonl")
+	f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"_idx":3,"input":null,"output":"extra"}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, args := range [][]string{{"status", id}, {"export", id}} {
+		r := w.tenax(args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "its _idx 3 is past the job's last item (3 items, idx 0 to 2)") || strings.Contains(r.stdout, "extra") {
+			t.Errorf("%s: exit %d, want 1 refusing the line, nothing of it printed\nstdout:\n%s\nstderr:\n%s", args[0], r.code, r.stdout, r.stderr)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package jsonl_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -241,5 +242,38 @@ func TestFinishCopiesLinesAndReencodesHandWrittenOnes(t *testing.T) {
 	must(t, err)
 	if len(lines) != 2 || lines[0] != string(want0) || !strings.HasPrefix(lines[1], `{"_idx":1,`) || !strings.Contains(lines[1], `"error":"by hand"`) {
 		t.Errorf("failures.jsonl:\n%s\nwant idx 0's line as written and idx 1 re-encoded with _idx first", b)
+	}
+}
+
+// TestARecordPastTheLastItemIsRefused: a record with _idx 3 appended to the
+// log of a 3-item job was taken as a fourth item ("4 succeeded" of 3, and
+// exported). Readers refuse it, naming the line; through the index or
+// the log alike.
+func TestARecordPastTheLastItemIsRefused(t *testing.T) {
+	for _, indexed := range []bool{false, true} {
+		s := &jsonl.Store{Home: t.TempDir()}
+		sj, err := s.Create(t.Context(), store.Manifest{Created: created, Items: 3})
+		must(t, err)
+		j := sj.(*jsonl.Job)
+		mustAppend(t, j, record(0), record(1), record(2))
+		mustClose(t, j)
+		appendToFile(t, resultsPath(j), `{"_idx":3,"input":null,"output":"extra","finished_at":"2024-06-07T08:09:10Z"}`+"\n")
+		if indexed {
+			// A writer adds the line to the index.
+			w, err := s.Open(t.Context(), j.Manifest().ID)
+			must(t, err)
+			mustClose(t, w)
+		}
+		r, err := s.OpenReadOnly(t.Context(), j.Manifest().ID)
+		must(t, err)
+		_, err = r.Outcomes(t.Context())
+		serr := r.Scan(t.Context(), func(store.Record) error { return nil })
+		r.Close()
+		for what, err := range map[string]error{"Outcomes": err, "Scan": serr} {
+			var ce *jsonl.CorruptError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "its _idx 3 is past the job's last item (3 items, idx 0 to 2)") {
+				t.Errorf("indexed %v: %s: %v; want the line with _idx 3 refused", indexed, what, err)
+			}
+		}
 	}
 }

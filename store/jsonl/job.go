@@ -473,13 +473,68 @@ func (j *Job) Outcomes(ctx context.Context) (store.Outcomes, error) {
 	}
 	defer f.Close()
 	o := store.Outcomes{}
+	g := j.idxGuard()
 	_, rerr := walkLog(ctx, j.dir, f, size,
-		func(e indexEntry) { o.Set(e.idx, outcomeOf(e.failed)) },
-		func() { o = o[:0] }, nil)
+		func(e indexEntry) {
+			if g.fits(e) {
+				o.Set(e.idx, outcomeOf(e.failed))
+			}
+		},
+		func() { o, g.refused = o[:0], false }, nil)
+	if rerr == nil {
+		rerr = g.err()
+	}
 	if rerr != nil {
 		return nil, cmp.Or(err, rerr)
 	}
 	return o, err
+}
+
+// idxGuard refuses a line whose _idx is past the job's items: a record
+// appended by hand or by another tool, which would count as an item the
+// input does not have ("1001 succeeded" of 1,000).
+type idxGuard struct {
+	j     *Job
+	items int
+	bad   indexEntry // the first line refused, when refused
+	// refused says a line was refused.
+	refused bool
+}
+
+func (j *Job) idxGuard() *idxGuard {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return &idxGuard{j: j, items: j.manifest.Items}
+}
+
+// fits reports whether e's idx is one of the job's items.
+func (g *idxGuard) fits(e indexEntry) bool {
+	// A manifest without an item count (a job made by a program, not
+	// from an input) bounds nothing.
+	if e.idx < g.items || g.items == 0 {
+		return true
+	}
+	if !g.refused {
+		// A reader opened before a --limit resume read further sees the
+		// item count of then: read the manifest again before refusing.
+		if m, err := readManifest(g.j.dir); err == nil {
+			g.items = max(g.items, m.Items)
+		}
+		if e.idx < g.items {
+			return true
+		}
+		g.bad, g.refused = e, true
+	}
+	return false
+}
+
+// err is the *CorruptError for the first line refused, nil when none was.
+func (g *idxGuard) err() error {
+	if !g.refused {
+		return nil
+	}
+	return &CorruptError{Path: g.j.resultsPath(), Offset: g.bad.start,
+		Reason: fmt.Sprintf("its _idx %d is past the job's last item (%d items, idx 0 to %d)", g.bad.idx, g.items, g.items-1)}
 }
 
 // written opens results.jsonl of a writer whose last write failed, and
@@ -554,7 +609,11 @@ func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, o
 		offsets []int64
 		lengths []uint32
 	)
+	g := j.idxGuard()
 	fromLog, err := walkLog(ctx, j.dir, f, size, func(e indexEntry) {
+		if !g.fits(e) {
+			return
+		}
 		if onlyFailed && !e.failed {
 			if e.idx < len(offsets) {
 				offsets[e.idx] = 0
@@ -566,7 +625,10 @@ func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, o
 			lengths = append(lengths, make([]uint32, e.idx+1-len(lengths))...)
 		}
 		offsets[e.idx], lengths[e.idx] = e.start+1, e.length
-	}, func() { offsets, lengths = offsets[:0], lengths[:0] }, nil)
+	}, func() { offsets, lengths, g.refused = offsets[:0], lengths[:0], false }, nil)
+	if err == nil {
+		err = g.err()
+	}
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func manifest(name string) store.Manifest {
 		Version:     "v0.0.0-test",
 		InputPath:   "input.jsonl",
 		InputSHA256: "0123abcd",
-		Items:       10,
+		Items:       1000,
 		State:       store.StateRunning,
 	}
 }
@@ -485,8 +485,10 @@ func testFailures(t *testing.T, s store.Store) {
 }
 
 func testConcurrentAppend(t *testing.T, s store.Store) {
-	j := create(t, s, manifest("concurrent"))
 	const workers, each = 16, 150
+	m := manifest("concurrent")
+	m.Items = workers * each
+	j := create(t, s, m)
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
