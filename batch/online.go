@@ -119,7 +119,6 @@ func (j *carriedJob) Append(ctx context.Context, recs ...store.Record) error {
 			}
 			rec.CostUSD = &c
 		}
-		rec.CacheHit = false
 		if !f.Started.IsZero() && f.Started.Before(rec.FinishedAt) {
 			rec.DurationMS = rec.FinishedAt.Sub(f.Started).Milliseconds()
 		}

@@ -1104,7 +1104,7 @@ func (r *Runner) account(f *flight, res task.Result) {
 func (r *Runner) succeed(ctx context.Context, f *flight, res task.Result) {
 	rec := r.record(f)
 	rec.Output = res.Output
-	rec.CacheHit = f.CacheHit && f.Heals == 0
+	rec.CacheHit = f.CacheHit // the output came from the cache, re-ask or not
 	rec.TrackedErrors = heal.TrackedJSON(f.Tracker)
 	r.finish(ctx, rec)
 }

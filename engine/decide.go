@@ -61,8 +61,9 @@ type State struct {
 	HealBase int
 	// LastOutput is the last output, for a failure's record.
 	LastOutput json.RawMessage
-	// CacheHit says the first call was served from the cache and no
-	// output since proved invalid.
+	// CacheHit says the last output was served from the cache (to the
+	// first question or to a re-ask) and did not prove invalid: the
+	// record's cache_hit.
 	CacheHit bool
 }
 
@@ -176,9 +177,9 @@ func (r *Rules) generated(s *State, a Answer) Next {
 	s.Retrier.Success()
 	s.Generations++
 	s.LastOutput = a.Result.Output
-	if a.Result.CacheHit && s.Calls == 1 {
-		s.CacheHit = true
-	}
+	// Whether the output to record came from the cache: a re-ask served
+	// from it is a hit as much as a first question.
+	s.CacheHit = a.Result.CacheHit
 	if a.Invalid == nil {
 		if s.Tracker != nil {
 			// A healed item keeps what was healed: the output passed, so

@@ -303,7 +303,7 @@ func (e *Engine) record(r *itemRun) store.Record {
 		Attempts:           r.Calls,
 		HealAttempts:       r.Heals,
 		GenerationAttempts: r.Generations,
-		CacheHit:           r.CacheHit && r.Heals == 0,
+		CacheHit:           r.CacheHit,
 		FinishReason:       r.finish,
 		Usage:              r.usage,
 		DurationMS:         time.Since(r.start).Milliseconds(),

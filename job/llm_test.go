@@ -523,6 +523,64 @@ func TestCacheServesRepeatsAndRejectsInvalid(t *testing.T) {
 	}
 }
 
+// TestAReAskServedFromTheCacheIsACacheHit: an item whose cached first
+// answer is invalid is re-asked, and the re-ask's answer, cached by an
+// earlier run, is served from the cache with no call; the record said
+// cache_hit false (it counted only a first call's hit) and status said "0
+// served from cache". cache_hit says the recorded output came from the
+// cache.
+func TestAReAskServedFromTheCacheIsACacheHit(t *testing.T) {
+	const n, spoiled = 4, 2
+	srv, url := serveMock(t, mock.Config{})
+	w := newLLMWorld(t)
+	cacheDir := filepath.Join(w.dir, "cache")
+	w.words("items.jsonl", n)
+	w.file("job.yaml", strings.Replace(fmt.Sprintf(healSpec, url), "cache: {enabled: false}", "cache: {enabled: true, dir: cache}", 1), 0o644)
+	w.run("job.yaml")
+	// The first question's answer loses "length": the next run re-asks,
+	// and caches the re-ask's answer.
+	entry := findCacheEntry(t, cacheDir, fmt.Sprintf("Describe w%d", spoiled))
+	var e map[string]json.RawMessage
+	data, err := os.ReadFile(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &e); err != nil {
+		t.Fatal(err)
+	}
+	e["value"] = json.RawMessage(fmt.Sprintf(`{"text":"Describe w%d"}`, spoiled))
+	spoilt, _ := json.Marshal(e)
+	if err := os.WriteFile(entry, spoilt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.run("job.yaml")
+	// Spoiled again the same way: the re-ask is the same question, cached.
+	if err := os.WriteFile(entry, spoilt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := srv.Stats().Requests
+	third := w.run("job.yaml")
+	if got := srv.Stats().Requests; got != before {
+		t.Fatalf("third run made %d calls, want none (the re-ask's answer is cached)", got-before)
+	}
+	rec := w.records(third.JobID)[spoiled]
+	if !rec.CacheHit || rec.HealAttempts != 1 || rec.Failed() {
+		t.Errorf("re-asked item: cache_hit %v, %d re-asks, error %q; want a cache hit after one re-ask", rec.CacheHit, rec.HealAttempts, rec.Error)
+	}
+	j, err := (&jsonl.Store{Home: w.home}).OpenReadOnly(t.Context(), third.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	r, err := job.BuildReport(t.Context(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.CacheHits != n {
+		t.Errorf("status counts %d served from cache, want %d", r.CacheHits, n)
+	}
+}
+
 // findCacheEntry returns the cache entry file whose value mentions text.
 func findCacheEntry(t *testing.T, dir, text string) string {
 	t.Helper()
