@@ -5,8 +5,8 @@
 //	                replaced atomically (temp file, fsync, rename)
 //	results.jsonl   append-only, one record per finished item: the
 //	                checkpoint, and the only source of truth
-//	results.idx     16 bytes per line of results.jsonl (offset, length,
-//	                _idx, failed): what resume reads instead of the log;
+//	results.idx     16 bytes per line of results.jsonl (offset, checksum,
+//	                length, _idx, failed): what resume reads instead of the log;
 //	                a cache, checked against the log, rebuilt from it
 //	failures.jsonl  the failed items with their last error, written by
 //	                Finish (temp file, fsync, rename)
@@ -18,13 +18,15 @@
 // mid-write leaves a torn last line: readers ignore it, and opening the job
 // for writing cuts it off (or, when it is a whole record missing only its
 // newline, completes it) so the next record starts on a fresh line. Any
-// other damaged line is a *CorruptError naming the line, never skipped.
+// other damaged line is a *CorruptError naming the line, never skipped; so
+// is a record whose _idx is past the job's items (a line appended by hand).
 //
 // Reading never loads the log. Outcomes reads results.idx, sixteen bytes
 // per record, so resuming a job costs time in proportion to its records,
 // not to the bytes of their outputs, and a byte of memory per item. The
-// index is trusted only as far as it checks out against the log (its last
-// usable entry must name the line really there); the lines it lacks are
+// index is trusted only as far as it checks out (every entry's checksum;
+// its last usable entry and a sample of others must name the lines really
+// there in the log); the lines it lacks are
 // read from the log, scanning each for its top-level _idx, error and class
 // keys only, and an index that does not match is rebuilt. Scan remembers
 // one offset per item and decodes one record at a time.
