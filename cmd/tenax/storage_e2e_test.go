@@ -121,3 +121,28 @@ func TestSummaryAfterAFullDiskCountsTheWrittenRecords(t *testing.T) {
 		t.Errorf("manifest after a full disk:\n%s\nwant state storage_failed", b)
 	}
 }
+
+// TestSummaryAfterTheJobDirVanishedSaysOutcomesUnknown: with the job's
+// directory removed during the run, the counts cannot be read at all; the
+// summary said "0 succeeded, 0 failed, N pending", as if nothing had been
+// done. It says the outcomes are unknown, and why.
+func TestSummaryAfterTheJobDirVanishedSaysOutcomesUnknown(t *testing.T) {
+	w := newWorkdir(t)
+	w.items("items.jsonl", 200)
+	w.write("rm.sh", "#!/bin/sh\n[ \"$1\" = 5 ] && rm -rf \"$2\"/jobs/*\necho ok\n", 0o755)
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: ["./rm.sh", "{{.n}}", "`+w.home+`"]
+concurrency: {max: 1}
+checkpoint: {flush_every: 1}
+`, 0o644)
+	r := w.tenax("run", "job.yaml")
+	if r.code != 4 {
+		t.Fatalf("exit %d, want 4\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "outcomes unknown") || strings.Contains(r.stdout, "0 succeeded") {
+		t.Errorf("summary after the job directory vanished:\n%s\nwant outcomes unknown, not zeros", r.stdout)
+	}
+}
