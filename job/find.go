@@ -26,6 +26,10 @@ func ResolveID(ctx context.Context, st store.Store, ref string) (string, error) 
 		if u, ok := unreadable.Find(ref); ok {
 			return "", fmt.Errorf("job %s: %w", ref, &store.UnreadableJobsError{Jobs: []store.UnreadableJob{u}})
 		}
+		if len(jobs) == 0 {
+			// Not "no jobs yet": there are jobs, none readable.
+			return "", unreadable
+		}
 		err = nil
 	}
 	if err != nil {

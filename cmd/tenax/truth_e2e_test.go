@@ -116,3 +116,17 @@ func TestStatusRefusesARecordPastTheLastItem(t *testing.T) {
 		}
 	}
 }
+
+// TestAHomeOfOnlyBrokenJobsSaysSo: with every manifest unreadable, status
+// said "there are no jobs yet".
+func TestAHomeOfOnlyBrokenJobsSaysSo(t *testing.T) {
+	w := newWorkdir(t)
+	id := runEchoJob(t, w, 2)
+	if err := os.WriteFile(filepath.Join(w.home, "jobs", id, "manifest.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := w.tenax("status")
+	if r.code != 4 || !strings.Contains(r.stderr, id) || strings.Contains(r.stderr, "no jobs yet") {
+		t.Errorf("status: exit %d, want 4 naming %s\nstdout:\n%s\nstderr:\n%s", r.code, id, r.stdout, r.stderr)
+	}
+}
