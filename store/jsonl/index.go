@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,7 +18,7 @@ import (
 // of results.jsonl, in log order, each
 //
 //	start  48 bits  offset of the line in results.jsonl
-//	sum    uint16   CRC-32C of the entry's other 14 bytes, its low half
+//	sum    uint16   a hash of the entry's other fields (entrySum)
 //	length uint32   bytes of the line, its newline included
 //	idx    uint32   the record's _idx; the top bit set when it failed
 //
@@ -45,12 +44,22 @@ const (
 	indexSamples = 16
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// entrySum is the checksum of an entry's fields: any change to one of
+// them changes it but for one chance in 65,536. A resume sums every entry,
+// so it is a multiply-xorshift mix of the fields (splitmix64's finalizer),
+// a few nanoseconds: CRC-32C over each entry's 14 bytes made reading the
+// index several times slower.
+func entrySum(start uint64, length, v uint32) uint16 {
+	h := mix64(start&(maxIndexedLog-1)) ^ mix64(uint64(length)<<32|uint64(v))
+	return uint16(mix64(h))
+}
 
-// entrySum is the checksum of an encoded entry, its own two bytes left out.
-func entrySum(raw []byte) uint16 {
-	c := crc32.Update(0, castagnoli, raw[:6])
-	return uint16(crc32.Update(c, castagnoli, raw[8:indexEntrySize]))
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // indexEntry is one line of the log, as the index keeps it.
@@ -73,19 +82,21 @@ func appendEntry(b []byte, e indexEntry) []byte {
 		v |= indexFailedFlag
 	}
 	binary.LittleEndian.PutUint32(raw[12:], v)
-	binary.LittleEndian.PutUint16(raw[6:], entrySum(raw[:]))
+	binary.LittleEndian.PutUint16(raw[6:], entrySum(uint64(e.start), e.length, v))
 	return append(b, raw[:]...)
 }
 
 // decodeEntry decodes an entry; ok is false when its sum is wrong.
 func decodeEntry(b []byte) (e indexEntry, ok bool) {
+	start := binary.LittleEndian.Uint64(b) & (maxIndexedLog - 1)
+	length := binary.LittleEndian.Uint32(b[8:])
 	v := binary.LittleEndian.Uint32(b[12:])
 	return indexEntry{
-		start:  int64(binary.LittleEndian.Uint64(b) & (maxIndexedLog - 1)),
-		length: binary.LittleEndian.Uint32(b[8:]),
+		start:  int64(start),
+		length: length,
 		idx:    int(v &^ indexFailedFlag),
 		failed: v&indexFailedFlag != 0,
-	}, binary.LittleEndian.Uint16(b[6:]) == entrySum(b)
+	}, binary.LittleEndian.Uint16(b[6:]) == entrySum(start, length, v)
 }
 
 func entryOf(line lineInfo) indexEntry {
