@@ -39,21 +39,47 @@ type lineInfo struct {
 // without limit.
 const maxIdx = math.MaxInt32
 
-// The states of logReader's scanner, one per place in a line.
+// scanState is logReader's place in a line. Each state but stLineStart
+// has a step function in steps that reads one byte, as encoding/json's
+// scanner does; a newline and the end of the log are read by next itself,
+// since what they mean depends only on the state.
+type scanState uint8
+
 const (
-	stLineStart  = iota // before the line's '{', blank space allowed
-	stKey               // expecting a key or '}'
-	stKeyStr            // inside a key
-	stColon             // after a key
-	stValue             // expecting a top-level value
-	stStr               // inside a top-level string value
-	stScalar            // inside a top-level number or literal
-	stNested            // inside a nested object or array
-	stNestedStr         // inside a string in a nested value
-	stAfterValue        // expecting ',' or '}'
-	stLineEnd           // after the closing '}', expecting the newline
-	stBad               // not a record: read on to the newline
+	stLineStart  scanState = iota // before the line's '{', blank space allowed
+	stKey                         // expecting a key or '}'
+	stKeyStr                      // inside a key
+	stKeyEsc                      // after a '\\' inside a key
+	stColon                       // after a key
+	stValue                       // expecting a top-level value
+	stStr                         // inside a top-level string value
+	stStrEsc                      // after a '\\' inside a top-level string
+	stScalar                      // inside a top-level number or literal
+	stNested                      // inside a nested object or array
+	stNestedStr                   // inside a string in a nested value
+	stNestedEsc                   // after a '\\' inside a string in a nested value
+	stAfterValue                  // expecting ',' or '}'
+	stLineEnd                     // after the closing '}', expecting the newline
+	stBad                         // not a record: read on to the newline
 )
+
+// steps holds the step function of each state.
+var steps = [...]func(*lineScan, byte){
+	stKey:        (*lineScan).beforeKey,
+	stKeyStr:     (*lineScan).keyStr,
+	stKeyEsc:     (*lineScan).keyEsc,
+	stColon:      (*lineScan).colon,
+	stValue:      (*lineScan).value,
+	stStr:        (*lineScan).str,
+	stStrEsc:     (*lineScan).strEsc,
+	stScalar:     (*lineScan).scalar,
+	stNested:     (*lineScan).nested,
+	stNestedStr:  (*lineScan).nestedStr,
+	stNestedEsc:  (*lineScan).nestedEsc,
+	stAfterValue: (*lineScan).afterValue,
+	stLineEnd:    (*lineScan).lineEnd,
+	stBad:        func(*lineScan, byte) {},
+}
 
 // The top-level fields the scanner looks at.
 const (
@@ -62,6 +88,23 @@ const (
 	fieldError
 	fieldClass
 )
+
+// lineScan is what the scan of one line has read so far.
+type lineScan struct {
+	st              scanState
+	start           int64 // the line's offset in the file
+	lineNo          int
+	reason          string // why the line is not a record, in stBad
+	field           int    // the top-level field whose value is being read
+	key             [8]byte
+	keyLen          int // -1: not a key we look at
+	depth           int // nesting, in stNested
+	valLen          int
+	class           [8]byte
+	idx, idxDigits  int
+	idxNeg, idxSeen bool
+	failed          bool
+}
 
 // logReader scans results.jsonl line by line, reading only the top-level
 // keys _idx, error and class of each record. It holds a fixed buffer, never
@@ -123,246 +166,273 @@ func (lr *logReader) fill() bool {
 // returns io.EOF, with tornAt set when the log ends in an incomplete line.
 // A damaged line that is not the last is a *CorruptError.
 func (lr *logReader) next() (lineInfo, error) {
-	var (
-		st              = stLineStart
-		start           int64
-		field           int
-		key             [8]byte
-		keyLen          int // -1: not a key we look at
-		escaped         bool
-		depth           int
-		idx, idxDigits  int
-		idxNeg, idxSeen bool
-		valLen          int
-		class           [8]byte
-		failed          bool
-		reason          string
-		lineNo          = lr.lineNo + 1
-	)
+	s := lineScan{lineNo: lr.lineNo + 1}
 	for {
 		if lr.pos == lr.n && !lr.fill() {
-			if lr.err != nil {
-				return lineInfo{}, fmt.Errorf("jsonl: reading %s: %w", lr.path, lr.err)
-			}
-			switch st {
-			case stLineStart:
-			case stLineEnd:
-				if !idxSeen {
-					lr.tornAt = start
-					return lineInfo{}, io.EOF
-				}
-				return lineInfo{start: start, end: lr.base + int64(lr.n), idx: idx, failed: failed, noNewline: true}, nil
-			default:
-				lr.tornAt = start
-			}
-			return lineInfo{}, io.EOF
+			return lr.atEOF(&s)
 		}
 		buf := lr.buf[:lr.n]
 		for i := lr.pos; i < len(buf); i++ {
-			if !escaped && (st == stNestedStr || st == stStr && field == fieldOther) {
-				lr.nextQuote = nextIndex(buf, i, lr.nextQuote, '"')
-				lr.nextSlash = nextIndex(buf, i, lr.nextSlash, '\\')
-				lr.nextNL = nextIndex(buf, i, lr.nextNL, '\n')
-				i = min(lr.nextQuote, lr.nextSlash, lr.nextNL)
-				if i == len(buf) {
+			if s.skims() {
+				if i = lr.skim(buf, i); i == len(buf) {
 					break
 				}
 			}
-			c := buf[i]
-			if c == '\n' {
+			switch c := buf[i]; {
+			case c == '\n':
 				lr.lineNo++
-				switch st {
-				case stLineStart:
+				if s.st == stLineStart {
 					continue
-				case stLineEnd:
-					if !idxSeen {
-						st, reason = stBad, "it has no _idx"
-						break
-					}
-					lr.pos = i + 1
-					return lineInfo{start: start, end: lr.base + int64(lr.pos), idx: idx, failed: failed}, nil
-				case stBad:
-				default:
-					st, reason = stBad, "the line ends inside the JSON object"
 				}
 				lr.pos = i + 1
-				return lineInfo{}, &CorruptError{Path: lr.path, Line: lineNo, Offset: start, Reason: reason}
-			}
-			switch st {
-			case stLineStart:
-				if c == ' ' || c == '\t' || c == '\r' {
-					continue
-				}
-				start = lr.base + int64(i)
-				lineNo = lr.lineNo + 1
-				if c != '{' {
-					st, reason = stBad, "it does not start with '{'"
-					continue
-				}
-				st, depth = stKey, 1
-			case stKey:
-				switch c {
-				case ' ', '\t', '\r':
-				case '"':
-					st, keyLen = stKeyStr, 0
-				case '}':
-					st = stLineEnd
-				default:
-					st, reason = stBad, "a key was expected"
-				}
-			case stKeyStr:
-				switch {
-				case escaped:
-					escaped = false
-				case c == '\\':
-					escaped, keyLen = true, -1
-				case c == '"':
-					st = stColon
-				case keyLen >= 0 && keyLen < len(key):
-					key[keyLen] = c
-					keyLen++
-				default:
-					keyLen = -1
-				}
-			case stColon:
-				switch c {
-				case ' ', '\t', '\r':
-				case ':':
-					st, field = stValue, fieldOther
-					if keyLen >= 0 {
-						switch string(key[:keyLen]) {
-						case "_idx":
-							field = fieldIdx
-						case "error":
-							field = fieldError
-						case "class":
-							field = fieldClass
-						}
-					}
-				default:
-					st, reason = stBad, "':' was expected after a key"
-				}
-			case stValue:
-				switch {
-				case c == ' ' || c == '\t' || c == '\r':
-				case c == '"':
-					st, valLen = stStr, 0
-					if field == fieldIdx {
-						st, reason = stBad, "_idx is a string"
-					}
-				case c == '{' || c == '[':
-					st, depth = stNested, 2
-					if field == fieldIdx {
-						st, reason = stBad, "_idx is not a number"
-					}
-				case field == fieldIdx:
-					st, idx, idxDigits, idxNeg = stScalar, 0, 0, false
-					switch {
-					case c == '-':
-						idxNeg = true
-					case c >= '0' && c <= '9':
-						idx, idxDigits = int(c-'0'), 1
-					default:
-						st, reason = stBad, "_idx is not a number"
-					}
-				default:
-					st = stScalar
-				}
-			case stScalar:
-				if c == ',' || c == '}' || c == ' ' || c == '\t' || c == '\r' {
-					if field == fieldIdx {
-						switch {
-						case idxDigits == 0:
-							st, reason = stBad, "_idx is not a number"
-						case idxNeg:
-							st, reason = stBad, "_idx is negative"
-						default:
-							idxSeen = true
-						}
-						if st == stBad {
-							continue
-						}
-					}
-					st = stAfterValue
-					if c == ',' {
-						st = stKey
-					} else if c == '}' {
-						st = stLineEnd
-					}
-					continue
-				}
-				if field == fieldIdx {
-					if c < '0' || c > '9' {
-						st, reason = stBad, "_idx is not a whole number"
-						continue
-					}
-					idx = idx*10 + int(c-'0')
-					idxDigits++
-					if idx > maxIdx {
-						st, reason = stBad, fmt.Sprintf("_idx is larger than %d", maxIdx)
-					}
-				}
-			case stStr:
-				switch {
-				case escaped:
-					escaped = false
-					valLen++
-				case c == '\\':
-					escaped = true
-					valLen++
-				case c == '"':
-					st = stAfterValue
-					switch field {
-					case fieldError:
-						failed = failed || valLen > 0
-					case fieldClass:
-						failed = failed || valLen > 0 && !(valLen == len("unknown") && string(class[:valLen]) == "unknown")
-					}
-				default:
-					if field == fieldClass && valLen < len(class) {
-						class[valLen] = c
-					}
-					valLen++
-				}
-			case stNested:
-				switch c {
-				case '"':
-					st = stNestedStr
-				case '{', '[':
-					depth++
-				case '}', ']':
-					depth--
-					if depth == 1 {
-						st = stAfterValue
-					}
-				}
-			case stNestedStr:
-				switch {
-				case escaped:
-					escaped = false
-				case c == '\\':
-					escaped = true
-				case c == '"':
-					st = stNested
-				}
-			case stAfterValue:
-				switch c {
-				case ' ', '\t', '\r':
-				case ',':
-					st = stKey
-				case '}':
-					st = stLineEnd
-				default:
-					st, reason = stBad, "',' or '}' was expected after a value"
-				}
-			case stLineEnd:
-				if c != ' ' && c != '\t' && c != '\r' {
-					st, reason = stBad, "text follows the record"
-				}
-			case stBad:
+				return s.atNewline(lr.path, lr.base+int64(lr.pos))
+			case s.st == stLineStart:
+				s.begin(c, lr.base+int64(i), lr.lineNo+1)
+			default:
+				steps[s.st](&s, c)
 			}
 		}
 		lr.pos = lr.n
+	}
+}
+
+// atEOF ends the scan at the end of the log: a record line that lacks only
+// its newline is returned, anything else unfinished is the torn last line.
+func (lr *logReader) atEOF(s *lineScan) (lineInfo, error) {
+	if lr.err != nil {
+		return lineInfo{}, fmt.Errorf("jsonl: reading %s: %w", lr.path, lr.err)
+	}
+	switch {
+	case s.st == stLineStart:
+	case s.st == stLineEnd && s.idxSeen:
+		return lineInfo{start: s.start, end: lr.base + int64(lr.n), idx: s.idx, failed: s.failed, noNewline: true}, nil
+	default:
+		lr.tornAt = s.start
+	}
+	return lineInfo{}, io.EOF
+}
+
+// skim moves i over the bytes of a string the scanner does not read, to
+// the next '"', '\\' or newline, or to len(buf).
+func (lr *logReader) skim(buf []byte, i int) int {
+	lr.nextQuote = nextIndex(buf, i, lr.nextQuote, '"')
+	lr.nextSlash = nextIndex(buf, i, lr.nextSlash, '\\')
+	lr.nextNL = nextIndex(buf, i, lr.nextNL, '\n')
+	return min(lr.nextQuote, lr.nextSlash, lr.nextNL)
+}
+
+// skims reports whether the scan is inside a string whose bytes it does
+// not read, which logReader.skim passes over at memchr speed.
+func (s *lineScan) skims() bool {
+	return s.st == stNestedStr || s.st == stStr && s.field == fieldOther
+}
+
+// atNewline ends the line at its newline: a record, or why it is not one.
+func (s *lineScan) atNewline(path string, end int64) (lineInfo, error) {
+	switch {
+	case s.st == stLineEnd && s.idxSeen:
+		return lineInfo{start: s.start, end: end, idx: s.idx, failed: s.failed}, nil
+	case s.st == stLineEnd:
+		s.reason = "it has no _idx"
+	case s.st != stBad:
+		s.reason = "the line ends inside the JSON object"
+	}
+	return lineInfo{}, &CorruptError{Path: path, Line: s.lineNo, Offset: s.start, Reason: s.reason}
+}
+
+func (s *lineScan) corrupt(reason string) { s.st, s.reason = stBad, reason }
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
+
+// begin reads a byte before the line's '{': the line starts at the first
+// byte that is not blank.
+func (s *lineScan) begin(c byte, off int64, lineNo int) {
+	if isBlank(c) {
+		return
+	}
+	s.start, s.lineNo = off, lineNo
+	if c != '{' {
+		s.corrupt("it does not start with '{'")
+		return
+	}
+	s.st, s.depth = stKey, 1
+}
+
+func (s *lineScan) beforeKey(c byte) {
+	switch {
+	case isBlank(c):
+	case c == '"':
+		s.st, s.keyLen = stKeyStr, 0
+	case c == '}':
+		s.st = stLineEnd
+	default:
+		s.corrupt("a key was expected")
+	}
+}
+
+func (s *lineScan) keyStr(c byte) {
+	switch {
+	case c == '\\':
+		s.st, s.keyLen = stKeyEsc, -1
+	case c == '"':
+		s.st = stColon
+	case s.keyLen >= 0 && s.keyLen < len(s.key):
+		s.key[s.keyLen] = c
+		s.keyLen++
+	default:
+		s.keyLen = -1
+	}
+}
+
+func (s *lineScan) keyEsc(byte) { s.st = stKeyStr }
+
+func (s *lineScan) colon(c byte) {
+	switch {
+	case isBlank(c):
+	case c == ':':
+		s.st, s.field = stValue, fieldOther
+		if s.keyLen >= 0 {
+			switch string(s.key[:s.keyLen]) {
+			case "_idx":
+				s.field = fieldIdx
+			case "error":
+				s.field = fieldError
+			case "class":
+				s.field = fieldClass
+			}
+		}
+	default:
+		s.corrupt("':' was expected after a key")
+	}
+}
+
+func (s *lineScan) value(c byte) {
+	switch {
+	case isBlank(c):
+	case s.field == fieldIdx:
+		s.idxStart(c)
+	case c == '"':
+		s.st, s.valLen = stStr, 0
+	case c == '{' || c == '[':
+		s.st, s.depth = stNested, 2
+	default:
+		s.st = stScalar
+	}
+}
+
+// idxStart reads the first byte of _idx's value, which must be a number.
+func (s *lineScan) idxStart(c byte) {
+	s.st, s.idx, s.idxDigits, s.idxNeg = stScalar, 0, 0, false
+	switch {
+	case c == '"':
+		s.corrupt("_idx is a string")
+	case c == '-':
+		s.idxNeg = true
+	case c >= '0' && c <= '9':
+		s.idx, s.idxDigits = int(c-'0'), 1
+	default:
+		s.corrupt("_idx is not a number")
+	}
+}
+
+func (s *lineScan) scalar(c byte) {
+	switch {
+	case c == ',' || c == '}' || isBlank(c):
+		s.scalarEnd(c)
+	case s.field != fieldIdx:
+	case c < '0' || c > '9':
+		s.corrupt("_idx is not a whole number")
+	default:
+		s.idx = s.idx*10 + int(c-'0')
+		s.idxDigits++
+		if s.idx > maxIdx {
+			s.corrupt(fmt.Sprintf("_idx is larger than %d", maxIdx))
+		}
+	}
+}
+
+// scalarEnd reads the byte that ends a number or literal, checking _idx's.
+func (s *lineScan) scalarEnd(c byte) {
+	if s.field == fieldIdx {
+		switch {
+		case s.idxDigits == 0:
+			s.corrupt("_idx is not a number")
+			return
+		case s.idxNeg:
+			s.corrupt("_idx is negative")
+			return
+		}
+		s.idxSeen = true
+	}
+	s.st = stAfterValue
+	s.afterValue(c)
+}
+
+func (s *lineScan) str(c byte) {
+	switch c {
+	case '\\':
+		s.st = stStrEsc
+		s.valLen++
+	case '"':
+		s.st = stAfterValue
+		switch s.field {
+		case fieldError:
+			s.failed = s.failed || s.valLen > 0
+		case fieldClass:
+			s.failed = s.failed || s.valLen > 0 && !(s.valLen == len("unknown") && string(s.class[:s.valLen]) == "unknown")
+		}
+	default:
+		if s.field == fieldClass && s.valLen < len(s.class) {
+			s.class[s.valLen] = c
+		}
+		s.valLen++
+	}
+}
+
+func (s *lineScan) strEsc(byte) {
+	s.st = stStr
+	s.valLen++
+}
+
+func (s *lineScan) nested(c byte) {
+	switch c {
+	case '"':
+		s.st = stNestedStr
+	case '{', '[':
+		s.depth++
+	case '}', ']':
+		if s.depth--; s.depth == 1 {
+			s.st = stAfterValue
+		}
+	}
+}
+
+func (s *lineScan) nestedStr(c byte) {
+	switch c {
+	case '\\':
+		s.st = stNestedEsc
+	case '"':
+		s.st = stNested
+	}
+}
+
+func (s *lineScan) nestedEsc(byte) { s.st = stNestedStr }
+
+func (s *lineScan) afterValue(c byte) {
+	switch {
+	case isBlank(c):
+	case c == ',':
+		s.st = stKey
+	case c == '}':
+		s.st = stLineEnd
+	default:
+		s.corrupt("',' or '}' was expected after a value")
+	}
+}
+
+func (s *lineScan) lineEnd(c byte) {
+	if !isBlank(c) {
+		s.corrupt("text follows the record")
 	}
 }
 
