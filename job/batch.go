@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/tenaxhq/tenax/batch"
@@ -28,27 +27,12 @@ func hasLedger(ctx context.Context, j store.Job, dir string) (bool, error) {
 		_, err := os.Stat(filepath.Join(dir, batch.LedgerFile))
 		return err == nil, nil
 	}
-	notes, ok := noteKeeper(j)
+	notes, ok := store.Notes(j)
 	if !ok {
 		return false, nil
 	}
 	entries, err := notes.Notes(ctx, batch.NoteKind)
 	return len(entries) > 0, err
-}
-
-// noteKeeper returns the job's notes, looking through the wrappers this
-// package puts around a job (redactingJob).
-func noteKeeper(j store.Job) (store.NoteKeeper, bool) {
-	for {
-		if n, ok := j.(store.NoteKeeper); ok {
-			return n, true
-		}
-		u, ok := j.(interface{ Unwrap() store.Job })
-		if !ok {
-			return nil, false
-		}
-		j = u.Unwrap()
-	}
 }
 
 // openLedger opens the job's batch ledger: a file in its directory, or
@@ -61,7 +45,7 @@ func openLedger(j store.Job, dir string) (l batch.Ledger, close func() error, er
 		}
 		return fl, fl.Close, nil
 	}
-	if notes, ok := noteKeeper(j); ok {
+	if notes, ok := store.Notes(j); ok {
 		return batch.NewNoteLedger(notes), func() error { return nil }, nil
 	}
 	return nil, nil, usage(errors.New("batch mode keeps its batch ids in the job directory or the job's database, and this store has neither"))
@@ -258,69 +242,3 @@ func (b badLines) Next() (task.Item, error) {
 }
 
 func (b badLines) Close() error { return b.r.Close() }
-
-// batchWaves reads the job's batch ledger, if it has one.
-func batchWaves(ctx context.Context, j store.Job) ([]batch.WaveReport, error) {
-	var (
-		entries []batch.Entry
-		err     error
-	)
-	if d, ok := j.(interface{ Dir() string }); ok {
-		entries, err = batch.ReadLedgerFile(filepath.Join(d.Dir(), batch.LedgerFile))
-	} else if notes, ok := noteKeeper(j); ok {
-		entries, err = batch.NewNoteLedger(notes).Entries(ctx)
-	}
-	if err != nil || len(entries) == 0 {
-		return nil, err
-	}
-	return batch.Report(entries), nil
-}
-
-// writeWaves renders the batch waves of a status report: each wave's
-// batches, requests and counts, and what it saved.
-func writeWaves(b *strings.Builder, waves []batch.WaveReport) {
-	if len(waves) == 0 {
-		return
-	}
-	var batches, requests int
-	var cost, full float64
-	for _, w := range waves {
-		batches += len(w.Batches)
-		requests += w.Requests
-		cost += w.CostUSD
-		full += w.FullCostUSD
-	}
-	fmt.Fprintf(b, "Batches:   %d wave(s), %d batch(es), %d requests", len(waves), batches, requests)
-	if full > 0 {
-		fmt.Fprintf(b, " | batch price $%.4f, online $%.4f, saved $%.4f", cost, full, full-cost)
-	}
-	b.WriteByte('\n')
-	for _, w := range waves {
-		fmt.Fprintf(b, "  wave %d: ", w.Wave)
-		switch {
-		case w.Online > 0:
-			fmt.Fprintf(b, "%d item(s) finished online", w.Online)
-		case len(w.Batches) == 0 && !w.Closed:
-			fmt.Fprintf(b, "%d item(s) waiting to be submitted (resume submits them)", w.Items)
-		default:
-			c := w.Counts
-			fmt.Fprintf(b, "%d request(s) in %s", w.Requests, strings.Join(w.Batches, ", "))
-			if w.Collected > 0 {
-				fmt.Fprintf(b, "; %d succeeded, %d errored", c.Succeeded, c.Errored)
-				if c.Expired > 0 {
-					fmt.Fprintf(b, ", %d expired", c.Expired)
-				}
-				if c.Canceled > 0 {
-					fmt.Fprintf(b, ", %d canceled", c.Canceled)
-				}
-			}
-			if !w.Closed {
-				fmt.Fprintf(b, " (open: %d of %d batch(es) read; resume polls the rest)", w.Collected, len(w.Batches))
-			}
-		}
-		if w.FullCostUSD > 0 {
-			fmt.Fprintf(b, " | saved $%.4f", w.Saved())
-		}
-		b.WriteByte('\n')
-	}
-}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tenaxhq/tenax/input"
+	"github.com/tenaxhq/tenax/report"
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/task/llm"
 )
@@ -101,18 +102,7 @@ func preview(raw []byte) string {
 	for cut > 0 && !utf8.RuneStart(raw[cut]) {
 		cut--
 	}
-	return fmt.Sprintf("%s… (%s)", raw[:cut], formatSize(len(raw)))
-}
-
-// formatSize writes a byte count as "10.0 MiB", "12.5 KiB" or "300 bytes".
-func formatSize(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
+	return fmt.Sprintf("%s… (%s)", raw[:cut], report.Bytes(int64(len(raw))))
 }
 
 // count writes n with the noun's singular or plural.

@@ -16,7 +16,7 @@ type redactingJob struct {
 }
 
 // Unwrap returns the job the records are written to, for what it offers
-// beside store.Job (noteKeeper).
+// beside store.Job (store.Notes).
 func (j *redactingJob) Unwrap() store.Job { return j.Job }
 
 func (j *redactingJob) Append(ctx context.Context, recs ...store.Record) error {

@@ -46,6 +46,21 @@ type NoteKeeper interface {
 	Notes(ctx context.Context, kind string) ([][]byte, error)
 }
 
+// Notes returns the job's NoteKeeper, looking through the wrappers a
+// caller puts around a job (a wrapper offers Unwrap() Job, as errors do).
+func Notes(j Job) (NoteKeeper, bool) {
+	for {
+		if n, ok := j.(NoteKeeper); ok {
+			return n, true
+		}
+		u, ok := j.(interface{ Unwrap() Job })
+		if !ok {
+			return nil, false
+		}
+		j = u.Unwrap()
+	}
+}
+
 // Store holds jobs: their manifests and their records. The JSONL job
 // directory (store/jsonl) and PostgreSQL (store/postgres) implement it,
 // and both pass the conformance suite in store/storetest.

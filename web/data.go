@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/heal"
-	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/report"
 	"github.com/tenaxhq/tenax/store"
 )
 
@@ -21,7 +21,7 @@ const samplesPerGroup = 5
 // error groups with their hints, tokens, cost), more sample items per
 // group, the latest finished items and the spec's budget.
 type jobView struct {
-	Report  *job.Report
+	Report  *report.Report
 	Samples map[string][]int // fingerprint → sample idx
 	Recent  []store.Record   // latest finished, newest first (outputs dropped)
 	Budget  budget
@@ -115,7 +115,7 @@ func buildView(ctx context.Context, st store.Store, id string) (*jobView, error)
 		rec.Input, rec.Output, rec.TrackedErrors = nil, nil, nil
 		recent = keepLatest(recent, rec, RecentItems)
 	}}
-	rep, err := job.BuildReport(ctx, tee)
+	rep, err := report.BuildReport(ctx, tee)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func keepLatest(recs []store.Record, rec store.Record, n int) []store.Record {
 	return recs
 }
 
-// teeJob shows every record job.BuildReport scans to fn as well, so that
+// teeJob shows every record report.BuildReport scans to fn as well, so that
 // one pass over the records gives both.
 type teeJob struct {
 	store.Job

@@ -15,7 +15,7 @@
 // JavaScript swap them in, and without JavaScript it still works, only not
 // live. Everything durable (counts by outcome, error groups by
 // fingerprint with their sample items and matching hints, tokens, cost
-// against the budget) is read through store.Store with job.BuildReport,
+// against the budget) is read through store.Store with report.BuildReport,
 // as `tenax status` reads it: `tenax ui` watches any job, written by one
 // process or many, and a job's big checkpoint is re-read less often.
 //

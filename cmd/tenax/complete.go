@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/report"
 )
 
 // completeDynamic adds what the shell completion scripts (bash, zsh, fish,
@@ -136,7 +136,7 @@ func completeFingerprints(g *globals) cobra.CompletionFunc {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		defer j.Close()
-		r, err := job.BuildReport(ctx, j)
+		r, err := report.BuildReport(ctx, j)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

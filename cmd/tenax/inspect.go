@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
 	"github.com/tenaxhq/tenax/fix"
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/report"
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/store"
 )
@@ -57,7 +57,7 @@ the shape. tenax status --json | jq .outcomes.succeeded`,
 				return err
 			}
 			defer j.Close()
-			r, err := job.BuildReport(ctx, j)
+			r, err := report.BuildReport(ctx, j)
 			if err != nil {
 				return err
 			}
@@ -85,10 +85,10 @@ func listJobs(ctx context.Context, g *globals, st store.Store, asJSON bool) erro
 		return err
 	}
 	if asJSON {
-		list := job.JobsJSON{Schema: job.JobsSchema, Jobs: []job.JobJSON{}}
+		list := report.JobsJSON{Schema: report.JobsSchema, Jobs: []report.JobJSON{}}
 		for _, m := range ms {
 			state, _ := job.CurrentState(ctx, st, m, "")
-			list.Jobs = append(list.Jobs, job.NewJobJSON(m, state))
+			list.Jobs = append(list.Jobs, report.NewJobJSON(m, state))
 		}
 		if err := writeJSON(g.stdout, list); err != nil {
 			return err

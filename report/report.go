@@ -1,4 +1,4 @@
-package job
+package report
 
 import (
 	"cmp"
@@ -176,7 +176,7 @@ func (r *Report) WriteText(w io.Writer, topGroups int) error {
 		fmt.Fprintf(&b, "Breaker:   opened %d time(s)\n", m.BreakerTrips)
 	}
 	if m.InputBytes > 0 {
-		fmt.Fprintf(&b, "Input:     %s (%d items in its first %s; a --limit run read no further, resume reads on)\n", m.InputPath, m.Items, formatSize(int(m.InputBytes)))
+		fmt.Fprintf(&b, "Input:     %s (%d items in its first %s; a --limit run read no further, resume reads on)\n", m.InputPath, m.Items, Bytes(m.InputBytes))
 	} else {
 		fmt.Fprintf(&b, "Input:     %s (%d items)\n", m.InputPath, m.Items)
 	}
@@ -284,4 +284,15 @@ func specHints(raw json.RawMessage) []statusHint {
 		out = append(out, statusHint{match: re, text: h.Hint})
 	}
 	return out
+}
+
+// Bytes writes a byte count as "10.0 MiB", "12.5 KiB" or "300 bytes".
+func Bytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

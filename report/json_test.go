@@ -1,4 +1,4 @@
-package job
+package report
 
 import (
 	"encoding/json"
