@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/job"
 )
 
@@ -507,7 +508,7 @@ func checkBadLinesRecorded(t *testing.T, o outcome) {
 		t.Fatalf("run: %v", o.err)
 	}
 	r := o.result
-	if r.Succeeded != 3 || r.Failed != 2 || r.Pending != 0 || r.ExitCode != job.ExitFailures {
+	if r.Succeeded != 3 || r.Failed != 2 || r.Pending != 0 || r.ExitCode != exitcode.Failures {
 		t.Errorf("succeeded %d, failed %d, pending %d, exit %d; want 3, 2, 0, exit 1", r.Succeeded, r.Failed, r.Pending, r.ExitCode)
 	}
 	wantLine := map[int]int{1: 2, 3: 4} // idx → line

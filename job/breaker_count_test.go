@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tenaxhq/tenax/exitcode"
 )
 
 // TestBreakerCountLetsBadItemsPass is the regression test of a breaker
@@ -20,8 +22,8 @@ func TestBreakerCountLetsBadItemsPass(t *testing.T) {
 		failed, pending int
 		exit            int
 	}{
-		{"every class counts by default", "", 3, 7, ExitAborted},
-		{"item failures do not count", "  count: [fatal, retryable]\n", 10, 0, ExitFailures},
+		{"every class counts by default", "", 3, 7, exitcode.Aborted},
+		{"item failures do not count", "  count: [fatal, retryable]\n", 10, 0, exitcode.Failures},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/job"
 )
 
@@ -92,7 +93,7 @@ func TestEmptyInputIsRefusedUnlessAllowed(t *testing.T) {
 	}
 	opts.AllowEmpty = true
 	res, err := job.Run(context.Background(), filepath.Join(dir, "job.yaml"), opts)
-	if err != nil || res.ExitCode != job.ExitOK {
+	if err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("--allow-empty: %v, %+v", err, res)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tenaxhq/tenax/batch"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/input"
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/store"
@@ -677,11 +678,11 @@ func conclude(ctx context.Context, st store.Store, j store.Job, dir string, sum 
 	}); err != nil && runErr == nil {
 		runErr = err
 	}
-	res.ExitCode = exitCode(sum, res.Failed)
+	res.ExitCode = exitcode.For(sum, res.Failed)
 	if runErr != nil {
 		// The run's own storage or input failed: whatever the items did,
 		// the job is not what it should be until a resume.
-		res.ExitCode = ExitStorage
+		res.ExitCode = exitcode.Storage
 	}
 	// A job whose directory was removed has nothing to resume; one whose
 	// counts could not be read after an error may still have items left. A

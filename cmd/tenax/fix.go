@@ -13,16 +13,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
 	"github.com/tenaxhq/tenax/console"
+	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/fix"
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/spec"
 )
-
-// exitStorage: tenax's own storage failed (exit code 4, docs/records.md).
-const exitStorage = 4
 
 type fixFlags struct {
 	resume     string
@@ -228,9 +225,9 @@ func fixErr(err error) error {
 	}
 	var ste *fix.StorageError
 	if errors.As(err, &ste) {
-		return &exitError{code: exitStorage, err: err}
+		return &exitError{code: exitcode.Storage, err: err}
 	}
-	return &exitError{code: job.ExitFailures, err: err}
+	return &exitError{code: exitcode.Failures, err: err}
 }
 
 func openFixState(home, id string) (*fix.State, error) {

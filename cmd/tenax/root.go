@@ -11,10 +11,10 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
-
+	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
+	"golang.org/x/term"
 )
 
 // exitError carries an exit code through cobra's error return.
@@ -104,7 +104,7 @@ func (g *globals) loggerOn(w io.Writer) (*slog.Logger, error) {
 }
 
 // usageErr marks err as a usage or spec error (exit 2).
-func usageErr(err error) error { return &exitError{code: job.ExitUsage, err: err} }
+func usageErr(err error) error { return &exitError{code: exitcode.Usage, err: err} }
 
 func newRootCmd(g *globals) *cobra.Command {
 	root := &cobra.Command{
@@ -166,14 +166,14 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(context.Background())
 	if err == nil {
-		return job.ExitOK
+		return exitcode.OK
 	}
 	// A store that cannot be opened is tenax's own storage failing, in
 	// every command: one rule here, not one per command's path to it.
 	var oe *store.OpenError
 	if errors.As(err, &oe) {
 		fmt.Fprintln(stderr, "tenax:", err)
-		return job.ExitStorage
+		return exitcode.Storage
 	}
 	// A job another process holds is refused before any call: not a run
 	// that ended with failures (1) but a command to give again once the
@@ -199,7 +199,7 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ue *job.UsageError
 	if errors.As(err, &ue) {
 		fmt.Fprintln(stderr, "tenax:", ue.Err)
-		return job.ExitUsage
+		return exitcode.Usage
 	}
 	fmt.Fprintln(stderr, "tenax:", err)
 	if isUsage(err) {
@@ -208,9 +208,9 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if cmd != nil && cmd != root {
 			fmt.Fprintf(stderr, "Usage: %s\nRun '%s --help' for more.\n", cmd.UseLine(), cmd.CommandPath())
 		}
-		return job.ExitUsage
+		return exitcode.Usage
 	}
-	return job.ExitFailures
+	return exitcode.Failures
 }
 
 // isUsage reports cobra's own argument errors, which it returns unwrapped.

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
 	"github.com/tenaxhq/tenax/batch"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
 )
@@ -258,15 +258,15 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		if errors.Is(runErr, context.Canceled) {
 			// A signal before the first item: nothing ran, nothing was
 			// recorded.
-			return &exitError{code: job.ExitInterrupted, err: runErr}
+			return &exitError{code: exitcode.Interrupted, err: runErr}
 		}
 		return runErr
 	}
 	printSummary(g.stdout, res)
 	if runErr != nil {
-		return &exitError{code: max(res.ExitCode, job.ExitFailures), err: runErr}
+		return &exitError{code: max(res.ExitCode, exitcode.Failures), err: runErr}
 	}
-	if res.ExitCode != job.ExitOK {
+	if res.ExitCode != exitcode.OK {
 		return &exitError{code: res.ExitCode}
 	}
 	return nil

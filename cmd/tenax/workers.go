@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
 	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker"
@@ -254,7 +254,7 @@ func runWorkers(ctx context.Context, g *globals, ws []*worker.Worker) error {
 		return usageErr(first)
 	}
 	if first != nil {
-		return &exitError{code: exitStorage, err: first}
+		return &exitError{code: exitcode.Storage, err: first}
 	}
 	return nil
 }
@@ -349,7 +349,7 @@ func runOnWorkers(ctx context.Context, g *globals, specPath string, f runFlags, 
 	e, err := c.Enqueue(ctx, cr)
 	cr.Job.Close()
 	if err != nil {
-		return &exitError{code: exitStorage, err: err}
+		return &exitError{code: exitcode.Storage, err: err}
 	}
 	fmt.Fprintf(g.stderr, "tenax: job %s (queue %s, schema %s): %d items enqueued in %s\n", e.JobID, e.Queue, c.Schema(), e.Items, e.Elapsed.Round(time.Millisecond))
 	if n == 0 {
@@ -576,13 +576,13 @@ func printWorkerSummary(ctx context.Context, g *globals, c *worker.Client, id st
 	}
 	switch {
 	case runErr != nil:
-		return &exitError{code: exitStorage, err: runErr}
+		return &exitError{code: exitcode.Storage, err: runErr}
 	case m.State == store.StateAborted:
-		return &exitError{code: job.ExitAborted}
+		return &exitError{code: exitcode.Aborted}
 	case pending > 0:
-		return &exitError{code: job.ExitInterrupted}
+		return &exitError{code: exitcode.Interrupted}
 	case failed > 0:
-		return &exitError{code: job.ExitFailures}
+		return &exitError{code: exitcode.Failures}
 	}
 	return nil
 }
