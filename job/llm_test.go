@@ -17,6 +17,7 @@ import (
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/mock"
+	"github.com/tenaxhq/tenax/report"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/jsonl"
 )
@@ -572,7 +573,7 @@ func TestAReAskServedFromTheCacheIsACacheHit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	r, err := job.BuildReport(t.Context(), j)
+	r, err := report.BuildReport(t.Context(), j)
 	if err != nil {
 		t.Fatal(err)
 	}

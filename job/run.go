@@ -18,6 +18,7 @@ import (
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/input"
+	"github.com/tenaxhq/tenax/redact"
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/jsonl"
@@ -516,8 +517,8 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 	if secrets := s.Secrets(); len(secrets) > 0 {
 		// A command or a server may echo a secret it was given (an env
 		// value, a header): it must not reach the records or the logs.
-		j = &redactingJob{Job: j, redact: s.Redact}
-		log = slog.New(&redactingHandler{Handler: log.Handler(), redact: s.Redact})
+		j = &redact.Job{Job: j, Redact: s.Redact}
+		log = slog.New(&redact.Handler{Handler: log.Handler(), Redact: s.Redact})
 	}
 	cfg, err := engineConfig(s, opts.Interactive)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/input"
+	"github.com/tenaxhq/tenax/redact"
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
@@ -135,18 +136,18 @@ func (p *Plan) Checkpoint(cp engine.Checkpoint) engine.Checkpoint {
 	if len(p.Spec.Secrets()) == 0 {
 		return cp
 	}
-	return &redactingCheckpoint{Checkpoint: cp, r: redactingJob{redact: p.Spec.Redact}}
+	return &redactingCheckpoint{Checkpoint: cp, r: redact.Job{Redact: p.Spec.Redact}}
 }
 
-// redactingCheckpoint is redactingJob for a checkpoint that is not a
+// redactingCheckpoint is redact.Job for a checkpoint that is not a
 // whole store.Job (a worker's, which completes River jobs).
 type redactingCheckpoint struct {
 	engine.Checkpoint
-	r redactingJob
+	r redact.Job
 }
 
 // Append redacts recs, then appends them.
 func (c *redactingCheckpoint) Append(ctx context.Context, recs ...store.Record) error {
-	c.r.redactRecords(recs)
+	c.r.Records(recs)
 	return c.Checkpoint.Append(ctx, recs...)
 }

@@ -180,14 +180,14 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// holder (named by its pid) is done, as a usage error is.
 	if errors.Is(err, store.ErrInUse) {
 		fmt.Fprintf(stderr, "tenax: %v; wait for that run to end (or stop it), then run the command again\n", err)
-		return job.ExitUsage
+		return exitcode.Usage
 	}
 	// A job whose manifest cannot be read is tenax's own storage failing,
 	// for that job alone: the others are listed and resumed as ever.
 	var unreadable *store.UnreadableJobsError
 	if errors.As(err, &unreadable) {
 		fmt.Fprintln(stderr, "tenax:", err)
-		return job.ExitStorage
+		return exitcode.Storage
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {

@@ -1,0 +1,112 @@
+// Package redact keeps a spec's secrets out of what tenax writes:
+// docs/spec.md ("Secrets and redaction") promises they never appear in
+// results or logs. Job replaces
+// them in every record before it is stored; Handler in every log message
+// and string attribute, errors included. Both take the spec's Redact
+// function, which knows the secrets' values.
+package redact
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/tenaxhq/tenax/store"
+)
+
+// Job replaces the spec's secrets in every record before it is stored.
+type Job struct {
+	store.Job
+	// Redact returns its text with every secret replaced.
+	Redact func(string) string
+}
+
+// Unwrap returns the job the records are written to, for what it offers
+// beside store.Job (store.Notes).
+func (j *Job) Unwrap() store.Job { return j.Job }
+
+// Append redacts the records, then appends them to the job.
+func (j *Job) Append(ctx context.Context, recs ...store.Record) error {
+	j.Records(recs)
+	return j.Job.Append(ctx, recs...)
+}
+
+// Records redacts recs in place: for a caller that appends them through
+// something other than a whole store.Job (a worker's checkpoint). It
+// needs only Redact set.
+func (j *Job) Records(recs []store.Record) {
+	for i := range recs {
+		r := &recs[i]
+		r.Error = j.Redact(r.Error)
+		r.Output = j.redactJSON(r.Output)
+		r.Input = j.redactJSON(r.Input)
+		r.TrackedErrors = j.redactJSON(r.TrackedErrors)
+	}
+}
+
+// redactJSON redacts a JSON value's text; a secret inside a JSON string is
+// written there as is unless it holds characters JSON escapes, which keys
+// and tokens do not.
+func (j *Job) redactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	s := string(raw)
+	if r := j.Redact(s); r != s {
+		return json.RawMessage(r)
+	}
+	return raw
+}
+
+// Handler scrubs secrets from log messages and string attributes, errors
+// included, before its Handler sees them.
+type Handler struct {
+	slog.Handler
+	// Redact returns its text with every secret replaced.
+	Redact func(string) string
+}
+
+// Handle redacts the record, then hands it on.
+func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
+	nr := slog.NewRecord(r.Time, r.Level, h.Redact(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		nr.AddAttrs(h.redactAttr(a))
+		return true
+	})
+	return h.Handler.Handle(ctx, nr)
+}
+
+func (h *Handler) redactAttr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.Redact(v.String()))
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, h.Redact(err.Error()))
+		}
+		return slog.String(a.Key, h.Redact(v.String()))
+	case slog.KindGroup:
+		attrs := v.Group()
+		out := make([]any, len(attrs))
+		for i, ga := range attrs {
+			out[i] = h.redactAttr(ga)
+		}
+		return slog.Group(a.Key, out...)
+	}
+	return a
+}
+
+// WithAttrs redacts the attributes, then hands them on.
+func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	red := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		red[i] = h.redactAttr(a)
+	}
+	return &Handler{Handler: h.Handler.WithAttrs(red), Redact: h.Redact}
+}
+
+// WithGroup returns a Handler that redacts within the group.
+func (h *Handler) WithGroup(name string) slog.Handler {
+	return &Handler{Handler: h.Handler.WithGroup(name), Redact: h.Redact}
+}

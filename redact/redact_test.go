@@ -1,0 +1,62 @@
+package redact_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/tenaxhq/tenax/redact"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/memory"
+)
+
+const secret = "sk-live-0123456789"
+
+func hide(s string) string { return strings.ReplaceAll(s, secret, "[redacted]") }
+
+// TestJobStoresNoSecret: the secret is gone from every text field of a
+// record, its JSON fields included, and from nothing else.
+func TestJobStoresNoSecret(t *testing.T) {
+	ctx := context.Background()
+	inner, err := (&memory.Store{}).Create(ctx, store.Manifest{Items: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &redact.Job{Job: inner, Redact: hide}
+	rec := store.Record{Idx: 0, Error: "401 for key " + secret,
+		Input: json.RawMessage(`{"key":"` + secret + `"}`), Output: json.RawMessage(`{"n":1}`)}
+	if err := j.Append(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	var got []store.Record
+	if err := inner.Scan(ctx, func(r store.Record) error { got = append(got, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("stored %d records, want 1", len(got))
+	}
+	b, _ := json.Marshal(got[0])
+	if strings.Contains(string(b), secret) || got[0].Error != "401 for key [redacted]" || string(got[0].Output) != `{"n":1}` {
+		t.Errorf("stored %s", b)
+	}
+	if s, ok := store.Notes(j); !ok || s == nil {
+		t.Error("store.Notes does not find the wrapped job's notes through redact.Job")
+	}
+}
+
+// TestHandlerLogsNoSecret: the message, a string, an error and a grouped
+// attribute, before and after WithAttrs and WithGroup.
+func TestHandlerLogsNoSecret(t *testing.T) {
+	var out bytes.Buffer
+	log := slog.New(&redact.Handler{Handler: slog.NewTextHandler(&out, nil), Redact: hide})
+	log = log.With("key", secret).WithGroup("call")
+	log.Error("call with "+secret+" failed", "err", errors.New("bad key "+secret),
+		slog.Group("req", "auth", "Bearer "+secret))
+	if strings.Contains(out.String(), secret) || strings.Count(out.String(), "[redacted]") != 4 {
+		t.Errorf("logged %s", out.String())
+	}
+}
