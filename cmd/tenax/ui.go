@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/web"
+	"github.com/tenaxhq/tenax/worker"
 )
 
 func newUICmd(g *globals) *cobra.Command {
@@ -44,7 +44,7 @@ Loopback by default; --addr with another address requires a token, printed in th
 					return err
 				}
 				defer c.Close()
-				cfg.Workers, cfg.Operator = c, operatorName("tenax ui")
+				cfg.Workers, cfg.Operator = c, worker.OperatorName("tenax ui")
 			}
 			if len(args) == 1 {
 				// "latest" and a job's name, as status takes them.

@@ -1,21 +1,16 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tenaxhq/tenax/console"
-	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
@@ -143,7 +138,7 @@ hands waiting items back to the queue; a second cancels the calls in flight.`,
 				return usageErr(err)
 			}
 			fmt.Fprintf(g.stderr, "tenax: worker %s on schema %s\n", w.ID(), c.Schema())
-			stop := reportWorker(g.stderr, w, reportEvery)
+			stop := w.Report(g.stderr, reportEvery)
 			err = runWorkers(ctx, g, []*worker.Worker{w})
 			stop()
 			return err
@@ -157,51 +152,6 @@ hands waiting items back to the queue; a second cancels the calls in flight.`,
 	f.DurationVar(&reportEvery, "report-every", 10*time.Second, "print the jobs taken up and the items finished this often, when there is news (0 = never)")
 	addStoreFlag(cmd, g)
 	return cmd
-}
-
-// reportWorker prints on out, every interval, what w did since the last
-// report: each job it took up, and its items finished and in flight while
-// it works (an idle worker prints nothing); stop prints its total. A
-// worker is a long-running process whose stderr is often a log, so these
-// are lines, not a progress bar.
-func reportWorker(out io.Writer, w *worker.Worker, every time.Duration) (stop func()) {
-	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		if every <= 0 {
-			<-done
-			return
-		}
-		t := time.NewTicker(every)
-		defer t.Stop()
-		seen := map[string]bool{}
-		var last int64
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			st := w.Status()
-			for _, id := range st.Jobs {
-				if !seen[id] {
-					seen[id] = true
-					fmt.Fprintf(out, "tenax: worker %s: working on job %s\n", w.ID(), id)
-				}
-			}
-			if st.Finished == last && st.InFlight == 0 {
-				continue
-			}
-			fmt.Fprintf(out, "tenax: worker %s: %d items finished (+%d in %s, %.1f/s), %d in flight\n",
-				w.ID(), st.Finished, st.Finished-last, every, float64(st.Finished-last)/every.Seconds(), st.InFlight)
-			last = st.Finished
-		}
-	}()
-	return func() {
-		close(done)
-		<-exited
-		fmt.Fprintf(out, "tenax: worker %s stopped: %d items finished\n", w.ID(), w.Finished())
-	}
 }
 
 // runWorkers runs workers until the context ends or a signal comes: the
@@ -227,24 +177,7 @@ func runWorkers(ctx context.Context, g *globals, ws []*worker.Worker) error {
 			}
 		}()
 	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	for _, w := range ws {
-		wg.Go(func() {
-			if err := w.Run(ctx); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-				}
-				mu.Unlock()
-				cancel()
-			}
-		})
-	}
-	wg.Wait()
+	first := worker.RunAll(ctx, ws)
 	var ue *job.UsageError
 	if errors.As(first, &ue) {
 		return usageErr(first)
@@ -286,7 +219,7 @@ answer came first and from where.`,
 			if err != nil {
 				return err
 			}
-			if err := c.Decide(cmd.Context(), id, d, operatorName("tenax breaker")); err != nil {
+			if err := c.Decide(cmd.Context(), id, d, worker.OperatorName("tenax breaker")); err != nil {
 				var ae *worker.AnsweredError
 				if errors.Is(err, worker.ErrBreakerClosed) || errors.As(err, &ae) {
 					return usageErr(err)
@@ -405,9 +338,9 @@ func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int,
 	// unset on_trip asks instead of aborting); the answer goes to every
 	// worker through the database. Attending begins before the workers
 	// start, so that the first check-in counts their first items.
-	var asking atomic.Bool
+	var op *worker.TerminalOperator
 	if g.interactive() {
-		op := &terminalOperator{prompter: console.NewPrompter(g.stdin, g.stderr), out: g.stderr, asking: &asking}
+		op = worker.NewTerminalOperator(console.NewPrompter(g.stdin, g.stderr), g.stderr)
 		failed := func(err error) {
 			log.Warn("answering the breaker from this terminal failed; use tenax breaker continue|abort", "job", id, "error", err)
 		}
@@ -415,7 +348,7 @@ func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int,
 			failed(err)
 		} else {
 			go func() {
-				if err := a.Serve(ctx, operatorName("the terminal of tenax run"), op); err != nil {
+				if err := a.Serve(ctx, worker.OperatorName("the terminal of tenax run"), op); err != nil {
 					failed(err)
 				}
 			}()
@@ -438,7 +371,7 @@ wait:
 		if err != nil {
 			continue
 		}
-		if !g.quiet && !asking.Load() {
+		if !g.quiet && (op == nil || !op.Asking()) {
 			fmt.Fprintf(g.stderr, "tenax: %s: %d finished, %d waiting, %d running, %d retrying%s\n", id, p.Finished, p.Waiting, p.Running, p.Retrying, breakerNote(p))
 		}
 		if st != store.StateRunning {
@@ -468,68 +401,6 @@ func writeWorkerOutput(ctx context.Context, c *worker.Client, id, path string) e
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
-}
-
-// operatorName is who answers a breaker from this process, as other
-// operators are told: what, on which host, which process.
-func operatorName(what string) string {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "an unknown host"
-	}
-	return fmt.Sprintf("%s on %s (pid %d)", what, host, os.Getpid())
-}
-
-// terminalOperator asks an attached run's terminal the questions of the
-// job's shared breaker, with the single-process prompt.
-type terminalOperator struct {
-	prompter *console.Prompter
-	out      io.Writer
-	// asking holds the progress lines while a question is on screen.
-	asking *atomic.Bool
-}
-
-func (o *terminalOperator) Ask(ctx context.Context, q worker.Question) (worker.Decision, bool) {
-	o.asking.Store(true)
-	defer o.asking.Store(false)
-	fmt.Fprintf(o.out, "\ntenax: job %s: the circuit breaker tripped on worker %s; every worker holds the job's items until you answer (here, or tenax breaker continue|abort %s)\n", q.JobID, q.Owner, q.JobID)
-	d := o.prompter.AskTrip(ctx, console.TripQuestion{Summary: q.Summary, Failures: q.Failures})
-	if ctx.Err() != nil || d == engine.TripNoAnswer {
-		// Nobody answered here: tenax breaker continue|abort still can.
-		return "", false
-	}
-	if d == engine.TripContinue {
-		return worker.Continue, true
-	}
-	return worker.Abort, true
-}
-
-func (o *terminalOperator) Settled(q worker.Question, a worker.Answer) {
-	if a.ReadErr != nil {
-		fmt.Fprintf(o.out, "tenax: job %s: trip %d of the circuit breaker was answered elsewhere or closed by itself, but reading how failed: %v\n", q.JobID, q.Trip, a.ReadErr)
-		return
-	}
-	if a.TrippedAgain != 0 {
-		fmt.Fprintf(o.out, "tenax: job %s: trip %d of the circuit breaker was answered elsewhere (or closed by itself), and it has tripped again since (trip %d)\n", q.JobID, q.Trip, a.TrippedAgain)
-		return
-	}
-	if a.Decision == "" {
-		fmt.Fprintf(o.out, "tenax: job %s: the circuit breaker closed before an answer came from here\n", q.JobID)
-		return
-	}
-	fmt.Fprintf(o.out, "tenax: job %s: answered elsewhere: %s, by %s\n", q.JobID, a.Decision, cmp.Or(a.By, "another operator"))
-}
-
-// CheckIn asks a check-in of the job with the single-process prompt.
-func (o *terminalOperator) CheckIn(ctx context.Context, c worker.CheckIn) (goOn, ok bool) {
-	o.asking.Store(true)
-	defer o.asking.Store(false)
-	fmt.Fprintf(o.out, "\ntenax: job %s: paused for a check-in; every worker holds the job's items until you answer\n", c.JobID)
-	goOn = o.prompter.Checkin(ctx, c.Latest, engine.Stats{Done: c.Done, Total: c.Total, Failed: c.Failed})
-	if ctx.Err() != nil {
-		return false, false
-	}
-	return goOn, true
 }
 
 func breakerNote(p worker.Progress) string {

@@ -1,4 +1,4 @@
-package main
+package worker_test
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ func TestTheTerminalIsToldTheTruthAboutASettledTrip(t *testing.T) {
 			"trip 1 of the circuit breaker was answered elsewhere or closed by itself, but reading how failed: worker: reading the breaker of job job_1: connection refused"},
 	} {
 		var out strings.Builder
-		(&terminalOperator{out: &out}).Settled(q, tc.answer)
+		worker.NewTerminalOperator(nil, &out).Settled(q, tc.answer)
 		if !strings.Contains(out.String(), tc.want) {
 			t.Errorf("Settled(%+v) printed %q, want %q", tc.answer, out.String(), tc.want)
 		}
