@@ -1,10 +1,25 @@
-// Command tenax is the CLI of the tenax library: run, resume, status,
-// export, validate, mock and version. It only wires packages: package job
-// does what run and resume mean, console draws the progress line and asks
-// the operator, and this command adds flags, signals and exit codes.
+// Command tenax is the CLI of the tenax library. It only wires packages;
+// what each command means lives in them.
+//
+// Commands:
+//   - run, resume: run a job's items, or carry a stopped job on (package
+//     job; --workers N or a postgres:// store hands the items to workers,
+//     package worker).
+//   - status, export: a job's counts and error groups (package report), and
+//     its latest record per item as JSONL or CSV (package store).
+//   - validate: check a spec and, with --input, its templates (job).
+//   - fix: the fix loop, an agent edits code until a check passes (fix).
+//   - mock: the built-in mock LLM server (mock).
+//   - ui: the web view of a job (web).
+//   - migrate, worker, breaker: workers on PostgreSQL: create the schema,
+//     run a worker, answer a job's shared circuit breaker (worker).
+//   - version: print the version.
+//
+// Package console draws the progress line and asks the operator; this
+// command adds flags, signals and exit codes (package exitcode).
 //
 // Exit codes: 0 all items succeeded; 1 finished with failures; 2 usage or
-// spec error, or a job another process holds (its pid is named); 3 aborted
-// by the breaker, a budget or the operator; 4 tenax's own storage or input
-// failed; 130 interrupted.
+// spec error, or a job another process holds (its pid is named); 3
+// aborted by the breaker, a budget or the operator; 4 tenax's own storage
+// or input failed (the job stays resumable); 130 interrupted.
 package main
