@@ -698,9 +698,40 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error,
 		rec.Edit = &Edit{Files: []string{}}
 	}
 
+	before := r.statuses()
+	if err := r.checkEdit(ctx, p, target, patch, rel, g, before, &rec, &summary); err != nil {
+		return err
+	}
+	if g.unknown && rec.Reason == "" {
+		rec.Reason = "tenax stopped before it could record where the fixer's edit ended: the edit may hold changes of yours"
+	}
+	if rec.Changes == nil {
+		rec.Changes = r.changes(before)
+	}
+	rec.Result = r.resultOf(p.Fingerprint, rec.Reverted)
+	summary.Result = rec.Result
+	r.commitFix(ctx, p, target, files, g, &rec)
+	rec.Time = r.cfg.now()
+	st.Attempts = append(st.Attempts, summary)
+	st.Pending = nil
+	if err := r.save(); err != nil {
+		return err
+	}
+	if err := r.store.Append(rec); err != nil {
+		return err
+	}
+	r.emit(Event{Kind: EventResult, Error: target, Result: rec.Result, Message: attemptMessage(&rec, files, ferr)})
+	return nil
+}
+
+// checkEdit runs the check after an attempt that changed files and
+// reverts an edit that made it strictly worse (more distinct errors, or
+// one that was fixed back), unless the check judged changes that may not
+// be the fixer's (g). before is the errors' statuses before the check.
+func (r *runner) checkEdit(ctx context.Context, p *Pending, target heal.TrackedError, patch []byte, rel string, g gap, before map[string]heal.Status, rec *AuditRecord, summary *AttemptSummary) error {
+	st := r.state
 	prevErrs := st.Last
 	prevSet := fingerprintSet(prevErrs)
-	before := r.statuses()
 	if len(patch) == 0 {
 		// Nothing changed: the check would say what it said.
 		r.tracker.Observe(prevErrs)
@@ -757,33 +788,27 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error,
 			st.Passed = res.Passed()
 		}
 	}
-	if g.unknown && rec.Reason == "" {
-		rec.Reason = "tenax stopped before it could record where the fixer's edit ended: the edit may hold changes of yours"
+	return nil
+}
+
+// commitFix commits the files of an attempt that fixed its error, when
+// asked to. A commit of files the user may have changed too would take
+// their work for the fixer's, so an unattributed edit is not committed.
+func (r *runner) commitFix(ctx context.Context, p *Pending, target heal.TrackedError, files []string, g gap, rec *AuditRecord) {
+	if !r.cfg.Commit || rec.Result != heal.ResultFixed || len(files) == 0 || !g.attributed() {
+		return
 	}
-	if rec.Changes == nil {
-		rec.Changes = r.changes(before)
+	msg := fmt.Sprintf("tenax fix: %s\n\n%s\n\nFix run %s, attempt %d.", target.Name, cut(target.Message, 500), r.state.ID, p.Attempt)
+	if err := r.tree.Commit(ctx, files, msg); err != nil {
+		rec.Reason = strings.TrimSpace(rec.Reason + " commit failed: " + err.Error())
+	} else {
+		rec.Committed = true
 	}
-	rec.Result = r.resultOf(p.Fingerprint, rec.Reverted)
-	summary.Result = rec.Result
-	// A commit of files the user may have changed too would take their
-	// work for the fixer's.
-	if r.cfg.Commit && rec.Result == heal.ResultFixed && len(files) > 0 && g.attributed() {
-		msg := fmt.Sprintf("tenax fix: %s\n\n%s\n\nFix run %s, attempt %d.", target.Name, cut(target.Message, 500), st.ID, p.Attempt)
-		if err := r.tree.Commit(ctx, files, msg); err != nil {
-			rec.Reason = strings.TrimSpace(rec.Reason + " commit failed: " + err.Error())
-		} else {
-			rec.Committed = true
-		}
-	}
-	rec.Time = r.cfg.now()
-	st.Attempts = append(st.Attempts, summary)
-	st.Pending = nil
-	if err := r.save(); err != nil {
-		return err
-	}
-	if err := r.store.Append(rec); err != nil {
-		return err
-	}
+}
+
+// attemptMessage is what the attempt's result event says: its reason, or
+// the files it changed, and why the fixer failed when it did.
+func attemptMessage(rec *AuditRecord, files []string, ferr error) string {
 	msg := ""
 	if len(files) > 0 {
 		msg = strings.Join(files, ", ")
@@ -802,8 +827,7 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error,
 		}
 		msg = why
 	}
-	r.emit(Event{Kind: EventResult, Error: target, Result: rec.Result, Message: msg})
-	return nil
+	return msg
 }
 
 // judged are the errors a check after an attempt judges: its own, and,
