@@ -160,27 +160,37 @@ func BuildReport(ctx context.Context, j store.Job) (*Report, error) {
 // error groups.
 func (r *Report) WriteText(w io.Writer, topGroups int) error {
 	var b strings.Builder
+	r.writeOutcomes(&b)
+	r.writeWork(&b)
+	writeWaves(&b, r.Waves)
+	r.writeGroups(&b, topGroups)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeOutcomes writes the job, its state and how its items ended.
+func (r *Report) writeOutcomes(b *strings.Builder) {
 	m := r.Manifest
-	fmt.Fprintf(&b, "Job %s", m.ID)
+	fmt.Fprintf(b, "Job %s", m.ID)
 	if m.Name != "" {
-		fmt.Fprintf(&b, " (%s)", m.Name)
+		fmt.Fprintf(b, " (%s)", m.Name)
 	}
-	fmt.Fprintf(&b, ": %s\n", m.State)
+	fmt.Fprintf(b, ": %s\n", m.State)
 	if r.Note != "" {
-		fmt.Fprintf(&b, "Note:      %s\n", r.Note)
+		fmt.Fprintf(b, "Note:      %s\n", r.Note)
 	}
 	if m.StopReason != "" {
-		fmt.Fprintf(&b, "Stopped:   %s\n", m.StopReason)
+		fmt.Fprintf(b, "Stopped:   %s\n", m.StopReason)
 	}
 	if m.BreakerTrips > 0 {
-		fmt.Fprintf(&b, "Breaker:   opened %d time(s)\n", m.BreakerTrips)
+		fmt.Fprintf(b, "Breaker:   opened %d time(s)\n", m.BreakerTrips)
 	}
 	if m.InputBytes > 0 {
-		fmt.Fprintf(&b, "Input:     %s (%d items in its first %s; a --limit run read no further, resume reads on)\n", m.InputPath, m.Items, Bytes(m.InputBytes))
+		fmt.Fprintf(b, "Input:     %s (%d items in its first %s; a --limit run read no further, resume reads on)\n", m.InputPath, m.Items, Bytes(m.InputBytes))
 	} else {
-		fmt.Fprintf(&b, "Input:     %s (%d items)\n", m.InputPath, m.Items)
+		fmt.Fprintf(b, "Input:     %s (%d items)\n", m.InputPath, m.Items)
 	}
-	fmt.Fprintf(&b, "Outcomes:  %d succeeded, %d failed, %d pending\n", r.Succeeded, r.Failed, r.Pending)
+	fmt.Fprintf(b, "Outcomes:  %d succeeded, %d failed, %d pending\n", r.Succeeded, r.Failed, r.Pending)
 	if r.Failed > 0 {
 		classes := make([]classify.Class, 0, len(r.ByClass))
 		for c := range r.ByClass {
@@ -191,10 +201,14 @@ func (r *Report) WriteText(w io.Writer, topGroups int) error {
 		for _, c := range classes {
 			parts = append(parts, fmt.Sprintf("%s %d", c, r.ByClass[c]))
 		}
-		fmt.Fprintf(&b, "Failed by class: %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(b, "Failed by class: %s\n", strings.Join(parts, ", "))
 	}
+}
+
+// writeWork writes what the items took: re-asks, attempts, time, tokens.
+func (r *Report) writeWork(b *strings.Builder) {
 	if r.HealedItems > 0 || r.CacheHits > 0 {
-		fmt.Fprintf(&b, "Healed:    %d items needed a re-ask; %d served from cache\n", r.HealedItems, r.CacheHits)
+		fmt.Fprintf(b, "Healed:    %d items needed a re-ask; %d served from cache\n", r.HealedItems, r.CacheHits)
 	}
 	if len(r.Attempts) > 0 {
 		keys := make([]int, 0, len(r.Attempts))
@@ -206,46 +220,48 @@ func (r *Report) WriteText(w io.Writer, topGroups int) error {
 		for _, k := range keys {
 			parts = append(parts, fmt.Sprintf("%d×%d", k, r.Attempts[k]))
 		}
-		fmt.Fprintf(&b, "Attempts:  %s  (calls×items)\n", strings.Join(parts, "  "))
+		fmt.Fprintf(b, "Attempts:  %s  (calls×items)\n", strings.Join(parts, "  "))
 	}
 	if !r.First.IsZero() {
-		fmt.Fprintf(&b, "Time:      %s to %s", r.Began.Local().Format(time.DateTime), r.Last.Local().Format(time.DateTime))
+		fmt.Fprintf(b, "Time:      %s to %s", r.Began.Local().Format(time.DateTime), r.Last.Local().Format(time.DateTime))
 		if rate, over := r.Rate(); rate > 0 {
-			fmt.Fprintf(&b, " (%.1f items/s over %s)", rate, over.Round(time.Millisecond))
+			fmt.Fprintf(b, " (%.1f items/s over %s)", rate, over.Round(time.Millisecond))
 		}
-		fmt.Fprintf(&b, ", %s of item time\n", r.Busy.Round(time.Millisecond))
+		fmt.Fprintf(b, ", %s of item time\n", r.Busy.Round(time.Millisecond))
 	}
 	if r.Usage.Total() > 0 || r.CostUSD > 0 {
-		fmt.Fprintf(&b, "Tokens:    %d in", r.Usage.InputTokens)
+		fmt.Fprintf(b, "Tokens:    %d in", r.Usage.InputTokens)
 		if u := r.Usage; u.CachedInputTokens > 0 || u.CacheWriteTokens > 0 {
-			fmt.Fprintf(&b, " (%d from the prompt cache, %d written to it)", u.CachedInputTokens, u.CacheWriteTokens)
+			fmt.Fprintf(b, " (%d from the prompt cache, %d written to it)", u.CachedInputTokens, u.CacheWriteTokens)
 		}
-		fmt.Fprintf(&b, ", %d out", r.Usage.OutputTokens)
+		fmt.Fprintf(b, ", %d out", r.Usage.OutputTokens)
 		if r.Usage.ReasoningTokens > 0 {
-			fmt.Fprintf(&b, " (%d reasoning)", r.Usage.ReasoningTokens)
+			fmt.Fprintf(b, " (%d reasoning)", r.Usage.ReasoningTokens)
 		}
 		if r.CostUSD > 0 {
-			fmt.Fprintf(&b, " | cost $%.4f", r.CostUSD)
+			fmt.Fprintf(b, " | cost $%.4f", r.CostUSD)
 		}
 		b.WriteByte('\n')
 	}
-	writeWaves(&b, r.Waves)
-	if len(r.Groups) > 0 {
-		fmt.Fprintf(&b, "Top error groups (%d in all):\n", len(r.Groups))
-		for i, g := range r.Groups {
-			if i == topGroups {
-				fmt.Fprintf(&b, "  … %d more groups\n", len(r.Groups)-topGroups)
-				break
-			}
-			fmt.Fprintf(&b, "  %5d  %-9s %s  %s\n", g.Count, g.Class, g.Fingerprint, oneLine(g.Normalized, 100))
-			fmt.Fprintf(&b, "         e.g. #%d: %s\n", g.ExampleIdx, oneLine(g.Example, 100))
-			for _, h := range g.Hints {
-				fmt.Fprintf(&b, "         hint: %s\n", oneLine(h, 100))
-			}
+}
+
+// writeGroups writes the largest topGroups error groups.
+func (r *Report) writeGroups(b *strings.Builder, topGroups int) {
+	if len(r.Groups) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Top error groups (%d in all):\n", len(r.Groups))
+	for i, g := range r.Groups {
+		if i == topGroups {
+			fmt.Fprintf(b, "  … %d more groups\n", len(r.Groups)-topGroups)
+			break
+		}
+		fmt.Fprintf(b, "  %5d  %-9s %s  %s\n", g.Count, g.Class, g.Fingerprint, oneLine(g.Normalized, 100))
+		fmt.Fprintf(b, "         e.g. #%d: %s\n", g.ExampleIdx, oneLine(g.Example, 100))
+		for _, h := range g.Hints {
+			fmt.Fprintf(b, "         hint: %s\n", oneLine(h, 100))
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func oneLine(s string, n int) string {
