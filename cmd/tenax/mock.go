@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -22,7 +23,82 @@ func newMockCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mock",
 		Short: "Serve a simulated LLM provider that fails on purpose",
-		Long: `tenax mock serves a simulated LLM provider speaking OpenAI's chat completions
+		Long:  mockLong,
+		Example: `  tenax mock --rate-limit 0.05 --server-error 0.02 --invalid-output 0.1 --latency 200ms --latency-max 2s
+  tenax mock --rpm 60 --tpm 20000 --log-requests requests.jsonl
+  tenax mock --quota 0.01 --context-length 0.02 --truncated 0.05`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serveMock(cmd.Context(), g, addr, logPath, cfg, cmd.OutOrStdout())
+		},
+	}
+	addMockFlags(cmd, &addr, &logPath, &cfg)
+	return cmd
+}
+
+// serveMock serves the mock until ctx ends or a signal comes, logging
+// requests to logPath when set.
+func serveMock(ctx context.Context, g *globals, addr, logPath string, cfg mock.Config, out io.Writer) error {
+	if err := cfg.Validate(); err != nil {
+		return usageErr(err)
+	}
+	if logPath != "" {
+		f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return usageErr(fmt.Errorf("--log-requests: %w", err))
+		}
+		defer f.Close()
+		cfg.LogRequests = f
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if g.interrupts != nil {
+		go func() {
+			select {
+			case <-ctx.Done():
+			case <-g.interrupts:
+				fmt.Fprintln(g.stderr, "tenax mock: stopping: finishing the answers in flight")
+				cancel()
+			}
+		}()
+	}
+	return mock.ListenAndServe(ctx, addr, cfg, out)
+}
+
+// addMockFlags defines tenax mock's flags: where to listen, the limits and
+// the fault fractions.
+func addMockFlags(cmd *cobra.Command, addr, logPath *string, cfg *mock.Config) {
+	f := cmd.Flags()
+	f.StringVar(addr, "addr", "127.0.0.1:8089", "address to listen on")
+	f.DurationVar(&cfg.Latency, "latency", 0, "time each answer takes")
+	f.DurationVar(&cfg.LatencyMax, "latency-max", 0, "when above --latency, answers take a uniform time between the two")
+	f.Int64Var(&cfg.Seed, "seed", 0, "seed of the fault and latency draws")
+	f.IntVar(&cfg.RPM, "rpm", 0, "requests per minute per model and dialect, refilled continuously; 429 past it (0: unlimited)")
+	f.IntVar(&cfg.TPM, "tpm", 0, "tokens per minute per model and dialect, refilled continuously; 429 past it (0: unlimited)")
+	f.Float64Var(&cfg.Faults.RateLimit, "rate-limit", 0, "fraction of requests answered 429 with Retry-After")
+	f.Float64Var(&cfg.Faults.Server, "server-error", 0, "fraction of requests answered 500 (on a stream: an error event halfway)")
+	f.Float64Var(&cfg.Faults.Overloaded, "overloaded", 0, "fraction of requests answered 529 (Anthropic) or 503 (OpenAI) (on a stream: an error event halfway)")
+	f.Float64Var(&cfg.Faults.Timeout, "timeout", 0, "fraction of requests never answered")
+	f.Float64Var(&cfg.Faults.Reset, "reset", 0, "fraction of connections reset before the answer")
+	f.Float64Var(&cfg.Faults.Malformed, "malformed", 0, "fraction of answers whose connection is cut halfway through the body or stream")
+	f.Float64Var(&cfg.Faults.InvalidOutput, "invalid-output", 0, "fraction of answers that are plausible but wrong")
+	f.Float64Var(&cfg.Faults.Auth, "auth", 0, "fraction of requests answered 401")
+	f.Float64Var(&cfg.Faults.Quota, "quota", 0, "fraction answered as out of credit (OpenAI 429 insufficient_quota, Anthropic 400 billing_error)")
+	f.Float64Var(&cfg.Faults.SpendLimit, "spend-limit", 0, "fraction answered 429 as past the organization's spend limit")
+	f.Float64Var(&cfg.Faults.PaymentRequired, "payment-required", 0, "fraction answered 402")
+	f.Float64Var(&cfg.Faults.Forbidden, "forbidden", 0, "fraction answered 403")
+	f.Float64Var(&cfg.Faults.TooLarge, "too-large", 0, "fraction answered 413 request_too_large")
+	f.Float64Var(&cfg.Faults.ContextLength, "context-length", 0, "fraction answered 400 as past the context window (context_length_exceeded)")
+	f.Float64Var(&cfg.Faults.ContentFilter, "content-filter", 0, "fraction of answers stopped by the content filter (finish_reason content_filter)")
+	f.Float64Var(&cfg.Faults.Refusal, "refusal", 0, "fraction of answers that are refusals (message.refusal; stop_reason refusal)")
+	f.Float64Var(&cfg.Faults.Truncated, "truncated", 0, "fraction of answers cut at max_tokens (finish_reason length)")
+	f.StringVar(logPath, "log-requests", "", "append every request and answer to `FILE` as JSON lines, credentials and custom header values redacted")
+	f.DurationVar(&cfg.Batch.ProcessingTime, "batch-processing", 0, "batch APIs: time a batch takes to process all its requests")
+	f.DurationVar(&cfg.Batch.Window, "batch-window", 0, "batch APIs: completion window; a batch still processing then expires the rest (default 24h)")
+	f.IntVar(&cfg.Batch.ExpireFirst, "batch-expire-first", 0, "batch APIs: the first N batches outlive their window and half their requests expire")
+}
+
+const mockLong = `tenax mock serves a simulated LLM provider speaking OpenAI's chat completions
 (POST /v1/chat/completions) and Anthropic's messages (POST /v1/messages) APIs, with
 the real providers' error bodies and headers. Point a job at it with
 provider: openai (base_url http://ADDR/v1) or provider: anthropic (base_url http://ADDR)
@@ -48,65 +124,4 @@ answers in flight finish, and exits 0.
 
 It also serves both batch APIs (OpenAI /v1/files and /v1/batches, Anthropic
 /v1/messages/batches), for task.mode: batch: each request of a batch meets the same
-faults, as an errored request or an invalid answer, over --batch-processing.`,
-		Example: `  tenax mock --rate-limit 0.05 --server-error 0.02 --invalid-output 0.1 --latency 200ms --latency-max 2s
-  tenax mock --rpm 60 --tpm 20000 --log-requests requests.jsonl
-  tenax mock --quota 0.01 --context-length 0.02 --truncated 0.05`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := cfg.Validate(); err != nil {
-				return usageErr(err)
-			}
-			if logPath != "" {
-				f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-				if err != nil {
-					return usageErr(fmt.Errorf("--log-requests: %w", err))
-				}
-				defer f.Close()
-				cfg.LogRequests = f
-			}
-			ctx, cancel := context.WithCancel(cmd.Context())
-			defer cancel()
-			if g.interrupts != nil {
-				go func() {
-					select {
-					case <-ctx.Done():
-					case <-g.interrupts:
-						fmt.Fprintln(g.stderr, "tenax mock: stopping: finishing the answers in flight")
-						cancel()
-					}
-				}()
-			}
-			return mock.ListenAndServe(ctx, addr, cfg, cmd.OutOrStdout())
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&addr, "addr", "127.0.0.1:8089", "address to listen on")
-	f.DurationVar(&cfg.Latency, "latency", 0, "time each answer takes")
-	f.DurationVar(&cfg.LatencyMax, "latency-max", 0, "when above --latency, answers take a uniform time between the two")
-	f.Int64Var(&cfg.Seed, "seed", 0, "seed of the fault and latency draws")
-	f.IntVar(&cfg.RPM, "rpm", 0, "requests per minute per model and dialect, refilled continuously; 429 past it (0: unlimited)")
-	f.IntVar(&cfg.TPM, "tpm", 0, "tokens per minute per model and dialect, refilled continuously; 429 past it (0: unlimited)")
-	f.Float64Var(&cfg.Faults.RateLimit, "rate-limit", 0, "fraction of requests answered 429 with Retry-After")
-	f.Float64Var(&cfg.Faults.Server, "server-error", 0, "fraction of requests answered 500 (on a stream: an error event halfway)")
-	f.Float64Var(&cfg.Faults.Overloaded, "overloaded", 0, "fraction of requests answered 529 (Anthropic) or 503 (OpenAI) (on a stream: an error event halfway)")
-	f.Float64Var(&cfg.Faults.Timeout, "timeout", 0, "fraction of requests never answered")
-	f.Float64Var(&cfg.Faults.Reset, "reset", 0, "fraction of connections reset before the answer")
-	f.Float64Var(&cfg.Faults.Malformed, "malformed", 0, "fraction of answers whose connection is cut halfway through the body or stream")
-	f.Float64Var(&cfg.Faults.InvalidOutput, "invalid-output", 0, "fraction of answers that are plausible but wrong")
-	f.Float64Var(&cfg.Faults.Auth, "auth", 0, "fraction of requests answered 401")
-	f.Float64Var(&cfg.Faults.Quota, "quota", 0, "fraction answered as out of credit (OpenAI 429 insufficient_quota, Anthropic 400 billing_error)")
-	f.Float64Var(&cfg.Faults.SpendLimit, "spend-limit", 0, "fraction answered 429 as past the organization's spend limit")
-	f.Float64Var(&cfg.Faults.PaymentRequired, "payment-required", 0, "fraction answered 402")
-	f.Float64Var(&cfg.Faults.Forbidden, "forbidden", 0, "fraction answered 403")
-	f.Float64Var(&cfg.Faults.TooLarge, "too-large", 0, "fraction answered 413 request_too_large")
-	f.Float64Var(&cfg.Faults.ContextLength, "context-length", 0, "fraction answered 400 as past the context window (context_length_exceeded)")
-	f.Float64Var(&cfg.Faults.ContentFilter, "content-filter", 0, "fraction of answers stopped by the content filter (finish_reason content_filter)")
-	f.Float64Var(&cfg.Faults.Refusal, "refusal", 0, "fraction of answers that are refusals (message.refusal; stop_reason refusal)")
-	f.Float64Var(&cfg.Faults.Truncated, "truncated", 0, "fraction of answers cut at max_tokens (finish_reason length)")
-	f.StringVar(&logPath, "log-requests", "", "append every request and answer to `FILE` as JSON lines, credentials and custom header values redacted")
-	f.DurationVar(&cfg.Batch.ProcessingTime, "batch-processing", 0, "batch APIs: time a batch takes to process all its requests")
-	f.DurationVar(&cfg.Batch.Window, "batch-window", 0, "batch APIs: completion window; a batch still processing then expires the rest (default 24h)")
-	f.IntVar(&cfg.Batch.ExpireFirst, "batch-expire-first", 0, "batch APIs: the first N batches outlive their window and half their requests expire")
-	return cmd
-}
+faults, as an errored request or an invalid answer, over --batch-processing.`
