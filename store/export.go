@@ -46,68 +46,11 @@ func Export(ctx context.Context, j Job, w io.Writer, format string, filter func(
 	bw := bufio.NewWriterSize(w, 64<<10)
 	switch format {
 	case FormatJSONL:
-		var line []byte
-		write = func(r *Record) error {
-			var err error
-			if line, err = r.AppendJSON(line[:0]); err != nil {
-				return err
-			}
-			line = append(line, '\n')
-			_, err = bw.Write(line)
-			return err
-		}
-		flush = bw.Flush
+		write, flush = jsonlWriter(bw)
 	case FormatCSV:
-		// A first pass finds the input fields: the header comes first.
-		inputCols, err := inputColumns(ctx, j, filter)
-		if err != nil {
+		var err error
+		if write, flush, err = csvWriter(ctx, j, filter, bw); err != nil {
 			return fmt.Errorf("store: export: %w", err)
-		}
-		header := slices.Concat(CSVHeader[:2], inputCols.names, CSVHeader[2:])
-		cw := csv.NewWriter(bw)
-		if err := cw.Write(header); err != nil {
-			return fmt.Errorf("store: export: %w", err)
-		}
-		row := make([]string, len(header))
-		var out []byte
-		n := len(inputCols.keys)
-		write = func(r *Record) error {
-			row[0] = strconv.Itoa(r.Idx)
-			row[1] = r.ID
-			clear(row[2 : 2+n])
-			if n > 0 && len(r.Input) > 0 && r.Input[0] == '{' {
-				var fields map[string]json.RawMessage
-				if json.Unmarshal(r.Input, &fields) == nil {
-					for i, k := range inputCols.keys {
-						if v, ok := fields[k]; ok {
-							row[2+i] = csvText(v)
-						}
-					}
-				}
-			}
-			c := row[2+n:]
-			c[0] = ""
-			if r.Class != 0 {
-				c[0] = r.Class.String()
-			}
-			c[1] = r.Error
-			c[2] = strconv.Itoa(r.Attempts)
-			c[3] = ""
-			if len(r.Output) > 0 && string(r.Output) != "null" {
-				var err error
-				if out, err = appendRaw(out[:0], "output", r.Output); err != nil {
-					return fmt.Errorf("store: export of idx %d: %w", r.Idx, err)
-				}
-				c[3] = csvText(out)
-			}
-			return cw.Write(row)
-		}
-		flush = func() error {
-			cw.Flush()
-			if err := cw.Error(); err != nil {
-				return err
-			}
-			return bw.Flush()
 		}
 	default:
 		return fmt.Errorf("store: unknown export format %q (want %s or %s)", format, FormatJSONL, FormatCSV)
@@ -125,6 +68,79 @@ func Export(ctx context.Context, j Job, w io.Writer, format string, filter func(
 		return fmt.Errorf("store: export: %w", err)
 	}
 	return nil
+}
+
+// jsonlWriter writes records as JSON lines to bw.
+func jsonlWriter(bw *bufio.Writer) (write func(*Record) error, flush func() error) {
+	var line []byte
+	write = func(r *Record) error {
+		var err error
+		if line, err = r.AppendJSON(line[:0]); err != nil {
+			return err
+		}
+		line = append(line, '\n')
+		_, err = bw.Write(line)
+		return err
+	}
+	return write, bw.Flush
+}
+
+// csvWriter writes records as CSV rows to bw, after the header; a first
+// pass over j finds the input fields' columns, since the header comes
+// first.
+func csvWriter(ctx context.Context, j Job, filter func(Record) bool, bw *bufio.Writer) (write func(*Record) error, flush func() error, err error) {
+	// A first pass finds the input fields: the header comes first.
+	inputCols, err := inputColumns(ctx, j, filter)
+	if err != nil {
+		return nil, nil, err
+	}
+	header := slices.Concat(CSVHeader[:2], inputCols.names, CSVHeader[2:])
+	cw := csv.NewWriter(bw)
+	if err := cw.Write(header); err != nil {
+		return nil, nil, err
+	}
+	row := make([]string, len(header))
+	var out []byte
+	n := len(inputCols.keys)
+	write = func(r *Record) error {
+		row[0] = strconv.Itoa(r.Idx)
+		row[1] = r.ID
+		clear(row[2 : 2+n])
+		if n > 0 && len(r.Input) > 0 && r.Input[0] == '{' {
+			var fields map[string]json.RawMessage
+			if json.Unmarshal(r.Input, &fields) == nil {
+				for i, k := range inputCols.keys {
+					if v, ok := fields[k]; ok {
+						row[2+i] = csvText(v)
+					}
+				}
+			}
+		}
+		c := row[2+n:]
+		c[0] = ""
+		if r.Class != 0 {
+			c[0] = r.Class.String()
+		}
+		c[1] = r.Error
+		c[2] = strconv.Itoa(r.Attempts)
+		c[3] = ""
+		if len(r.Output) > 0 && string(r.Output) != "null" {
+			var err error
+			if out, err = appendRaw(out[:0], "output", r.Output); err != nil {
+				return fmt.Errorf("store: export of idx %d: %w", r.Idx, err)
+			}
+			c[3] = csvText(out)
+		}
+		return cw.Write(row)
+	}
+	flush = func() error {
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	return write, flush, nil
 }
 
 // columns are the input fields of a CSV export: keys as in the input,
