@@ -64,22 +64,7 @@ type stderrCarrier interface{ Stderr() string }
 func FormatFeedback(f FeedbackInput) string {
 	var b strings.Builder
 	b.Grow(len(f.PreviousOutput) + 512)
-
-	if f.PreviousOutput == "" {
-		b.WriteString("Your previous output was empty.\n\n")
-	} else {
-		quoted := capRunes(f.PreviousOutput, f.MaxOutput)
-		fence := fenceFor(quoted)
-		b.WriteString("Your previous output:\n")
-		b.WriteString(fence)
-		b.WriteByte('\n')
-		b.WriteString(quoted)
-		if !strings.HasSuffix(quoted, "\n") {
-			b.WriteByte('\n')
-		}
-		b.WriteString(fence)
-		b.WriteString("\n\n")
-	}
+	writePrevious(&b, f.PreviousOutput, f.MaxOutput)
 
 	msg := ""
 	if f.Err != nil {
@@ -92,16 +77,8 @@ func FormatFeedback(f FeedbackInput) string {
 		b.WriteString(msg)
 		b.WriteByte('\n')
 	}
-
 	causes := causeChain(f.Err, msg)
-	if len(causes) > 0 {
-		b.WriteString("\nCaused by:\n")
-		for _, c := range causes {
-			b.WriteString("- ")
-			b.WriteString(c)
-			b.WriteByte('\n')
-		}
-	}
+	writeList(&b, "\nCaused by:\n", causes)
 
 	stderr := f.Stderr
 	if stderr == "" && f.Err != nil {
@@ -111,25 +88,74 @@ func FormatFeedback(f FeedbackInput) string {
 		}
 	}
 	// A command validator's error often is its stderr: say it once.
-	if lines, more := firstLines(stderr, FeedbackStderrLines); len(lines) > 0 && strings.TrimSpace(stderr) != msg {
-		fence := fenceFor(strings.Join(lines, "\n"))
-		b.WriteString("\nFirst lines of stderr:\n")
-		b.WriteString(fence)
-		b.WriteByte('\n')
-		for _, l := range lines {
-			b.WriteString(l)
-			b.WriteByte('\n')
-		}
-		if more > 0 {
-			fmt.Fprintf(&b, "[%d more lines]\n", more)
-		}
-		b.WriteString(fence)
+	if strings.TrimSpace(stderr) != msg {
+		writeStderr(&b, stderr)
+	}
+	writeList(&b, "\nHints:\n", matchingHints(f.Hints, msg, causes, stderr))
+	b.WriteString("\nCorrect the problem and answer again with the complete output, not only the changed part.\n")
+	return b.String()
+}
+
+// writePrevious writes the previous output, fenced and capped at maxRunes runes.
+func writePrevious(b *strings.Builder, out string, maxRunes int) {
+	if out == "" {
+		b.WriteString("Your previous output was empty.\n\n")
+		return
+	}
+	quoted := capRunes(out, maxRunes)
+	fence := fenceFor(quoted)
+	b.WriteString("Your previous output:\n")
+	b.WriteString(fence)
+	b.WriteByte('\n')
+	b.WriteString(quoted)
+	if !strings.HasSuffix(quoted, "\n") {
 		b.WriteByte('\n')
 	}
+	b.WriteString(fence)
+	b.WriteString("\n\n")
+}
 
-	wroteHints := false
-	seen := make(map[string]bool, len(f.Hints))
-	for _, h := range f.Hints {
+// writeList writes title and one "- " line per item; nothing when there
+// is no item.
+func writeList(b *strings.Builder, title string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	b.WriteString(title)
+	for _, it := range items {
+		b.WriteString("- ")
+		b.WriteString(it)
+		b.WriteByte('\n')
+	}
+}
+
+// writeStderr writes the first FeedbackStderrLines lines of stderr, fenced.
+func writeStderr(b *strings.Builder, stderr string) {
+	lines, more := firstLines(stderr, FeedbackStderrLines)
+	if len(lines) == 0 {
+		return
+	}
+	fence := fenceFor(strings.Join(lines, "\n"))
+	b.WriteString("\nFirst lines of stderr:\n")
+	b.WriteString(fence)
+	b.WriteByte('\n')
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	if more > 0 {
+		fmt.Fprintf(b, "[%d more lines]\n", more)
+	}
+	b.WriteString(fence)
+	b.WriteByte('\n')
+}
+
+// matchingHints returns the texts of the hints that apply to the error,
+// each once, in order: a hint without a pattern always applies.
+func matchingHints(hints []Hint, msg string, causes []string, stderr string) []string {
+	var out []string
+	seen := make(map[string]bool, len(hints))
+	for _, h := range hints {
 		text := strings.TrimSpace(h.Text)
 		if text == "" || seen[text] {
 			continue
@@ -138,17 +164,9 @@ func FormatFeedback(f FeedbackInput) string {
 			continue
 		}
 		seen[text] = true
-		if !wroteHints {
-			b.WriteString("\nHints:\n")
-			wroteHints = true
-		}
-		b.WriteString("- ")
-		b.WriteString(text)
-		b.WriteByte('\n')
+		out = append(out, text)
 	}
-
-	b.WriteString("\nCorrect the problem and answer again with the complete output, not only the changed part.\n")
-	return b.String()
+	return out
 }
 
 // hintMatches reports whether re matches the error message, one of the
