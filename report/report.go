@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -192,16 +193,7 @@ func (r *Report) writeOutcomes(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "Outcomes:  %d succeeded, %d failed, %d pending\n", r.Succeeded, r.Failed, r.Pending)
 	if r.Failed > 0 {
-		classes := make([]classify.Class, 0, len(r.ByClass))
-		for c := range r.ByClass {
-			classes = append(classes, c)
-		}
-		slices.Sort(classes)
-		parts := make([]string, 0, len(classes))
-		for _, c := range classes {
-			parts = append(parts, fmt.Sprintf("%s %d", c, r.ByClass[c]))
-		}
-		fmt.Fprintf(b, "Failed by class: %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(b, "Failed by class: %s\n", joinCounts(r.ByClass, "%s %d", ", "))
 	}
 }
 
@@ -211,16 +203,7 @@ func (r *Report) writeWork(b *strings.Builder) {
 		fmt.Fprintf(b, "Healed:    %d items needed a re-ask; %d served from cache\n", r.HealedItems, r.CacheHits)
 	}
 	if len(r.Attempts) > 0 {
-		keys := make([]int, 0, len(r.Attempts))
-		for k := range r.Attempts {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		parts := make([]string, 0, len(keys))
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%d×%d", k, r.Attempts[k]))
-		}
-		fmt.Fprintf(b, "Attempts:  %s  (calls×items)\n", strings.Join(parts, "  "))
+		fmt.Fprintf(b, "Attempts:  %s  (calls×items)\n", joinCounts(r.Attempts, "%d×%d", "  "))
 	}
 	if !r.First.IsZero() {
 		fmt.Fprintf(b, "Time:      %s to %s", r.Began.Local().Format(time.DateTime), r.Last.Local().Format(time.DateTime))
@@ -262,6 +245,16 @@ func (r *Report) writeGroups(b *strings.Builder, topGroups int) {
 			fmt.Fprintf(b, "         hint: %s\n", oneLine(h, 100))
 		}
 	}
+}
+
+// joinCounts writes each key of m with its count, by format, in the keys'
+// order.
+func joinCounts[K cmp.Ordered](m map[K]int, format, sep string) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf(format, k, m[k]))
+	}
+	return strings.Join(parts, sep)
 }
 
 func oneLine(s string, n int) string {
