@@ -81,19 +81,9 @@ even after a crash. 'tenax status ID' shows a run's errors by status.`,
 
 func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 	home := g.homeDir()
-	specPath := ""
-	if len(args) == 1 {
-		specPath = args[0]
-	}
-	if f.resume != "" && specPath == "" {
-		st, err := openFixState(home, f.resume)
-		if err != nil {
-			return usageErr(err)
-		}
-		if st.Spec == "" {
-			return usageErr(fmt.Errorf("fix: run %s does not name its spec; give it: tenax fix --resume %s SPEC", st.ID, st.ID))
-		}
-		specPath = st.Spec
+	specPath, err := fixSpecPath(home, f.resume, args)
+	if err != nil {
+		return err
 	}
 	s, err := spec.LoadFix(specPath, os.LookupEnv)
 	if err != nil {
@@ -132,19 +122,8 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 		return fixErr(fix.DryRun(ctx, cfg, g.stdout))
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := g.cancelOnInterrupt(ctx, "\ntenax: interrupted: stopping the check or fixer; the run can resume")
 	defer cancel()
-	go func() {
-		if g.interrupts == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-		case <-g.interrupts:
-			fmt.Fprintln(g.stderr, "\ntenax: interrupted: stopping the check or fixer; the run can resume")
-			cancel()
-		}
-	}()
 	var res *fix.Result
 	if f.resume != "" {
 		res, err = fix.Resume(ctx, cfg, f.resume)
@@ -152,20 +131,8 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 		res, err = fix.Start(ctx, cfg)
 	}
 	if res != nil {
-		if f.item != "" {
-			// The item's output, for the per-item job's record.
-			b, merr := json.Marshal(res.Summary())
-			if merr != nil {
-				return merr
-			}
-			fmt.Fprintf(g.stdout, "%s\n", b)
-			_ = fix.WriteResult(g.stderr, res)
-			// The job records the last line of stderr as the item's error.
-			if res.Outcome != fix.OutcomePassed {
-				fmt.Fprintf(g.stderr, "fix run %s %s: %s\n", res.ID, res.Outcome, res.Reason)
-			}
-		} else {
-			_ = fix.WriteResult(g.stdout, res)
+		if perr := printFixResult(g, res, f.item != ""); perr != nil {
+			return perr
 		}
 	}
 	if err != nil {
@@ -173,6 +140,46 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 	}
 	if code := res.ExitCode(); code != 0 {
 		return &exitError{code: code}
+	}
+	return nil
+}
+
+// fixSpecPath is the spec a fix run reads: the argument, or the one a
+// resumed run names.
+func fixSpecPath(home, resume string, args []string) (string, error) {
+	if len(args) == 1 {
+		return args[0], nil
+	}
+	if resume == "" {
+		return "", nil
+	}
+	st, err := openFixState(home, resume)
+	if err != nil {
+		return "", usageErr(err)
+	}
+	if st.Spec == "" {
+		return "", usageErr(fmt.Errorf("fix: run %s does not name its spec; give it: tenax fix --resume %s SPEC", st.ID, st.ID))
+	}
+	return st.Spec, nil
+}
+
+// printFixResult prints how a fix run ended; for one item of a per-item
+// job (item), its summary as JSON on stdout for the job's record.
+func printFixResult(g *globals, res *fix.Result, item bool) error {
+	if item {
+		// The item's output, for the per-item job's record.
+		b, err := json.Marshal(res.Summary())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(g.stdout, "%s\n", b)
+		_ = fix.WriteResult(g.stderr, res)
+		// The job records the last line of stderr as the item's error.
+		if res.Outcome != fix.OutcomePassed {
+			fmt.Fprintf(g.stderr, "fix run %s %s: %s\n", res.ID, res.Outcome, res.Reason)
+		}
+	} else {
+		_ = fix.WriteResult(g.stdout, res)
 	}
 	return nil
 }

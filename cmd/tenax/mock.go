@@ -50,18 +50,8 @@ func serveMock(ctx context.Context, g *globals, addr, logPath string, cfg mock.C
 		defer f.Close()
 		cfg.LogRequests = f
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := g.cancelOnInterrupt(ctx, "tenax mock: stopping: finishing the answers in flight")
 	defer cancel()
-	if g.interrupts != nil {
-		go func() {
-			select {
-			case <-ctx.Done():
-			case <-g.interrupts:
-				fmt.Fprintln(g.stderr, "tenax mock: stopping: finishing the answers in flight")
-				cancel()
-			}
-		}()
-	}
 	return mock.ListenAndServe(ctx, addr, cfg, out)
 }
 
