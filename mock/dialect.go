@@ -131,9 +131,8 @@ func retryHeaders(wait time.Duration, ms bool) map[string]string {
 // shorter than the minute does (OpenAI says RPM limits may be quantized to
 // the second). The wait is what such a limit asks of its caller: the time
 // the announced limit takes to refill one request, at least a
-// millisecond. It used to be a flat second, which contradicted the
-// headers beside it (room left, reset 0s) and made every fault cost its
-// item a second whatever the limit.
+// millisecond, as the headers beside it say (docs/decisions.md, "The
+// mock's sporadic 429").
 func sporadicWait(requests meter) time.Duration {
 	if requests.limit <= 0 {
 		return time.Second

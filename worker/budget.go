@@ -102,10 +102,8 @@ const fits = `(reached = '' AND ($7::bigint <= 0 OR tokens + $4::bigint + held -
 // Its commit does not wait for the WAL to reach the disk
 // (synchronous_commit off, for this statement's transaction only): every
 // call of every worker updates the job's one row, and a commit that waits
-// for the disk holds the row's lock for that long — about 280 updates a
-// second on the benchmark machine, against 4,000 without the wait. What a
-// PostgreSQL crash can lose is the last ~0.6 s of writes (three times
-// wal_writer_delay): spend made then is not counted.
+// holds its lock that long (docs/decisions.md, "Shared rows commit
+// without waiting for the WAL"; a crash can lose the last ~0.6 s of spend).
 const applySQL = `
 WITH j AS (
 	UPDATE tenax_budgets SET
