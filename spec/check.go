@@ -119,6 +119,19 @@ func (d *decoder) defaults(s *Spec) {
 			apply()
 		}
 	}
+	inputDefaults(s, def)
+	taskDefaults(s, def)
+	policyDefaults(s, def)
+	d.mockDefaults(s, def)
+}
+
+// A defaulter applies a path's default unless the spec wrote the path or
+// an earlier default set it.
+type defaulter func(path string, apply func())
+
+// inputDefaults defaults the job's name and its input's format and
+// bad-line policy.
+func inputDefaults(s *Spec, def defaulter) {
 	def("name", func() { s.Name = defaultName(s.path) })
 	if s.Input.Path != "" {
 		def("input.format", func() {
@@ -135,6 +148,10 @@ func (d *decoder) defaults(s *Spec) {
 	}
 	def("input.on_bad_line", func() { s.Input.OnBadLine = "fail" })
 
+}
+
+// taskDefaults defaults what depends on the task's type.
+func taskDefaults(s *Spec, def defaulter) {
 	t := &s.Task
 	switch t.Type {
 	case "llm":
@@ -176,6 +193,11 @@ func (d *decoder) defaults(s *Spec) {
 		t.Output = "text"
 	}
 
+}
+
+// policyDefaults defaults validation, heal, retry, breaker, concurrency
+// and checkpoint settings.
+func policyDefaults(s *Spec, def defaulter) {
 	def("validate.timeout", func() { s.Validate.Timeout = 30 * time.Second })
 	def("heal.max_attempts", func() { s.Heal.MaxAttempts = 8 })
 	def("heal.max_error_attempts", func() { s.Heal.MaxErrorAttempts = 5 })
@@ -200,9 +222,13 @@ func (d *decoder) defaults(s *Spec) {
 	def("checkpoint.flush_every", func() { s.Checkpoint.FlushEvery = 100 })
 	def("checkpoint.flush_interval", func() { s.Checkpoint.FlushInterval = time.Second })
 
+}
+
+// mockDefaults defaults the simulated provider.
+func (d *decoder) mockDefaults(s *Spec, def defaulter) {
 	// The simulated provider's defaults matter only when it is used (or
 	// configured), and would only clutter the manifest otherwise.
-	if t.Provider != "mock" && !d.isSet("mock") {
+	if s.Task.Provider != "mock" && !d.isSet("mock") {
 		return
 	}
 	m := &s.Mock

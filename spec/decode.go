@@ -417,6 +417,29 @@ func (d *decoder) decodeValue(n ast.Node, v reflect.Value, path string, depth in
 		return
 	}
 	switch v.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64, reflect.Float64:
+		d.decodeScalar(n, v, path)
+	case reflect.Pointer:
+		elem := reflect.New(v.Type().Elem())
+		before := len(d.errs)
+		d.decodeValue(n, elem.Elem(), path, depth+1)
+		if len(d.errs) == before {
+			v.Set(elem)
+		}
+	case reflect.Slice:
+		d.decodeSlice(n, v, path, depth)
+	case reflect.Map:
+		d.decodeMap(n, v, path, depth)
+	case reflect.Struct:
+		d.decodeStruct(n, v, path, depth)
+	default:
+		panic(fmt.Sprintf("spec: no decoding for %s at %s", v.Type(), path))
+	}
+}
+
+// decodeScalar decodes a string, bool, integer or float.
+func (d *decoder) decodeScalar(n ast.Node, v reflect.Value, path string) {
+	switch v.Kind() {
 	case reflect.String:
 		if s, ok := d.scalar(n, path, "a string"); ok {
 			v.SetString(s)
@@ -460,48 +483,44 @@ func (d *decoder) decodeValue(n ast.Node, v reflect.Value, path string, depth in
 			return
 		}
 		v.SetFloat(f)
-	case reflect.Pointer:
-		elem := reflect.New(v.Type().Elem())
-		before := len(d.errs)
-		d.decodeValue(n, elem.Elem(), path, depth+1)
-		if len(d.errs) == before {
-			v.Set(elem)
-		}
-	case reflect.Slice:
-		seq, ok := n.(*ast.SequenceNode)
-		if !ok {
-			d.typeError(n, path, "a list")
-			return
-		}
-		out := reflect.MakeSlice(v.Type(), len(seq.Values), len(seq.Values))
-		for i, item := range seq.Values {
-			d.decodeValue(item, out.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1)
-		}
-		v.Set(out)
-	case reflect.Map:
-		m, ok := n.(*ast.MappingNode)
-		if !ok {
-			d.typeError(n, path, "a mapping")
-			return
-		}
-		out := reflect.MakeMap(v.Type())
-		for _, e := range d.entries(m, depth) {
-			key, ok := d.key(e)
-			if !ok {
-				continue
-			}
-			kp := join(path, key)
-			d.keyPos[kp] = posOf(e.Key)
-			elem := reflect.New(v.Type().Elem()).Elem()
-			d.decodeValue(e.Value, elem, kp, depth+1)
-			out.SetMapIndex(reflect.ValueOf(key), elem)
-		}
-		v.Set(out)
-	case reflect.Struct:
-		d.decodeStruct(n, v, path, depth)
-	default:
-		panic(fmt.Sprintf("spec: no decoding for %s at %s", v.Type(), path))
 	}
+}
+
+// decodeSlice decodes a sequence, each item with its index in its path.
+func (d *decoder) decodeSlice(n ast.Node, v reflect.Value, path string, depth int) {
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		d.typeError(n, path, "a list")
+		return
+	}
+	out := reflect.MakeSlice(v.Type(), len(seq.Values), len(seq.Values))
+	for i, item := range seq.Values {
+		d.decodeValue(item, out.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1)
+	}
+	v.Set(out)
+}
+
+// decodeMap decodes a mapping into a map, each value with its key in its
+// path.
+func (d *decoder) decodeMap(n ast.Node, v reflect.Value, path string, depth int) {
+	m, ok := n.(*ast.MappingNode)
+	if !ok {
+		d.typeError(n, path, "a mapping")
+		return
+	}
+	out := reflect.MakeMap(v.Type())
+	for _, e := range d.entries(m, depth) {
+		key, ok := d.key(e)
+		if !ok {
+			continue
+		}
+		kp := join(path, key)
+		d.keyPos[kp] = posOf(e.Key)
+		elem := reflect.New(v.Type().Elem()).Elem()
+		d.decodeValue(e.Value, elem, kp, depth+1)
+		out.SetMapIndex(reflect.ValueOf(key), elem)
+	}
+	v.Set(out)
 }
 
 // decodeStruct decodes a mapping into a struct by the fields' yaml tags,
