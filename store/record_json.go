@@ -91,24 +91,7 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 			return b, err
 		}
 	}
-	b = append(b, `,"usage":{"input_tokens":`...)
-	b = strconv.AppendInt(b, r.Usage.InputTokens, 10)
-	b = append(b, `,"output_tokens":`...)
-	b = strconv.AppendInt(b, r.Usage.OutputTokens, 10)
-	for _, f := range [...]struct {
-		name string
-		n    int64
-	}{
-		{`,"cached_input_tokens":`, r.Usage.CachedInputTokens},
-		{`,"cache_write_tokens":`, r.Usage.CacheWriteTokens},
-		{`,"reasoning_tokens":`, r.Usage.ReasoningTokens},
-	} {
-		if f.n != 0 {
-			b = append(b, f.name...)
-			b = strconv.AppendInt(b, f.n, 10)
-		}
-	}
-	b = append(b, '}')
+	b = appendUsage(b, r.Usage)
 	if r.CostUSD != nil {
 		f := *r.CostUSD
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -127,6 +110,30 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 	b = r.FinishedAt.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `"}`...)
 	return b, nil
+}
+
+// appendUsage appends the record's "usage" object: input and output
+// tokens always, the others when not zero.
+func appendUsage(b []byte, u task.Usage) []byte {
+	b = append(b, `,"usage":{"input_tokens":`...)
+	b = strconv.AppendInt(b, u.InputTokens, 10)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, u.OutputTokens, 10)
+	for _, f := range [...]struct {
+		name string
+		n    int64
+	}{
+		{`,"cached_input_tokens":`, u.CachedInputTokens},
+		{`,"cache_write_tokens":`, u.CacheWriteTokens},
+		{`,"reasoning_tokens":`, u.ReasoningTokens},
+	} {
+		if f.n != 0 {
+			b = append(b, f.name...)
+			b = strconv.AppendInt(b, f.n, 10)
+		}
+	}
+	b = append(b, '}')
+	return b
 }
 
 var errInvalidRaw = errors.New("is not valid JSON")
