@@ -254,6 +254,12 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	res, runErr := start(ctx, opts)
 	stopProgress()
 	w.end()
+	return ended(g, res, runErr)
+}
+
+// ended prints the summary of a run that returned res and runErr and
+// turns them into the command's error, carrying the exit code.
+func ended(g *globals, res *job.Result, runErr error) error {
 	if res == nil {
 		if errors.Is(runErr, context.Canceled) {
 			// A signal before the first item: nothing ran, nothing was
