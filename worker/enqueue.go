@@ -362,41 +362,17 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 		return Enqueued{}, err
 	}
 	m := j.Manifest()
-	// A job created by a --limit run hashed only a prefix of its input
-	// (m.InputBytes): check that prefix; the resume then runs the rest of
-	// the input, as a resume on one machine does.
-	sum, err := input.Scan(ctx, m.InputPath, input.Format(format), input.ScanOptions{PrefixBytes: m.InputBytes})
+	changed, err := checkResumedInput(ctx, j, &m, input.Format(format), opts.Force)
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("worker: the job's input: %w", err)
-	}
-	was := sum.SHA256
-	if m.InputBytes > 0 {
-		was = sum.PrefixSHA256 // "" when the file is now shorter than the prefix
-	}
-	if was != m.InputSHA256 && !opts.Force {
-		return Enqueued{}, fmt.Errorf("the input %s changed since job %s was created; resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, jobID)
-	}
-	if m.InputBytes > 0 || was != m.InputSHA256 {
-		if err := j.UpdateManifest(ctx, func(jm *store.Manifest) {
-			jm.InputSHA256, jm.InputBytes, jm.Items = sum.SHA256, 0, sum.Items
-		}); err != nil {
-			return Enqueued{}, err
-		}
-		m.Items = sum.Items
+		return Enqueued{}, err
 	}
 	outcomes, err := j.Outcomes(ctx)
 	if err != nil {
 		return Enqueued{}, err
 	}
-	live := map[int]bool{}
-	rows, err := c.pool.Query(ctx, `SELECT `+idxSQL+` FROM river_job
-		WHERE queue = $1 AND state IN ('available', 'running', 'retryable', 'scheduled', 'pending')`, queue)
+	live, err := c.liveItems(ctx, jobID, queue)
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("worker: reading the queue of job %s: %w", jobID, err)
-	}
-	var idx int64
-	if _, err := pgx.ForEachRow(rows, []any{&idx}, func() error { live[int(idx)] = true; return nil }); err != nil {
-		return Enqueued{}, fmt.Errorf("worker: reading the queue of job %s: %w", jobID, err)
+		return Enqueued{}, err
 	}
 	_, failed, _ := outcomes.Count(m.Items)
 	if opts.RetryFailures && failed > 0 {
@@ -408,7 +384,6 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 	if err != nil {
 		return Enqueued{}, err
 	}
-	changed := was != m.InputSHA256
 	wants := func(idx int) want {
 		if live[idx] {
 			return wantSkip
@@ -429,28 +404,81 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 		}
 		return wantRun
 	}
+	if err := c.reopen(ctx, j, queue); err != nil {
+		return Enqueued{}, err
+	}
+	n, err := c.insertItems(ctx, jobID, queue, round, m.InputPath, input.Format(format), wants)
+	return Enqueued{JobID: jobID, Queue: queue, Round: round, Items: n, Elapsed: time.Since(start)}, err
+}
+
+// checkResumedInput checks the job's input against the hash its manifest
+// holds: a changed input is refused unless forced, and the manifest
+// learns the whole input's hash and count (after a --limit run, or a
+// forced change). changed reports a forced change.
+func checkResumedInput(ctx context.Context, j store.Job, m *store.Manifest, format input.Format, force bool) (changed bool, err error) {
+	// A job created by a --limit run hashed only a prefix of its input
+	// (m.InputBytes): check that prefix; the resume then runs the rest of
+	// the input, as a resume on one machine does.
+	sum, err := input.Scan(ctx, m.InputPath, format, input.ScanOptions{PrefixBytes: m.InputBytes})
+	if err != nil {
+		return false, fmt.Errorf("worker: the job's input: %w", err)
+	}
+	was := sum.SHA256
+	if m.InputBytes > 0 {
+		was = sum.PrefixSHA256 // "" when the file is now shorter than the prefix
+	}
+	if was != m.InputSHA256 && !force {
+		return false, fmt.Errorf("the input %s changed since job %s was created; resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, m.ID)
+	}
+	if m.InputBytes > 0 || was != m.InputSHA256 {
+		if err := j.UpdateManifest(ctx, func(jm *store.Manifest) {
+			jm.InputSHA256, jm.InputBytes, jm.Items = sum.SHA256, 0, sum.Items
+		}); err != nil {
+			return false, err
+		}
+		m.Items = sum.Items
+	}
+	return was != m.InputSHA256, nil
+}
+
+// liveItems returns the items of the job's queue whose River job could
+// still run.
+func (c *Client) liveItems(ctx context.Context, jobID, queue string) (map[int]bool, error) {
+	live := map[int]bool{}
+	rows, err := c.pool.Query(ctx, `SELECT `+idxSQL+` FROM river_job
+		WHERE queue = $1 AND state IN ('available', 'running', 'retryable', 'scheduled', 'pending')`, queue)
+	if err != nil {
+		return nil, fmt.Errorf("worker: reading the queue of job %s: %w", jobID, err)
+	}
+	var idx int64
+	if _, err := pgx.ForEachRow(rows, []any{&idx}, func() error { live[int(idx)] = true; return nil }); err != nil {
+		return nil, fmt.Errorf("worker: reading the queue of job %s: %w", jobID, err)
+	}
+	return live, nil
+}
+
+// reopen resets what said the job stopped: its budget, its breaker and an
+// operator's stop, and its manifest's state.
+func (c *Client) reopen(ctx context.Context, j store.Job, queue string) error {
+	jobID := j.Manifest().ID
 	// Before the budget, breaker and state that said the job stopped are
 	// reset: a worker's run of the job built before this resume learns
 	// of it (runner.resumed) rather than going on with the spec it was
 	// built from, and cannot write its stop over the resumed state.
 	if _, err := c.pool.Exec(ctx, `UPDATE tenax_queues SET resumes = resumes + 1 WHERE job_id = $1`, jobID); err != nil {
-		return Enqueued{}, fmt.Errorf("worker: job %s: %w", jobID, err)
+		return fmt.Errorf("worker: job %s: %w", jobID, err)
 	}
 	if err := c.resetBudget(ctx, jobID); err != nil {
-		return Enqueued{}, err
+		return err
 	}
 	// A resume goes on after an operator's stop (an abort at a check-in).
 	if _, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET stopped = '' WHERE job_id = $1`, jobID); err != nil {
-		return Enqueued{}, fmt.Errorf("worker: job %s: %w", jobID, err)
+		return fmt.Errorf("worker: job %s: %w", jobID, err)
 	}
 	if err := c.resetBreaker(ctx, jobID, queue); err != nil {
-		return Enqueued{}, err
+		return err
 	}
-	if err := j.UpdateManifest(ctx, func(m *store.Manifest) { m.State, m.StopReason = store.StateRunning, "" }); err != nil {
-		return Enqueued{}, err
-	}
-	n, err := c.insertItems(ctx, jobID, queue, round, m.InputPath, input.Format(format), wants)
-	return Enqueued{JobID: jobID, Queue: queue, Round: round, Items: n, Elapsed: time.Since(start)}, err
+	return j.UpdateManifest(ctx, func(m *store.Manifest) { m.State, m.StopReason = store.StateRunning, "" })
 }
 
 // storedInputs returns whether each idx of a job with items items has its
