@@ -436,31 +436,8 @@ func (s *Server) answerBatched(d bdialect, customID string, body json.RawMessage
 	if req.MaxCompletionTokens != nil {
 		maxTokens = req.MaxCompletionTokens
 	}
-	switch {
-	case d == bAnthropic && maxTokens == nil:
-		return fail(http.StatusBadRequest, "invalid_request_error", "", "max_tokens: Field required")
-	case model != ModelEcho && model != ModelJSON:
-		if d == bOpenAI {
-			return fail(http.StatusNotFound, "invalid_request_error", "model_not_found", fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", model))
-		}
-		return fail(http.StatusNotFound, "not_found_error", "", "model: "+model)
-	}
-	switch f {
-	case faultAuth:
-		s.count(cAuthErrors)
-		if d == bOpenAI {
-			return fail(http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "Incorrect API key provided.")
-		}
-		return fail(http.StatusUnauthorized, "authentication_error", "", "invalid x-api-key")
-	case faultNone, faultInvalidOutput:
-	default:
-		// A request of a batch cannot time out or reset; every fault that
-		// would have failed the call fails it with a server error.
-		s.count(cServerErrors)
-		if d == bOpenAI {
-			return fail(http.StatusInternalServerError, "server_error", "", "The server had an error while processing your request. Sorry about that!")
-		}
-		return fail(http.StatusInternalServerError, "api_error", "", "Internal server error")
+	if status, typ, code, msg := s.refuseBatched(d, model, maxTokens != nil, f); status != 0 {
+		return fail(status, typ, code, msg)
 	}
 	// The answer is the one the chat endpoint composes for the same body —
 	// tool calls for tools, JSON for a schema — in the dialect's own shape,
@@ -484,6 +461,39 @@ func (s *Server) answerBatched(d bdialect, customID string, body json.RawMessage
 	}
 	out.status, out.body = http.StatusOK, x.d.answer(x, s.compose(x))
 	return out
+}
+
+// refuseBatched returns the error a batch request gets before any answer,
+// as the real API gives it (a missing max_tokens, an unknown model) or as
+// its drawn fault f makes it: status 0 when it is answered.
+func (s *Server) refuseBatched(d bdialect, model string, hasMaxTokens bool, f fault) (status int, typ, code, msg string) {
+	switch {
+	case d == bAnthropic && !hasMaxTokens:
+		return http.StatusBadRequest, "invalid_request_error", "", "max_tokens: Field required"
+	case model != ModelEcho && model != ModelJSON:
+		if d == bOpenAI {
+			return http.StatusNotFound, "invalid_request_error", "model_not_found", fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", model)
+		}
+		return http.StatusNotFound, "not_found_error", "", "model: " + model
+	}
+	switch f {
+	case faultAuth:
+		s.count(cAuthErrors)
+		if d == bOpenAI {
+			return http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "Incorrect API key provided."
+		}
+		return http.StatusUnauthorized, "authentication_error", "", "invalid x-api-key"
+	case faultNone, faultInvalidOutput:
+		return 0, "", "", ""
+	default:
+		// A request of a batch cannot time out or reset; every fault that
+		// would have failed the call fails it with a server error.
+		s.count(cServerErrors)
+		if d == bOpenAI {
+			return http.StatusInternalServerError, "server_error", "", "The server had an error while processing your request. Sorry about that!"
+		}
+		return http.StatusInternalServerError, "api_error", "", "Internal server error"
+	}
 }
 
 // batchView is a batch's state at one instant.
