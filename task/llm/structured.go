@@ -3,8 +3,8 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -126,12 +126,7 @@ func fitProblem(doc schemaDoc, sub subset) string {
 }
 
 func walkSchema(node map[string]any, at string, depth int, sub subset) string {
-	keys := make([]string, 0, len(node))
-	for k := range node {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(node)) {
 		if !slices.Contains(sub.keywords, k) {
 			return fmt.Sprintf("%s uses %q, which the provider's structured output does not support", at, k)
 		}
@@ -140,41 +135,18 @@ func walkSchema(node map[string]any, at string, depth int, sub subset) string {
 		return fmt.Sprintf("%s has minItems %v (at most %v is supported)", at, k, sub.maxMinItems)
 	}
 	if isObject(node) {
-		if depth++; sub.requireAll && depth > maxStrictDepth {
-			return fmt.Sprintf("%s nests objects more than %d deep", at, maxStrictDepth)
-		}
-		if ap, ok := node["additionalProperties"]; !ok || ap != false {
-			return fmt.Sprintf("%s is an object without \"additionalProperties\": false", at)
+		depth++
+		if p := checkObject(node, at, depth, sub); p != "" {
+			return p
 		}
 		props, _ := node["properties"].(map[string]any)
-		if sub.requireAll {
-			req, _ := node["required"].([]any)
-			for name := range props {
-				if !slices.Contains(req, any(name)) {
-					return fmt.Sprintf("%s/properties/%s is not in \"required\" (strict mode requires every property; make it nullable instead)", at, name)
-				}
-			}
-		}
-		names := make([]string, 0, len(props))
-		for name := range props {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			child, ok := props[name].(map[string]any)
-			if !ok {
-				return fmt.Sprintf("%s/properties/%s is not a schema object", at, name)
-			}
-			if p := walkSchema(child, at+"/properties/"+name, depth, sub); p != "" {
-				return p
-			}
+		if p := walkNamed(props, at+"/properties", depth, sub); p != "" {
+			return p
 		}
 	}
-	for _, k := range []string{"items"} {
-		if child, ok := node[k].(map[string]any); ok {
-			if p := walkSchema(child, at+"/"+k, depth, sub); p != "" {
-				return p
-			}
+	if child, ok := node["items"].(map[string]any); ok {
+		if p := walkSchema(child, at+"/items", depth, sub); p != "" {
+			return p
 		}
 	}
 	for _, k := range []string{"anyOf", "allOf"} {
@@ -191,19 +163,46 @@ func walkSchema(node map[string]any, at string, depth int, sub subset) string {
 	}
 	for _, k := range []string{"$defs", "definitions"} {
 		defs, _ := node[k].(map[string]any)
-		names := make([]string, 0, len(defs))
-		for name := range defs {
-			names = append(names, name)
+		if p := walkNamed(defs, at+"/"+k, depth, sub); p != "" {
+			return p
 		}
-		sort.Strings(names)
-		for _, name := range names {
-			child, ok := defs[name].(map[string]any)
-			if !ok {
-				return fmt.Sprintf("%s/%s/%s is not a schema object", at, k, name)
-			}
-			if p := walkSchema(child, at+"/"+k+"/"+name, depth, sub); p != "" {
-				return p
-			}
+	}
+	return ""
+}
+
+// checkObject checks an object node, depth objects deep, against the
+// subset's rules for objects: how deep, additionalProperties false, and
+// in strict mode every property required.
+func checkObject(node map[string]any, at string, depth int, sub subset) string {
+	if sub.requireAll && depth > maxStrictDepth {
+		return fmt.Sprintf("%s nests objects more than %d deep", at, maxStrictDepth)
+	}
+	if ap, ok := node["additionalProperties"]; !ok || ap != false {
+		return fmt.Sprintf("%s is an object without \"additionalProperties\": false", at)
+	}
+	if !sub.requireAll {
+		return ""
+	}
+	props, _ := node["properties"].(map[string]any)
+	req, _ := node["required"].([]any)
+	for name := range props {
+		if !slices.Contains(req, any(name)) {
+			return fmt.Sprintf("%s/properties/%s is not in \"required\" (strict mode requires every property; make it nullable instead)", at, name)
+		}
+	}
+	return ""
+}
+
+// walkNamed walks each schema of a name → schema map (properties, $defs),
+// in name order; at is the map's path.
+func walkNamed(m map[string]any, at string, depth int, sub subset) string {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		child, ok := m[name].(map[string]any)
+		if !ok {
+			return fmt.Sprintf("%s/%s is not a schema object", at, name)
+		}
+		if p := walkSchema(child, at+"/"+name, depth, sub); p != "" {
+			return p
 		}
 	}
 	return ""
