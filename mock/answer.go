@@ -348,44 +348,11 @@ func (f *filler) value(s map[string]any, depth int) any {
 			}
 		}
 	}
-	typ, _ := s["type"].(string)
-	if list, ok := s["type"].([]any); ok {
-		for _, t := range list {
-			if t, ok := t.(string); ok && t != "null" {
-				typ = t
-				break
-			}
-		}
-	}
-	if typ == "" {
-		if _, ok := s["properties"]; ok {
-			typ = "object"
-		} else if _, ok := s["required"]; ok {
-			typ = "object"
-		}
-	}
+	typ := schemaType(s)
 	n := float64(utf8.RuneCountInString(f.prompt))
 	switch typ {
 	case "object":
-		obj := map[string]any{}
-		props, _ := s["properties"].(map[string]any)
-		for name, p := range props {
-			sub, _ := p.(map[string]any)
-			obj[name] = f.value(sub, depth+1)
-		}
-		required, _ := s["required"].([]any)
-		for _, r := range required {
-			name, ok := r.(string)
-			if _, done := obj[name]; !ok || done {
-				continue
-			}
-			if v, ok := f.free[name]; ok {
-				obj[name] = v
-			} else {
-				obj[name] = f.prompt
-			}
-		}
-		return obj
+		return f.object(s, depth)
 	case "array":
 		items, _ := s["items"].(map[string]any)
 		count := 1
@@ -411,6 +378,53 @@ func (f *filler) value(s map[string]any, depth int) any {
 		return nil
 	}
 	return f.prompt
+}
+
+// schemaType is the type a schema node describes: its "type", the first
+// that is not null of a list of types, or an object when it has
+// properties or required.
+func schemaType(s map[string]any) string {
+	typ, _ := s["type"].(string)
+	if list, ok := s["type"].([]any); ok {
+		for _, t := range list {
+			if t, ok := t.(string); ok && t != "null" {
+				typ = t
+				break
+			}
+		}
+	}
+	if typ == "" {
+		if _, ok := s["properties"]; ok {
+			typ = "object"
+		} else if _, ok := s["required"]; ok {
+			typ = "object"
+		}
+	}
+	return typ
+}
+
+// object fills every property of an object schema, and each required
+// name it does not describe with what the model answers unasked.
+func (f *filler) object(s map[string]any, depth int) map[string]any {
+	obj := map[string]any{}
+	props, _ := s["properties"].(map[string]any)
+	for name, p := range props {
+		sub, _ := p.(map[string]any)
+		obj[name] = f.value(sub, depth+1)
+	}
+	required, _ := s["required"].([]any)
+	for _, r := range required {
+		name, ok := r.(string)
+		if _, done := obj[name]; !ok || done {
+			continue
+		}
+		if v, ok := f.free[name]; ok {
+			obj[name] = v
+		} else {
+			obj[name] = f.prompt
+		}
+	}
+	return obj
 }
 
 // resolveRef follows a local reference such as "#/$defs/item".
