@@ -245,31 +245,7 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 	}
 	client := anthropic.NewClient(opts...)
 
-	base := anthropic.MessageNewParams{Model: t.cfg.Model}
-	if t.cfg.Temperature != nil {
-		base.Temperature = anthropic.Float(*t.cfg.Temperature)
-	}
-	if t.cfg.TopP != nil {
-		base.TopP = anthropic.Float(*t.cfg.TopP)
-	}
-	base.StopSequences = t.cfg.Stop
-	if t.cfg.ThinkingBudget > 0 {
-		base.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(t.cfg.ThinkingBudget))
-	}
-	if t.cfg.ReasoningEffort != "" {
-		base.OutputConfig.Effort = anthropic.OutputConfigEffort(t.cfg.ReasoningEffort)
-	}
-	switch t.structured.Mode {
-	case ModeOutputConfig:
-		base.OutputConfig.Format = anthropic.JSONOutputFormatParam{Schema: t.schema.sendable()}
-	case ModeTool:
-		base.Tools = []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{
-			Name:        outputTool,
-			Description: anthropic.String("Give the answer: its input is the answer, in the required shape."),
-			InputSchema: toolSchema(t.schema.sendable()),
-		}}}
-		base.ToolChoice = anthropic.ToolChoiceParamOfTool(outputTool)
-	}
+	base := t.anthropicBase()
 	return func(ctx context.Context, c *call, cp *capture) (reply, error) {
 		params := base
 		params.MaxTokens = int64(c.maxTokens)
@@ -311,6 +287,38 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 		}
 		return t.anthropicReply(&turn), nil
 	}
+}
+
+// anthropicBase is what every call of the task sends in Anthropic's
+// format beside its messages: the model, sampling, thinking, effort and
+// the structured-output mode.
+func (t *Task) anthropicBase() anthropic.MessageNewParams {
+	base := anthropic.MessageNewParams{Model: t.cfg.Model}
+	if t.cfg.Temperature != nil {
+		base.Temperature = anthropic.Float(*t.cfg.Temperature)
+	}
+	if t.cfg.TopP != nil {
+		base.TopP = anthropic.Float(*t.cfg.TopP)
+	}
+	base.StopSequences = t.cfg.Stop
+	if t.cfg.ThinkingBudget > 0 {
+		base.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(t.cfg.ThinkingBudget))
+	}
+	if t.cfg.ReasoningEffort != "" {
+		base.OutputConfig.Effort = anthropic.OutputConfigEffort(t.cfg.ReasoningEffort)
+	}
+	switch t.structured.Mode {
+	case ModeOutputConfig:
+		base.OutputConfig.Format = anthropic.JSONOutputFormatParam{Schema: t.schema.sendable()}
+	case ModeTool:
+		base.Tools = []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{
+			Name:        outputTool,
+			Description: anthropic.String("Give the answer: its input is the answer, in the required shape."),
+			InputSchema: toolSchema(t.schema.sendable()),
+		}}}
+		base.ToolChoice = anthropic.ToolChoiceParamOfTool(outputTool)
+	}
+	return base
 }
 
 // maxPauseContinuations is how many times one attempt sends a paused turn
