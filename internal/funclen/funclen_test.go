@@ -24,9 +24,9 @@ var long = map[string]string{
 	"worker/worker.go Worker.Run":     "issue 21: core-worker reshapes the worker around Engine.Do",
 	"engine/gate.go gate.pass":        "issue 21: core-worker's shared gate; the wait order in one place",
 	"engine/engine.go dispatcher.run": "issue 21: the dispatcher beside Engine.Do (core-worker)",
-	"heal/extract.go ExtractGoTest":   "a line scanner over go test's output; fix-security edits it this round",
-	"task/exec/exec.go Task.Run":      "process start, groups and wait; fix-security edits it this round",
-	"task/llm/llm.go New":             "provider and option wiring; cost edits it this round",
+	"heal/extract.go ExtractGoTest":   "one scanner over go test's output; merged this round with fix-security's changes, split next",
+	"task/exec/exec.go Task.Run":      "start, process group, wait and capture in order; fix-security's groups just landed, split next",
+	"task/llm/llm.go New":             "provider, transport and option wiring; cost's transport just landed, split next",
 }
 
 // TestNoLongFunctionWithoutAReason: 27 functions ran 80 lines or more
