@@ -1,9 +1,9 @@
 // Package redact keeps a spec's secrets out of what tenax writes:
 // docs/spec.md ("Secrets and redaction") promises they never appear in
-// results or logs. Job replaces
-// them in every record before it is stored; Handler in every log message
-// and string attribute, errors included. Both take the spec's Redact
-// function, which knows the secrets' values.
+// results or logs. Job replaces them in every record before it is
+// stored; Handler in every log message and string attribute, errors
+// included. Both take the spec's Redact function, which knows the
+// secrets' values.
 package redact
 
 import (
