@@ -90,7 +90,7 @@ type UnreadableJob struct {
 
 // UnreadableJobsError is returned by Store.List beside the manifests it
 // could read: the jobs it skipped, each with why. It is tenax's own storage
-// failing for those jobs only (DESIGN.md's exit 4 for a command about one
+// failing for those jobs only (exit 4, docs/records.md, for a command about one
 // of them); the rest of the list is whole.
 type UnreadableJobsError struct {
 	Jobs []UnreadableJob
