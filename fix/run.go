@@ -235,16 +235,11 @@ func Start(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := store.lock()
+	release, err := claim(store, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Close()
-	groups, err := recordGroups(store, &cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer groups.Close()
+	defer release()
 	// git runs in the tree's root, not here: the index's path is absolute.
 	if tree.index, err = filepath.Abs(filepath.Join(store.Dir, "index")); err != nil {
 		return nil, &StorageError{Err: err}
@@ -279,16 +274,11 @@ func Resume(ctx context.Context, cfg Config, id string) (*Result, error) {
 	if err != nil {
 		return nil, &SetupError{Err: err}
 	}
-	lock, err := store.lock()
+	release, err := claim(store, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Close()
-	groups, err := recordGroups(store, &cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer groups.Close()
+	defer release()
 	st, err := store.Load()
 	if err != nil {
 		return nil, err
@@ -337,6 +327,25 @@ func Resume(ctx context.Context, cfg Config, id string) (*Result, error) {
 // groupsFile is the run directory's record of the process groups its
 // check and exec fixer started (texec.GroupFile).
 const groupsFile = "process-groups"
+
+// claim takes the run's lock, then ends what a killed run left and records
+// this run's process groups: what Start and Resume both do before a check.
+// release gives both back.
+func claim(store *Store, cfg *Config) (release func(), err error) {
+	lock, err := store.lock()
+	if err != nil {
+		return nil, err
+	}
+	groups, err := recordGroups(store, cfg)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return func() {
+		groups.Close()
+		lock.Close()
+	}, nil
+}
 
 // recordGroups ends the process groups a killed run left running (the run
 // is locked: whoever wrote the record is dead), then has cfg's check and
