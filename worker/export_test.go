@@ -1,7 +1,15 @@
 package worker
 
-import "github.com/tenaxhq/tenax/task"
+import (
+	"time"
+
+	"github.com/tenaxhq/tenax/task"
+)
 
 // WrapTask makes the engines of cfg's worker run each job's task through
 // wrap, for tests that count what the engine asks of the task.
 func WrapTask(cfg *Config, wrap func(task.Task) task.Task) { cfg.wrapTask = wrap }
+
+// FinalizeEvery sets how often cfg's worker looks whether its jobs are
+// drained while it runs, for tests of the end written as it stops.
+func FinalizeEvery(cfg *Config, d time.Duration) { cfg.finalizeEvery = d }

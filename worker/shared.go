@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -203,7 +204,7 @@ func (s *shared) poll() {
 				r.eng.Cooldown(until, "rate limited: a 429 met by a worker of this job")
 			}
 		}
-		if time.Since(lastFinalize) > finalizeEvery {
+		if time.Since(lastFinalize) > cmp.Or(r.w.cfg.finalizeEvery, finalizeEvery) {
 			lastFinalize = time.Now()
 			if drained, err := r.w.c.drained(ctx, r.queue); err == nil && drained && r.inFlight() == 0 {
 				if err := r.w.c.finalize(ctx, r.jobID); err != nil {

@@ -62,6 +62,8 @@ type Config struct {
 
 	// wrapTask, set by tests (export_test.go), wraps each job's task.
 	wrapTask func(task.Task) task.Task
+	// finalizeEvery, set by tests, replaces the default finalizeEvery.
+	finalizeEvery time.Duration
 }
 
 // Worker runs the items of jobs as a River client: each item's River job
@@ -265,10 +267,28 @@ loop:
 	}
 	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
+	// A job whose last item was recorded here just before the stop is
+	// drained: its end is written now, not left to the runner's next
+	// periodic look, which the stop cut short (it stayed running until
+	// another worker took the job up).
+	for _, r := range runners {
+		w.settle(final, r)
+	}
 	if _, err := w.c.pool.Exec(final, `UPDATE tenax_workers SET stopped = now(), heartbeat = now(), in_flight = 0, finished = $2 WHERE id = $1`, w.id, w.finished.Load()); err != nil && runErr == nil {
 		runErr = fmt.Errorf("worker: %w", err)
 	}
 	return runErr
+}
+
+// settle writes the end of r's job when its queue is drained.
+func (w *Worker) settle(ctx context.Context, r *runner) {
+	drained, err := w.c.drained(ctx, r.queue)
+	if err != nil || !drained {
+		return
+	}
+	if err := w.c.finalize(ctx, r.jobID); err != nil {
+		w.log.Warn("recording the job's end failed", "job", r.jobID, "error", err)
+	}
 }
 
 // heartbeat tells the database this worker is alive: its row, and the

@@ -1,0 +1,42 @@
+package worker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/worker"
+)
+
+// TestAWorkerStoppedJustAfterTheLastRecordCompletesTheJob: a worker sent
+// SIGTERM within a moment of recording a job's last item left the job
+// running forever (until another worker took it up): the drained job's
+// end was only written by the runner's periodic look, which the stop cut
+// short. The periodic look is pushed out of reach here, so the stop is
+// the only chance to write the end.
+func TestAWorkerStoppedJustAfterTheLastRecordCompletesTheJob(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 20
+	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
+	cfg := worker.Config{Jobs: []string{e.JobID}, Concurrency: 4, Options: job.Options{Home: t.TempDir(), Logger: quiet()}}
+	worker.FinalizeEvery(&cfg, time.Hour)
+	w, err := c.NewWorker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	waitFor(t, "every item recorded", func() (bool, error) { return len(finals(t, dsn, e.JobID)) == n, nil })
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("worker: %v", err)
+	}
+	if got := jobState(t, c, e.JobID); got != store.StateCompleted {
+		t.Errorf("job %s after its worker stopped just after the last record, want %s", got, store.StateCompleted)
+	}
+	oneRecordEach(t, dsn, e.JobID, n, "after the stop")
+}
