@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -155,6 +156,28 @@ type Client struct {
 	store  *postgres.Store
 	schema string
 	river  *river.Client[pgx.Tx]
+	// appName is the application_name of the connections Open makes,
+	// nil for a pool the caller made (New) or whose DSN names one.
+	appName *atomic.Pointer[string]
+}
+
+// defaultAppName is the application_name of a Client's connections until
+// a worker names them.
+const defaultAppName = "tenax"
+
+// nameConnections makes the client's connections carry name as their
+// application_name (pg_stat_activity), the ones open now included: an
+// operator tells a worker's connections apart, and can end them. Clients
+// made by New, or whose DSN sets application_name, keep theirs. A client
+// shared by several workers carries the latest one's name.
+func (c *Client) nameConnections(name string) {
+	if c.appName == nil {
+		return
+	}
+	c.appName.Store(&name)
+	// Connections open now were made under the old name: closed when
+	// idle, or when released, and made again under the new one.
+	c.pool.Reset()
 }
 
 // Open connects to dsn and migrates (Migrate): River's tables and tenax's
@@ -179,6 +202,16 @@ func open(ctx context.Context, dsn string) (*Client, error) {
 		// fetches, the completer) beside the records' transactions.
 		cfg.MaxConns = max(cfg.MaxConns, 12)
 	}
+	var appName *atomic.Pointer[string]
+	if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set {
+		appName = new(atomic.Pointer[string])
+		name := defaultAppName
+		appName.Store(&name)
+		cfg.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
+			cc.RuntimeParams["application_name"] = *appName.Load()
+			return nil
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -188,6 +221,7 @@ func open(ctx context.Context, dsn string) (*Client, error) {
 		pool.Close()
 		return nil, err
 	}
+	c.appName = appName
 	return c, nil
 }
 

@@ -22,7 +22,9 @@
 // worker was alive after all — finds the claim taken and adds no record.
 //
 // Takeover: a worker's heartbeat (every RescueAfter/6) refreshes the
-// attempted_at of the River jobs it runs, so River's rescuer, configured
+// attempted_at of the River jobs whose executions are under way on it (a
+// River job its completer could not finish during a database outage ages
+// into a rescue), so River's rescuer, configured
 // with RescueStuckJobsAfter = RescueAfter, takes only a dead worker's jobs:
 // within RescueAfter plus the rescuer's 30-second period plus a second.
 //

@@ -434,24 +434,30 @@ func (t *txJob) Append(ctx context.Context, recs ...store.Record) error {
 			return fmt.Errorf("worker: a record for item %d, which no River job is running", rec.Idx)
 		}
 		added := false
-		err := pgx.BeginFunc(ctx, r.w.c.pool, func(tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, `INSERT INTO tenax_finals (job_id, idx, round) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, r.jobID, rec.Idx, x.round)
-			if err != nil {
-				return err
-			}
-			added = tag.RowsAffected() == 1
-			if added {
-				if err := r.sj.AppendTx(ctx, tx, *rec); err != nil {
+		// Tried again while the connection is lost: a transaction whose
+		// commit was lost with it finds its (job, idx, round) taken on
+		// the next try and adds no second record.
+		err := r.w.withDB(ctx, "recording an item", func() error {
+			return pgx.BeginFunc(ctx, r.w.c.pool, func(tx pgx.Tx) error {
+				tag, err := tx.Exec(ctx, `INSERT INTO tenax_finals (job_id, idx, round) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, r.jobID, rec.Idx, x.round)
+				if err != nil {
 					return err
 				}
-			} else {
-				r.duplicates.Add(1)
-			}
-			if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, x.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-				return fmt.Errorf("completing River job %d: %w", x.job.ID, err)
-			}
-			return nil
+				added = tag.RowsAffected() == 1
+				if added {
+					if err := r.sj.AppendTx(ctx, tx, *rec); err != nil {
+						return err
+					}
+				}
+				if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, x.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+					return fmt.Errorf("completing River job %d: %w", x.job.ID, err)
+				}
+				return nil
+			})
 		})
+		if err == nil && !added {
+			r.duplicates.Add(1)
+		}
 		if err != nil {
 			x.err = fmt.Errorf("worker: recording item %d of job %s: %w", rec.Idx, r.jobID, err)
 			return x.err

@@ -494,14 +494,18 @@ func (s *shared) take(ctx context.Context, name string, interval, burst time.Dur
 		wait    time.Duration
 		setting string
 	)
-	err := s.r.w.c.pool.QueryRow(ctx, `
+	// A lost connection is tried again (a slot taken by a lost commit is
+	// only a slot skipped, as after a crash).
+	err := s.r.w.withDB(ctx, "taking a turn in the shared rate limit", func() error {
+		return s.r.w.c.pool.QueryRow(ctx, `
 		WITH u AS (
 			UPDATE tenax_limits SET tat = GREATEST(tat, clock_timestamp() - $3::interval) + $4::interval
 			WHERE job_id = $1 AND name = $2
 			RETURNING GREATEST(tat - $4::interval - clock_timestamp(), interval '0') AS wait
 		)
 		SELECT wait, set_config('synchronous_commit', 'off', true) FROM u`,
-		s.r.jobID, name, burst, interval*time.Duration(n)).Scan(&wait, &setting)
+			s.r.jobID, name, burst, interval*time.Duration(n)).Scan(&wait, &setting)
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)

@@ -59,6 +59,10 @@ type Config struct {
 	// ID names the worker in tenax_workers and River (default
 	// host-pid-random).
 	ID string
+	// DBOutageLimit is how long the worker rides out a lost database
+	// (its connections terminated, PostgreSQL restarting), trying again
+	// with backoff, before it exits (default DefaultDBOutageLimit).
+	DBOutageLimit time.Duration
 
 	// wrapTask, set by tests (export_test.go), wraps each job's task.
 	wrapTask func(task.Task) task.Task
@@ -82,16 +86,23 @@ type Worker struct {
 	queues  map[string]bool // job ids whose queue this worker works
 	skipped map[string]bool // jobs this worker cannot run (logged once)
 
+	liveMu sync.Mutex
+	live   map[int64]int // River job ids of the executions under way here
+
 	hard     context.Context // canceled by StopNow: calls in flight end
 	stopNow  context.CancelFunc
 	finished atomic.Int64
 	failure  chan error
+	outage   outage
 }
 
 // NewWorker returns a worker on c's database. Run starts it.
 func (c *Client) NewWorker(cfg Config) (*Worker, error) {
 	if cfg.RescueAfter <= 0 {
 		cfg.RescueAfter = DefaultRescueAfter
+	}
+	if cfg.DBOutageLimit <= 0 {
+		cfg.DBOutageLimit = DefaultDBOutageLimit
 	}
 	if cfg.RescueAfter < 6*time.Second {
 		return nil, fmt.Errorf("worker: rescue-after %s is too short: heartbeats come every sixth of it, and River's rescuer runs every 30s anyway", cfg.RescueAfter)
@@ -109,10 +120,11 @@ func (c *Client) NewWorker(cfg Config) (*Worker, error) {
 	}
 	w := &Worker{
 		c: c, cfg: cfg, id: id, log: log.With("worker", id),
-		runners: map[string]*runner{}, queues: map[string]bool{}, skipped: map[string]bool{},
+		runners: map[string]*runner{}, queues: map[string]bool{}, skipped: map[string]bool{}, live: map[int64]int{},
 		failure: make(chan error, 1),
 	}
 	w.hard, w.stopNow = context.WithCancel(context.Background())
+	c.nameConnections("tenax worker " + id)
 	return w, nil
 }
 
@@ -231,7 +243,18 @@ loop:
 			runErr = err
 			break loop
 		case <-beat.C:
-			if err := w.heartbeat(ctx); err != nil {
+			err := w.heartbeat(ctx)
+			switch {
+			case err == nil:
+				w.outage.back(w.log)
+			case isConnLoss(err):
+				// A worker with nothing in flight learns of a lost
+				// database here: it waits for it, up to its limit.
+				if since := w.outage.lost(w.log, w.cfg.DBOutageLimit, "heartbeat", err); time.Since(since) > w.cfg.DBOutageLimit {
+					runErr = errOutage(w.cfg.DBOutageLimit, err)
+					break loop
+				}
+			default:
 				w.log.Warn("heartbeat failed", "error", err)
 			}
 		case <-poll.C:
@@ -301,9 +324,26 @@ func (w *Worker) heartbeat(ctx context.Context) error {
 		w.id, st.Jobs, st.InFlight, st.Finished); err != nil {
 		return err
 	}
+	// Only the executions under way here: a River job left running by
+	// an execution that ended while the database was away (River's
+	// completer gave up on its snooze) must age into a rescue, not be
+	// kept fresh by a worker that no longer runs it (the job then
+	// never ended).
 	_, err := w.c.pool.Exec(ctx, `UPDATE river_job SET attempted_at = now()
-		WHERE state = 'running' AND attempted_by[array_length(attempted_by, 1)] = $1`, w.id)
+		WHERE state = 'running' AND attempted_by[array_length(attempted_by, 1)] = $1 AND id = ANY($2)`, w.id, w.liveIDs())
 	return err
+}
+
+// liveIDs returns the ids of the River jobs whose executions are under
+// way on this worker.
+func (w *Worker) liveIDs() []int64 {
+	w.liveMu.Lock()
+	defer w.liveMu.Unlock()
+	ids := make([]int64, 0, len(w.live))
+	for id := range w.live {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // addNewJobs starts working on the jobs enqueued since the last look.
@@ -438,6 +478,16 @@ func (w *Worker) work(ctx context.Context, j *river.Job[ItemArgs], in *storedInp
 	if w == nil {
 		return errors.New("worker: this client only inserts")
 	}
+	w.liveMu.Lock()
+	w.live[j.ID]++
+	w.liveMu.Unlock()
+	defer func() {
+		w.liveMu.Lock()
+		if w.live[j.ID]--; w.live[j.ID] <= 0 {
+			delete(w.live, j.ID)
+		}
+		w.liveMu.Unlock()
+	}()
 	r, err := w.runnerFor(ctx, j.Args.Job)
 	if errors.Is(err, errJobStopped) {
 		// The job was aborted (its queue is paused) or this worker is

@@ -1,0 +1,98 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+func TestOnlyALostConnectionIsTriedAgain(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"terminated by pg_terminate_backend", &pgconn.PgError{Code: "57P01"}, true},
+		{"server crash", &pgconn.PgError{Code: "57P02"}, true},
+		{"server starting up", &pgconn.PgError{Code: "57P03"}, true},
+		{"connection failure", &pgconn.PgError{Code: "08006"}, true},
+		{"unexpected EOF", fmt.Errorf("reading: %w", io.ErrUnexpectedEOF), true},
+		{"closed conn", fmt.Errorf("x: %w", pgconn.ErrConnClosed), true},
+		{"unique violation", &pgconn.PgError{Code: "23505"}, false},
+		{"syntax error", &pgconn.PgError{Code: "42601"}, false},
+		{"canceled", context.Canceled, false},
+		{"plain error", errors.New("encoding the record"), false},
+	}
+	for _, tc := range cases {
+		if got := isConnLoss(tc.err); got != tc.want {
+			t.Errorf("%s: isConnLoss(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestAWorkerGivesUpOnlyPastItsOutageLimit: a statement that lost its
+// connection is tried again with backoff, saying so once and saying when
+// the database is back; past DBOutageLimit the error says what to do. A
+// statement the server refused is not tried again.
+func TestAWorkerGivesUpOnlyPastItsOutageLimit(t *testing.T) {
+	lost := &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}
+	newWorker := func(logs *bytes.Buffer) *Worker {
+		w := &Worker{cfg: Config{DBOutageLimit: time.Minute}, log: slog.New(slog.NewTextHandler(logs, nil))}
+		w.hard, w.stopNow = context.WithCancel(context.Background())
+		return w
+	}
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		w := newWorker(&logs)
+		calls := 0
+		start := time.Now()
+		err := w.withDB(t.Context(), "recording an item", func() error {
+			calls++
+			if time.Since(start) < 30*time.Second {
+				return lost
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("an outage of 30s under a limit of 1m: %v", err)
+		}
+		if calls < 3 {
+			t.Errorf("%d calls, want tries again with backoff", calls)
+		}
+		if n := strings.Count(logs.String(), "database connection lost"); n != 1 {
+			t.Errorf("said the connection was lost %d times, want once: %s", n, logs.String())
+		}
+		if !strings.Contains(logs.String(), "database connection back") {
+			t.Errorf("never said the database was back: %s", logs.String())
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorker(new(bytes.Buffer))
+		start := time.Now()
+		err := w.withDB(t.Context(), "recording an item", func() error { return lost })
+		if err == nil || !errors.Is(err, lost) || !strings.Contains(err.Error(), "--db-outage-limit") {
+			t.Fatalf("error %v, want the lost connection and the limit named", err)
+		}
+		if d := time.Since(start); d < time.Minute || d > time.Minute+dbRetryMax+time.Second {
+			t.Errorf("gave up after %s, want just past the 1m limit", d)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorker(new(bytes.Buffer))
+		refused := &pgconn.PgError{Code: "23505"}
+		calls := 0
+		err := w.withDB(t.Context(), "recording an item", func() error { calls++; return refused })
+		if !errors.Is(err, refused) || calls != 1 {
+			t.Errorf("a refused statement: error %v after %d calls, want it returned after 1", err, calls)
+		}
+	})
+}
