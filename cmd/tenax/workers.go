@@ -81,6 +81,7 @@ func newWorkerCmd(g *globals) *cobra.Command {
 		concurrency int
 		rescue      time.Duration
 		reportEvery time.Duration
+		outageLimit time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -99,7 +100,12 @@ worker stops the job (aborted, its items pending until 'tenax resume').
 
 A worker killed mid-call has its items rescued by another worker within about
 --rescue-after + 35s. The first SIGINT/SIGTERM finishes the calls in flight and
-hands waiting items back to the queue; a second cancels the calls in flight.`,
+hands waiting items back to the queue; a second cancels the calls in flight.
+
+A lost database connection (a connection ended, PostgreSQL restarting) is tried
+again with backoff, logged once as "database connection lost" and once as "back";
+the worker exits (code 4) only when the database stays away past
+--db-outage-limit.`,
 		Example: `  tenax worker --store "$TENAX_STORE" --all
   tenax worker --store postgres://db/tenax --job job_20261123_101500 --concurrency 16`,
 		Args: cobra.NoArgs,
@@ -112,6 +118,9 @@ hands waiting items back to the queue; a second cancels the calls in flight.`,
 			}
 			if concurrency < 0 {
 				return usageErr(fmt.Errorf("--concurrency %d: want 0 (the spec's concurrency.max) or more", concurrency))
+			}
+			if outageLimit <= 0 {
+				return usageErr(fmt.Errorf("--db-outage-limit %s: want a positive duration, e.g. 5m", outageLimit))
 			}
 			log, err := g.loggerOn(g.stderr)
 			if err != nil {
@@ -131,7 +140,7 @@ hands waiting items back to the queue; a second cancels the calls in flight.`,
 				}
 			}
 			w, err := c.NewWorker(worker.Config{
-				Jobs: jobs, Concurrency: concurrency, RescueAfter: rescue,
+				Jobs: jobs, Concurrency: concurrency, RescueAfter: rescue, DBOutageLimit: outageLimit,
 				Options: job.Options{Home: g.homeDir(), Version: version, Logger: log},
 			})
 			if err != nil {
@@ -149,6 +158,7 @@ hands waiting items back to the queue; a second cancels the calls in flight.`,
 	f.BoolVar(&all, "all", false, "work on every job enqueued for workers, new ones included")
 	f.IntVar(&concurrency, "concurrency", 0, "most items of one job in flight on this worker (0 = the spec's concurrency.max)")
 	f.DurationVar(&rescue, "rescue-after", worker.DefaultRescueAfter, "River rescues a dead worker's items this long after its last heartbeat")
+	f.DurationVar(&outageLimit, "db-outage-limit", worker.DefaultDBOutageLimit, "exit (code 4) when the database stays unreachable this long; shorter outages are ridden out")
 	f.DurationVar(&reportEvery, "report-every", 10*time.Second, "print the jobs taken up and the items finished this often, when there is news (0 = never)")
 	addStoreFlag(cmd, g)
 	return cmd
