@@ -170,6 +170,17 @@ func TestWorkerCommandsNeedPostgres(t *testing.T) {
 	}
 }
 
+// TestAWorkerWithoutAnOutageLimitIsRefused: --db-outage-limit 0 would
+// make a worker exit at the first lost connection, the behaviour the
+// limit replaced: it is refused, exit 2, before connecting.
+func TestAWorkerWithoutAnOutageLimitIsRefused(t *testing.T) {
+	w := newWorkdir(t)
+	r := w.tenax("worker", "--all", "--db-outage-limit", "0", "--store", "postgres://postgres@127.0.0.1:1/none?sslmode=disable")
+	if r.code != 2 || !strings.Contains(r.stderr, "--db-outage-limit 0s: want a positive duration") {
+		t.Errorf("tenax worker --db-outage-limit 0: exit %d, want 2 saying the limit must be positive\n%s", r.code, r.stderr)
+	}
+}
+
 // match waits for re to match after what earlier expects consumed, and
 // returns its first group.
 func (tm *terminal) match(re *regexp.Regexp) string {
