@@ -102,25 +102,14 @@ A worker killed mid-call has its items rescued by another worker within about
 --rescue-after + 35s. The first SIGINT/SIGTERM finishes the calls in flight and
 hands waiting items back to the queue; a second cancels the calls in flight.
 
-A lost database connection (a connection ended, PostgreSQL restarting) is tried
-again with backoff, logged once as "database connection lost" and once as "back";
-the worker exits (code 4) only when the database stays away past
---db-outage-limit.`,
+A lost database connection is tried again with backoff (logged once): the worker
+exits (code 4) only when the database stays away past --db-outage-limit.`,
 		Example: `  tenax worker --store "$TENAX_STORE" --all
   tenax worker --store postgres://db/tenax --job job_20261123_101500 --concurrency 16`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if all == (len(jobs) > 0) {
-				return usageErr(errors.New("say which jobs to work on: --job ID (repeatable) or --all"))
-			}
-			if reportEvery < 0 {
-				return usageErr(fmt.Errorf("--report-every %s: want 0 (no reports) or more", reportEvery))
-			}
-			if concurrency < 0 {
-				return usageErr(fmt.Errorf("--concurrency %d: want 0 (the spec's concurrency.max) or more", concurrency))
-			}
-			if outageLimit <= 0 {
-				return usageErr(fmt.Errorf("--db-outage-limit %s: want a positive duration, e.g. 5m", outageLimit))
+			if err := checkWorkerFlags(all, len(jobs), concurrency, reportEvery, outageLimit); err != nil {
+				return usageErr(err)
 			}
 			log, err := g.loggerOn(g.stderr)
 			if err != nil {
@@ -162,6 +151,21 @@ the worker exits (code 4) only when the database stays away past
 	f.DurationVar(&reportEvery, "report-every", 10*time.Second, "print the jobs taken up and the items finished this often, when there is news (0 = never)")
 	addStoreFlag(cmd, g)
 	return cmd
+}
+
+// checkWorkerFlags refuses the flags of tenax worker that cannot work.
+func checkWorkerFlags(all bool, jobs, concurrency int, reportEvery, outageLimit time.Duration) error {
+	switch {
+	case all == (jobs > 0):
+		return errors.New("say which jobs to work on: --job ID (repeatable) or --all")
+	case reportEvery < 0:
+		return fmt.Errorf("--report-every %s: want 0 (no reports) or more", reportEvery)
+	case concurrency < 0:
+		return fmt.Errorf("--concurrency %d: want 0 (the spec's concurrency.max) or more", concurrency)
+	case outageLimit <= 0:
+		return fmt.Errorf("--db-outage-limit %s: want a positive duration, e.g. 5m", outageLimit)
+	}
+	return nil
 }
 
 // runWorkers runs workers until the context ends or a signal comes: the
