@@ -73,7 +73,9 @@ func (o *outage) back(log *slog.Logger) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.since.IsZero() {
-		log.Info("database connection back", "down_for", time.Since(o.since).Round(time.Millisecond))
+		// At the level of the "lost" line: at tenax's default --log-level
+		// (warn) an operator who saw the loss must also see its end.
+		log.Warn("database connection back", "down_for", time.Since(o.since).Round(time.Millisecond))
 		o.since = time.Time{}
 	}
 }
