@@ -457,6 +457,7 @@ func (e *Engine) kickRoom() {
 	}
 }
 
+// Long: the dispatch loop's one select over pulls, settles and stops, so its wake-ups read together.
 func (d *dispatcher) run() {
 	e := d.e
 	d.work = make(chan task.Item)

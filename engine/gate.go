@@ -199,6 +199,8 @@ func (e *ledgerError) Unwrap() error { return e.err }
 // ticket. A cached call makes no request: it only needs the run's breaker.
 // It returns ctx's cause when the run stops first, *BudgetError when a
 // budget is reached and *ledgerError when a shared ledger fails.
+//
+// Long: the gate's waits in their one order (budget, pause, breaker, cooldown, limiters, slot last), read at once.
 func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error) {
 	var t ticket
 	if cached {

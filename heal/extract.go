@@ -94,6 +94,8 @@ var (
 // the message of the test it killed (a timeout's "running tests" name
 // it), and compile errors of a failed build, named by file. A parent
 // test that failed only through its subtests is not reported itself.
+//
+// Long: one pass over go test's output, a case per kind of line.
 func ExtractGoTest(output string) []Observed {
 	lines := splitLines(output)
 	type failure struct {

@@ -66,6 +66,8 @@ func useBatchMode(s *spec.Spec) error {
 
 // executeBatch runs the job's items in waves of provider batches (package
 // batch); small later waves and nothing else go through the engine.
+//
+// Long: batch mode's wiring (client, ledger, runner, online tail); splitting job's wiring is left in issue 21.
 func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j store.Job, dir string, cfg engine.Config, inPath string, format input.Format, outcomes store.Outcomes, opts Options, log *slog.Logger) (*Result, error) {
 	lt, ok := b.task.(*llm.Task)
 	if !ok {

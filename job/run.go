@@ -375,6 +375,8 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 // RetryFailures, those whose latest record failed).
 //
 // id may also be "latest" or a job's name (see ResolveID).
+//
+// Long: the resume checks in the order a user meets them.
 func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	id, err := ResolveID(ctx, opts.store(nil), id)
 	if err != nil {
@@ -507,6 +509,8 @@ func readManifest(ctx context.Context, st store.Store, id string) (store.Manifes
 
 // execute runs the engine over the input, skipping what outcomes say is
 // done, and closes the run properly whatever stopped it.
+//
+// Long: a run's wiring of store, engine, operator and report; splitting it is left in issue 21.
 func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j store.Job, inPath string, format input.Format, outcomes store.Outcomes, opts Options) (*Result, error) {
 	m := j.Manifest()
 	dir := ""

@@ -166,6 +166,8 @@ func (w *Worker) StopNow() { w.stopNow() }
 // taken, the calls in flight finish and are recorded, and the items that
 // were waiting go back to the queue for other workers. It returns an error
 // when the worker cannot go on (a lost database, a job it cannot build).
+//
+// Long: a worker's life in order: register, River client, heartbeat, outage watch, stop.
 func (w *Worker) Run(ctx context.Context) error {
 	defer w.stopNow()
 	if _, err := w.c.pool.Exec(ctx, `

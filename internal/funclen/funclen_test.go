@@ -14,20 +14,21 @@ import (
 const maxLines = 80
 
 // long lists the functions allowed to run maxLines or more, by file and
-// name (Type.Method for a method), each with its reason.
+// name (Type.Method for a method), each with its reason, which a
+// "// Long:" line beside the function repeats for its reader.
 var long = map[string]string{
-	"batch/runner.go Runner.submit":    "issue 21: core-batch reshapes batch's wave steps",
-	"batch/runner.go Runner.collect":   "issue 21: core-batch reshapes batch's wave steps",
-	"job/batch.go executeBatch":        "issue 21: core-worker's batch wiring in job",
-	"job/run.go execute":               "issue 21: core-worker's execute wiring in job",
-	"job/run.go Resume":                "the resume checks in the order a user meets them; job/run.go is under three branches' edits",
-	"worker/worker.go Worker.Run":      "issue 21: core-worker reshapes the worker around Engine.Do",
-	"engine/gate.go gate.pass":         "issue 21: core-worker's shared gate; the wait order in one place",
-	"engine/engine.go dispatcher.run":  "issue 21: the dispatcher beside Engine.Do (core-worker)",
-	"heal/extract.go ExtractGoTest":    "one scanner over go test's output; merged this round with fix-security's changes, split next",
-	"task/exec/exec.go Task.Run":       "start, process group, wait and capture in order; fix-security's groups just landed, split next",
-	"store/jsonl/job.go Job.scanLines": "store-truth's checked scan of the log and index, just landed; split next",
-	"task/llm/llm.go New":              "provider, transport and option wiring; cost's transport just landed, split next",
+	"batch/runner.go Runner.submit":    "one wave's submission (build, upload, create, ledger) in the order a crash must find it; its split is left in issue 21",
+	"batch/runner.go Runner.collect":   "a finished wave's answers read and decided in ledger order; its split is left in issue 21",
+	"job/batch.go executeBatch":        "batch mode's wiring (client, ledger, runner, online tail); splitting job's wiring is left in issue 21",
+	"job/run.go execute":               "a run's wiring of store, engine, operator and report; splitting it is left in issue 21",
+	"job/run.go Resume":                "the resume checks in the order a user meets them",
+	"worker/worker.go Worker.Run":      "a worker's life in order: register, River client, heartbeat, outage watch, stop",
+	"engine/gate.go gate.pass":         "the gate's waits in their one order (budget, pause, breaker, cooldown, limiters, slot last), read at once",
+	"engine/engine.go dispatcher.run":  "the dispatch loop's one select over pulls, settles and stops, so its wake-ups read together",
+	"heal/extract.go ExtractGoTest":    "one pass over go test's output, a case per kind of line",
+	"task/exec/exec.go Task.Run":       "start, process group, wait and capture in the order a kill must find them",
+	"store/jsonl/job.go Job.scanLines": "the log checked against its index in one sequential pass",
+	"task/llm/llm.go New":              "provider, transport and SDK options wired in one place, a case per provider",
 }
 
 // TestNoLongFunctionWithoutAReason: 27 functions ran 80 lines or more

@@ -595,6 +595,8 @@ func (j *Job) scan(ctx context.Context, onlyFailed bool, fn func(store.Record) e
 // scanLines calls fn with the latest line of every idx (of every failed
 // idx when onlyFailed), in idx order, and the line's offset. The line is
 // valid only during the call.
+//
+// Long: the log checked against its index in one sequential pass.
 func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, off int64, line []byte) error) error {
 	f, size, err := j.snapshot(ctx)
 	if err != nil {

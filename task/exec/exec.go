@@ -206,6 +206,8 @@ func New(cfg Config) (*Task, error) {
 // errors.Is. Stdout that is not JSON under OutputJSON is a
 // *task.OutputError. A template that cannot render is marked
 // classify.Item.
+//
+// Long: start, process group, wait and capture in the order a kill must find them.
 func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	d := task.TemplateData(item)
 	var sb strings.Builder

@@ -221,6 +221,8 @@ type reply struct {
 }
 
 // New checks cfg, parses its templates and builds the provider's client.
+//
+// Long: provider, transport and SDK options wired in one place, a case per provider.
 func New(cfg Config) (*Task, error) {
 	t := &Task{}
 	switch cfg.Provider {
