@@ -48,6 +48,11 @@ type gate struct {
 	// the first rate-limit headers that name the provider's limit.
 	req, tok                 atomic.Pointer[rate.Limiter]
 	reqConfigured, tokConfig bool
+	// learnMu makes each answer's read-then-reserve on the learned
+	// limiters one step: two answers that both saw a full new limiter
+	// each reserved its excess, and the run stalled a minute per extra
+	// answer (TestConcurrentAnswersDrainTheLearnedLimiterOnce).
+	learnMu sync.Mutex
 
 	budget   Budget
 	ledger   Ledger       // the shared account, or nil: reserved and spent
@@ -616,6 +621,8 @@ func (g *gate) cooldown(until time.Time) bool {
 // exact limit does, and meets the pace when it runs low, without a burst
 // from a limiter fuller than the provider's bucket.
 func (g *gate) learn(q Quota, executing int) (until time.Time, reason string) {
+	g.learnMu.Lock()
+	defer g.learnMu.Unlock()
 	now := time.Now()
 	g.quota.Store(&quotaSeen{Quota: q, at: now})
 	if q.RequestsLimit > 0 && !g.reqConfigured {

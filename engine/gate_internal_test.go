@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -48,5 +49,37 @@ func TestQuotaShareScalesLimitsAndRemaining(t *testing.T) {
 				t.Errorf("share(%v) = %+v, want %+v: limits scaled but kept at 1 or more, remaining scaled down, absent counts (-1) and resets kept", tt.f, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestConcurrentAnswersDrainTheLearnedLimiterOnce: answers that came back
+// together each read the new learned limiter full and each reserved its
+// excess, so a run of 120 items against 600/min stalled two minutes after
+// its first four calls (seen 1 in 100 runs under -race).
+func TestConcurrentAnswersDrainTheLearnedLimiterOnce(t *testing.T) {
+	for range 20 {
+		synctest.Test(t, func(t *testing.T) { drainConcurrently(t) })
+	}
+}
+
+// drainConcurrently has 32 answers, naming 10–41 remaining, learned at
+// once by a gate with no limiter yet.
+func drainConcurrently(t *testing.T) {
+	g := newGate(Config{Concurrency: 64}, nil, func() (int64, float64) { return 0, 0 })
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for remaining := 10; remaining < 42; remaining++ {
+		wg.Go(func() {
+			<-start
+			g.learn(Quota{RequestsLimit: 600, RequestsRemaining: remaining, RequestsReset: time.Second, TokensLimit: -1, TokensRemaining: -1}, 0)
+		})
+	}
+	close(start)
+	wg.Wait()
+	// The lowest count any answer named is what the limiter may hold;
+	// each answer past the first that drained it again left it a
+	// minute (600 tokens) further behind.
+	if got := g.req.Load().Tokens(); got != 10 {
+		t.Fatalf("the learned limiter holds %.1f calls after 32 answers that named 10–41 remaining, want 10: each answer must reserve only what the limiter holds beyond the count it names", got)
 	}
 }
