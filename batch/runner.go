@@ -556,18 +556,16 @@ func (r *Runner) adopt(ctx context.Context, w *waveRun) error {
 // renders the others and submits them in chunks within the provider's
 // limits, each batch's id made durable before the next step. Items of
 // batches the ledger knows are not submitted again.
-//
-// Long: one wave's submission (build, upload, create, ledger) in the order a crash must find it; its split is left in issue 21.
 func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 	w.custom = map[string]*flight{}
 	if err := r.adopt(ctx, w); err != nil {
 		return err
 	}
-	covered := map[string]bool{}
+	s := &submission{w: w, lim: r.cfg.Client.Limits(), job: in.Job.Manifest().ID, covered: map[string]bool{}, chunkNum: max(len(w.known), w.chunks)}
 	for _, e := range w.known {
 		w.batches = append(w.batches, e.Batch)
 		for _, id := range e.CustomIDs {
-			covered[id] = true
+			s.covered[id] = true
 		}
 	}
 	r.mu.Lock()
@@ -581,59 +579,6 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 	if c, ok := src.(io.Closer); ok {
 		defer c.Close()
 	}
-	lim := r.cfg.Client.Limits()
-	var chunk []Request
-	size, taken, chunkNum, enqueued := 0, 0, max(len(w.known), w.chunks), 0
-	job := in.Job.Manifest().ID
-	flush := func() error {
-		if len(chunk) == 0 {
-			return nil
-		}
-		chunkNum++
-		key := fmt.Sprintf("%s-w%d-c%d", job, w.num, chunkNum)
-		ids := make([]string, len(chunk))
-		for i, q := range chunk {
-			ids[i] = q.CustomID
-		}
-		// The intent is durable before the batch is created: a crash
-		// between the creation and the id's entry leaves an intent that a
-		// resume looks up by its key instead of submitting it again.
-		intent := Entry{Kind: KindIntent, Wave: w.num, Key: key, Provider: r.cfg.Provider, CustomIDs: ids, At: time.Now().UTC()}
-		if err := r.cfg.Ledger.Append(ctx, intent); err != nil {
-			return err
-		}
-		attempt := 0
-		id, err := retry.DoValue(ctx, r.cfg.Ops, func(ctx context.Context) (string, error) {
-			attempt++
-			// A create tried again may have worked the first time with
-			// its answer lost: look before creating another.
-			if f, ok := r.cfg.Client.(Finder); ok && attempt > 1 {
-				if id, found, err := f.Find(ctx, key, intent.At.Add(-findSlack)); err != nil || found {
-					return id, err
-				}
-			}
-			return r.cfg.Client.Submit(ctx, key, chunk)
-		})
-		if err != nil {
-			return fmt.Errorf("submitting batch %s of %d requests: %w", key, len(chunk), err)
-		}
-		// The id is durable before the batch is polled: a crash from here
-		// on re-polls it, never submits it again.
-		if err := r.cfg.Ledger.Append(ctx, Entry{Kind: KindSubmitted, Wave: w.num, Key: key, Batch: id, Provider: r.cfg.Provider, CustomIDs: ids}); err != nil {
-			return err
-		}
-		r.log.Info("batch submitted", "wave", w.num, "batch", id, "requests", len(chunk))
-		w.batches = append(w.batches, id)
-		r.mu.Lock()
-		r.sum.Batches++
-		r.sum.Requests += len(chunk)
-		r.stats.InFlight += len(chunk)
-		r.stats.Limit = r.stats.InFlight
-		r.stats.Calls += len(chunk)
-		r.mu.Unlock()
-		chunk, size = nil, 0
-		return nil
-	}
 	for {
 		it, err := src.Next()
 		if err == io.EOF {
@@ -641,14 +586,7 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 		}
 		var bad *engine.BadItem
 		if errors.As(err, &bad) {
-			// An unreadable line of a fresh wave is recorded as the engine
-			// records it: failed, class item.
-			if w.fresh && w.items[bad.Item.Idx] == nil && in.Want(bad.Item.Idx) && (r.cfg.Limit == 0 || taken < r.cfg.Limit) {
-				taken++
-				f := r.newFlight(bad.Item.Idx)
-				f.item = bad.Item
-				r.fail(ctx, f, bad.Err, classify.Decision{Class: classify.Item, Reason: "bad input line"}, bad.Err)
-			}
+			r.badLine(ctx, s, in, bad)
 			continue
 		}
 		if err != nil {
@@ -656,67 +594,20 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 		}
 		f := w.items[it.Idx]
 		if f == nil {
-			if !w.fresh || !in.Want(it.Idx) || (r.cfg.Limit > 0 && taken >= r.cfg.Limit) {
+			if !w.fresh || !in.Want(it.Idx) || (r.cfg.Limit > 0 && s.taken >= r.cfg.Limit) {
 				continue
 			}
 			f = r.newFlight(it.Idx)
 			w.items[it.Idx] = f
-			taken++
+			s.taken++
 		}
 		f.item = it
 		f.item.Feedback = f.Feedback
-		// carry is this wave's say: an item carried by the last one (a
-		// cached invalid output, a deferral) is in this one for good.
-		f.carry = false
-		cid := CustomID(it.Idx, w.num)
-		w.custom[cid] = f
-		est := 0
-		if e, ok := r.cfg.Codec.(Estimator); ok && r.cfg.MaxEnqueuedTokens > 0 {
-			est = e.EstimateTokens(f.item)
+		if err := r.place(ctx, s, f); err != nil {
+			return err
 		}
-		if covered[cid] {
-			enqueued += est // in a batch of the ledger's, still in the queue
-			continue
-		}
-		if f.Feedback == nil {
-			if res, ok := r.cfg.Codec.Cached(f.item); ok {
-				// Served from the cache: no request. An invalid cached
-				// output goes into the next wave as a re-ask.
-				f.carry = r.apply(ctx, w, f, answerOf(cid, res))
-				delete(w.custom, cid)
-				continue
-			}
-		}
-		if est > 0 && enqueued > 0 && enqueued+est > r.cfg.MaxEnqueuedTokens {
-			// The queue is full for this wave: the item waits for the
-			// next one, as it is, its attempts unspent.
-			f.carry = true
-			delete(w.custom, cid)
-			r.mu.Lock()
-			r.sum.Deferred++
-			r.mu.Unlock()
-			continue
-		}
-		body, err := r.cfg.Codec.Body(f.item)
-		if err != nil {
-			// An attempt that cannot be made, as the engine's failed
-			// Prepare: its error is the item's.
-			r.apply(ctx, w, f, Answer{CustomID: cid, Err: classify.WithClass(err, classify.Item, "request cannot be built")})
-			delete(w.custom, cid)
-			continue
-		}
-		req := Request{CustomID: cid, Body: body}
-		n := requestBytes(r.cfg.Client, req)
-		if len(chunk) > 0 && (len(chunk)+1 > lim.MaxRequests || size+n > lim.MaxBytes) {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		chunk = append(chunk, req)
-		size += n
-		enqueued += est
 	}
-	if err := flush(); err != nil {
+	if err := r.flush(ctx, s); err != nil {
 		return err
 	}
 	// Items the ledger put in this wave that the input no longer holds
@@ -726,6 +617,146 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 			delete(w.items, idx)
 		}
 	}
+	return nil
+}
+
+// submission is one wave's requests being gathered into chunks within the
+// provider's limits.
+type submission struct {
+	w        *waveRun
+	lim      Limits
+	job      string
+	covered  map[string]bool // custom ids in batches the ledger knows
+	chunk    []Request
+	size     int // bytes of chunk as the client sends it
+	chunkNum int
+	taken    int // fresh items taken, against Config.Limit
+	enqueued int // estimated tokens in the provider's queue
+}
+
+// badLine records an unreadable line of a fresh wave as the engine
+// records it: failed, class item.
+func (r *Runner) badLine(ctx context.Context, s *submission, in Input, bad *engine.BadItem) {
+	if !s.w.fresh || s.w.items[bad.Item.Idx] != nil || !in.Want(bad.Item.Idx) || (r.cfg.Limit > 0 && s.taken >= r.cfg.Limit) {
+		return
+	}
+	s.taken++
+	f := r.newFlight(bad.Item.Idx)
+	f.item = bad.Item
+	r.fail(ctx, f, bad.Err, classify.Decision{Class: classify.Item, Reason: "bad input line"}, bad.Err)
+}
+
+// place puts one read item of the wave where it belongs: left to a batch
+// the ledger knows, answered from the cache, deferred to the next wave
+// when the queue is full, failed when its request cannot be built, or
+// added to the chunk being gathered (sending the chunk first when the
+// request would not fit).
+func (r *Runner) place(ctx context.Context, s *submission, f *flight) error {
+	w := s.w
+	// carry is this wave's say: an item carried by the last one (a
+	// cached invalid output, a deferral) is in this one for good.
+	f.carry = false
+	cid := CustomID(f.Idx, w.num)
+	w.custom[cid] = f
+	est := 0
+	if e, ok := r.cfg.Codec.(Estimator); ok && r.cfg.MaxEnqueuedTokens > 0 {
+		est = e.EstimateTokens(f.item)
+	}
+	if s.covered[cid] {
+		s.enqueued += est // in a batch of the ledger's, still in the queue
+		return nil
+	}
+	if f.Feedback == nil {
+		if res, ok := r.cfg.Codec.Cached(f.item); ok {
+			// Served from the cache: no request. An invalid cached
+			// output goes into the next wave as a re-ask.
+			f.carry = r.apply(ctx, w, f, answerOf(cid, res))
+			delete(w.custom, cid)
+			return nil
+		}
+	}
+	if est > 0 && s.enqueued > 0 && s.enqueued+est > r.cfg.MaxEnqueuedTokens {
+		// The queue is full for this wave: the item waits for the
+		// next one, as it is, its attempts unspent.
+		f.carry = true
+		delete(w.custom, cid)
+		r.mu.Lock()
+		r.sum.Deferred++
+		r.mu.Unlock()
+		return nil
+	}
+	body, err := r.cfg.Codec.Body(f.item)
+	if err != nil {
+		// An attempt that cannot be made, as the engine's failed
+		// Prepare: its error is the item's.
+		r.apply(ctx, w, f, Answer{CustomID: cid, Err: classify.WithClass(err, classify.Item, "request cannot be built")})
+		delete(w.custom, cid)
+		return nil
+	}
+	req := Request{CustomID: cid, Body: body}
+	n := requestBytes(r.cfg.Client, req)
+	if len(s.chunk) > 0 && (len(s.chunk)+1 > s.lim.MaxRequests || s.size+n > s.lim.MaxBytes) {
+		if err := r.flush(ctx, s); err != nil {
+			return err
+		}
+	}
+	s.chunk = append(s.chunk, req)
+	s.size += n
+	s.enqueued += est
+	return nil
+}
+
+// flush submits the gathered chunk as one batch: its intent made durable
+// first, then the batch created (looked up by its key before a second
+// try), then its id made durable before the batch is polled.
+func (r *Runner) flush(ctx context.Context, s *submission) error {
+	if len(s.chunk) == 0 {
+		return nil
+	}
+	w, chunk := s.w, s.chunk
+	s.chunkNum++
+	key := fmt.Sprintf("%s-w%d-c%d", s.job, w.num, s.chunkNum)
+	ids := make([]string, len(chunk))
+	for i, q := range chunk {
+		ids[i] = q.CustomID
+	}
+	// The intent is durable before the batch is created: a crash
+	// between the creation and the id's entry leaves an intent that a
+	// resume looks up by its key instead of submitting it again.
+	intent := Entry{Kind: KindIntent, Wave: w.num, Key: key, Provider: r.cfg.Provider, CustomIDs: ids, At: time.Now().UTC()}
+	if err := r.cfg.Ledger.Append(ctx, intent); err != nil {
+		return err
+	}
+	attempt := 0
+	id, err := retry.DoValue(ctx, r.cfg.Ops, func(ctx context.Context) (string, error) {
+		attempt++
+		// A create tried again may have worked the first time with
+		// its answer lost: look before creating another.
+		if f, ok := r.cfg.Client.(Finder); ok && attempt > 1 {
+			if id, found, err := f.Find(ctx, key, intent.At.Add(-findSlack)); err != nil || found {
+				return id, err
+			}
+		}
+		return r.cfg.Client.Submit(ctx, key, chunk)
+	})
+	if err != nil {
+		return fmt.Errorf("submitting batch %s of %d requests: %w", key, len(chunk), err)
+	}
+	// The id is durable before the batch is polled: a crash from here
+	// on re-polls it, never submits it again.
+	if err := r.cfg.Ledger.Append(ctx, Entry{Kind: KindSubmitted, Wave: w.num, Key: key, Batch: id, Provider: r.cfg.Provider, CustomIDs: ids}); err != nil {
+		return err
+	}
+	r.log.Info("batch submitted", "wave", w.num, "batch", id, "requests", len(chunk))
+	w.batches = append(w.batches, id)
+	r.mu.Lock()
+	r.sum.Batches++
+	r.sum.Requests += len(chunk)
+	r.stats.InFlight += len(chunk)
+	r.stats.Limit = r.stats.InFlight
+	r.stats.Calls += len(chunk)
+	r.mu.Unlock()
+	s.chunk, s.size = nil, 0
 	return nil
 }
 
@@ -814,68 +845,25 @@ func (r *Runner) progress(wave int, list []Status) {
 	}
 }
 
-// collect reads every batch's results, joins them to the items by custom
-// id and applies them. It returns the items carried into the next wave;
-// stop is true when the breaker or the operator stopped the run.
-//
-// Long: a finished wave's answers read and decided in ledger order; its split is left in issue 21.
+// collect reads the answers of a finished wave, applies them in input
+// order, and returns the items that go into the next wave. The bool is
+// true when the run stops here (a breaker trip the operator did not
+// continue, or an error).
 func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map[string]Status) (map[int]*flight, bool, error) {
-	answered := make(map[string]bool, len(w.custom))
-	var pendingAnswers []struct {
-		f *flight
-		a Answer
+	answers, err := r.answers(ctx, w, statuses)
+	if err != nil {
+		return nil, true, err
 	}
-	for _, id := range w.batches {
-		st := statuses[id]
-		if st.Failed {
-			r.log.Warn("the provider refused a batch; its requests go into the next wave", "batch", id, "problem", st.Problem)
-		}
-		err := r.cfg.Ops.Do(ctx, func(ctx context.Context) error {
-			return r.cfg.Client.Results(ctx, st, func(a Answer) error {
-				f := w.custom[a.CustomID]
-				if f == nil || answered[a.CustomID] {
-					if _, _, perr := ParseCustomID(a.CustomID); perr != nil {
-						r.log.Warn("a batch result names a request tenax did not send", "batch", id, "custom_id", a.CustomID)
-					}
-					return nil
-				}
-				answered[a.CustomID] = true
-				pendingAnswers = append(pendingAnswers, struct {
-					f *flight
-					a Answer
-				}{f, a})
-				return nil
-			})
-		})
-		if err != nil {
-			return nil, true, fmt.Errorf("reading the results of batch %s: %w", id, err)
-		}
-		c := st.Counts
-		if err := r.cfg.Ledger.Append(ctx, Entry{Kind: KindCollected, Wave: w.num, Batch: id, Counts: &c}); err != nil {
-			return nil, true, err
-		}
-	}
-	// Every request without a result is treated as never processed.
-	for cid, f := range w.custom {
-		if !answered[cid] {
-			pendingAnswers = append(pendingAnswers, struct {
-				f *flight
-				a Answer
-			}{f, Answer{CustomID: cid, Unprocessed: "missing"}})
-		}
-	}
-	sort.Slice(pendingAnswers, func(i, j int) bool { return pendingAnswers[i].f.Idx < pendingAnswers[j].f.Idx })
-
 	// The breaker looks at the wave's errors before any is recorded: a
 	// large share with one fingerprint is the setup's fault (a credit
 	// balance, a revoked key), and those items stay pending.
-	tripped, report := r.tripCheck(w, pendingAnswers)
+	tripped, report := r.tripCheck(w, answers)
 	r.mu.Lock()
 	r.stats.InFlight = 0
 	r.mu.Unlock()
 	carried := map[int]*flight{}
 	var held []*flight
-	for _, pa := range pendingAnswers {
+	for _, pa := range answers {
 		if tripped != "" && pa.a.Err != nil && fingerprintOf(r.cfg.Retry.Classifier, pa.a.Err) == tripped {
 			held = append(held, pa.f)
 			continue
@@ -895,6 +883,62 @@ func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map
 	if tripped == "" {
 		return carried, false, nil
 	}
+	return r.tripped(ctx, w, carried, held, report)
+}
+
+// pending is an answer read from a wave's results and the item it is for.
+type pending struct {
+	f *flight
+	a Answer
+}
+
+// answers reads the results of every batch of the wave, marks each batch
+// collected in the ledger, and returns one answer per request sent, in
+// input order: a request without a result is treated as never processed.
+func (r *Runner) answers(ctx context.Context, w *waveRun, statuses map[string]Status) ([]pending, error) {
+	answered := make(map[string]bool, len(w.custom))
+	var out []pending
+	for _, id := range w.batches {
+		st := statuses[id]
+		if st.Failed {
+			r.log.Warn("the provider refused a batch; its requests go into the next wave", "batch", id, "problem", st.Problem)
+		}
+		err := r.cfg.Ops.Do(ctx, func(ctx context.Context) error {
+			return r.cfg.Client.Results(ctx, st, func(a Answer) error {
+				f := w.custom[a.CustomID]
+				if f == nil || answered[a.CustomID] {
+					if _, _, perr := ParseCustomID(a.CustomID); perr != nil {
+						r.log.Warn("a batch result names a request tenax did not send", "batch", id, "custom_id", a.CustomID)
+					}
+					return nil
+				}
+				answered[a.CustomID] = true
+				out = append(out, pending{f, a})
+				return nil
+			})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading the results of batch %s: %w", id, err)
+		}
+		c := st.Counts
+		if err := r.cfg.Ledger.Append(ctx, Entry{Kind: KindCollected, Wave: w.num, Batch: id, Counts: &c}); err != nil {
+			return nil, err
+		}
+	}
+	for cid, f := range w.custom {
+		if !answered[cid] {
+			out = append(out, pending{f, Answer{CustomID: cid, Unprocessed: "missing"}})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].f.Idx < out[j].f.Idx })
+	return out, nil
+}
+
+// tripped handles a wave whose errors tripped the breaker: the held items
+// stay pending with the wave counted as an attempt, and the operator, if
+// asked, says whether the run goes on. Stopped, the carried items go into
+// the next wave's ledger entry unsubmitted, so a resume starts there.
+func (r *Runner) tripped(ctx context.Context, w *waveRun, carried map[int]*flight, held []*flight, report engine.TripReport) (map[int]*flight, bool, error) {
 	r.mu.Lock()
 	r.stats.Trips++
 	r.mu.Unlock()
@@ -910,8 +954,6 @@ func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map
 	if goOn {
 		return carried, false, nil
 	}
-	// Stopped: the carried items (the held ones with them) go into the
-	// next wave's entry unsubmitted, so a resume starts there.
 	next := &waveRun{num: w.num + 1, items: carried}
 	e, err := r.waveEntry(next)
 	if err == nil {
@@ -933,10 +975,7 @@ func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map
 
 // tripCheck returns the fingerprint that trips the breaker in this wave,
 // "" for none, and the operator's report.
-func (r *Runner) tripCheck(w *waveRun, answers []struct {
-	f *flight
-	a Answer
-}) (string, engine.TripReport) {
+func (r *Runner) tripCheck(w *waveRun, answers []pending) (string, engine.TripReport) {
 	counts := map[string]int{}
 	var lastOf = map[string]*engine.Failure{}
 	for _, pa := range answers {

@@ -17,8 +17,6 @@ const maxLines = 80
 // name (Type.Method for a method), each with its reason, which a
 // "// Long:" line beside the function repeats for its reader.
 var long = map[string]string{
-	"batch/runner.go Runner.submit":    "one wave's submission (build, upload, create, ledger) in the order a crash must find it; its split is left in issue 21",
-	"batch/runner.go Runner.collect":   "a finished wave's answers read and decided in ledger order; its split is left in issue 21",
 	"job/batch.go executeBatch":        "batch mode's wiring (client, ledger, runner, online tail); splitting job's wiring is left in issue 21",
 	"job/run.go execute":               "a run's wiring of store, engine, operator and report; splitting it is left in issue 21",
 	"job/run.go Resume":                "the resume checks in the order a user meets them",
