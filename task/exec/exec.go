@@ -206,29 +206,11 @@ func New(cfg Config) (*Task, error) {
 // errors.Is. Stdout that is not JSON under OutputJSON is a
 // *task.OutputError. A template that cannot render is marked
 // classify.Item.
-//
-// Long: start, process group, wait and capture in the order a kill must find them.
 func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	d := task.TemplateData(item)
-	var sb strings.Builder
-	argv := make([]string, len(t.argv))
-	for i, tmpl := range t.argv {
-		s, err := tmpl.Execute(&sb, d)
-		if err != nil {
-			return task.Result{}, err
-		}
-		if err := t.checkArg(i, s); err != nil {
-			return task.Result{}, err
-		}
-		argv[i] = s
-	}
-	var stdin string
-	if t.stdin != nil {
-		s, err := t.stdin.Execute(&sb, d)
-		if err != nil {
-			return task.Result{}, err
-		}
-		stdin = s
+	argv, stdin, err := t.render(d)
+	if err != nil {
+		return task.Result{}, err
 	}
 	env, cleanup, err := t.environ(d, item)
 	defer cleanup()
@@ -268,18 +250,7 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	cmd.WaitDelay = killGrace
 
 	if err := cmd.Start(); err != nil {
-		if ctx.Err() != nil {
-			return task.Result{}, &ExitError{Argv0: argv[0], Code: -1, Err: ctx.Err()}
-		}
-		if attemptCtx.Err() != nil {
-			return task.Result{}, t.mark(&ExitError{Argv0: argv[0], Code: 124, TimedOut: true, Timeout: t.timeout, Err: context.DeadlineExceeded})
-		}
-		if errors.Is(err, syscall.E2BIG) {
-			// The item's values made the command line or the environment
-			// too long: this item's fault, not a command that cannot run.
-			return task.Result{}, classify.WithClass(fmt.Errorf("exec: %s: the item's arguments and environment are too long for one command (%w): pass large values on stdin (task.stdin)", argv[0], err), classify.Item, "argument list too long")
-		}
-		return task.Result{}, t.mark(&ExitError{Argv0: argv[0], Code: startFailureCode(err), Err: err})
+		return task.Result{}, t.startError(ctx, attemptCtx, argv[0], err)
 	}
 	t.groups.record('+', cmd.Process.Pid)
 	waitErr := cmd.Wait()
@@ -288,27 +259,75 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 		_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
 	}
 	t.groups.record('-', cmd.Process.Pid)
+	return t.outcome(ctx, attemptCtx, cmd, waitErr, stdout.Bytes(), stderr.String())
+}
 
+// outcome is what an ended command comes to: its output parsed, or an
+// *ExitError that says whether the run's interruption, the attempt's
+// timeout or the command itself ended it.
+func (t *Task) outcome(ctx, attemptCtx context.Context, cmd *osexec.Cmd, waitErr error, stdout []byte, stderr string) (task.Result, error) {
+	argv0 := cmd.Args[0]
 	switch {
 	case waitErr == nil, errors.Is(waitErr, osexec.ErrWaitDelay):
 		// ErrWaitDelay: the command succeeded but left a process holding
 		// its stdout; the output is what arrived until then.
-		return t.result(stdout.Bytes())
+		return t.result(stdout)
 	case ctx.Err() != nil:
 		// Not marked: the run's interruption decides, whatever the code.
-		return task.Result{}, &ExitError{Argv0: argv[0], Code: cmd.ProcessState.ExitCode(), Sig: signalName(cmd.ProcessState), StderrText: stderr.String(), Err: ctx.Err()}
+		return task.Result{}, &ExitError{Argv0: argv0, Code: cmd.ProcessState.ExitCode(), Sig: signalName(cmd.ProcessState), StderrText: stderr, Err: ctx.Err()}
 	case attemptCtx.Err() != nil:
-		return task.Result{}, t.mark(&ExitError{Argv0: argv[0], Code: 124, StderrText: stderr.String(), TimedOut: true, Timeout: t.timeout, Err: context.DeadlineExceeded})
+		return task.Result{}, t.mark(&ExitError{Argv0: argv0, Code: 124, StderrText: stderr, TimedOut: true, Timeout: t.timeout, Err: context.DeadlineExceeded})
 	}
 	var exitErr *osexec.ExitError
 	if !errors.As(waitErr, &exitErr) {
-		return task.Result{}, fmt.Errorf("exec: %s: %w", argv[0], waitErr)
+		return task.Result{}, fmt.Errorf("exec: %s: %w", argv0, waitErr)
 	}
-	e := &ExitError{Argv0: argv[0], Code: exitErr.ExitCode(), StderrText: stderr.String(), Err: exitErr}
+	e := &ExitError{Argv0: argv0, Code: exitErr.ExitCode(), StderrText: stderr, Err: exitErr}
 	if sig := signalName(exitErr.ProcessState); sig != "" {
 		e.Code, e.Sig = -1, sig
 	}
 	return task.Result{}, t.mark(e)
+}
+
+// render executes the argument and stdin templates for one item, refusing
+// an argument no program should get from an item (checkArg).
+func (t *Task) render(d map[string]any) (argv []string, stdin string, err error) {
+	var sb strings.Builder
+	argv = make([]string, len(t.argv))
+	for i, tmpl := range t.argv {
+		s, err := tmpl.Execute(&sb, d)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := t.checkArg(i, s); err != nil {
+			return nil, "", err
+		}
+		argv[i] = s
+	}
+	if t.stdin != nil {
+		if stdin, err = t.stdin.Execute(&sb, d); err != nil {
+			return nil, "", err
+		}
+	}
+	return argv, stdin, nil
+}
+
+// startError is what a command that could not start comes to: the run's
+// interruption, the attempt's timeout, an item whose values are too long
+// for one command line, or a command that cannot run.
+func (t *Task) startError(ctx, attemptCtx context.Context, argv0 string, err error) error {
+	if ctx.Err() != nil {
+		return &ExitError{Argv0: argv0, Code: -1, Err: ctx.Err()}
+	}
+	if attemptCtx.Err() != nil {
+		return t.mark(&ExitError{Argv0: argv0, Code: 124, TimedOut: true, Timeout: t.timeout, Err: context.DeadlineExceeded})
+	}
+	if errors.Is(err, syscall.E2BIG) {
+		// The item's values made the command line or the environment
+		// too long: this item's fault, not a command that cannot run.
+		return classify.WithClass(fmt.Errorf("exec: %s: the item's arguments and environment are too long for one command (%w): pass large values on stdin (task.stdin)", argv0, err), classify.Item, "argument list too long")
+	}
+	return t.mark(&ExitError{Argv0: argv0, Code: startFailureCode(err), Err: err})
 }
 
 // checkArg refuses, as the item's fault, an argument no program should get
