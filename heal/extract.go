@@ -94,104 +94,126 @@ var (
 // the message of the test it killed (a timeout's "running tests" name
 // it), and compile errors of a failed build, named by file. A parent
 // test that failed only through its subtests is not reported itself.
-//
-// Long: one pass over go test's output, a case per kind of line.
 func ExtractGoTest(output string) []Observed {
-	lines := splitLines(output)
-	type failure struct {
-		name string
-		msg  []string
-	}
-	var fails []failure
-	logged := map[string][]string{} // -v: lines logged under === RUN name
-	running := ""
-	var c collector
-
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
+	s := goTestScan{lines: splitLines(output), logged: map[string][]string{}}
+	for i := 0; i < len(s.lines); i++ {
+		line := s.lines[i]
 		if m := goRunLine.FindStringSubmatch(line); m != nil {
-			running = m[1]
+			s.running = m[1]
 			continue
 		}
 		if m := goFailLine.FindStringSubmatch(line); m != nil {
-			f := failure{name: m[2]}
-			indent := len(m[1]) + 4
-			for i+1 < len(lines) {
-				next := lines[i+1]
-				if strings.TrimSpace(next) == "" || goResultLine.MatchString(next) || len(next)-len(strings.TrimLeft(next, " \t")) < indent {
-					break
-				}
-				if len(f.msg) < maxMessageLines {
-					f.msg = append(f.msg, strings.TrimSpace(next))
-				}
-				i++
-			}
-			if len(f.msg) == 0 {
-				f.msg = logged[f.name]
-			}
-			fails = append(fails, f)
-			running = ""
+			i = s.fail(i, m[2], len(m[1])+4)
 			continue
 		}
 		if strings.HasPrefix(line, "panic: ") {
-			msg := goPanicSuffix.ReplaceAllString(strings.TrimPrefix(line, "panic: "), "")
-			name := ""
-			if len(fails) > 0 && len(fails[len(fails)-1].msg) == 0 {
-				name = fails[len(fails)-1].name
-			}
-			// A timeout names the tests it interrupted.
-			if i+2 < len(lines) && strings.TrimSpace(lines[i+1]) == "running tests:" {
-				if f := strings.Fields(lines[i+2]); len(f) > 0 {
-					name = f[0]
-				}
-			}
-			if name == "" {
-				name = running
-			}
-			if name == "" {
-				name = "panic"
-			}
-			// The panic is the message of the test whose FAIL line came
-			// just before it with nothing logged.
-			if n := len(fails); n > 0 && fails[n-1].name == name && len(fails[n-1].msg) == 0 {
-				fails[n-1].msg = []string{"panic: " + msg}
-			} else {
-				fails = append(fails, failure{name: name, msg: []string{"panic: " + msg}})
-			}
-			// Skip the goroutine dump.
-			for i+1 < len(lines) && !goPackageLine.MatchString(lines[i+1]) && !goFailLine.MatchString(lines[i+1]) {
-				i++
-			}
+			i = s.panicked(i)
 			continue
 		}
-		if running != "" && strings.HasPrefix(line, "    ") && len(logged[running]) < maxMessageLines {
-			logged[running] = append(logged[running], strings.TrimSpace(line))
+		if s.running != "" && strings.HasPrefix(line, "    ") && len(s.logged[s.running]) < maxMessageLines {
+			s.logged[s.running] = append(s.logged[s.running], strings.TrimSpace(line))
 			continue
 		}
 		if name, ok := genericLocation(line); ok {
-			c.add(name, line)
+			s.other.add(name, line)
 		}
-	}
-
-	hasSubtestFailure := func(name string) bool {
-		for _, f := range fails {
-			if strings.HasPrefix(f.name, name+"/") {
-				return true
-			}
-		}
-		return false
 	}
 	var tests collector
-	for _, f := range fails {
+	for _, f := range s.fails {
 		if len(f.msg) == 0 {
-			if hasSubtestFailure(f.name) {
+			if s.hasSubtestFailure(f.name) {
 				continue
 			}
 			f.msg = []string{"--- FAIL: " + f.name}
 		}
 		tests.add(f.name, strings.Join(f.msg, "\n"))
 	}
-	return append(tests.out, c.out...)
+	return append(tests.out, s.other.out...)
+}
+
+// goTestScan is one pass over go test's output: the failures found so
+// far, what each running test logged (-v), and the other located lines.
+type goTestScan struct {
+	lines   []string
+	fails   []goTestFailure
+	logged  map[string][]string // -v: lines logged under === RUN name
+	running string
+	other   collector
+}
+
+// goTestFailure is one failed test and its message lines.
+type goTestFailure struct {
+	name string
+	msg  []string
+}
+
+// fail reads the `--- FAIL: name` at line i with the lines indented below
+// it (or, with none, what the test logged above it under -v), and returns
+// the last line it consumed.
+func (s *goTestScan) fail(i int, name string, indent int) int {
+	f := goTestFailure{name: name}
+	for i+1 < len(s.lines) {
+		next := s.lines[i+1]
+		if strings.TrimSpace(next) == "" || goResultLine.MatchString(next) || len(next)-len(strings.TrimLeft(next, " \t")) < indent {
+			break
+		}
+		if len(f.msg) < maxMessageLines {
+			f.msg = append(f.msg, strings.TrimSpace(next))
+		}
+		i++
+	}
+	if len(f.msg) == 0 {
+		f.msg = s.logged[f.name]
+	}
+	s.fails = append(s.fails, f)
+	s.running = ""
+	return i
+}
+
+// panicked reads the `panic:` at line i as the message of the test it
+// killed, skips the goroutine dump, and returns the last line it
+// consumed.
+func (s *goTestScan) panicked(i int) int {
+	lines := s.lines
+	msg := goPanicSuffix.ReplaceAllString(strings.TrimPrefix(lines[i], "panic: "), "")
+	name := ""
+	if len(s.fails) > 0 && len(s.fails[len(s.fails)-1].msg) == 0 {
+		name = s.fails[len(s.fails)-1].name
+	}
+	// A timeout names the tests it interrupted.
+	if i+2 < len(lines) && strings.TrimSpace(lines[i+1]) == "running tests:" {
+		if f := strings.Fields(lines[i+2]); len(f) > 0 {
+			name = f[0]
+		}
+	}
+	if name == "" {
+		name = s.running
+	}
+	if name == "" {
+		name = "panic"
+	}
+	// The panic is the message of the test whose FAIL line came
+	// just before it with nothing logged.
+	if n := len(s.fails); n > 0 && s.fails[n-1].name == name && len(s.fails[n-1].msg) == 0 {
+		s.fails[n-1].msg = []string{"panic: " + msg}
+	} else {
+		s.fails = append(s.fails, goTestFailure{name: name, msg: []string{"panic: " + msg}})
+	}
+	for i+1 < len(lines) && !goPackageLine.MatchString(lines[i+1]) && !goFailLine.MatchString(lines[i+1]) {
+		i++
+	}
+	return i
+}
+
+// hasSubtestFailure reports whether a subtest of name failed: a parent
+// that failed only through them is not reported itself.
+func (s *goTestScan) hasSubtestFailure(name string) bool {
+	for _, f := range s.fails {
+		if strings.HasPrefix(f.name, name+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 var (
