@@ -337,8 +337,6 @@ func resumeOnWorkers(ctx context.Context, g *globals, id string, f runFlags, n i
 // attach works on a job with n in-process workers and prints progress
 // until it ends, then writes output (when set) and the summary.
 func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int, output string, log *slog.Logger) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var ws []*worker.Worker
 	for range n {
 		w, err := c.NewWorker(worker.Config{Jobs: []string{id}, Options: job.Options{Home: g.homeDir(), Version: version, Logger: log}})
@@ -350,51 +348,27 @@ func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int,
 	// On a terminal, a trip with on_trip prompt, or unset, is asked here
 	// as in one process (the terminal marks the job attended, so that an
 	// unset on_trip asks instead of aborting); the answer goes to every
-	// worker through the database. Attending begins before the workers
-	// start, so that the first check-in counts their first items.
+	// worker through the database.
+	at := worker.Attached{
+		Workers: ws,
+		Run:     func(ctx context.Context, ws []*worker.Worker) error { return runWorkers(ctx, g, ws) },
+		Warn: func(err error) {
+			log.Warn("answering the breaker from this terminal failed; use tenax breaker continue|abort", "job", id, "error", err)
+		},
+	}
 	var op *worker.TerminalOperator
 	if g.interactive() {
 		op = worker.NewTerminalOperator(console.NewPrompter(g.stdin, g.stderr), g.stderr)
-		failed := func(err error) {
-			log.Warn("answering the breaker from this terminal failed; use tenax breaker continue|abort", "job", id, "error", err)
-		}
-		if a, err := c.BeginAttending(ctx, id); err != nil {
-			failed(err)
-		} else {
-			go func() {
-				if err := a.Serve(ctx, worker.OperatorName("the terminal of tenax run"), op); err != nil {
-					failed(err)
-				}
-			}()
+		at.Operator, at.By = op, worker.OperatorName("the terminal of tenax run")
+	}
+	if !g.quiet {
+		at.Progress = func(p worker.Progress) {
+			if op == nil || !op.Asking() {
+				fmt.Fprintf(g.stderr, "tenax: %s: %d finished, %d waiting, %d running, %d retrying%s\n", id, p.Finished, p.Waiting, p.Running, p.Retrying, breakerNote(p))
+			}
 		}
 	}
-	done := make(chan error, 1)
-	go func() { done <- runWorkers(ctx, g, ws) }()
-	tick := time.NewTicker(2 * time.Second)
-	defer tick.Stop()
-	start := time.Now()
-	var runErr error
-wait:
-	for {
-		select {
-		case runErr = <-done:
-			break wait
-		case <-tick.C:
-		}
-		st, p, err := jobProgress(ctx, c, id)
-		if err != nil {
-			continue
-		}
-		if !g.quiet && (op == nil || !op.Asking()) {
-			fmt.Fprintf(g.stderr, "tenax: %s: %d finished, %d waiting, %d running, %d retrying%s\n", id, p.Finished, p.Waiting, p.Running, p.Retrying, breakerNote(p))
-		}
-		if st != store.StateRunning {
-			cancel()
-			runErr = <-done
-			break
-		}
-	}
-	elapsed := time.Since(start)
+	elapsed, runErr := c.Attach(ctx, id, at)
 	if output != "" {
 		if err := writeWorkerOutput(context.WithoutCancel(ctx), c, id, output); err != nil && runErr == nil {
 			runErr = err
@@ -422,19 +396,6 @@ func breakerNote(p worker.Progress) string {
 		return ""
 	}
 	return fmt.Sprintf(" | breaker open (%s, on_trip %s) on %s: tenax breaker continue|abort", p.Breaker.Reason, p.Breaker.Action, p.Breaker.Owner)
-}
-
-func jobProgress(ctx context.Context, c *worker.Client, id string) (store.State, worker.Progress, error) {
-	p, err := c.Progress(ctx, id)
-	if err != nil {
-		return "", p, err
-	}
-	j, err := c.Store().OpenReadOnly(ctx, id)
-	if err != nil {
-		return "", p, err
-	}
-	defer j.Close()
-	return j.Manifest().State, p, nil
 }
 
 // printWorkerSummary prints the job's counts and returns the exit code.
