@@ -28,9 +28,11 @@ type ItemsJob struct {
 	Exe string
 	// Home is tenax's home, absolute.
 	Home string
-	// Context, Skip, Only and Commit are passed to every item's loop.
+	// Context, Skip, Only, Prioritize and Commit are passed to every
+	// item's loop.
 	Context    string
 	Skip, Only []string
+	Prioritize []string
 	Commit     bool
 	// Now names the file; nil is time.Now.
 	Now func() time.Time
@@ -44,7 +46,7 @@ func ItemsJobSpec(s *spec.Fix, o ItemsJob) ([]byte, error) {
 	if s.Input.Path == "" {
 		return nil, fmt.Errorf("fix: %s has no input; per-item runs need one", s.Path())
 	}
-	if err := checkSelectors(o.Skip, o.Only); err != nil {
+	if err := checkSelectors(o.Skip, o.Only, o.Prioritize); err != nil {
 		return nil, err
 	}
 	if o.Commit && s.Concurrency > 1 {
@@ -63,6 +65,9 @@ func ItemsJobSpec(s *spec.Fix, o ItemsJob) ([]byte, error) {
 	}
 	for _, fp := range o.Only {
 		argv = append(argv, "--only", escapeTemplate(fp))
+	}
+	for _, fp := range o.Prioritize {
+		argv = append(argv, "--prioritize", escapeTemplate(fp))
 	}
 	if o.Commit {
 		argv = append(argv, "--commit")

@@ -57,6 +57,9 @@ type Config struct {
 	// prefix of at least 4 characters will do). Skipped errors stay
 	// tracked; they are just never given to the fixer.
 	Skip, Only []string
+	// Prioritize names errors (as Skip does) that the loop picks before
+	// any other while they are under budget, the first first.
+	Prioritize []string
 	// OnEvent, when set, is told about every step, from the run's
 	// goroutine.
 	OnEvent func(Event)
@@ -86,11 +89,16 @@ const (
 	// EventNote: something the user must know that is no step of the
 	// loop (Message), such as files a resumed run leaves alone as theirs.
 	EventNote = "note"
+	// EventStart: the run holds its directory and starts (Run is its id,
+	// Message the directory), before the first check.
+	EventStart = "start"
 )
 
 // Event is one step of a fix run, for progress on a terminal.
 type Event struct {
 	Kind string
+	// Run is the fix run's id.
+	Run string
 	// Attempt is the attempts made in all, MaxAttempts the budget.
 	Attempt, MaxAttempts int
 	// Error is the error an attempt is about.
@@ -109,7 +117,7 @@ type Event struct {
 // AuditRecord is one line of audit.jsonl.
 type AuditRecord struct {
 	Time time.Time `json:"time"`
-	// Kind is "start", "resume", "check", "attempt" or "stop".
+	// Kind is "start", "resume", "check", "operator", "attempt" or "stop".
 	Kind string `json:"kind"`
 	// Attempt, Fingerprint, Name, Message, ErrorStatus: the attempt and
 	// the error it was about.
@@ -137,6 +145,8 @@ type AuditRecord struct {
 	OutputTokens int64   `json:"output_tokens,omitempty"`
 	CostUSD      float64 `json:"cost_usd,omitempty"`
 	Committed    bool    `json:"committed,omitempty"`
+	// Operator is the instruction a record of kind "operator" applied.
+	Operator *Instruction `json:"operator,omitempty"`
 	// UserFiles changed between an interrupted attempt's end and the
 	// resume: the user's, so neither part of the edit nor reverted.
 	UserFiles []string `json:"user_files,omitempty"`
@@ -154,6 +164,9 @@ type Edit struct {
 
 // CheckSummary is a check's result in the audit trail.
 type CheckSummary struct {
+	// Output is the check's output, relative to the run directory
+	// (checks/NNNN.log).
+	Output     string `json:"output,omitempty"`
 	ExitCode   int    `json:"exit_code"`
 	Errors     int    `json:"errors"`
 	DurationMS int64  `json:"duration_ms"`
@@ -249,7 +262,7 @@ func Start(ctx context.Context, cfg Config) (*Result, error) {
 		ID: id, Name: cfg.Name, Spec: cfg.Spec, Workdir: cfg.Workdir, Version: cfg.Version,
 		Created: now, Updated: now, Outcome: OutcomeRunning,
 		Budget:  budgetOf(cfg.Budget),
-		Context: cfg.Context, Skip: cfg.Skip, Only: cfg.Only,
+		Context: cfg.Context, Skip: cfg.Skip, Only: cfg.Only, Priority: cfg.Prioritize,
 		Attempts: []AttemptSummary{},
 	}
 	r := &runner{cfg: cfg, store: store, state: st, tree: tree, tracker: heal.NewTracker(cfg.Budget), checkFirst: true}
@@ -259,6 +272,7 @@ func Start(ctx context.Context, cfg Config) (*Result, error) {
 	if err := store.Append(AuditRecord{Time: now, Kind: "start", Message: strings.Join(cfg.Check.Argv, " ")}); err != nil {
 		return nil, err
 	}
+	r.emit(Event{Kind: EventStart, Message: store.Dir})
 	return r.loop(ctx)
 }
 
@@ -299,6 +313,8 @@ func Resume(ctx context.Context, cfg Config, id string) (*Result, error) {
 	}
 	cfg.Skip = mergeUnique(st.Skip, cfg.Skip)
 	cfg.Only = mergeUnique(st.Only, cfg.Only)
+	// A --prioritize given now goes before the run's own.
+	st.Priority = mergeUnique(cfg.Prioritize, st.Priority)
 	if cfg.Context == "" || cfg.Context == st.Context {
 		cfg.Context = st.Context
 	}
@@ -309,6 +325,7 @@ func Resume(ctx context.Context, cfg Config, id string) (*Result, error) {
 	if err := store.Append(AuditRecord{Time: cfg.now(), Kind: "resume", Attempt: tracker.Attempts()}); err != nil {
 		return nil, err
 	}
+	r.emit(Event{Kind: EventStart, Message: store.Dir})
 	if p := st.Pending; p != nil {
 		g, err := r.sinceInterrupt(ctx, p)
 		if err != nil {
@@ -432,7 +449,11 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		if st.Passed {
 			return r.end(OutcomePassed, "the check passes")
 		}
-		e, ok := r.tracker.NextFunc(r.allowed)
+		// Between attempts: what the operator asked since the last one.
+		if err := r.heedOperator(); err != nil {
+			return r.stopped(ctx, err)
+		}
+		e, ok := r.pick()
 		if !ok {
 			return r.endNoPick()
 		}
@@ -491,13 +512,17 @@ func (r *runner) checkAndObserve(ctx context.Context) error {
 	before := r.statuses()
 	r.tracker.Observe(res.Errors)
 	r.state.Checks++
+	sum := summarize(res)
+	if sum.Output, err = r.store.WriteCheckOutput(r.state.Checks, res.Output); err != nil {
+		return err
+	}
 	r.state.Last = res.Errors
 	r.state.LastTally = &res.Tally
 	r.state.Passed = res.Passed()
 	if err := r.save(); err != nil {
 		return err
 	}
-	if err := r.store.Append(AuditRecord{Time: r.cfg.now(), Kind: "check", Check: summarize(res), Changes: r.changes(before)}); err != nil {
+	if err := r.store.Append(AuditRecord{Time: r.cfg.now(), Kind: "check", Check: sum, Changes: r.changes(before)}); err != nil {
 		return err
 	}
 	r.emit(Event{Kind: EventCheck, Message: fmt.Sprintf("exit %d, %s", res.ExitCode, plural(len(res.Errors), "error"))})
@@ -561,7 +586,7 @@ func (r *runner) request(ctx context.Context, e heal.TrackedError) Request {
 		Run: r.state.ID, Attempt: r.tracker.Attempts(), MaxAttempts: r.state.Budget.MaxAttempts,
 		ErrorAttempt: e.Attempts + 1,
 		Error:        Error{TrackedError: e},
-		Context:      r.cfg.Context, Workdir: r.cfg.Workdir, Check: r.cfg.Check.Argv,
+		Context:      r.contextFor(e), Workdir: r.cfg.Workdir, Check: r.cfg.Check.Argv,
 		Protected:  protectedPaths(r.cfg.Workdir, r.cfg.Home),
 		OutputTail: tail(r.output, 40),
 	}
@@ -757,6 +782,9 @@ func (r *runner) checkEdit(ctx context.Context, p *Pending, target heal.TrackedE
 		}
 		st.Checks++
 		rec.Check = summarize(res)
+		if rec.Check.Output, err = r.store.WriteCheckOutput(st.Checks, res.Output); err != nil {
+			return err
+		}
 		r.output = res.Output
 		judged, less := r.judged(res)
 		r.tracker.Observe(judged)
@@ -927,6 +955,7 @@ func (r *runner) emit(e Event) {
 	if r.cfg.OnEvent == nil {
 		return
 	}
+	e.Run = r.state.ID
 	e.Attempt, e.MaxAttempts = r.tracker.Attempts(), r.state.Budget.MaxAttempts
 	e.MaxErrorAttempts = r.state.Budget.MaxErrorAttempts
 	e.Counts = r.counts()

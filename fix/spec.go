@@ -24,6 +24,8 @@ type Options struct {
 	Context string
 	// Skip and Only filter the errors by fingerprint (--skip, --only).
 	Skip, Only []string
+	// Prioritize names errors the loop picks first (--prioritize).
+	Prioritize []string
 	// Commit commits each fix (--commit).
 	Commit bool
 	// AllowDirty starts on a dirty tree (--allow-dirty).
@@ -46,9 +48,9 @@ func FromSpec(s *spec.Fix, o Options) (Config, error) {
 		Context:   joinContext(s.Context, o.Context),
 		KeepWorse: s.OnWorse == "keep",
 		Commit:    o.Commit, AllowDirty: o.AllowDirty,
-		Skip: o.Skip, Only: o.Only, OnEvent: o.OnEvent,
+		Skip: o.Skip, Only: o.Only, Prioritize: o.Prioritize, OnEvent: o.OnEvent,
 	}
-	if err := checkSelectors(o.Skip, o.Only); err != nil {
+	if err := checkSelectors(o.Skip, o.Only, o.Prioritize); err != nil {
 		return Config{}, err
 	}
 	for _, h := range s.Hints {
@@ -123,14 +125,14 @@ func joinContext(a, b string) string {
 	return a + "\n\n" + b
 }
 
-// checkSelectors refuses a --skip or --only that can name no error: it
-// would match nothing, silently, so a skipped error would go to the fixer
-// after all and --only would give it none.
-func checkSelectors(skip, only []string) error {
+// checkSelectors refuses a --skip, --only or --prioritize that can name
+// no error: it would match nothing, silently, so a skipped error would go
+// to the fixer after all and --only would give it none.
+func checkSelectors(skip, only, prioritize []string) error {
 	for _, sel := range []struct {
 		flag string
 		fps  []string
-	}{{"--skip", skip}, {"--only", only}} {
+	}{{"--skip", skip}, {"--only", only}, {"--prioritize", prioritize}} {
 		for _, fp := range sel.fps {
 			if !isFingerprintPrefix(fp) {
 				return &SetupError{Err: fmt.Errorf("%s %q: give an error's fingerprint or its first 4 or more characters, as tenax fix and tenax status ID show them (e.g. 3f2a9c01)", sel.flag, fp)}

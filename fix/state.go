@@ -31,22 +31,31 @@ const (
 // State is a fix run's state.json: everything a resumed run needs, written
 // atomically (temporary file, fsync, rename) after every step.
 type State struct {
-	ID      string     `json:"id"`
-	Name    string     `json:"name"`
-	Spec    string     `json:"spec,omitempty"`
-	Workdir string     `json:"workdir"`
-	Version string     `json:"tenax_version,omitempty"`
-	Created time.Time  `json:"created"`
-	Updated time.Time  `json:"updated"`
-	Outcome string     `json:"outcome"`
-	Reason  string     `json:"reason,omitempty"`
-	Budget  Budget     `json:"budget"`
-	Context string     `json:"context,omitempty"`
-	Skip    []string   `json:"skip,omitempty"`
-	Only    []string   `json:"only,omitempty"`
-	Checks  int        `json:"checks"`
-	Usage   task.Usage `json:"usage"`
-	CostUSD float64    `json:"cost_usd,omitempty"`
+	ID      string    `json:"id"`
+	Name    string    `json:"name"`
+	Spec    string    `json:"spec,omitempty"`
+	Workdir string    `json:"workdir"`
+	Version string    `json:"tenax_version,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	Outcome string    `json:"outcome"`
+	Reason  string    `json:"reason,omitempty"`
+	Budget  Budget    `json:"budget"`
+	Context string    `json:"context,omitempty"`
+	Skip    []string  `json:"skip,omitempty"`
+	Only    []string  `json:"only,omitempty"`
+	// Priority are the errors (fingerprints or prefixes) given to the
+	// fixer before any other, first first: --prioritize and the
+	// operator's "put first".
+	Priority []string `json:"priority,omitempty"`
+	// Operator are the instructions applied while the run worked, in
+	// order (see Instruction); ControlOffset is how far control.jsonl
+	// has been read.
+	Operator      []Instruction `json:"operator,omitempty"`
+	ControlOffset int64         `json:"control_offset,omitempty"`
+	Checks        int           `json:"checks"`
+	Usage         task.Usage    `json:"usage"`
+	CostUSD       float64       `json:"cost_usd,omitempty"`
 	// Tracker is heal.Tracker's state: the errors, their statuses and the
 	// attempts spent.
 	Tracker json.RawMessage `json:"tracker"`
@@ -189,6 +198,20 @@ func (s *Store) Save(st *State) error {
 func (s *Store) WritePatch(attempt int, patch []byte) (string, error) {
 	rel := filepath.Join("attempts", fmt.Sprintf("%04d.patch", attempt))
 	if err := writeDurable(filepath.Join(s.Dir, rel), patch); err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// WriteCheckOutput keeps the output of the run's check number n as
+// checks/NNNN.log, for the audit trail and the run's page, and returns its
+// path relative to the run directory.
+func (s *Store) WriteCheckOutput(n int, output string) (string, error) {
+	if err := os.MkdirAll(filepath.Join(s.Dir, "checks"), 0o755); err != nil {
+		return "", &StorageError{Err: err}
+	}
+	rel := filepath.Join("checks", fmt.Sprintf("%04d.log", n))
+	if err := writeDurable(filepath.Join(s.Dir, rel), []byte(output)); err != nil {
 		return "", err
 	}
 	return filepath.ToSlash(rel), nil

@@ -107,6 +107,8 @@ func WriteStatus(w io.Writer, dir string, st *State) error {
 			mark := ""
 			if matchesAny(e.Fingerprint, st.Skip) {
 				mark = " [skipped]"
+			} else if e.Status != heal.StatusFixed && matchesAny(e.Fingerprint, st.Priority) {
+				mark = " [first]"
 			}
 			fmt.Fprintf(&b, "  %-9s  %s  %s (%d/%d attempts)%s\n", e.Status, e.Fingerprint, e.Name, e.Attempts, st.Budget.MaxErrorAttempts, mark)
 			fmt.Fprintf(&b, "             %s\n", firstLine(e.Message))
