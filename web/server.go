@@ -59,6 +59,11 @@ type Config struct {
 	Token string
 	// Refresh is how often pages are pushed without news (default 1s).
 	Refresh time.Duration
+	// FixHome is the tenax home whose fix runs are listed beside the jobs
+	// and shown at /fixes/ID, with their levers (see fix.go); "" for none.
+	FixHome string
+	// Fix is the fix run "/" shows, in FixHome.
+	Fix string
 }
 
 // Server is the live view and /metrics as an http.Handler.
@@ -106,6 +111,7 @@ func New(cfg Config) *Server {
 	cop := http.NewCrossOriginProtection()
 	s.mux.Handle("POST /jobs/{id}/answer", cop.Handler(http.HandlerFunc(s.answer)))
 	s.mux.Handle("POST /jobs/{id}/decide", cop.Handler(http.HandlerFunc(s.decide)))
+	s.fixRoutes(cop)
 	return s
 }
 
@@ -179,6 +185,9 @@ func NewToken() string {
 }
 
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
+	if s.fixHome(w, r) {
+		return
+	}
 	id := s.cfg.Job
 	if id == "" && s.cfg.Monitor != nil {
 		id = s.cfg.Monitor.JobID()
@@ -203,7 +212,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 	for i, j := 0, len(jobs)-1; i < j; i, j = i+1, j-1 {
 		jobs[i], jobs[j] = jobs[j], jobs[i]
 	}
-	s.render(w, "jobs.html", map[string]any{"Jobs": jobs, "Unreadable": broken})
+	s.render(w, "jobs.html", map[string]any{"Jobs": jobs, "Unreadable": broken, "FixRuns": s.fixRuns()})
 }
 
 // live returns the monitor when it watches job id.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,12 +20,16 @@ import (
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/spec"
+	"github.com/tenaxhq/tenax/store/jsonl"
+	"github.com/tenaxhq/tenax/web"
 )
 
 type fixFlags struct {
 	resume     string
 	context    string
 	skip, only []string
+	prioritize []string
+	ui         string
 	dryRun     bool
 	allowDirty bool
 	commit     bool
@@ -53,7 +58,8 @@ and counts as failed (on_worse: keep keeps it). State and an audit trail of ever
 attempt live in .tenax/fixes/<id>/; --resume ID continues with the budgets spent,
 even after a crash. 'tenax status ID' shows a run's errors by status.`,
 		Example: `  tenax fix fix.yaml
-  tenax fix fix.yaml --context @NOTES.md --skip 3f2a9c01
+  tenax fix fix.yaml --context @NOTES.md --skip 3f2a9c01 --prioritize 9be1
+  tenax fix fix.yaml --ui               # watch and steer it in the browser (the URL is printed)
   tenax fix fix.yaml --dry-run          # run the check once, show what the fixer would get
   tenax fix --resume fix_20261123_101500`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -71,6 +77,9 @@ even after a crash. 'tenax status ID' shows a run's errors by status.`,
 	fl.StringVar(&f.context, "context", "", "context for the fixer: TEXT, or @FILE to read it from a file")
 	fl.StringSliceVar(&f.skip, "skip", nil, "never give the error with this fingerprint (or prefix) to the fixer; repeatable")
 	fl.StringSliceVar(&f.only, "only", nil, "give only errors with these fingerprints (or prefixes) to the fixer; repeatable")
+	fl.StringSliceVar(&f.prioritize, "prioritize", nil, "give the error with this fingerprint (or prefix) to the fixer before any other while under budget; repeatable, the first first")
+	fl.StringVar(&f.ui, "ui", "", "serve the run's live page (errors, attempts, and skip / put first / add context); --ui alone picks a free port on 127.0.0.1, --ui=ADDR listens there (not loopback: a token is required, printed in the URL)")
+	fl.Lookup("ui").NoOptDefVal = "127.0.0.1:0"
 	fl.BoolVar(&f.dryRun, "dry-run", false, "run the check once and show the errors and what the fixer would get; change nothing")
 	fl.BoolVar(&f.allowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes")
 	fl.BoolVar(&f.commit, "commit", false, "commit each attempt that fixed its error (only the files it changed)")
@@ -97,7 +106,7 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 		return runFixItems(ctx, g, f, s, text)
 	}
 	opts := fix.Options{
-		Home: home, Version: version, Context: text, Skip: f.skip, Only: f.only,
+		Home: home, Version: version, Context: text, Skip: f.skip, Only: f.only, Prioritize: f.prioritize,
 		Commit: f.commit, AllowDirty: f.allowDirty,
 	}
 	if f.item != "" {
@@ -121,6 +130,18 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 	if f.dryRun {
 		return fixErr(fix.DryRun(ctx, cfg, g.stdout))
 	}
+	if f.ui != "" {
+		ep, err := serveFixPage(g, f.ui, home, &cfg)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			// Open pages read the run's end (within a refresh), then stop.
+			sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			ep.Shutdown(sctx)
+		}()
+	}
 
 	ctx, cancel := g.cancelOnInterrupt(ctx, "\ntenax: interrupted: stopping the check or fixer; the run can resume")
 	defer cancel()
@@ -142,6 +163,36 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// serveFixPage serves the fix run's page (--ui) and prints its address
+// once the run has its id.
+func serveFixPage(g *globals, addr, home string, cfg *fix.Config) (*web.Endpoint, error) {
+	ep, err := web.Listen(addr, web.Config{Store: &jsonl.Store{Home: home}, FixHome: home})
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("--ui: %w", err))
+	}
+	prev := cfg.OnEvent
+	cfg.OnEvent = func(e fix.Event) {
+		if e.Kind == fix.EventStart {
+			fmt.Fprintf(g.stderr, "tenax: watch the fix run at %s\n", fixPageURL(ep.URL, e.Run))
+		}
+		if prev != nil {
+			prev(e)
+		}
+	}
+	return ep, nil
+}
+
+// fixPageURL is the page of fix run id on the server at base (which may
+// carry ?token=).
+func fixPageURL(base, id string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	u.Path = "/fixes/" + id
+	return u.String()
 }
 
 // fixSpecPath is the spec a fix run reads: the argument, or the one a
@@ -198,7 +249,10 @@ func runFixItems(ctx context.Context, g *globals, f fixFlags, s *spec.Fix, text 
 	if err != nil {
 		return err
 	}
-	o := fix.ItemsJob{Exe: exe, Home: home, Context: text, Skip: f.skip, Only: f.only, Commit: f.commit}
+	if f.ui != "" {
+		return usageErr(errors.New("fix: a per-item fix run is a job: watch it with tenax ui, which lists each item's fix run"))
+	}
+	o := fix.ItemsJob{Exe: exe, Home: home, Context: text, Skip: f.skip, Only: f.only, Prioritize: f.prioritize, Commit: f.commit}
 	if f.dryRun {
 		b, err := fix.ItemsJobSpec(s, o)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/tenaxhq/tenax/fix"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/web"
 	"github.com/tenaxhq/tenax/worker"
@@ -12,7 +13,7 @@ import (
 func newUICmd(g *globals) *cobra.Command {
 	var addr string
 	cmd := &cobra.Command{
-		Use:   "ui [JOB|latest|NAME]",
+		Use:   "ui [JOB|latest|NAME|FIX_RUN]",
 		Short: "Serve a web page of the jobs (or of one job) as their store records them",
 		Long: `Serve a web page that watches jobs through their store: counts by outcome, error
 groups by fingerprint with sample items and hints, recent items and each item's latest
@@ -24,9 +25,14 @@ those. With a PostgreSQL store, the page of a job run by workers shows its River
 queue, its shared breaker and budget and the workers running it, and answers the
 breaker as tenax breaker does (the first answer wins).
 
+Fix runs (tenax fix) under the home are listed beside the jobs, each with its
+errors by status, the attempts with their patches and check output, and the
+levers: skip an error, put one first, add context for the next attempts.
+
 Loopback by default; --addr with another address requires a token, printed in the URL.`,
 		Example: `  tenax ui                          # every job under ./.tenax
   tenax ui job_20261122_101500      # one job
+  tenax ui fix_20261122_101500      # one fix run
   tenax ui --addr 0.0.0.0:8080      # reachable from elsewhere, with a token`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -35,7 +41,7 @@ Loopback by default; --addr with another address requires a token, printed in th
 				return err
 			}
 			defer closeStore()
-			cfg := web.Config{Store: st}
+			cfg := web.Config{Store: st, FixHome: g.homeDir()}
 			if g.postgresURL() != "" {
 				// Jobs run by workers show their queue, workers and
 				// shared breaker, which the page can answer.
@@ -46,7 +52,9 @@ Loopback by default; --addr with another address requires a token, printed in th
 				defer c.Close()
 				cfg.Workers, cfg.Operator = c, worker.OperatorName("tenax ui")
 			}
-			if len(args) == 1 {
+			if len(args) == 1 && fix.IsID(args[0]) {
+				cfg.Fix = args[0]
+			} else if len(args) == 1 {
 				// "latest" and a job's name, as status takes them.
 				id, err := job.ResolveID(cmd.Context(), st, args[0])
 				if err != nil {
