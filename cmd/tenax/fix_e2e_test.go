@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tenaxhq/tenax/heal"
 )
 
 // fixCheck fails Test<X> for every <X>.txt that does not hold "ok".
@@ -314,5 +316,30 @@ func TestFixWithTheDefaultHomeInASubdirectoryOfTheRepository(t *testing.T) {
 		for _, name := range []string{"A.txt", "B.txt"} {
 			w.write(filepath.Join("proj", name), "broken\n", 0o644)
 		}
+	}
+}
+
+func TestFixPrioritizePutsAnErrorFirst(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	w, log := newFixRepo(t, fixSpec)
+	if err := os.WriteFile(filepath.Join(log, "no-hang"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.tenax("fix", "fix.yaml", "--prioritize", "TestB"); r.code != 2 || !strings.Contains(r.stderr, `--prioritize "TestB"`) {
+		t.Errorf("--prioritize TestB: exit %d, stderr:\n%s\nwant 2: a fingerprint is needed", r.code, r.stderr)
+	}
+	fpB := heal.Fingerprint("TestB", "calc_test.go:7: B() = 20, want ok")
+	r := w.tenax("fix", "fix.yaml", "--prioritize", fpB[:8])
+	if r.code != 1 {
+		t.Fatalf("exit %d; want 1 (A cannot be fixed):\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	calls, err := os.ReadFile(filepath.Join(log, "calls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(string(calls), "\n"); strings.TrimSpace(first) != "1 B" {
+		t.Errorf("the first call was %q; want B's (1 B), put first over A, seen first:\n%s", first, calls)
 	}
 }
