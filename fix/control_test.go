@@ -316,3 +316,32 @@ func TestEveryChecksOutputIsKept(t *testing.T) {
 		t.Errorf("the last check's output reads %q; want the passing check's ok", last)
 	}
 }
+
+func TestStatusMarksTheErrorsPutFirst(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, map[string]string{"A": "1", "B": "2", "C": "3"})
+	cfg := r.config(heal.Budget{MaxAttempts: 1}, nil)
+	cfg.Prioritize = []string{fp("B", "2")[:8], fp("C", "3")[:8]}
+	res, err := fix.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := fix.WriteStatus(&out, res.Dir, res.State); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		first bool
+	}{{"TestA", false}, {"TestB", false}, {"TestC", true}} {
+		var line string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.Contains(l, " "+c.name+" ") {
+				line = l
+			}
+		}
+		if got := strings.HasSuffix(line, "[first]"); got != c.first {
+			t.Errorf("%s's status line %q marked first: %v; want %v (B, put first, is fixed; C is next)", c.name, line, got, c.first)
+		}
+	}
+}

@@ -104,13 +104,7 @@ func WriteStatus(w io.Writer, dir string, st *State) error {
 			if e.Status != s {
 				continue
 			}
-			mark := ""
-			if matchesAny(e.Fingerprint, st.Skip) {
-				mark = " [skipped]"
-			} else if e.Status != heal.StatusFixed && matchesAny(e.Fingerprint, st.Priority) {
-				mark = " [first]"
-			}
-			fmt.Fprintf(&b, "  %-9s  %s  %s (%d/%d attempts)%s\n", e.Status, e.Fingerprint, e.Name, e.Attempts, st.Budget.MaxErrorAttempts, mark)
+			fmt.Fprintf(&b, "  %-9s  %s  %s (%d/%d attempts)%s\n", e.Status, e.Fingerprint, e.Name, e.Attempts, st.Budget.MaxErrorAttempts, statusMark(st, e))
 			fmt.Fprintf(&b, "             %s\n", firstLine(e.Message))
 		}
 	}
@@ -138,6 +132,18 @@ func WriteStatus(w io.Writer, dir string, st *State) error {
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// statusMark says when the operator's word sets e apart: skipped, or put
+// first.
+func statusMark(st *State, e heal.TrackedError) string {
+	switch {
+	case matchesAny(e.Fingerprint, st.Skip):
+		return " [skipped]"
+	case e.Status != heal.StatusFixed && matchesAny(e.Fingerprint, st.Priority):
+		return " [first]"
+	}
+	return ""
 }
 
 // WriteResult writes how a fix run ended, as tenax fix prints it: the

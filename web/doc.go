@@ -19,6 +19,12 @@
 // as `tenax status` reads it: `tenax ui` watches any job, written by one
 // process or many, and a job's big checkpoint is re-read less often.
 //
+// Fix runs (Config.FixHome) are read from their directories as well: the
+// list beside the jobs, and each run's errors by status, the error being
+// worked on and every attempt's patch, check output and verdict, with the
+// operator's levers (skip, put first, add context), which queue a
+// fix.Instruction that the loop heeds before its next attempt.
+//
 // Security: without a token only requests naming a loopback host are
 // served (DNS rebinding cannot reach the page); Listen on any other address
 // requires a token (?token= once, then an HttpOnly SameSite=Strict cookie,
