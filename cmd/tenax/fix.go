@@ -63,6 +63,9 @@ even after a crash. 'tenax status ID' shows a run's errors by status.`,
   tenax fix fix.yaml --dry-run          # run the check once, show what the fixer would get
   tenax fix --resume fix_20261123_101500`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 && cmd.Flags().Changed("ui") && f.ui == "127.0.0.1:0" {
+				return usageErr(fmt.Errorf("write --ui=%s (with =): a bare --ui picks a free loopback port and takes no value", args[1]))
+			}
 			if f.resume == "" && len(args) != 1 {
 				return usageErr(errors.New("fix: give the fix spec (tenax fix SPEC), or --resume ID"))
 			}

@@ -343,3 +343,36 @@ func TestFixPrioritizePutsAnErrorFirst(t *testing.T) {
 		t.Errorf("the first call was %q; want B's (1 B), put first over A, seen first:\n%s", first, calls)
 	}
 }
+
+func TestFixUIWithASpaceSaysToWriteAnEqualsSign(t *testing.T) {
+	w := newWorkdir(t)
+	r := w.tenax("fix", "fix.yaml", "--ui", "127.0.0.1:8080")
+	if r.code != 2 || !strings.Contains(r.stderr, "write --ui=127.0.0.1:8080 (with =)") {
+		t.Errorf("exit %d, stderr:\n%s\nwant 2 saying to write --ui=ADDR", r.code, r.stderr)
+	}
+}
+
+// TestUIListsFixRunsAndOpensOne: tenax ui lists the home's fix runs beside
+// its jobs, and tenax ui FIX_RUN serves that run's page at "/".
+func TestUIListsFixRunsAndOpensOne(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	w, log := newFixRepo(t, fixSpec)
+	if err := os.WriteFile(filepath.Join(log, "no-hang"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.tenax("fix", "fix.yaml"); r.code != 1 {
+		t.Fatalf("tenax fix: exit %d; want 1 (A cannot be fixed):\n%s", r.code, r.stderr)
+	}
+	id := fixRunID(t, w)
+	if page := get(t, serveUI(t, w)); !strings.Contains(page, `<a href="/fixes/`+id+`">`) {
+		t.Errorf("tenax ui does not list the fix run %s:\n%s", id, page)
+	}
+	page := get(t, serveUI(t, w, id))
+	for _, want := range []string{"Fix run " + id, `data-status="abandoned"`, `data-status="fixed"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("tenax ui %s: the page lacks %q:\n%s", id, want, page)
+		}
+	}
+}
