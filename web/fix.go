@@ -60,7 +60,8 @@ type fixData struct {
 	Current string
 	Counts  []statusCount
 	Errors  []fixErrorRow
-	// Attempts are the finished attempts, newest first.
+	// Attempts are the attempts, newest first: the one in progress, then
+	// the finished.
 	Attempts []fixAttemptRow
 	Queued   []fix.Instruction
 	Operator []fix.Instruction
@@ -190,6 +191,16 @@ func (s *Server) fixData(id string) (*fixData, error) {
 	recs, err := store.ReadAudit()
 	if err != nil {
 		d.Err = err.Error()
+	}
+	if p := st.Pending; p != nil && d.Running {
+		// The attempt in progress heads the list, its verdict to come.
+		rec := fix.AuditRecord{Attempt: p.Attempt, Fingerprint: p.Fingerprint, Result: "in progress", Time: p.Started}
+		for _, e := range errs {
+			if e.Fingerprint == p.Fingerprint {
+				rec.Name, rec.Message, rec.ErrorStatus = e.Name, e.Message, string(e.Status)
+			}
+		}
+		d.Attempts = append(d.Attempts, fixAttemptRow{AuditRecord: rec})
 	}
 	for _, rec := range slices.Backward(recs) {
 		if rec.Kind == "attempt" {

@@ -55,6 +55,7 @@ test("an error goes from new to fixed, and a skip takes effect on the next attem
   assert.equal(await a.getAttribute("data-status"), "new");
   assert.equal(await row(page, "TestB").getAttribute("data-status"), "new");
   assert.match(await page.textContent("#fix-doing"), /attempt 1: the fixer works on TestA/);
+  assert.equal(await page.textContent("#attempt-1 .verdict"), "in progress");
 
   // Skip TestB while the fixer works: queued for the next attempt.
   await row(page, "TestB").locator("button.skip").click();
@@ -65,8 +66,8 @@ test("an error goes from new to fixed, and a skip takes effect on the next attem
   await writeFile(join(gate, "1"), "");
   await page.waitForSelector('#fix-error-table tr[data-status="fixed"]', patience);
   assert.match(await a.locator("td").first().textContent(), /fixed/);
-  await page.locator("#attempt-1 .verdict").waitFor(patience);
-  assert.equal(await page.textContent("#attempt-1 .verdict"), "fixed");
+  await page.waitForFunction(
+    () => document.querySelector("#attempt-1 .verdict")?.textContent === "fixed", null, patience);
   assert.match(await page.textContent("#attempt-1 pre.diff"), /\+ok/);
 
   // Attempt 2 is TestC's: the skip took effect (TestB, seen first, would
