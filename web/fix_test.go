@@ -191,7 +191,15 @@ func TestFixLeversRefuseForgedRequestsAndQueueTheOperatorsWord(t *testing.T) {
 	if err != nil || len(q) != 1 || q[0].Kind != fix.InstructSkip || q[0].Fingerprint != fixFP("C", "3") || q[0].By != "the test page" {
 		t.Fatalf("queued %+v (%v); want the skip of TestC by the test page", q, err)
 	}
-	page := serve(s, http.MethodGet, "/fixes/"+id, nil, nil).Body.String()
+	// A prefix of 4, as the CLI takes them, shows too.
+	if err := store.Instruct(fix.Instruction{Kind: fix.InstructPrioritize, Fingerprint: fixFP("B", "2")[:4]}); err != nil {
+		t.Fatal(err)
+	}
+	rec = serve(s, http.MethodGet, "/fixes/"+id, nil, nil)
+	page := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(page, "waiting for the next attempt: <b>prioritize</b> "+fixFP("B", "2")[:4]+" ") {
+		t.Errorf("the page with a queued prefix: %d\n%s", rec.Code, page)
+	}
 	if !strings.Contains(page, "waiting for the next attempt: <b>skip</b> "+fixFP("C", "3")[:8]) {
 		t.Errorf("the page does not show the queued skip")
 	}
