@@ -345,3 +345,25 @@ func TestStatusMarksTheErrorsPutFirst(t *testing.T) {
 		}
 	}
 }
+
+func TestThePagesContextOutlivesAResume(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, map[string]string{"A": "1", "B": "2"})
+	var got []fix.Request
+	cfg := r.config(heal.Budget{MaxAttempts: 1}, nil)
+	cfg.Fixer = operatorFixer{dir: r.dir, home: r.home, got: &got, t: t, instruct: map[int][]fix.Instruction{1: {
+		{Kind: fix.InstructContext, Text: "Every test reads ok."},
+	}}}
+	res, err := fix.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = r.config(heal.Budget{MaxAttempts: 8}, nil)
+	cfg.Fixer = operatorFixer{dir: r.dir, home: r.home, got: &got, t: t}
+	if _, err := fix.Resume(context.Background(), cfg, res.ID); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[1].Context != "Every test reads ok." {
+		t.Errorf("after the resume the fixer got %d requests, the last with context %q; want the page's context kept", len(got), got[len(got)-1].Context)
+	}
+}
