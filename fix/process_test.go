@@ -26,29 +26,29 @@ func TestNothingACheckOrFixerStartedOutlivesIt(t *testing.T) {
 	const spawn = `sleep 300 >/dev/null 2>&1 & echo $! > child.pid; `
 	cases := []struct {
 		name string
-		run  func(ctx context.Context, dir string) error
+		run  func(ctx context.Context, dir string, timeout time.Duration) error
 	}{
-		{"a check that timed out", func(ctx context.Context, dir string) error {
-			c := fix.Check{Argv: []string{"sh", "-c", spawn + "sleep 300"}, Dir: dir, Timeout: 100 * time.Millisecond}
+		{"a check that timed out", func(ctx context.Context, dir string, timeout time.Duration) error {
+			c := fix.Check{Argv: []string{"sh", "-c", spawn + "sleep 300"}, Dir: dir, Timeout: timeout}
 			res, err := c.Run(ctx)
 			if err == nil && !res.TimedOut {
 				t.Errorf("the check did not time out: %+v", res)
 			}
 			return err
 		}},
-		{"a check that exited", func(ctx context.Context, dir string) error {
+		{"a check that exited", func(ctx context.Context, dir string, _ time.Duration) error {
 			c := fix.Check{Argv: []string{"sh", "-c", spawn + "exit 1"}, Dir: dir}
 			_, err := c.Run(ctx)
 			return err
 		}},
-		{"a fixer that timed out", func(ctx context.Context, dir string) error {
-			x := fix.ExecFixer{Argv: []string{"sh", "-c", spawn + "sleep 300"}, Timeout: 100 * time.Millisecond}
+		{"a fixer that timed out", func(ctx context.Context, dir string, timeout time.Duration) error {
+			x := fix.ExecFixer{Argv: []string{"sh", "-c", spawn + "sleep 300"}, Timeout: timeout}
 			if _, err := x.Fix(ctx, fix.Request{Workdir: dir}); err == nil || !strings.Contains(err.Error(), "timed out") {
 				t.Errorf("the fixer's error is %v; want a timeout", err)
 			}
 			return nil
 		}},
-		{"a fixer that exited", func(ctx context.Context, dir string) error {
+		{"a fixer that exited", func(ctx context.Context, dir string, _ time.Duration) error {
 			x := fix.ExecFixer{Argv: []string{"sh", "-c", spawn + "exit 0"}}
 			_, err := x.Fix(ctx, fix.Request{Workdir: dir})
 			return err
@@ -57,13 +57,23 @@ func TestNothingACheckOrFixerStartedOutlivesIt(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			if err := tc.run(context.Background(), dir); err != nil {
-				t.Fatal(err)
-			}
-			b, err := os.ReadFile(filepath.Join(dir, "child.pid"))
-			if err != nil {
-				t.Fatal(err)
+			// On a loaded machine a timeout may end the shell before it
+			// started its child: then there is nothing to outlive it, and
+			// the case runs again with a longer timeout.
+			var b []byte
+			for timeout := 100 * time.Millisecond; ; timeout *= 4 {
+				dir := t.TempDir()
+				if err := tc.run(context.Background(), dir, timeout); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				b, err = os.ReadFile(filepath.Join(dir, "child.pid"))
+				if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+					break
+				}
+				if timeout > time.Minute {
+					t.Fatalf("the command never wrote child.pid: %v", err)
+				}
 			}
 			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 			if err != nil {
