@@ -38,6 +38,13 @@ const (
 	ConcurrencyChanged
 	// Stopping: the run stops dispatching, for Reason.
 	Stopping
+	// CallEnded: one call of the task returned, after Elapsed; Err is the
+	// task's error (nil when it answered, even with an output that proved
+	// invalid) and Decision what the engine made of the call (Invalid for
+	// that output, Unknown for an answer that was recorded). It follows
+	// the item event the call led to. Cache hits are no call and emit
+	// none.
+	CallEnded
 )
 
 var eventNames = [...]string{
@@ -50,6 +57,7 @@ var eventNames = [...]string{
 	Cooldown:           "cooldown",
 	ConcurrencyChanged: "concurrency_changed",
 	Stopping:           "stopping",
+	CallEnded:          "call_ended",
 }
 
 // String returns the event kind's snake_case name, as logs print it.
@@ -73,6 +81,8 @@ type Event struct {
 	Err      error
 	Decision classify.Decision
 	Record   store.Record
+	// Elapsed is a call's latency (CallEnded).
+	Elapsed time.Duration
 	// Breaker events.
 	State breaker.State
 	// Cooldown events.

@@ -70,6 +70,10 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 		}
 		e.active.Add(1)
 		var res task.Result
+		var called time.Time
+		if e.cfg.OnEvent != nil {
+			called = time.Now()
+		}
 		switch {
 		case perr != nil:
 			err = perr
@@ -78,10 +82,17 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 		default:
 			res, err = e.task.Run(ctx, r.item)
 		}
+		var elapsed time.Duration
+		if e.cfg.OnEvent != nil {
+			elapsed = time.Since(called)
+		}
 		// The call stays active until its outcome is handled, so that a
 		// tripped breaker's report counts it.
 		next := e.afterCall(ctx, r, &t, prep.Tokens, res, err)
 		e.callEnded()
+		if e.cfg.OnEvent != nil && perr == nil && !res.CacheHit {
+			e.emit(Event{Kind: CallEnded, Item: r.item, Elapsed: elapsed, Err: err, Decision: next.Decision})
+		}
 		switch next.Step {
 		case StepRecord, StepFail:
 			return r.rec, r.recorded
