@@ -132,11 +132,15 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	cfg.SharedBreaker = r.shared
 	cfg.QuotaShare = r.shared.quotaShare
 	logEvents := cfg.OnEvent
+	var observe func(engine.Event) // Config.OnJob's, set before the engine runs
 	cfg.OnEvent = func(ev engine.Event) {
 		r.event(ev)
 		r.shared.failures.Observe(ev)
 		if logEvents != nil {
 			logEvents(ev)
+		}
+		if observe != nil {
+			observe(ev)
 		}
 	}
 	tk := plan.Task
@@ -144,6 +148,9 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 		tk = w.cfg.wrapTask(tk)
 	}
 	r.eng = engine.New(cfg, tk, plan.Checkpoint(&txJob{r: r}))
+	if w.cfg.OnJob != nil {
+		observe = w.cfg.OnJob(JobRun{ID: jobID, Spec: plan.Spec, Stats: r.eng.Stats})
+	}
 	go r.run()
 	go r.shared.poll()
 	return r, nil

@@ -18,7 +18,9 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/task"
 )
 
@@ -63,11 +65,24 @@ type Config struct {
 	// (its connections terminated, PostgreSQL restarting), trying again
 	// with backoff, before it exits (default DefaultDBOutageLimit).
 	DBOutageLimit time.Duration
+	// OnJob, when set, is called as the worker takes a job up, its engine
+	// built and nothing run yet; the function it returns (nil: none)
+	// receives that job's engine events on this worker. tenax worker
+	// --metrics counts them (package metrics).
+	OnJob func(JobRun) func(engine.Event)
 
 	// wrapTask, set by tests (export_test.go), wraps each job's task.
 	wrapTask func(task.Task) task.Task
 	// finalizeEvery, set by tests, replaces the default finalizeEvery.
 	finalizeEvery time.Duration
+}
+
+// JobRun is a job as a worker runs it: what Config.OnJob is told.
+type JobRun struct {
+	ID   string
+	Spec *spec.Spec
+	// Stats reads the counters of the job's engine on this worker.
+	Stats func() engine.Stats
 }
 
 // Worker runs the items of jobs as a River client: each item's River job
