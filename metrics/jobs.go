@@ -1,0 +1,269 @@
+package metrics
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/spec"
+)
+
+// Route is what served a job's calls, as the call-level series label it:
+// the task's provider (llm) or type (exec, http) and model.
+type Route struct {
+	Provider, Model string
+}
+
+// RouteOf returns the route of s's task.
+func RouteOf(s *spec.Spec) Route {
+	if s == nil {
+		return Route{}
+	}
+	if s.Task.Type != "llm" && s.Task.Type != "" {
+		return Route{Provider: s.Task.Type}
+	}
+	return Route{Provider: s.Task.Provider, Model: s.Task.Model}
+}
+
+// Buckets of the latency histograms, in seconds: from a cached or local
+// answer (10 ms) to a long generation or an item's many retries (5 min).
+var (
+	callBuckets = []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+	itemBuckets = callBuckets
+)
+
+// Jobs are the Prometheus metrics of the jobs one process runs, each
+// series labelled with its job's id. Add a job when its engine exists,
+// then give its Job every engine event (Observe).
+type Jobs struct {
+	items        *prometheus.CounterVec
+	callErrors   *prometheus.CounterVec
+	rateLimited  *prometheus.CounterVec
+	retries      *prometheus.CounterVec
+	heals        *prometheus.CounterVec
+	cooldown     *prometheus.CounterVec
+	itemDuration *prometheus.HistogramVec
+	callDuration *prometheus.HistogramVec
+
+	mu   sync.Mutex
+	jobs map[string]*Job
+}
+
+// NewJobs registers the jobs' metrics on reg (never the global registry:
+// two runs in one process must not collide).
+func NewJobs(reg prometheus.Registerer) *Jobs {
+	call := []string{"job_id", "provider", "model", "class"}
+	js := &Jobs{
+		items: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tenax_items_total",
+			Help: "Items finished, by outcome (succeeded, failed) and failure class (none for successes).",
+		}, []string{"job_id", "outcome", "class"}),
+		callErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tenax_call_errors_total",
+			Help: "Calls of the task that failed, by error class (a 429 is retryable; invalid is an output that failed validation).",
+		}, call),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tenax_rate_limited_total",
+			Help: "Calls answered with HTTP 429 (rate limited), by the class tenax gave them (retryable; fatal for a spent quota).",
+		}, call),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tenax_retries_total",
+			Help: "Calls retried after a retryable error, by the class of that error.",
+		}, []string{"job_id", "class"}),
+		heals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tenax_heal_reasks_total",
+			Help: "Re-asks with feedback after an invalid output.",
+		}, []string{"job_id"}),
+		cooldown: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tenax_cooldown_seconds_total",
+			Help: "Seconds during which dispatch to the provider was paused by a cooldown (429 hints, exhausted rate-limit headers); overlapping cooldowns count once.",
+		}, []string{"job_id"}),
+		itemDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "tenax_item_duration_seconds",
+			Help:    "Wall time from an item's dispatch to its final record, every call, backoff and re-ask included.",
+			Buckets: itemBuckets,
+		}, []string{"job_id"}),
+		callDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "tenax_call_duration_seconds",
+			Help:    "Latency of each call of the task (not cache hits), by the class tenax gave its outcome (none for an answer recorded, invalid for one that failed validation).",
+			Buckets: callBuckets,
+		}, call),
+		jobs: map[string]*Job{},
+	}
+	reg.MustRegister(js.items, js.callErrors, js.rateLimited, js.retries, js.heals, js.cooldown,
+		js.itemDuration, js.callDuration, statsCollector{js})
+	return js
+}
+
+// Add starts counting job id, whose calls go to route; stats reads its
+// engine's counters at scrape time. Adding an id again (a worker that
+// takes a resumed job up anew) keeps its counts and reads the new stats.
+func (js *Jobs) Add(id string, route Route, stats func() engine.Stats) *Job {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j := js.jobs[id]
+	if j == nil {
+		j = &Job{js: js, id: id}
+		js.jobs[id] = j
+	}
+	j.mu.Lock()
+	j.route, j.stats = route, stats
+	j.mu.Unlock()
+	return j
+}
+
+// Job counts one job's events. Its methods are safe for concurrent use.
+type Job struct {
+	js *Jobs
+	id string
+
+	mu    sync.Mutex
+	route Route
+	stats func() engine.Stats
+	// cooldownEnd is the end of the latest cooldown, so that overlapping
+	// cooldowns are counted once.
+	cooldownEnd time.Time
+}
+
+// Observe counts what ev tells: it is the job's engine.Config.OnEvent (or
+// part of it). A call's error is counted from its CallEnded, so a failed
+// call is counted once whether it was retried, re-asked or recorded.
+func (j *Job) Observe(ev engine.Event) {
+	js := j.js
+	switch ev.Kind {
+	case engine.CallEnded:
+		j.call(ev)
+	case engine.ItemRetry:
+		js.retries.WithLabelValues(j.id, ev.Decision.Class.String()).Inc()
+	case engine.ItemHeal:
+		js.heals.WithLabelValues(j.id).Inc()
+	case engine.ItemFinished:
+		rec := &ev.Record
+		if rec.Failed() {
+			js.items.WithLabelValues(j.id, "failed", rec.Class.String()).Inc()
+		} else {
+			js.items.WithLabelValues(j.id, "succeeded", "none").Inc()
+		}
+		js.itemDuration.WithLabelValues(j.id).Observe(float64(rec.DurationMS) / 1000)
+	case engine.Cooldown:
+		j.mu.Lock()
+		from := ev.Time
+		if j.cooldownEnd.After(from) {
+			from = j.cooldownEnd
+		}
+		var add float64
+		if ev.Until.After(from) {
+			add = ev.Until.Sub(from).Seconds()
+			j.cooldownEnd = ev.Until
+		}
+		j.mu.Unlock()
+		js.cooldown.WithLabelValues(j.id).Add(add)
+	}
+}
+
+// call counts one call: its latency, and its error and 429 when it
+// failed.
+func (j *Job) call(ev engine.Event) {
+	j.mu.Lock()
+	r := j.route
+	j.mu.Unlock()
+	class := "none"
+	if ev.Decision.Class != classify.Unknown {
+		class = ev.Decision.Class.String()
+	}
+	j.js.callDuration.WithLabelValues(j.id, r.Provider, r.Model, class).Observe(ev.Elapsed.Seconds())
+	if class == "none" {
+		return
+	}
+	j.js.callErrors.WithLabelValues(j.id, r.Provider, r.Model, class).Inc()
+	if httpStatus(ev.Err) == 429 {
+		j.js.rateLimited.WithLabelValues(j.id, r.Provider, r.Model, class).Inc()
+	}
+}
+
+func httpStatus(err error) int {
+	var sc classify.StatusCoder
+	if errors.As(err, &sc) {
+		return sc.HTTPStatus()
+	}
+	return 0
+}
+
+// The series read from engine.Stats at scrape time.
+var (
+	callsDesc = prometheus.NewDesc("tenax_calls_total",
+		"Calls of the task (each attempt and each re-ask is one call; cache hits are none).", []string{"job_id"}, nil)
+	inputTokensDesc = prometheus.NewDesc("tenax_input_tokens_total",
+		"Input (prompt) tokens reported by the provider.", []string{"job_id"}, nil)
+	outputTokensDesc = prometheus.NewDesc("tenax_output_tokens_total",
+		"Output (completion) tokens reported by the provider.", []string{"job_id"}, nil)
+	costDesc = prometheus.NewDesc("tenax_cost_usd_total",
+		"Cost of the calls in US dollars, from the model's prices.", []string{"job_id"}, nil)
+	tripsDesc = prometheus.NewDesc("tenax_breaker_trips_total",
+		"Times the circuit breaker opened from closed.", []string{"job_id"}, nil)
+	inFlightDesc = prometheus.NewDesc("tenax_in_flight",
+		"Calls under way (items waiting out a backoff are not counted).", []string{"job_id"}, nil)
+	limitDesc = prometheus.NewDesc("tenax_concurrency_limit",
+		"The current concurrency limit (adaptive concurrency moves it).", []string{"job_id"}, nil)
+	plannedDesc = prometheus.NewDesc("tenax_items_planned",
+		"Items this process means to finish (a worker: none planned, 0).", []string{"job_id"}, nil)
+	breakerDesc = prometheus.NewDesc("tenax_breaker_state",
+		"The circuit breaker's state: 1 for the current state, 0 for the others.", []string{"job_id", "state"}, nil)
+)
+
+// statsCollector reads each job's engine counters at scrape time.
+type statsCollector struct{ js *Jobs }
+
+func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{callsDesc, inputTokensDesc, outputTokensDesc, costDesc, tripsDesc, inFlightDesc, limitDesc, plannedDesc, breakerDesc} {
+		ch <- d
+	}
+}
+
+func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
+	type read struct {
+		id    string
+		stats func() engine.Stats
+	}
+	c.js.mu.Lock()
+	jobs := make([]read, 0, len(c.js.jobs))
+	for id, j := range c.js.jobs {
+		j.mu.Lock()
+		jobs = append(jobs, read{id, j.stats})
+		j.mu.Unlock()
+	}
+	c.js.mu.Unlock()
+	// The engines are read outside every lock of ours.
+	for _, j := range jobs {
+		if j.stats == nil {
+			continue
+		}
+		s := j.stats()
+		counter := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, j.id)
+		}
+		gauge := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, j.id)
+		}
+		counter(callsDesc, float64(s.Calls))
+		counter(inputTokensDesc, float64(s.Usage.InputTokens))
+		counter(outputTokensDesc, float64(s.Usage.OutputTokens))
+		counter(costDesc, s.CostUSD)
+		counter(tripsDesc, float64(s.Trips))
+		gauge(inFlightDesc, float64(s.InFlight))
+		gauge(limitDesc, float64(s.Limit))
+		gauge(plannedDesc, float64(s.Planned))
+		for _, st := range []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen} {
+			v := 0.0
+			if st == s.Breaker {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, v, j.id, st.String())
+		}
+	}
+}
