@@ -195,7 +195,7 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 	})
 	log.Info("job started in batch mode", "spec", s.Path(), "input", inPath, "items", m.Items, "skipped", skipped, "dir", dir, "provider", codec.Provider())
 	if opts.OnStart != nil {
-		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: stopper, Stats: r.Stats, Redact: s.Redact})
+		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: stopper, Stats: r.Stats, Redact: s.Redact, Spec: s})
 	}
 	sum, runErr := r.Run(bctx, batch.Input{
 		Open: func() (batch.Source, error) {

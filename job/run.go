@@ -102,6 +102,8 @@ type Started struct {
 	// Redact replaces the spec's secrets in a text, for whatever the
 	// caller prints about the run (the breaker's Inspect view).
 	Redact func(string) string
+	// Spec is the job's spec as this run resolved it.
+	Spec *spec.Spec
 }
 
 // Result is how a run ended.
@@ -618,7 +620,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 	e := engine.New(cfg, runTask, j)
 	log.Info("job started", "spec", s.Path(), "input", inPath, "items", m.Items, "skipped", skipped, "dir", dir)
 	if opts.OnStart != nil {
-		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: e, Redact: s.Redact})
+		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: e, Redact: s.Redact, Spec: s})
 	}
 	sum, runErr := e.Run(ctx, src)
 	return conclude(ctx, st, j, dir, sum, runErr, opts, log)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/jsonl"
 )
@@ -96,12 +98,15 @@ func TestMetricsMatchTheRecords(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	lint(t, j.MetricsURL)
 	m := scrape(t, j.MetricsURL)
-	if m[`tenax_breaker_state{state="open"}`] != 1 {
-		t.Errorf("the breaker waits for an answer, but tenax_breaker_state{state=\"open\"} = %v", m[`tenax_breaker_state{state="open"}`])
+	job := `job_id="` + j.ID + `"`
+	open := `tenax_breaker_state{` + job + `,state="open"}`
+	if m[open] != 1 {
+		t.Errorf("the breaker waits for an answer, but %s = %v", open, m[open])
 	}
 	// The same registry is served on the page's port.
-	if ui := scrape(t, strings.TrimSuffix(j.URL, "/")+"/metrics"); ui[`tenax_breaker_state{state="open"}`] != 1 {
+	if ui := scrape(t, strings.TrimSuffix(j.URL, "/")+"/metrics"); ui[open] != 1 {
 		t.Errorf("/metrics on the --ui port disagrees: %v", ui)
 	}
 
@@ -125,30 +130,43 @@ func TestMetricsMatchTheRecords(t *testing.T) {
 	if retries == 0 {
 		t.Fatal("no record was retried: the test job should retry every fourth call")
 	}
+	// An exec task's calls are labelled with its type and no model.
+	route := `,model="",provider="exec"`
 	for _, c := range []struct {
 		series string
 		want   int
 	}{
-		{`tenax_items_total{class="none",outcome="succeeded"}`, succeeded},
-		{`tenax_items_total{class="item",outcome="failed"}`, failed},
-		{`tenax_calls_total`, calls},
-		{`tenax_retries_total{class="retryable"}`, retries},
-		{`tenax_call_errors_total{class="retryable"}`, retries},
-		{`tenax_call_errors_total{class="item"}`, failed},
-		{`tenax_item_duration_seconds_count`, len(recs)},
-		{`tenax_breaker_trips_total`, 1},
-		{`tenax_concurrency_limit`, 1},
-		{`tenax_items_planned`, len(words)},
-		{`tenax_rate_limited_total`, 0},
+		{`tenax_items_total{class="none",` + job + `,outcome="succeeded"}`, succeeded},
+		{`tenax_items_total{class="item",` + job + `,outcome="failed"}`, failed},
+		{`tenax_calls_total{` + job + `}`, calls},
+		{`tenax_retries_total{class="retryable",` + job + `}`, retries},
+		{`tenax_call_errors_total{class="retryable",` + job + route + `}`, retries},
+		{`tenax_call_errors_total{class="item",` + job + route + `}`, failed},
+		{`tenax_call_duration_seconds_count{class="none",` + job + route + `}`, succeeded},
+		{`tenax_call_duration_seconds_count{class="retryable",` + job + route + `}`, retries},
+		{`tenax_call_duration_seconds_count{class="item",` + job + route + `}`, failed},
+		{`tenax_item_duration_seconds_count{` + job + `}`, len(recs)},
+		{`tenax_breaker_trips_total{` + job + `}`, 1},
+		{`tenax_concurrency_limit{` + job + `}`, 1},
+		{`tenax_items_planned{` + job + `}`, len(words)},
 	} {
 		if got, ok := m[c.series]; !ok || got != float64(c.want) {
 			t.Errorf("%s = %v (present: %v), want %d from the records", c.series, got, ok, c.want)
 		}
 	}
 
+	for series := range m {
+		if strings.HasPrefix(series, "tenax_rate_limited_total") {
+			t.Errorf("%s is present: no call was answered 429", series)
+		}
+	}
+	if !hasSeries(m, `tenax_build_info{goversion="go`, 1) {
+		t.Errorf("no tenax_build_info of 1 with its Go version in %v", m)
+	}
+
 	// The next item may already wait at the paused gate: dispatched, not
 	// finished.
-	if got := m[`tenax_in_flight`]; got < 0 || got > 1 {
+	if got := m[`tenax_in_flight{`+job+`}`]; got < 0 || got > 1 {
 		t.Errorf("tenax_in_flight = %v, want 0 or 1 (concurrency 1)", got)
 	}
 
@@ -158,6 +176,35 @@ func TestMetricsMatchTheRecords(t *testing.T) {
 	}
 	if s, f, p := countOutcomes(t, j.Home, j.ID); s != 17 || f != 3 || p != 0 {
 		t.Errorf("after Continue: %d succeeded, %d failed, %d pending; want 17, 3, 0", s, f, p)
+	}
+}
+
+// hasSeries reports whether m has a series whose name and labels start
+// with prefix and whose value is v.
+func hasSeries(m map[string]float64, prefix string, v float64) bool {
+	for series, got := range m {
+		if strings.HasPrefix(series, prefix) && got == v {
+			return true
+		}
+	}
+	return false
+}
+
+// lint checks u's exposition as `promtool check metrics` does
+// (client_golang's promlint): names, units, suffixes, help texts.
+func lint(t *testing.T, u string) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	problems, err := promlint.New(resp.Body).Lint()
+	if err != nil {
+		t.Fatalf("%s: %v", u, err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: promlint: %s: %s", u, p.Metric, p.Text)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/tenaxhq/tenax/batch"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/metrics"
 	"github.com/tenaxhq/tenax/store"
 )
 
@@ -39,6 +40,8 @@ const (
 type Monitor struct {
 	// Prompter answers the breaker's questions from the page.
 	Prompter *Prompter
+	// Route labels the run's call-level metrics; set it before Start.
+	Route metrics.Route
 
 	metrics *Metrics
 
@@ -128,6 +131,9 @@ func NewMonitor(reg prometheus.Registerer) *Monitor {
 func (m *Monitor) Start(jobID string, stats func() engine.Stats, redact func(string) string) {
 	m.mu.Lock()
 	m.jobID, m.stats, m.redact = jobID, stats, redact
+	if m.metrics != nil {
+		m.metrics.start(jobID, m.Route)
+	}
 	m.mu.Unlock()
 	m.Prompter.setRedact(redact)
 	m.notify()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/metrics"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 )
@@ -107,46 +108,68 @@ func metricValue(m *dto.Metric) float64 {
 	return 0
 }
 
+// TestMetricsCountWhatTheEventsSay feeds a Monitor the events of five
+// calls, as the engine emits them (each item event, then the call's
+// CallEnded), and reads the run's series, labelled with its job and route.
 func TestMetricsCountWhatTheEventsSay(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := NewMonitor(reg)
+	m.Route = metrics.Route{Provider: "openai", Model: "gpt-4o-mini"}
 	m.Start("job", func() engine.Stats { return engine.Stats{Calls: 7, InFlight: 2, Limit: 8, CostUSD: 0.25} }, nil)
 	t0 := time.Unix(1000, 0)
 	retryable := classify.Decision{Class: classify.Retryable}
 	it := task.Item{Idx: 1}
 	for _, ev := range []engine.Event{
 		{Kind: engine.ItemRetry, Item: it, Err: status(429), Decision: retryable},
+		{Kind: engine.CallEnded, Item: it, Err: status(429), Decision: retryable, Elapsed: 200 * time.Millisecond},
 		{Kind: engine.ItemRetry, Item: it, Err: status(500), Decision: retryable},
+		{Kind: engine.CallEnded, Item: it, Err: status(500), Decision: retryable, Elapsed: time.Second},
 		{Kind: engine.ItemHeal, Item: it},
+		{Kind: engine.CallEnded, Item: it, Decision: classify.Decision{Class: classify.Invalid}, Elapsed: time.Second},
 		{Kind: engine.ItemFinished, Item: it, Record: store.Record{Idx: 1, Attempts: 4, DurationMS: 1500}},
+		{Kind: engine.CallEnded, Item: it, Elapsed: 3 * time.Second},
 		{Kind: engine.ItemFinished, Item: task.Item{Idx: 2}, Err: status(401), Record: store.Record{Idx: 2, Error: "401", Class: classify.Fatal, Attempts: 1}},
+		{Kind: engine.CallEnded, Item: task.Item{Idx: 2}, Err: status(401), Decision: classify.Decision{Class: classify.Fatal}, Elapsed: 100 * time.Millisecond},
 		// Two overlapping cooldowns: 10 s in all, not 15.
 		{Kind: engine.Cooldown, Time: t0, Until: t0.Add(5 * time.Second)},
 		{Kind: engine.Cooldown, Time: t0.Add(2 * time.Second), Until: t0.Add(10 * time.Second)},
 	} {
 		m.Observe(ev)
 	}
+	job := map[string]string{"job_id": "job"}
+	with := func(labels ...string) map[string]string {
+		l := map[string]string{"job_id": "job"}
+		for i := 0; i < len(labels); i += 2 {
+			l[labels[i]] = labels[i+1]
+		}
+		return l
+	}
+	call := func(class string) map[string]string {
+		return with("provider", "openai", "model", "gpt-4o-mini", "class", class)
+	}
 	for _, c := range []struct {
 		name   string
 		labels map[string]string
 		want   float64
 	}{
-		{"tenax_items_total", map[string]string{"outcome": "succeeded", "class": "none"}, 1},
-		{"tenax_items_total", map[string]string{"outcome": "failed", "class": "fatal"}, 1},
-		{"tenax_retries_total", map[string]string{"class": "retryable"}, 2},
-		{"tenax_call_errors_total", map[string]string{"class": "retryable"}, 2},
-		{"tenax_call_errors_total", map[string]string{"class": "invalid"}, 1},
-		{"tenax_call_errors_total", map[string]string{"class": "fatal"}, 1},
-		{"tenax_rate_limited_total", nil, 1},
-		{"tenax_heal_reasks_total", nil, 1},
-		{"tenax_cooldown_seconds_total", nil, 10},
-		{"tenax_item_duration_seconds", nil, 2},
-		{"tenax_calls_total", nil, 7},
-		{"tenax_in_flight", nil, 2},
-		{"tenax_concurrency_limit", nil, 8},
-		{"tenax_cost_usd_total", nil, 0.25},
-		{"tenax_breaker_state", map[string]string{"state": "closed"}, 1},
-		{"tenax_breaker_state", map[string]string{"state": "open"}, 0},
+		{"tenax_items_total", with("outcome", "succeeded", "class", "none"), 1},
+		{"tenax_items_total", with("outcome", "failed", "class", "fatal"), 1},
+		{"tenax_retries_total", with("class", "retryable"), 2},
+		{"tenax_call_errors_total", call("retryable"), 2},
+		{"tenax_call_errors_total", call("invalid"), 1},
+		{"tenax_call_errors_total", call("fatal"), 1},
+		{"tenax_call_duration_seconds", call("retryable"), 2},
+		{"tenax_call_duration_seconds", call("none"), 1},
+		{"tenax_rate_limited_total", call("retryable"), 1},
+		{"tenax_heal_reasks_total", job, 1},
+		{"tenax_cooldown_seconds_total", job, 10},
+		{"tenax_item_duration_seconds", job, 2},
+		{"tenax_calls_total", job, 7},
+		{"tenax_in_flight", job, 2},
+		{"tenax_concurrency_limit", job, 8},
+		{"tenax_cost_usd_total", job, 0.25},
+		{"tenax_breaker_state", with("state", "closed"), 1},
+		{"tenax_breaker_state", with("state", "open"), 0},
 	} {
 		if got := value(t, reg, c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
@@ -160,9 +183,20 @@ func TestMetricsCountWhatTheEventsSay(t *testing.T) {
 func TestTwoMonitorsDoNotShareMetrics(t *testing.T) {
 	// No global registry: two runs in one process each have their own.
 	a, b := prometheus.NewRegistry(), prometheus.NewRegistry()
-	NewMonitor(a).Observe(engine.Event{Kind: engine.ItemHeal, Item: task.Item{}})
-	NewMonitor(b)
-	if got := value(t, b, "tenax_heal_reasks_total", nil); got != 0 {
-		t.Errorf("the second registry counts %v re-asks of the first monitor", got)
+	ma, mb := NewMonitor(a), NewMonitor(b)
+	ma.Start("a", nil, nil)
+	mb.Start("b", nil, nil)
+	ma.Observe(engine.Event{Kind: engine.ItemHeal, Item: task.Item{}})
+	if got := value(t, a, "tenax_heal_reasks_total", map[string]string{"job_id": "a"}); got != 1 {
+		t.Errorf("the first registry counts %v re-asks, want 1", got)
+	}
+	fams, err := b.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == "tenax_heal_reasks_total" {
+			t.Errorf("the second registry counts the first monitor's re-asks: %v", f)
+		}
 	}
 }

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/tenaxhq/tenax/metrics"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker"
 )
@@ -92,7 +92,7 @@ func New(cfg Config) *Server {
 	static, _ := fs.Sub(assets, "static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	if cfg.Metrics != nil {
-		s.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{}))
+		s.mux.Handle("GET /metrics", metrics.Handler(cfg.Metrics))
 	}
 	if cfg.Store == nil {
 		s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {

@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/tenaxhq/tenax/batch"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/metrics"
 	"github.com/tenaxhq/tenax/web"
 )
 
@@ -31,6 +33,9 @@ func startWatch(out io.Writer, f runFlags, opts *job.Options) (*watch, error) {
 		return w, nil
 	}
 	reg := prometheus.NewRegistry()
+	if err := registerBuild(reg); err != nil {
+		return nil, err
+	}
 	w.monitor = web.NewMonitor(reg)
 	if prev := opts.OnEvent; prev != nil {
 		opts.OnEvent = func(ev engine.Event) { prev(ev); w.monitor.Observe(ev) }
@@ -79,6 +84,7 @@ func (w *watch) start(s job.Started) {
 		if s.Stats != nil {
 			stats = s.Stats
 		}
+		w.monitor.Route = metrics.RouteOf(s.Spec)
 		w.monitor.Start(s.JobID, stats, s.Redact)
 	}
 }
@@ -115,3 +121,23 @@ func (w *watch) close() {
 }
 
 var _ engine.Prompter = (*web.Prompter)(nil)
+
+// registerBuild registers tenax_build_info, this binary's version,
+// revision and Go version, on reg.
+func registerBuild(reg prometheus.Registerer) error {
+	b := currentBuild()
+	return metrics.RegisterBuild(reg, metrics.Build{Version: b.Version, Revision: b.Revision, GoVersion: b.GoVersion})
+}
+
+// serviceRegistry is the registry of a long-lived process (tenax worker,
+// tenax ui): tenax_build_info, and the Go runtime's and the process's
+// own metrics (memory, file descriptors), which an operator watches on a
+// service.
+func serviceRegistry() (*prometheus.Registry, error) {
+	reg := prometheus.NewRegistry()
+	if err := registerBuild(reg); err != nil {
+		return nil, err
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg, nil
+}
