@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tenaxhq/tenax/fix"
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/metrics"
 	"github.com/tenaxhq/tenax/web"
 	"github.com/tenaxhq/tenax/worker"
 )
@@ -28,6 +29,9 @@ breaker as tenax breaker does (the first answer wins).
 Fix runs (tenax fix) under the home are listed beside the jobs, each with its
 errors by status, the attempts with their patches and check output, and the
 levers: skip an error, put one first, add context for the next attempts.
+
+/metrics serves the counts of the running jobs (or of JOB) by outcome and, with
+workers, their queues and the workers (docs/metrics.md).
 
 Loopback by default; --addr with another address requires a token, printed in the URL.`,
 		Example: `  tenax ui                          # every job under ./.tenax
@@ -62,6 +66,12 @@ Loopback by default; --addr with another address requires a token, printed in th
 				}
 				cfg.Job = id
 			}
+			reg, err := serviceRegistry()
+			if err != nil {
+				return err
+			}
+			reg.MustRegister(&metrics.Stored{Store: st, Job: cfg.Job, Workers: cfg.Workers})
+			cfg.Metrics = reg
 			ep, err := web.Listen(addr, cfg)
 			if err != nil {
 				return usageErr(err)

@@ -9,11 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/metrics"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/web"
 	"github.com/tenaxhq/tenax/worker"
 )
 
@@ -75,14 +78,7 @@ beforehand to grant a deploy step the DDL rights the workers need not have.`,
 }
 
 func newWorkerCmd(g *globals) *cobra.Command {
-	var (
-		jobs        []string
-		all         bool
-		concurrency int
-		rescue      time.Duration
-		reportEvery time.Duration
-		outageLimit time.Duration
-	)
+	var f workerFlags
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run the items of jobs enqueued in PostgreSQL, beside any number of other workers",
@@ -103,54 +99,118 @@ A worker killed mid-call has its items rescued by another worker within about
 hands waiting items back to the queue; a second cancels the calls in flight.
 
 A lost database connection is tried again with backoff (logged once): the worker
-exits (code 4) only when the database stays away past --db-outage-limit.`,
+exits (code 4) only when the database stays away past --db-outage-limit.
+
+--metrics ADDR serves Prometheus metrics: this worker's items in flight and finished,
+and each job's series labelled job_id (docs/metrics.md); the workers of a job sum to
+its totals.`,
 		Example: `  tenax worker --store "$TENAX_STORE" --all
+  tenax worker --store "$TENAX_STORE" --all --metrics 127.0.0.1:9464
   tenax worker --store postgres://db/tenax --job job_20261123_101500 --concurrency 16`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkWorkerFlags(all, len(jobs), concurrency, reportEvery, outageLimit); err != nil {
-				return usageErr(err)
-			}
-			log, err := g.loggerOn(g.stderr)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			c, err := openWorkers(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			// "latest" and a job's name, as status and resume take them;
-			// a mistyped id is a usage error before the worker starts.
-			for i, ref := range jobs {
-				if jobs[i], err = job.ResolveID(ctx, c.Store(), ref); err != nil {
-					return err
-				}
-			}
-			w, err := c.NewWorker(worker.Config{
-				Jobs: jobs, Concurrency: concurrency, RescueAfter: rescue, DBOutageLimit: outageLimit,
-				Options: job.Options{Home: g.homeDir(), Version: version, Logger: log},
-			})
-			if err != nil {
-				return usageErr(err)
-			}
-			fmt.Fprintf(g.stderr, "tenax: worker %s on schema %s\n", w.ID(), c.Schema())
-			stop := w.Report(g.stderr, reportEvery)
-			err = runWorkers(ctx, g, []*worker.Worker{w})
-			stop()
-			return err
+			return runWorker(cmd.Context(), g, f)
 		},
 	}
-	f := cmd.Flags()
-	f.StringSliceVar(&jobs, "job", nil, "work on this job: an id, latest, or a job's name (repeatable)")
-	f.BoolVar(&all, "all", false, "work on every job enqueued for workers, new ones included")
-	f.IntVar(&concurrency, "concurrency", 0, "most items of one job in flight on this worker (0 = the spec's concurrency.max)")
-	f.DurationVar(&rescue, "rescue-after", worker.DefaultRescueAfter, "River rescues a dead worker's items this long after its last heartbeat")
-	f.DurationVar(&outageLimit, "db-outage-limit", worker.DefaultDBOutageLimit, "exit (code 4) when the database stays unreachable this long; shorter outages are ridden out")
-	f.DurationVar(&reportEvery, "report-every", 10*time.Second, "print the jobs taken up and the items finished this often, when there is news (0 = never)")
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.jobs, "job", nil, "work on this job: an id, latest, or a job's name (repeatable)")
+	fl.BoolVar(&f.all, "all", false, "work on every job enqueued for workers, new ones included")
+	fl.IntVar(&f.concurrency, "concurrency", 0, "most items of one job in flight on this worker (0 = the spec's concurrency.max)")
+	fl.DurationVar(&f.rescue, "rescue-after", worker.DefaultRescueAfter, "River rescues a dead worker's items this long after its last heartbeat")
+	fl.DurationVar(&f.outageLimit, "db-outage-limit", worker.DefaultDBOutageLimit, "exit (code 4) when the database stays unreachable this long; shorter outages are ridden out")
+	fl.StringVar(&f.metricsAddr, "metrics", "", "serve Prometheus metrics at ADDR/metrics: this worker's and its jobs' series (not loopback: a bearer token is required, printed)")
+	fl.DurationVar(&f.reportEvery, "report-every", 10*time.Second, "print the jobs taken up and the items finished this often, when there is news (0 = never)")
 	addStoreFlag(cmd, g)
 	return cmd
+}
+
+// workerFlags are tenax worker's flags.
+type workerFlags struct {
+	jobs        []string
+	all         bool
+	concurrency int
+	rescue      time.Duration
+	reportEvery time.Duration
+	outageLimit time.Duration
+	metricsAddr string
+}
+
+// runWorker is tenax worker: one worker until a signal stops it.
+func runWorker(ctx context.Context, g *globals, f workerFlags) error {
+	if err := checkWorkerFlags(f.all, len(f.jobs), f.concurrency, f.reportEvery, f.outageLimit); err != nil {
+		return usageErr(err)
+	}
+	log, err := g.loggerOn(g.stderr)
+	if err != nil {
+		return err
+	}
+	c, err := openWorkers(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	// "latest" and a job's name, as status and resume take them;
+	// a mistyped id is a usage error before the worker starts.
+	for i, ref := range f.jobs {
+		if f.jobs[i], err = job.ResolveID(ctx, c.Store(), ref); err != nil {
+			return err
+		}
+	}
+	cfg := worker.Config{
+		Jobs: f.jobs, Concurrency: f.concurrency, RescueAfter: f.rescue, DBOutageLimit: f.outageLimit,
+		Options: job.Options{Home: g.homeDir(), Version: version, Logger: log},
+	}
+	reg, err := workerMetrics(&cfg, f.metricsAddr)
+	if err != nil {
+		return err
+	}
+	w, err := c.NewWorker(cfg)
+	if err != nil {
+		return usageErr(err)
+	}
+	fmt.Fprintf(g.stderr, "tenax: worker %s on schema %s\n", w.ID(), c.Schema())
+	if reg != nil {
+		ep, err := serveWorkerMetrics(g.stderr, reg, w, f.metricsAddr)
+		if err != nil {
+			return err
+		}
+		defer ep.Close()
+	}
+	stop := w.Report(g.stderr, f.reportEvery)
+	err = runWorkers(ctx, g, []*worker.Worker{w})
+	stop()
+	return err
+}
+
+// workerMetrics readies --metrics: a registry whose jobs' series cfg's
+// worker feeds (Config.OnJob); nil without --metrics.
+func workerMetrics(cfg *worker.Config, addr string) (*prometheus.Registry, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	reg, err := serviceRegistry()
+	if err != nil {
+		return nil, err
+	}
+	cfg.OnJob = metrics.ObserveJobs(metrics.NewJobs(reg))
+	return reg, nil
+}
+
+// serveWorkerMetrics adds worker w's own series to reg and serves it on
+// addr, saying where on out.
+func serveWorkerMetrics(out io.Writer, reg *prometheus.Registry, w *worker.Worker, addr string) (*web.Endpoint, error) {
+	if err := metrics.RegisterWorker(reg, w); err != nil {
+		return nil, err
+	}
+	ep, err := web.Listen(addr, web.Config{Metrics: reg})
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("--metrics: %w", err))
+	}
+	fmt.Fprintf(out, "tenax: Prometheus metrics at %s\n", ep.MetricsURL())
+	if ep.Token != "" {
+		fmt.Fprintf(out, "tenax: scrape with the bearer token %s\n", ep.Token)
+	}
+	return ep, nil
 }
 
 // checkWorkerFlags refuses the flags of tenax worker that cannot work.

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// startWorkerMetrics starts `tenax worker --metrics` on job id and
+// returns its /metrics address, read from its stderr.
+func startWorkerMetrics(t *testing.T, w *workdir, pg, id string) string {
+	t.Helper()
+	cmd, stderr := w.start(t, "worker", "--job", id, "--store", pg, "--metrics", "127.0.0.1:0", "--concurrency", "2", "--report-every", "0")
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stderr)
+	var seen strings.Builder
+	url := ""
+	for url == "" && sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if u, ok := strings.CutPrefix(sc.Text(), "tenax: Prometheus metrics at "); ok {
+			url = u
+		}
+	}
+	if url == "" {
+		t.Fatalf("tenax worker --metrics printed no address:\n%s", seen.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	return url
+}
+
+// scrapeFamilies reads and lints (as `promtool check metrics` does) the
+// exposition at url.
+func scrapeFamilies(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	body := get(t, url)
+	problems, err := promlint.New(strings.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: promlint: %s: %s", url, p.Metric, p.Text)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	return fams
+}
+
+// sum adds the values of name's series whose labels include want, over
+// every scrape: a counter, a gauge, or a histogram's count.
+func sumSeries(scrapes []map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
+	var total float64
+	for _, fams := range scrapes {
+		f := fams[name]
+		if f == nil {
+			continue
+		}
+	metric:
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if labels[k] != v {
+					continue metric
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				total += m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				total += m.GetGauge().GetValue()
+			case m.Histogram != nil:
+				total += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return total
+}
+
+// TestPostgresTwoWorkersMetricsSumToTheJobsTotals runs one job on two
+// `tenax worker --metrics` processes, scrapes both, and checks that their
+// series of the job, summed, are the job's totals from its records; that
+// both expositions and tenax ui's pass promlint; and that tenax ui's
+// /metrics (404 before) counts the job from the store.
+func TestPostgresTwoWorkersMetricsSumToTheJobsTotals(t *testing.T) {
+	w, pg, id := enqueuedJob(t)
+	urls := []string{startWorkerMetrics(t, w, pg, id), startWorkerMetrics(t, w, pg, id)}
+	job := map[string]string{"job_id": id}
+	scrapeAll := func() []map[string]*dto.MetricFamily {
+		var s []map[string]*dto.MetricFamily
+		for _, u := range urls {
+			s = append(s, scrapeFamilies(t, u))
+		}
+		return s
+	}
+	var scrapes []map[string]*dto.MetricFamily
+	deadline := time.Now().Add(3 * time.Minute) // a safety net
+	for {
+		scrapes = scrapeAll()
+		if sumSeries(scrapes, "tenax_items_total", job) == 40 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the workers' tenax_items_total of job %s never summed to its 40 items: %v", id, sumSeries(scrapes, "tenax_items_total", job))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	for i := range scrapes {
+		t.Logf("worker %d recorded %v items, made %v calls", i+1,
+			sumSeries(scrapes[i:i+1], "tenax_worker_items_finished_total", nil), sumSeries(scrapes[i:i+1], "tenax_calls_total", job))
+	}
+	r := w.tenax("export", id, "--store", pg)
+	if r.code != 0 {
+		t.Fatalf("export: exit %d\n%s", r.code, r.stderr)
+	}
+	var succeeded, failed, calls int
+	for line := range strings.Lines(r.stdout) {
+		var rec record
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("export: %q: %v", line, err)
+		}
+		calls += rec.Attempts
+		if rec.Error != "" {
+			failed++
+		} else {
+			succeeded++
+		}
+	}
+	if succeeded != 30 || failed != 10 {
+		t.Fatalf("the records hold %d succeeded and %d failed, want 30 and 10", succeeded, failed)
+	}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   int
+	}{
+		{"tenax_items_total", map[string]string{"job_id": id, "outcome": "succeeded"}, succeeded},
+		{"tenax_items_total", map[string]string{"job_id": id, "outcome": "failed"}, failed},
+		{"tenax_calls_total", job, calls},
+		{"tenax_call_duration_seconds", job, calls},
+		// Every call but an item's recorded answer is an error.
+		{"tenax_call_errors_total", job, calls - succeeded},
+		{"tenax_item_duration_seconds", job, succeeded + failed},
+		{"tenax_worker_items_finished_total", nil, succeeded + failed},
+		{"tenax_build_info", nil, len(urls)},
+	} {
+		if got := sumSeries(scrapes, c.name, c.labels); got != float64(c.want) {
+			t.Errorf("%s%v summed over the two workers = %v, want %d from the job's records", c.name, c.labels, got, c.want)
+		}
+	}
+
+	ui := strings.TrimSuffix(serveUI(t, w, id, "--store", pg), "/") + "/metrics"
+	fams := []map[string]*dto.MetricFamily{scrapeFamilies(t, ui)}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   int
+	}{
+		{"tenax_job_items", map[string]string{"job_id": id, "outcome": "succeeded"}, succeeded},
+		{"tenax_job_items", map[string]string{"job_id": id, "outcome": "failed"}, failed},
+		{"tenax_job_items", map[string]string{"job_id": id, "outcome": "pending"}, 0},
+		{"tenax_queue_items", map[string]string{"job_id": id, "state": "finished"}, 40},
+		{"tenax_workers", map[string]string{"state": "alive"}, 2},
+		{"tenax_build_info", nil, 1},
+	} {
+		if got := sumSeries(fams, c.name, c.labels); got != float64(c.want) {
+			t.Errorf("tenax ui: %s%v = %v, want %d", c.name, c.labels, got, c.want)
+		}
+	}
+}
+
+// TestMetricsSpeakOpenMetricsWhenAsked: a scraper that asks for
+// OpenMetrics (Prometheus does) gets it, with its # EOF; one that does not
+// gets Prometheus's text format.
+func TestMetricsSpeakOpenMetricsWhenAsked(t *testing.T) {
+	w := newWorkdir(t)
+	w.items("items.jsonl", 1)
+	w.write("job.yaml", "input: items.jsonl\ntask:\n  type: exec\n  argv: [echo, \"item {{.n}}\"]\n", 0o644)
+	base := strings.TrimSuffix(serveUI(t, w), "/")
+	for _, c := range []struct {
+		accept, contentType string
+		eof                 bool
+	}{
+		{"application/openmetrics-text; version=1.0.0", "application/openmetrics-text", true},
+		{"", "text/plain", false},
+	} {
+		req, _ := http.NewRequest("GET", base+"/metrics", nil)
+		if c.accept != "" {
+			req.Header.Set("Accept", c.accept)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(ct, c.contentType) {
+			t.Errorf("Accept %q: %s, Content-Type %q, want 200 and %s", c.accept, resp.Status, ct, c.contentType)
+		}
+		if got := strings.HasSuffix(string(body), "# EOF\n"); got != c.eof {
+			t.Errorf("Accept %q: ends with # EOF: %v, want %v:\n%s", c.accept, got, c.eof, body)
+		}
+		if !strings.Contains(string(body), "tenax_build_info") {
+			t.Errorf("Accept %q: no tenax_build_info:\n%s", c.accept, body)
+		}
+	}
+}
