@@ -42,13 +42,12 @@ type Stored struct {
 	Workers *worker.Client
 }
 
-// Describe sends the descriptions of the series Collect sends.
+// Describe sends the descriptions of the series Collect may send (the
+// workers' only with Workers).
 func (s *Stored) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobItemsDesc
-	if s.Workers != nil {
-		ch <- queueDesc
-		ch <- workersDesc
-	}
+	ch <- queueDesc
+	ch <- workersDesc
 }
 
 // Collect reads the store (and the workers' database) and sends the

@@ -7,10 +7,16 @@ import (
 	"github.com/tenaxhq/tenax/worker"
 )
 
+// Worker is what RegisterWorker reads of a worker (*worker.Worker).
+type Worker interface {
+	ID() string
+	Status() worker.Status
+}
+
 // RegisterWorker registers the series of worker w on reg, read from
 // w.Status at scrape time: what it runs now, over all its jobs. Its jobs'
 // own series come from a Jobs fed through worker.Config.OnJob.
-func RegisterWorker(reg prometheus.Registerer, w *worker.Worker) error {
+func RegisterWorker(reg prometheus.Registerer, w Worker) error {
 	labels := prometheus.Labels{"worker": w.ID()}
 	for _, c := range []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -24,7 +30,7 @@ func RegisterWorker(reg prometheus.Registerer, w *worker.Worker) error {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "tenax_worker_items_finished_total", ConstLabels: labels,
 			Help: "Items this worker recorded since it started, over all its jobs.",
-		}, func() float64 { return float64(w.Finished()) }),
+		}, func() float64 { return float64(w.Status().Finished) }),
 	} {
 		if err := reg.Register(c); err != nil {
 			return err
