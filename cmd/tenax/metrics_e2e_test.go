@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -216,6 +217,63 @@ func TestMetricsSpeakOpenMetricsWhenAsked(t *testing.T) {
 		}
 		if !strings.Contains(string(body), "tenax_build_info") {
 			t.Errorf("Accept %q: no tenax_build_info:\n%s", c.accept, body)
+		}
+	}
+}
+
+// TestMetricsTakeTheTokenOfTheEnvironment: each process made its own
+// random token off loopback, so a fleet of workers could not be scraped
+// with one credential. TENAX_METRICS_TOKEN sets it (required then on
+// every address), and tenax does not print it.
+func TestMetricsTakeTheTokenOfTheEnvironment(t *testing.T) {
+	w := newWorkdir(t)
+	w.items("items.jsonl", 1)
+	w.write("job.yaml", "input: items.jsonl\ntask:\n  type: exec\n  argv: [sleep, \"60\"]\n", 0o644)
+	cmd := exec.Command(tenaxBin, "--home", w.home, "run", "job.yaml", "--metrics", "127.0.0.1:0", "--quiet")
+	cmd.Dir, cmd.Env = w.dir, childEnv("TENAX_METRICS_TOKEN=s3cret-for-the-fleet")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stderr)
+	var seen strings.Builder
+	url := ""
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if u, ok := strings.CutPrefix(sc.Text(), "tenax: Prometheus metrics at "); ok {
+			url = u
+		}
+		if strings.Contains(sc.Text(), "bearer token") {
+			break
+		}
+	}
+	if url == "" || !strings.Contains(seen.String(), "the bearer token in TENAX_METRICS_TOKEN") || strings.Contains(seen.String(), "s3cret") {
+		t.Fatalf("tenax run --metrics should print its address and name the variable, never the token:\n%s", seen.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	for _, c := range []struct {
+		auth string
+		want int
+	}{
+		{"", http.StatusUnauthorized},
+		{"Bearer wrong", http.StatusUnauthorized},
+		{"Bearer s3cret-for-the-fleet", http.StatusOK},
+	} {
+		req, _ := http.NewRequest("GET", url, nil)
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("GET /metrics with Authorization %q: %s, want %d", c.auth, resp.Status, c.want)
 		}
 	}
 }

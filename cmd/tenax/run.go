@@ -61,7 +61,7 @@ func addWatchFlags(cmd *cobra.Command, f *runFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.ui, "ui", "", "serve a live web page of the run (and /metrics); --ui alone picks a free port on 127.0.0.1, --ui=ADDR listens there (not loopback: a token is required, printed in the URL)")
 	fl.Lookup("ui").NoOptDefVal = "127.0.0.1:0"
-	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at ADDR/metrics, without the web page (not loopback: a bearer token is required, printed)")
+	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at ADDR/metrics, without the web page (not loopback: a bearer token is required, $TENAX_METRICS_TOKEN or a random one, printed)")
 }
 
 // watchArgs is cobra.ExactArgs(n) that explains `--ui ADDR` (a bare --ui

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -62,16 +63,12 @@ func startWatch(out io.Writer, f runFlags, opts *job.Options) (*watch, error) {
 		opts.Interactive = true
 	}
 	if f.metrics != "" {
-		ep, err := web.Listen(f.metrics, web.Config{Metrics: reg})
+		ep, err := listenMetrics(out, f.metrics, reg)
 		if err != nil {
 			w.close()
-			return nil, usageErr(fmt.Errorf("--metrics: %w", err))
+			return nil, err
 		}
 		w.endpoints = append(w.endpoints, ep)
-		fmt.Fprintf(out, "tenax: Prometheus metrics at %s\n", ep.MetricsURL())
-		if ep.Token != "" {
-			fmt.Fprintf(out, "tenax: scrape with the bearer token %s\n", ep.Token)
-		}
 	}
 	return w, nil
 }
@@ -140,4 +137,27 @@ func serviceRegistry() (*prometheus.Registry, error) {
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg, nil
+}
+
+// metricsTokenEnv names the variable that sets the bearer token of
+// --metrics, so that a fleet of workers shares one scrape credential.
+const metricsTokenEnv = "TENAX_METRICS_TOKEN"
+
+// listenMetrics serves reg's /metrics on addr (--metrics) and says where
+// on out. The token is $TENAX_METRICS_TOKEN when set, required on every
+// address; else off loopback a random one, printed.
+func listenMetrics(out io.Writer, addr string, reg prometheus.Gatherer) (*web.Endpoint, error) {
+	token := os.Getenv(metricsTokenEnv)
+	ep, err := web.Listen(addr, web.Config{Metrics: reg, Token: token})
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("--metrics: %w", err))
+	}
+	fmt.Fprintf(out, "tenax: Prometheus metrics at %s\n", ep.MetricsURL())
+	switch {
+	case token != "":
+		fmt.Fprintf(out, "tenax: scrape with the bearer token in %s\n", metricsTokenEnv)
+	case ep.Token != "":
+		fmt.Fprintf(out, "tenax: scrape with the bearer token %s\n", ep.Token)
+	}
+	return ep, nil
 }

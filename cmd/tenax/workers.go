@@ -118,7 +118,7 @@ its totals.`,
 	fl.IntVar(&f.concurrency, "concurrency", 0, "most items of one job in flight on this worker (0 = the spec's concurrency.max)")
 	fl.DurationVar(&f.rescue, "rescue-after", worker.DefaultRescueAfter, "River rescues a dead worker's items this long after its last heartbeat")
 	fl.DurationVar(&f.outageLimit, "db-outage-limit", worker.DefaultDBOutageLimit, "exit (code 4) when the database stays unreachable this long; shorter outages are ridden out")
-	fl.StringVar(&f.metricsAddr, "metrics", "", "serve Prometheus metrics at ADDR/metrics: this worker's and its jobs' series (not loopback: a bearer token is required, printed)")
+	fl.StringVar(&f.metricsAddr, "metrics", "", "serve Prometheus metrics at ADDR/metrics: this worker's and its jobs' series (not loopback: a bearer token is required, $TENAX_METRICS_TOKEN or a random one, printed)")
 	fl.DurationVar(&f.reportEvery, "report-every", 10*time.Second, "print the jobs taken up and the items finished this often, when there is news (0 = never)")
 	addStoreFlag(cmd, g)
 	return cmd
@@ -202,15 +202,7 @@ func serveWorkerMetrics(out io.Writer, reg *prometheus.Registry, w *worker.Worke
 	if err := metrics.RegisterWorker(reg, w); err != nil {
 		return nil, err
 	}
-	ep, err := web.Listen(addr, web.Config{Metrics: reg})
-	if err != nil {
-		return nil, usageErr(fmt.Errorf("--metrics: %w", err))
-	}
-	fmt.Fprintf(out, "tenax: Prometheus metrics at %s\n", ep.MetricsURL())
-	if ep.Token != "" {
-		fmt.Fprintf(out, "tenax: scrape with the bearer token %s\n", ep.Token)
-	}
-	return ep, nil
+	return listenMetrics(out, addr, reg)
 }
 
 // checkWorkerFlags refuses the flags of tenax worker that cannot work.
