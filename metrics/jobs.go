@@ -3,6 +3,7 @@ package metrics
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -112,22 +113,37 @@ func (js *Jobs) Add(id string, route Route, stats func() engine.Stats) *Job {
 		js.jobs[id] = j
 	}
 	j.mu.Lock()
-	j.route, j.stats = route, stats
+	j.stats = stats
 	j.mu.Unlock()
+	j.hot.Store(&hotSeries{
+		route:     route,
+		succeeded: js.items.WithLabelValues(id, "succeeded", "none"),
+		answered:  js.callDuration.WithLabelValues(id, route.Provider, route.Model, "none"),
+		items:     js.itemDuration.WithLabelValues(id),
+	})
 	return j
 }
 
 // Job counts one job's events. Its methods are safe for concurrent use.
 type Job struct {
-	js *Jobs
-	id string
+	js  *Jobs
+	id  string
+	hot atomic.Pointer[hotSeries]
 
 	mu    sync.Mutex
-	route Route
 	stats func() engine.Stats
 	// cooldownEnd is the end of the latest cooldown, so that overlapping
 	// cooldowns are counted once.
 	cooldownEnd time.Time
+}
+
+// hotSeries are a job's route and the series every item touches, looked
+// up once: the success path of Observe takes no lock and hashes no label.
+type hotSeries struct {
+	route     Route
+	succeeded prometheus.Counter
+	answered  prometheus.Observer // calls whose answer was recorded
+	items     prometheus.Observer
 }
 
 // Observe counts what ev tells: it is the job's engine.Config.OnEvent (or
@@ -147,9 +163,9 @@ func (j *Job) Observe(ev engine.Event) {
 		if rec.Failed() {
 			js.items.WithLabelValues(j.id, "failed", rec.Class.String()).Inc()
 		} else {
-			js.items.WithLabelValues(j.id, "succeeded", "none").Inc()
+			j.hot.Load().succeeded.Inc()
 		}
-		js.itemDuration.WithLabelValues(j.id).Observe(float64(rec.DurationMS) / 1000)
+		j.hot.Load().items.Observe(float64(rec.DurationMS) / 1000)
 	case engine.Cooldown:
 		j.mu.Lock()
 		from := ev.Time
@@ -169,17 +185,13 @@ func (j *Job) Observe(ev engine.Event) {
 // call counts one call: its latency, and its error and 429 when it
 // failed.
 func (j *Job) call(ev engine.Event) {
-	j.mu.Lock()
-	r := j.route
-	j.mu.Unlock()
-	class := "none"
-	if ev.Decision.Class != classify.Unknown {
-		class = ev.Decision.Class.String()
-	}
-	j.js.callDuration.WithLabelValues(j.id, r.Provider, r.Model, class).Observe(ev.Elapsed.Seconds())
-	if class == "none" {
+	hot := j.hot.Load()
+	if ev.Decision.Class == classify.Unknown {
+		hot.answered.Observe(ev.Elapsed.Seconds())
 		return
 	}
+	r, class := hot.route, ev.Decision.Class.String()
+	j.js.callDuration.WithLabelValues(j.id, r.Provider, r.Model, class).Observe(ev.Elapsed.Seconds())
 	j.js.callErrors.WithLabelValues(j.id, r.Provider, r.Model, class).Inc()
 	if httpStatus(ev.Err) == 429 {
 		j.js.rateLimited.WithLabelValues(j.id, r.Provider, r.Model, class).Inc()

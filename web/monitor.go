@@ -219,6 +219,10 @@ func (m *Monitor) Observe(ev engine.Event) {
 		if ev.Until.After(m.cooldown) {
 			m.cooldown, m.coolReason = ev.Until, ev.Reason
 		}
+	case engine.CallEnded:
+		// Nothing the page shows: its item event already woke them.
+		m.mu.Unlock()
+		return
 	}
 	m.notifyLocked()
 	m.mu.Unlock()
