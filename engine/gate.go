@@ -637,10 +637,13 @@ func (g *gate) learn(q Quota, executing int) (until time.Time, reason string) {
 	if d, ok := refillFor(q.TokensLimit, q.TokensRemaining, q.TokensReset, q.window(), 1); ok && now.Add(d).After(until) {
 		until, reason = now.Add(d), "provider token quota exhausted until its reset"
 	}
-	if q.RetryAfter > 0 {
+	if q.RetryAfter > 0 && !q.showsRoom() {
 		// The server's explicit word on when to come back wins over what
 		// its counts imply, shorter or longer: the counts are a model of
 		// its bucket, the hint is the bucket speaking (docs/concurrency.md).
+		// A hint beside counts that show room is about its own call (a
+		// sporadic 429): re-anchoring the pace on it dropped the queue of
+		// paced calls, a call's refill each time.
 		hinted := now.Add(q.RetryAfter)
 		if !until.IsZero() {
 			until, reason = hinted, "provider quota exhausted until its retry hint"
@@ -648,6 +651,13 @@ func (g *gate) learn(q Quota, executing int) (until time.Time, reason string) {
 		g.admitAt(hinted)
 	}
 	return until, reason
+}
+
+// showsRoom reports whether q's counts say the quota is not spent: some
+// requests remain, and tokens too when they are counted. Absent counts
+// show nothing.
+func (q Quota) showsRoom() bool {
+	return q.RequestsRemaining > 0 && q.TokensRemaining != 0
 }
 
 // admitAt makes a learned request limiter let a call go at the instant
