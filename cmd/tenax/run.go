@@ -20,6 +20,7 @@ import (
 	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/jsonl"
 )
 
 type runFlags struct {
@@ -201,6 +202,10 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		return err
 	}
 	defer closeStore()
+	if js, ok := st.(*jsonl.Store); ok {
+		// A resume of a job without results.idx reads its whole log first.
+		js.Logger = log
+	}
 	interactive := g.interactive()
 	opts := job.Options{
 		Home: g.homeDir(), Store: st, StoreFlag: g.storeURL, Version: version, Input: f.input, Output: f.output, Limit: f.limit,

@@ -187,11 +187,12 @@ func lineMatches(f *os.File, e indexEntry, buf []byte) bool {
 
 // walkIndex calls fn with every line of the log f up to size, in log
 // order: the first n from the index idx (nil for none), the rest read from
-// the log after covered. fromLog, when set, also receives the lines read
-// from the log, for a writer to add them to the index. An index found out
-// of order midway is errIndexBad.
+// the log after covered, in one sequential pass (seqReader; progress, when
+// set, hears how far a long one is). fromLog, when set, also receives the
+// lines read from the log, for a writer to add them to the index. An index
+// found out of order midway is errIndexBad.
 func walkIndex(ctx context.Context, idx *os.File, n, covered int64, f *os.File, size int64, path string,
-	fn func(indexEntry), fromLog func(indexEntry)) error {
+	fn func(indexEntry), fromLog func(indexEntry), progress func(read, total int64)) error {
 	if idx != nil && n > 0 {
 		br := bufio.NewReaderSize(io.NewSectionReader(idx, int64(len(indexHeader)), n*indexEntrySize), 64<<10)
 		var raw [indexEntrySize]byte
@@ -216,7 +217,11 @@ func walkIndex(ctx context.Context, idx *os.File, n, covered int64, f *os.File, 
 	if covered >= size {
 		return nil
 	}
-	lr := newLogReader(io.NewSectionReader(f, covered, size-covered), path, covered)
+	buf := make([]byte, 64<<10)
+	if size-covered >= seqHintFrom {
+		buf = make([]byte, seqBuf)
+	}
+	lr := newLogReaderBuf(newSeqReader(f, covered, size, progress), path, covered, buf)
 	// The index has an entry per line before covered: error messages
 	// count lines from there.
 	lr.lineNo = int(n)
@@ -244,25 +249,25 @@ func walkIndex(ctx context.Context, idx *os.File, n, covered int64, f *os.File, 
 // walkLog calls fn with every line of the log f up to size, through the
 // index when it checks out and from the log alone when it does not.
 // fromLog is as in walkIndex.
-func walkLog(ctx context.Context, dir string, f *os.File, size int64, fn func(indexEntry), reset func(), fromLog func(indexEntry)) (rebuilt bool, err error) {
+func walkLog(ctx context.Context, dir string, f *os.File, size int64, fn func(indexEntry), reset func(), fromLog func(indexEntry), progress func(read, total int64)) (rebuilt bool, err error) {
 	path := filepath.Join(dir, resultsFile)
 	idx, n, covered := checkedIndex(filepath.Join(dir, indexFile), f, size)
 	if idx != nil {
 		defer idx.Close()
 	}
-	err = walkIndex(ctx, idx, n, covered, f, size, path, fn, fromLog)
+	err = walkIndex(ctx, idx, n, covered, f, size, path, fn, fromLog, progress)
 	if !errors.Is(err, errIndexBad) {
 		return idx == nil || n == 0, err
 	}
 	reset()
-	return true, walkIndex(ctx, nil, 0, 0, f, size, path, fn, fromLog)
+	return true, walkIndex(ctx, nil, 0, 0, f, size, path, fn, fromLog, progress)
 }
 
 // openIndex brings results.idx up to date with the log for a writer, which
 // then appends to it as it flushes: an index that checks out gets the
 // entries of the lines it lacks; any other is rebuilt. It returns the
 // index open for appending and its size.
-func openIndex(ctx context.Context, dir string, f *os.File, size int64) (*os.File, int64, error) {
+func openIndex(ctx context.Context, dir string, f *os.File, size int64, progress func(read, total int64)) (*os.File, int64, error) {
 	if size >= maxIndexedLog {
 		return nil, 0, errIndexBad
 	}
@@ -273,7 +278,7 @@ func openIndex(ctx context.Context, dir string, f *os.File, size int64) (*os.Fil
 		var missing []byte
 		err := walkIndex(ctx, nil, 0, covered, f, size, filepath.Join(dir, resultsFile), func(e indexEntry) {
 			missing = appendEntry(missing, e)
-		}, nil)
+		}, nil, progress)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -299,7 +304,7 @@ func openIndex(ctx context.Context, dir string, f *os.File, size int64) (*os.Fil
 		var b [indexEntrySize]byte
 		err := walkIndex(ctx, nil, 0, 0, f, size, filepath.Join(dir, resultsFile), func(e indexEntry) {
 			bw.Write(appendEntry(b[:0], e))
-		}, nil)
+		}, nil, progress)
 		if err != nil {
 			return err
 		}

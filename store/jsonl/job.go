@@ -64,6 +64,10 @@ type Job struct {
 
 	manifestMu sync.Mutex // serializes manifest writes
 
+	// progress hears how far a long read of the log is (Store.Logger);
+	// nil says nothing.
+	progress func(read, total int64)
+
 	stop chan struct{}
 	done chan struct{}
 	// kick asks the flusher for a group commit: FlushEvery records wait.
@@ -106,7 +110,7 @@ func (j *Job) openResults() error {
 	j.results, j.size = f, size
 	// The index is a cache: a job whose index cannot be written runs on,
 	// and its readers complete what the index lacks from the log.
-	if idx, n, err := openIndex(context.Background(), j.dir, f, size); err == nil {
+	if idx, n, err := openIndex(context.Background(), j.dir, f, size, j.progress); err == nil {
 		j.index, j.indexSize = idx, n
 	}
 	return nil
@@ -480,7 +484,7 @@ func (j *Job) Outcomes(ctx context.Context) (store.Outcomes, error) {
 				o.Set(e.idx, outcomeOf(e.failed))
 			}
 		},
-		func() { o, g.refused = o[:0], false }, nil)
+		func() { o, g.refused = o[:0], false }, nil, j.progress)
 	if rerr == nil {
 		rerr = g.err()
 	}
@@ -627,7 +631,7 @@ func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, o
 			lengths = append(lengths, make([]uint32, e.idx+1-len(lengths))...)
 		}
 		offsets[e.idx], lengths[e.idx] = e.start+1, e.length
-	}, func() { offsets, lengths, g.refused = offsets[:0], lengths[:0], false }, nil)
+	}, func() { offsets, lengths, g.refused = offsets[:0], lengths[:0], false }, nil, j.progress)
 	if err == nil {
 		err = g.err()
 	}

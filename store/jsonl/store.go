@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +44,22 @@ type Store struct {
 	// FlushInterval is how long an appended record may wait before a job
 	// writes and fsyncs it (DefaultFlushInterval when zero).
 	FlushInterval time.Duration
+	// Logger, when set, receives a line every few seconds while a job's
+	// results.jsonl is read whole (results.idx missing, behind or not
+	// matching: a job an older tenax wrote), which takes seconds to
+	// minutes for millions of records.
+	Logger *slog.Logger
+}
+
+// readProgress is the progress report of job id's long log reads.
+func (s *Store) readProgress(id string) func(read, total int64) {
+	if s.Logger == nil {
+		return nil
+	}
+	return func(read, total int64) {
+		s.Logger.Info("reading results.jsonl to index it", "job", id,
+			"read", fmt.Sprintf("%d of %d MB (%d%%)", read>>20, total>>20, 100*read/max(total, 1)))
+	}
 }
 
 var _ store.Store = (*Store)(nil)
@@ -165,7 +182,7 @@ func (s *Store) open(_ context.Context, id string, readOnly bool) (*Job, error) 
 		}
 		return nil, fmt.Errorf("jsonl: %w", err)
 	}
-	j := &Job{dir: dir, readOnly: readOnly}
+	j := &Job{dir: dir, readOnly: readOnly, progress: s.readProgress(id)}
 	if !readOnly {
 		if j.lock, err = lockJob(dir, id); err != nil {
 			return nil, err
