@@ -50,6 +50,7 @@ func (d *decoder) finish(s *Spec) {
 	d.checkClassify(s)
 	d.checkMock(s)
 	d.checkBatch(s)
+	d.checkRoutes(s)
 	if d.files {
 		d.checkFiles(s)
 	}
@@ -120,6 +121,7 @@ func (d *decoder) defaults(s *Spec) {
 		}
 	}
 	inputDefaults(s, def)
+	routeDefaults(s, def)
 	taskDefaults(s, def)
 	policyDefaults(s, def)
 	d.mockDefaults(s, def)
@@ -228,7 +230,7 @@ func policyDefaults(s *Spec, def defaulter) {
 func (d *decoder) mockDefaults(s *Spec, def defaulter) {
 	// The simulated provider's defaults matter only when it is used (or
 	// configured), and would only clutter the manifest otherwise.
-	if s.Task.Provider != "mock" && !d.isSet("mock") {
+	if s.Task.Provider != "mock" && !d.isSet("mock") && !slices.ContainsFunc(s.Routes, func(r Route) bool { return r.Provider == "mock" }) {
 		return
 	}
 	m := &s.Mock
@@ -561,7 +563,12 @@ func (d *decoder) checkMock(s *Spec) {
 	if m.TPM < 0 {
 		d.problem("mock.tpm", nil, "must not be negative, got %d", m.TPM)
 	}
-	e := m.Errors
+	d.checkMockErrors("mock.errors", m.Errors)
+}
+
+// checkMockErrors checks the fault fractions at path (mock.errors, or a
+// mock route's).
+func (d *decoder) checkMockErrors(path string, e MockErrors) {
 	sum := 0.0
 	for _, f := range []struct {
 		key string
@@ -574,12 +581,12 @@ func (d *decoder) checkMock(s *Spec) {
 		{"content_filter", e.ContentFilter}, {"refusal", e.Refusal}, {"truncated", e.Truncated},
 	} {
 		if f.v < 0 || f.v > 1 {
-			d.problem("mock.errors."+f.key, nil, "must be a fraction between 0 and 1, got %g", f.v)
+			d.problem(path+"."+f.key, nil, "must be a fraction between 0 and 1, got %g", f.v)
 		}
 		sum += f.v
 	}
 	if sum > 1+1e-9 {
-		d.problem("mock.errors", nil, "the fractions add up to %g, more than 1", sum)
+		d.problem(path, nil, "the fractions add up to %g, more than 1", sum)
 	}
 }
 

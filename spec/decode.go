@@ -978,6 +978,9 @@ func secretPath(path string) bool {
 			return true
 		}
 	}
+	if strings.HasPrefix(path, "routes[") && strings.HasSuffix(path, "].api_key") {
+		return true
+	}
 	return false
 }
 

@@ -59,6 +59,14 @@ type Spec struct {
 	Mock Mock `yaml:"mock"`
 	// Batch configures provider batch mode (task.mode: batch).
 	Batch Batch `yaml:"batch"`
+	// Routes are the deployments an llm job may call (docs/routes.md);
+	// none is the task's own provider, model and key alone.
+	Routes []Route `yaml:"routes"`
+	// Routing is how a call chooses among the routes of one tier:
+	// "weighted" (default) or "least_loaded".
+	Routing string `yaml:"routing"`
+	// Fallbacks says which failures move an item to another route.
+	Fallbacks Fallbacks `yaml:"fallbacks"`
 
 	path    string
 	dir     string
@@ -491,7 +499,12 @@ func parseSpec(name string, data []byte, dir string, env func(string) (string, b
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted().capped()
 	}
-	s.secrets = d.secretValues(append([]string{s.Task.APIKey, s.Task.AzureADToken}, d.urlSecrets("task.base_url", s.Task.BaseURL)...)...)
+	always := append([]string{s.Task.APIKey, s.Task.AzureADToken}, d.urlSecrets("task.base_url", s.Task.BaseURL)...)
+	for i, r := range s.Routes {
+		always = append(always, r.APIKey)
+		always = append(always, d.urlSecrets(fmt.Sprintf("routes[%d].base_url", i), r.BaseURL)...)
+	}
+	s.secrets = d.secretValues(always...)
 	s.valuePos, s.keyPos = d.set, d.keyPos
 	return s, nil
 }

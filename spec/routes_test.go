@@ -1,0 +1,98 @@
+package spec
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestRoutesTakeTheTasksProviderKeysAndDefaults(t *testing.T) {
+	s := parse(t, "task:\n  type: llm\n  provider: openai\n  model: gpt-4o-mini\n  api_key: sk-task-key\n  prompt: hi\n"+
+		"routes:\n  - {}\n  - {provider: anthropic, model: claude-haiku-4-5, api_key: sk-ant-key, tier: 1, weight: 3}\n", nil)
+	want := []Route{
+		{Name: "openai/gpt-4o-mini", Provider: "openai", Model: "gpt-4o-mini", APIKey: "sk-task-key", Weight: 1},
+		{Name: "anthropic/claude-haiku-4-5", Provider: "anthropic", Model: "claude-haiku-4-5", APIKey: "sk-ant-key", Tier: 1, Weight: 3},
+	}
+	if !reflect.DeepEqual(s.Routes, want) {
+		t.Errorf("routes after defaults:\n got %+v\nwant %+v", s.Routes, want)
+	}
+	if s.Routing != "weighted" {
+		t.Errorf("routing = %q, want the default weighted", s.Routing)
+	}
+	red, err := s.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(red), "sk-ant-key") {
+		t.Errorf("a route's api_key shows in the redacted spec: %s", red)
+	}
+}
+
+func TestTaskWithoutProviderTakesTheFirstRoutes(t *testing.T) {
+	s := parse(t, "task:\n  type: llm\n  prompt: hi\nroutes:\n  - {name: a, provider: mock}\n  - {name: b, provider: mock, mock: {errors: {server: 1}}}\n", nil)
+	if s.Task.Provider != "mock" || s.Routes[1].Mock.Errors.Server != 1 {
+		t.Errorf("task.provider = %q, routes[1].mock.errors.server = %g; want mock and 1", s.Task.Provider, s.Routes[1].Mock.Errors.Server)
+	}
+}
+
+func TestBadRoutesReportEveryProblemWithPosition(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{
+			name: "misspelt route key suggests the near miss",
+			src:  llmTask + "routes:\n  - {name: a, weigth: 2}\n",
+			want: []string{`job.yaml:6:15: unknown key "weigth" in routes[0] (did you mean "weight"?)`},
+		},
+		{
+			name: "misspelt fallback kind suggests the near miss",
+			src:  llmTask + "routes:\n  - {name: a}\nfallbacks: {outage: true, escalat: true}\n",
+			want: []string{
+				`job.yaml:7:27: unknown key "escalat" in fallbacks (did you mean "escalate"?)`,
+			},
+		},
+		{
+			name: "routing value checked",
+			src:  llmTask + "routes:\n  - {name: a}\nrouting: least_loded\n",
+			want: []string{`job.yaml:7:10: routing: unknown value "least_loded" (want weighted or least_loaded) (did you mean "least_loaded"?)`},
+		},
+		{
+			name: "duplicate names, missing model, bad numbers",
+			src: llmTask + "routes:\n  - {name: a}\n  - name: a\n    provider: openai\n    weight: 0\n    context_window: -1\n" +
+				"    mock: {errors: {server: 2}}\n",
+			want: []string{
+				`job.yaml:7:11: routes[1].name: "a" names routes[0] too: give each route its own name`,
+				`job.yaml:7:11: routes[1].model: missing (a route needs a model, or the task's)`,
+				`job.yaml:9:13: routes[1].weight: must be at least 1, got 0`,
+				`job.yaml:10:21: routes[1].context_window: must not be negative, got -1`,
+				`job.yaml:11:12: routes[1].mock: applies only to a route with provider mock, not openai`,
+				`job.yaml:11:21: routes[1].mock.errors: the fractions add up to 2, more than 1`,
+				`job.yaml:11:29: routes[1].mock.errors.server: must be a fraction between 0 and 1, got 2`,
+			},
+		},
+		{
+			name: "escalation needs a higher tier",
+			src:  llmTask + "routes:\n  - {name: a}\n  - {name: b}\nfallbacks: {escalate: true}\n",
+			want: []string{`job.yaml:8:23: fallbacks.escalate: every route is in tier 0, so there is no stronger route to escalate to (give the stronger route a higher tier)`},
+		},
+		{
+			name: "fallbacks without routes",
+			src:  llmTask + "fallbacks: {outage: true}\n",
+			want: []string{`job.yaml:5:13: fallbacks: applies only with routes (a list of two or more deployments)`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("job.yaml", []byte(tt.src), "/specs", envOf(nil))
+			if err == nil {
+				t.Fatalf("Parse accepted the spec; want errors:\n%s", strings.Join(tt.want, "\n"))
+			}
+			got := strings.Split(err.Error(), "\n")
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("errors differ\n got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
