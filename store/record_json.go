@@ -81,6 +81,9 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"stderr":`...)
 		b = task.AppendJSONString(b, r.Stderr)
 	}
+	if b, err = r.appendRoute(b); err != nil {
+		return b, err
+	}
 	if r.Fingerprint != "" {
 		b = append(b, `,"fingerprint":`...)
 		b = task.AppendJSONString(b, r.Fingerprint)
@@ -110,6 +113,45 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 	b = r.FinishedAt.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `"}`...)
 	return b, nil
+}
+
+// appendRoute appends the record's route, model and tries, when set.
+func (r *Record) appendRoute(b []byte) ([]byte, error) {
+	if r.Route != "" {
+		b = append(b, `,"route":`...)
+		b = task.AppendJSONString(b, r.Route)
+	}
+	if r.Model != "" {
+		b = append(b, `,"model":`...)
+		b = task.AppendJSONString(b, r.Model)
+	}
+	if len(r.Tries) == 0 {
+		return b, nil
+	}
+	b = append(b, `,"tries":[`...)
+	for i, t := range r.Tries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"route":`...)
+		b = task.AppendJSONString(b, t.Route)
+		if t.Model != "" {
+			b = append(b, `,"model":`...)
+			b = task.AppendJSONString(b, t.Model)
+		}
+		b = append(b, `,"error":`...)
+		b = task.AppendJSONString(b, t.Error)
+		if t.Class != 0 {
+			name := t.Class.String()
+			if c, err := classify.ParseClass(name); err != nil || c != t.Class {
+				return b, fmt.Errorf("tries[%d]: class %d has no name", i, uint8(t.Class))
+			}
+			b = append(b, `,"class":`...)
+			b = task.AppendJSONString(b, name)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
 }
 
 // appendUsage appends the record's "usage" object: input and output

@@ -229,13 +229,28 @@ type Record struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Stderr is the tail of a failed command's stderr (exec tasks and
 	// command validators), at most MaxStderrTail bytes.
-	Stderr        string          `json:"stderr,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+	// Route and Model name the route and model whose call produced the
+	// record, for a job with routes (docs/routes.md); Tries are the routes
+	// the item left before it, each with the error it met there.
+	Route         string          `json:"route,omitempty"`
+	Model         string          `json:"model,omitempty"`
+	Tries         []Try           `json:"tries,omitempty"`
 	Fingerprint   string          `json:"fingerprint,omitempty"`
 	TrackedErrors json.RawMessage `json:"tracked_errors,omitempty"`
 	Usage         task.Usage      `json:"usage"`
 	CostUSD       *float64        `json:"cost_usd,omitempty"`
 	DurationMS    int64           `json:"duration_ms"`
 	FinishedAt    time.Time       `json:"finished_at"`
+}
+
+// Try is one route an item left for another: its name, model and the
+// error that moved the item, with that error's class.
+type Try struct {
+	Route string         `json:"route"`
+	Model string         `json:"model,omitempty"`
+	Error string         `json:"error"`
+	Class classify.Class `json:"class,omitempty"`
 }
 
 // MaxStderrTail is the most of a command's stderr a Record keeps: its
