@@ -108,6 +108,15 @@ type Config struct {
 	// Total-Skipped (a --limit run); 0 means all of them.
 	Planned int
 
+	// Routes are the deployments the run calls, each with its own task
+	// and gate (docs/routes.md); none runs the task given to New alone,
+	// as always. With routes, that task is not called.
+	Routes []Route
+	// Routing chooses among one tier's routes.
+	Routing Routing
+	// Fallbacks says which failures move an item to another route.
+	Fallbacks Fallbacks
+
 	// OnEvent receives every event. It is called from the engine's
 	// goroutines, outside its locks, and must not block.
 	OnEvent func(Event)

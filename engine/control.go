@@ -22,6 +22,9 @@ func (e *Engine) breakerChanged(from, to breaker.State, c breaker.Counts) {
 			reason = fmt.Sprintf("%d failures in the last %d outcomes", c.WindowFailures, c.WindowSize)
 		}
 		e.mu.Lock()
+		if e.noRouteReason != "" {
+			reason, e.noRouteReason = e.noRouteReason, ""
+		}
 		e.tripReason = reason
 		e.mu.Unlock()
 		e.heldOpen.Store(true)
@@ -119,6 +122,10 @@ func (e *Engine) handleTrip(ctx context.Context) {
 	}
 	e.heldOpen.Store(false)
 	e.br.Reset()
+	for _, r := range e.routes {
+		// Continue means try again: every route gets its chance.
+		r.br.Reset()
+	}
 	e.gate.unpause()
 }
 

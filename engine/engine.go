@@ -40,6 +40,13 @@ type Engine struct {
 	br   *breaker.Breaker
 	gate *gate
 
+	// routes are the run's deployments, nil without Config.Routes;
+	// routeChanged is closed and replaced when one of them changes, for
+	// items waiting for a route's probe.
+	routes        []*route
+	routeChanged  atomic.Pointer[chan struct{}]
+	noRouteReason string // why the run's breaker tripped with no route, under mu
+
 	// halt is canceled, with the stop's cause, by the first Stop: Do's
 	// waits end on it as the dispatcher's end on its dispatch context.
 	halt       context.Context
@@ -116,10 +123,20 @@ func New(cfg Config, t task.Task, job Checkpoint) *Engine {
 		}
 	}
 	e.br = breaker.New(bs)
-	e.gate = newGate(cfg, e.br, func() (int64, float64) {
-		return e.inTokens.Load() + e.outTokens.Load(), float64(e.costMicro.Load()) / 1e6
-	})
+	runCfg := cfg
+	if len(cfg.Routes) > 0 {
+		// Each route learns its own limits and concurrency; the run's
+		// gate keeps the spec's told limits and the overall ceiling.
+		runCfg.Adaptive = false
+		e.newRoutes(cfg)
+	}
+	e.gate = newGate(runCfg, e.br, e.spentNow)
 	return e
+}
+
+// spentNow is what the run has spent, for the budget.
+func (e *Engine) spentNow() (int64, float64) {
+	return e.inTokens.Load() + e.outTokens.Load(), float64(e.costMicro.Load()) / 1e6
 }
 
 // breakerState is the breaker's state as reported: open while the run
@@ -227,6 +244,7 @@ func (e *Engine) Stats() Stats {
 		Trips:        int(e.trips.Load()),
 		Usage:        task.Usage{InputTokens: e.inTokens.Load(), OutputTokens: e.outTokens.Load()},
 		CostUSD:      float64(e.costMicro.Load()) / 1e6,
+		Routes:       e.routeStats(),
 	}
 }
 

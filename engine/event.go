@@ -45,6 +45,8 @@ const (
 	// the item event the call led to. Cache hits are no call and emit
 	// none.
 	CallEnded
+	// RouteChanged: Route's breaker moved to State (runs with routes).
+	RouteChanged
 )
 
 var eventNames = [...]string{
@@ -58,6 +60,7 @@ var eventNames = [...]string{
 	ConcurrencyChanged: "concurrency_changed",
 	Stopping:           "stopping",
 	CallEnded:          "call_ended",
+	RouteChanged:       "route_changed",
 }
 
 // String returns the event kind's snake_case name, as logs print it.
@@ -91,6 +94,9 @@ type Event struct {
 	Limit int
 	// Stopping and Cooldown events.
 	Reason string
+	// Route names the route of a RouteChanged event, and of a Cooldown
+	// that pauses one route only.
+	Route string
 }
 
 // Stats are a run's counters, cheap to read at any time (Engine.Stats) for a
@@ -124,6 +130,8 @@ type Stats struct {
 	Resumed     time.Time
 	Usage       task.Usage
 	CostUSD     float64
+	// Routes are each route's counters, for a run with routes.
+	Routes []RouteStats
 }
 
 // StopReason says why a run stopped before its end.

@@ -72,6 +72,13 @@ type gate struct {
 	cooled  atomic.Uint64                 // cooldowns begun, to tell a pace that a cooldown outdated
 
 	quota atomic.Pointer[quotaSeen] // the provider's latest rate-limit headers
+
+	// refuse makes the gate refuse a call its breaker gives no permit
+	// (errRouteRefused) instead of waiting: a route's gate, whose item
+	// would rather go to another route. onChange, when set, hears of every
+	// broadcast.
+	refuse   bool
+	onChange func()
 }
 
 // quotaSeen is a Quota and when it was seen.
@@ -132,6 +139,9 @@ func (g *gate) broadcast() {
 	ch := make(chan struct{})
 	old := g.changed.Swap(&ch)
 	close(*old)
+	if g.onChange != nil {
+		g.onChange()
+	}
 }
 
 // pause holds every call at the gate until unpause.
@@ -350,6 +360,9 @@ func (g *gate) open(ctx context.Context) (p breaker.Permit, waited bool, err err
 			p, err := g.br.Allow()
 			if err == nil {
 				return p, waited, nil
+			}
+			if g.refuse {
+				return breaker.Permit{}, waited, errRouteRefused
 			}
 		}
 		waited = true

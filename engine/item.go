@@ -10,7 +10,6 @@ import (
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/heal"
-	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 )
@@ -24,6 +23,9 @@ type itemRun struct {
 	cost      float64
 	costKnown bool
 	finish    string // the last call's finish reason (LLM tasks)
+
+	route itemRoute // the item's routing, with routes
+	rt    ticket    // the route's gate's ticket for the call under way
 
 	keep     bool          // keep the record for Do
 	rec      *store.Record // the item's record once written, when kept
@@ -52,10 +54,19 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 			e.pending(r.item)
 			return r.rec, r.recorded
 		}
-		prep, perr := e.prepare(ctx, r.item)
-		// An attempt that failed to prepare makes no request, but its failure
-		// still needs a breaker permit to count.
-		t, err := e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil)
+		var (
+			prep      task.Prepared
+			perr, err error
+			t         ticket
+		)
+		if e.routes != nil {
+			t, prep, perr, err = e.passRouted(ctx, dctx, r)
+		} else {
+			prep, perr = e.prepare(ctx, r.item)
+			// An attempt that failed to prepare makes no request, but its
+			// failure still needs a breaker permit to count.
+			t, err = e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil)
+		}
 		if err != nil {
 			var budget *BudgetError
 			var ledger *ledgerError
@@ -79,6 +90,8 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 			err = perr
 		case prep.Run != nil:
 			res, err = prep.Run(ctx)
+		case e.routes != nil:
+			res, err = r.route.cur.Task.Run(ctx, r.item)
 		default:
 			res, err = e.task.Run(ctx, r.item)
 		}
@@ -137,9 +150,14 @@ func (e *Engine) prepare(ctx context.Context, item task.Item) (task.Prepared, er
 // breaker permit, the cooldown probe, the call slot and what adaptive
 // concurrency learns.
 func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate int, res task.Result, err error) Next {
+	routed := e.routes != nil && r.route.cur != nil
 	if res.Quota != nil {
 		// First: a 429 is judged by the headers it came with.
-		e.ObserveQuota(Quota(*res.Quota))
+		if routed {
+			e.observeRoute(r.route.cur, Quota(*res.Quota))
+		} else {
+			e.ObserveQuota(Quota(*res.Quota))
+		}
 	}
 	e.callsN.Add(1)
 	e.account(r, res, estimate)
@@ -165,7 +183,14 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 	if next.Reject && res.CacheKey != "" && e.cfg.Cache != nil {
 		_ = e.cfg.Cache.Reject(res.CacheKey, next.Cause.Error())
 	}
-	if !worked {
+	if routed {
+		// The route's gate learns from the call; the run's only counts it.
+		e.routeSettle(r, worked, next)
+		if !worked {
+			e.endCall(t, outcomeNeutral, false)
+		}
+		next = e.routeAfter(r, next)
+	} else if !worked {
 		e.settleFailure(t, next)
 	}
 	switch next.Step {
@@ -223,9 +248,7 @@ func (e *Engine) rateLimited(err error) (o outcome, cooled bool) {
 	if room, known := e.gate.quotaRoom(int(e.gate.conc.executing.Load())); known && room {
 		return outcomeNeutral, false
 	}
-	var h retry.Hinter
-	if errors.As(err, &h) && h.RetryAfter() > 0 && e.cfg.Retry.MaxHint >= 0 {
-		until := time.Now().Add(min(h.RetryAfter(), e.maxHint()))
+	if until, ok := e.hintUntil(err); ok {
 		e.Cooldown(until, "rate limited: retry hint")
 		if e.cfg.SharedBreaker != nil {
 			e.cfg.SharedBreaker.Cooldown(until)
@@ -265,6 +288,9 @@ func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) bool 
 	if !e.finish(ctx, r.item, rec, nil) {
 		return false
 	}
+	if r.route.cur != nil {
+		r.route.cur.succeeded.Add(1)
+	}
 	r.kept(rec)
 	return true
 }
@@ -289,6 +315,9 @@ func (e *Engine) failWith(ctx context.Context, r *itemRun, permit breaker.Permit
 	written := e.finish(ctx, r.item, rec, &Failure{Item: r.item, Err: err, Decision: d, Attempts: r.Calls})
 	if written {
 		r.kept(rec)
+		if r.route.cur != nil {
+			r.route.cur.failed.Add(1)
+		}
 	}
 	if written && int(d.Class) < len(e.counted) && e.counted[d.Class] {
 		permit.Failure()
@@ -319,6 +348,9 @@ func (e *Engine) record(r *itemRun) store.Record {
 		Usage:              r.usage,
 		DurationMS:         time.Since(r.start).Milliseconds(),
 		FinishedAt:         time.Now().UTC(),
+	}
+	if cur := r.route.cur; cur != nil {
+		rec.Route, rec.Model, rec.Tries = cur.Name, cur.Model, r.route.tries
 	}
 	if r.costKnown {
 		c := r.cost

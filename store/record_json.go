@@ -73,13 +73,11 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(r.GenerationAttempts), 10)
 	b = append(b, `,"cache_hit":`...)
 	b = strconv.AppendBool(b, r.CacheHit)
-	if r.FinishReason != "" {
-		b = append(b, `,"finish_reason":`...)
-		b = task.AppendJSONString(b, r.FinishReason)
-	}
-	if r.Stderr != "" {
-		b = append(b, `,"stderr":`...)
-		b = task.AppendJSONString(b, r.Stderr)
+	for _, f := range [...]struct{ name, v string }{{`,"finish_reason":`, r.FinishReason}, {`,"stderr":`, r.Stderr}} {
+		if f.v != "" {
+			b = append(b, f.name...)
+			b = task.AppendJSONString(b, f.v)
+		}
 	}
 	if b, err = r.appendRoute(b); err != nil {
 		return b, err

@@ -1,0 +1,575 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/retry"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// Routes: a run over several deployments (docs/routes.md). Each route has
+// a gate of its own — its breaker, provider cooldown, learned limits and
+// adaptive concurrency — behind the run's gate, which keeps what belongs
+// to the whole job: the budget, the operator's pause and the run's
+// breaker, which counts items' final failures as without routes. Before
+// each call the item picks a route:
+//
+//  1. routes the item may not use are skipped: a context window smaller
+//     than its estimated tokens, a tier below the one it escalated to,
+//     the provider a content filter refused it on, a route it left under
+//     fallbacks.outage while an untried one remains;
+//  2. of the rest, those whose breaker is open are skipped; when that
+//     leaves none, no route can serve: the run's breaker trips and
+//     breaker.on_trip decides (the operator is asked only then);
+//  3. the lowest tier with a route that has headroom (no cooldown, a free
+//     call slot) wins, and the strategy picks within it: weighted at
+//     random, or least loaded; without headroom anywhere, the lowest tier
+//     is picked and the call waits at that route's gate.
+//
+// After the call, the per-item core decides as without routes, and a
+// fallback the spec turned on may move the item (routeAfter): an outage
+// moves it to another route at once, a spent retry streak starts afresh on
+// an untried route, a context window or content filter refusal moves it
+// to a route that may take it, a spent heal budget to the next tier.
+
+// Route is one deployment a run may call.
+type Route struct {
+	// Name names the route in records, events and stats.
+	Name string
+	// Provider and Model are the route's, for records and for the
+	// content-filter fallback (which wants another provider).
+	Provider, Model string
+	// Task makes one attempt on this route.
+	Task task.Task
+	// Tier orders routes: the lowest tier with headroom serves.
+	Tier int
+	// Weight is the route's share of its tier (RoutingWeighted); 0 is 1.
+	Weight int
+	// ContextWindow is the model's context in tokens: an item whose
+	// estimate (Estimator or Preparer: prompt and answer) is larger is
+	// never sent to it. 0 is unknown.
+	ContextWindow int
+	// RequestsPerMinute and TokensPerMinute are the route's told limits;
+	// 0 learns them from the provider's headers.
+	RequestsPerMinute, TokensPerMinute int
+}
+
+// Routing chooses among one tier's routes.
+type Routing uint8
+
+const (
+	// RoutingWeighted picks at random in proportion to Route.Weight.
+	RoutingWeighted Routing = iota
+	// RoutingLeastLoaded picks the route with the fewest calls under way
+	// per unit of weight.
+	RoutingLeastLoaded
+)
+
+// Fallbacks says which failures move an item to another route; each is
+// off unless set.
+type Fallbacks struct {
+	// Outage: a retryable failure other than a 429, or a fatal one (the
+	// route's setup is wrong), moves the next attempt to another route at
+	// once; a spent retry streak starts afresh on a route not tried yet.
+	Outage bool
+	// ContextWindow: a refusal as longer than the context window moves
+	// the item to a route with a larger one.
+	ContextWindow bool
+	// ContentFilter: a content filter or refusal moves the item to a
+	// route of another provider.
+	ContentFilter bool
+	// Escalate: a spent heal budget moves the item to the next tier, with
+	// the feedback so far.
+	Escalate bool
+}
+
+// The kinds of failure a FallbackKinder names.
+const (
+	// FallbackContextWindow is a prompt longer than the model's window.
+	FallbackContextWindow = "context_window"
+	// FallbackContentFilter is an answer or prompt a content filter
+	// stopped, or a model's refusal.
+	FallbackContentFilter = "content_filter"
+)
+
+// FallbackKinder is implemented by errors that call for a fallback of
+// their own kind (FallbackContextWindow, FallbackContentFilter); task/llm's
+// errors do.
+type FallbackKinder interface {
+	FallbackKind() string
+}
+
+// RouteStats are one route's counters.
+type RouteStats struct {
+	Name, Model string
+	Breaker     breaker.State
+	// Calls counts the calls made on the route; Succeeded and Failed
+	// the records it produced.
+	Calls, Succeeded, Failed int
+	// Limit is its current concurrency limit.
+	Limit int
+}
+
+// route is one route's state.
+type route struct {
+	Route
+	idx  int
+	br   *breaker.Breaker
+	gate *gate
+	prep task.Preparer
+	est  Estimator
+
+	calls, succeeded, failed atomic.Int64
+}
+
+// noRouteError is an item that no route can take, whatever their
+// breakers say: it fails as the item's problem.
+type noRouteError struct{ why string }
+
+func (e *noRouteError) Error() string { return "no route can take this item: " + e.why }
+
+// errRouteRefused is a route's gate refusing a call because its breaker
+// gives no permit now: the item picks again.
+var errRouteRefused = errors.New("engine: the route's breaker refused the call")
+
+// newRoutes makes each route's breaker and gate.
+func (e *Engine) newRoutes(cfg Config) {
+	ch := make(chan struct{})
+	e.routeChanged.Store(&ch)
+	for i, rc := range cfg.Routes {
+		r := &route{Route: rc, idx: i}
+		if r.Weight <= 0 {
+			r.Weight = 1
+		}
+		bs := cfg.Breaker
+		bs.OnStateChange = func(from, to breaker.State, c breaker.Counts) { e.routeBreakerChanged(r, from, to) }
+		r.br = breaker.New(bs)
+		gc := Config{Concurrency: cfg.Concurrency, Adaptive: cfg.Adaptive, InitialConcurrency: cfg.InitialConcurrency,
+			RequestsPerMinute: rc.RequestsPerMinute, TokensPerMinute: rc.TokensPerMinute}
+		r.gate = newGate(gc, r.br, e.spentNow)
+		r.gate.refuse = true
+		r.gate.onChange = e.kickRoutes
+		r.prep, _ = rc.Task.(task.Preparer)
+		r.est, _ = rc.Task.(Estimator)
+		e.routes = append(e.routes, r)
+	}
+}
+
+// kickRoutes wakes items waiting for a route to change.
+func (e *Engine) kickRoutes() {
+	ch := make(chan struct{})
+	old := e.routeChanged.Swap(&ch)
+	close(*old)
+}
+
+// routeBreakerChanged reports a route's breaker moving. It never asks the
+// operator: that is the run breaker's, once no route can serve.
+func (e *Engine) routeBreakerChanged(r *route, from, to breaker.State) {
+	r.gate.broadcast()
+	e.emit(Event{Kind: RouteChanged, Route: r.Name, State: to})
+}
+
+// itemRoute is one item's routing state.
+type itemRoute struct {
+	cur      *route      // the route of the last call
+	tried    []bool      // routes left under a fallback, by index
+	tries    []store.Try // the routes left, with their errors
+	minTier  int         // escalated to
+	provider string      // avoided after a content filter
+	window   int         // a context window larger than this is needed
+	estimate int         // the item's estimated tokens, -1 unknown
+	move     bool        // the next call must go to another route
+}
+
+// excluded says why the item may not use r now, "" when it may.
+func (ir *itemRoute) excluded(r *route) string {
+	switch {
+	case ir.tried != nil && ir.tried[r.idx]:
+		return "tried"
+	case r.Tier < ir.minTier:
+		return "below the escalated tier"
+	case ir.provider != "" && r.Provider == ir.provider:
+		return "the provider refused the item"
+	case ir.window > 0 && r.ContextWindow > 0 && r.ContextWindow <= ir.window:
+		return "context window too small"
+	case ir.estimate > 0 && r.ContextWindow > 0 && ir.estimate > r.ContextWindow:
+		return fmt.Sprintf("context window of %d tokens, the item needs about %d", r.ContextWindow, ir.estimate)
+	case ir.move && ir.cur == r:
+		return "moved away"
+	}
+	return ""
+}
+
+// pick chooses the route for the item's next call. With none, open says
+// whether routes could take the item but every one's breaker is open (the
+// run's breaker should trip); otherwise the item fits no route.
+func (e *Engine) pick(ir *itemRoute) (r *route, why string, open bool) {
+	pick, reasons := e.candidates(ir, true)
+	if pick == nil && ir.move {
+		// Nowhere else to go: stay rather than fail.
+		ir.move = false
+		pick, reasons = e.candidates(ir, true)
+	}
+	if pick == nil && ir.tried != nil {
+		// Every route was tried: the fallbacks have done what they could,
+		// the item goes on where the strategy says.
+		clear(ir.tried)
+		pick, reasons = e.candidates(ir, true)
+	}
+	if pick != nil {
+		return pick, "", false
+	}
+	if _, all := e.candidates(ir, false); all == "" {
+		return nil, reasons, true
+	}
+	return nil, reasons, false
+}
+
+// candidates picks among the routes the item may use: the lowest tier
+// with headroom, by the strategy, else the lowest tier that can serve at
+// all. With open false, routes with an open breaker count as usable, and
+// the reasons are empty when one is.
+func (e *Engine) candidates(ir *itemRoute, checkOpen bool) (*route, string) {
+	var reasons []string
+	var usable []*route
+	for _, r := range e.routes {
+		if why := ir.excluded(r); why != "" {
+			reasons = append(reasons, r.Name+": "+why)
+			continue
+		}
+		if checkOpen && r.br.State() == breaker.Open {
+			reasons = append(reasons, r.Name+": breaker open")
+			continue
+		}
+		usable = append(usable, r)
+	}
+	if len(usable) == 0 {
+		return nil, strings.Join(reasons, "; ")
+	}
+	if !checkOpen {
+		return usable[0], ""
+	}
+	best := -1
+	for _, r := range usable {
+		if r.headroom() && (best < 0 || r.Tier < best) {
+			best = r.Tier
+		}
+	}
+	if best < 0 {
+		// No headroom anywhere: wait at the lowest tier's gates.
+		best = usable[0].Tier
+		for _, r := range usable {
+			if r.Tier < best {
+				best = r.Tier
+			}
+		}
+		return e.strategy(usable, best, false), ""
+	}
+	return e.strategy(usable, best, true), ""
+}
+
+// headroom reports whether a call to r could go now: no cooldown, a free
+// call slot.
+func (r *route) headroom() bool {
+	if r.gate.cool.State() == breaker.Open {
+		return false
+	}
+	return int(r.gate.conc.executing.Load()) < r.gate.conc.Limit()
+}
+
+// strategy picks one of rs in tier (with headroom, when room is set) by
+// the run's Routing.
+func (e *Engine) strategy(rs []*route, tier int, room bool) *route {
+	var in []*route
+	total := 0
+	for _, r := range rs {
+		if r.Tier == tier && (!room || r.headroom()) {
+			in = append(in, r)
+			total += r.Weight
+		}
+	}
+	if e.cfg.Routing == RoutingLeastLoaded {
+		best := in[0]
+		for _, r := range in[1:] {
+			// a/wa < b/wb without division.
+			if r.gate.conc.executing.Load()*int64(best.Weight) < best.gate.conc.executing.Load()*int64(r.Weight) {
+				best = r
+			}
+		}
+		return best
+	}
+	n := rand.IntN(total)
+	for _, r := range in {
+		if n < r.Weight {
+			return r
+		}
+		n -= r.Weight
+	}
+	return in[len(in)-1]
+}
+
+// routeEstimate is the item's estimated tokens when a route's context
+// window needs it, -1 when none does or no route can tell.
+func (e *Engine) routeEstimate(item task.Item) int {
+	for _, r := range e.routes {
+		if r.ContextWindow > 0 && r.est != nil {
+			return r.est.EstimateTokens(item)
+		}
+	}
+	return -1
+}
+
+// passRouted picks the item's route and passes the run's gate and the
+// route's: it returns the run's ticket and readies the call on the route
+// (r.route.cur, r.rt). A pick that finds every usable route open trips
+// the run's breaker and waits at its gate like every item; an item no
+// route can take gets a prepare error that fails it.
+func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, prep task.Prepared, perr, err error) {
+	ir := &r.route
+	if ir.estimate == 0 {
+		ir.estimate = e.routeEstimate(r.item)
+	}
+	for {
+		rt, why, open := e.pick(ir)
+		if rt == nil && !open {
+			return ticket{}, task.Prepared{}, classify.WithClass(&noRouteError{why}, classify.Item, "no route fits"), nil
+		}
+		if rt == nil {
+			e.tripNoRoute(why)
+			// Wait at the run's gate as every item does while it is open;
+			// then pick again.
+			t, err = e.gate.pass(dctx, 0, true)
+			if err != nil {
+				return t, prep, nil, err
+			}
+			t.permit.Release()
+			continue
+		}
+		if ir.cur != nil && ir.cur != rt && ir.move {
+			ir.move = false
+		}
+		ir.cur = rt
+		if rt.prep != nil {
+			prep, perr = rt.prep.Prepare(ctx, r.item)
+		}
+		t, err = e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil)
+		if err != nil {
+			return t, prep, perr, err
+		}
+		if prep.Cached || perr != nil {
+			r.rt = ticket{}
+			return t, prep, perr, nil
+		}
+		changed := *e.routeChanged.Load()
+		r.rt, err = rt.gate.pass(dctx, prep.Tokens, false)
+		if err == nil {
+			rt.calls.Add(1)
+			return t, prep, perr, nil
+		}
+		e.gate.abandon(&t)
+		t.permit.Release()
+		if !errors.Is(err, errRouteRefused) {
+			return ticket{}, prep, nil, err
+		}
+		// The route's breaker opened (the next pick skips it), or its
+		// half-open probe is out: wait for some route to change.
+		if rt.br.State() != breaker.Open {
+			select {
+			case <-changed:
+			case <-dctx.Done():
+				return ticket{}, prep, nil, context.Cause(dctx)
+			}
+		}
+	}
+}
+
+// tripNoRoute opens the run's breaker because no route can serve: the
+// operator is asked (breaker.on_trip) now, and only now.
+func (e *Engine) tripNoRoute(why string) {
+	e.mu.Lock()
+	e.noRouteReason = "no route can serve: " + why
+	e.mu.Unlock()
+	e.br.Trip()
+}
+
+// routeSettle settles the route's side of a call that was made: its
+// gate's ticket and breaker permit, and the route's counters.
+func (e *Engine) routeSettle(r *itemRun, worked bool, next Next) {
+	rt := r.route.cur
+	if rt == nil || (r.rt == ticket{}) {
+		return
+	}
+	o, cooled := outcomeNeutral, false
+	switch {
+	case worked:
+		o = outcomeSuccess
+		r.rt.permit.Success()
+	case next.Step != StepPending && next.Decision.Class == classify.Retryable && isRateLimit(next.Err):
+		o, cooled = e.routeRateLimited(rt, next.Err)
+		r.rt.permit.Release()
+	case next.Step != StepPending && routeFault(next.Decision.Class):
+		r.rt.permit.Failure()
+	default:
+		r.rt.permit.Release()
+	}
+	rt.gate.callEnded(&r.rt, o, cooled)
+	r.rt = ticket{}
+}
+
+// routeFault reports whether a failure of class c says the route is
+// broken: an outage (retryable) or a setup the route cannot serve with
+// (fatal: a wrong key, an unknown model).
+func routeFault(c classify.Class) bool { return c == classify.Retryable || c == classify.Fatal }
+
+// routeRateLimited is rateLimited on one route's gate.
+func (e *Engine) routeRateLimited(rt *route, err error) (outcome, bool) {
+	if room, known := rt.gate.quotaRoom(int(rt.gate.conc.executing.Load())); known && room {
+		return outcomeNeutral, false
+	}
+	until, ok := e.hintUntil(err)
+	if !ok {
+		return outcomeCapacity, false
+	}
+	if rt.gate.cooldown(until) {
+		e.emit(Event{Kind: Cooldown, Until: until, Reason: "rate limited: retry hint", Route: rt.Name})
+	}
+	return outcomeCapacity, true
+}
+
+// hintUntil is when a 429's retry hint, capped by retry.max_hint, ends;
+// false without a hint or with hints off.
+func (e *Engine) hintUntil(err error) (time.Time, bool) {
+	var h retry.Hinter
+	if errors.As(err, &h) && h.RetryAfter() > 0 && e.cfg.Retry.MaxHint >= 0 {
+		return time.Now().Add(min(h.RetryAfter(), e.maxHint())), true
+	}
+	return time.Time{}, false
+}
+
+// observeRoute is ObserveQuota for one route's gate.
+func (e *Engine) observeRoute(rt *route, q Quota) {
+	if e.cfg.Retry.MaxHint < 0 {
+		q.RetryAfter = 0
+	}
+	q.RetryAfter = min(q.RetryAfter, e.maxHint())
+	if until, reason := rt.gate.learn(q, int(rt.gate.conc.executing.Load())); !until.IsZero() && rt.gate.cooldown(until) {
+		e.emit(Event{Kind: Cooldown, Until: until, Reason: reason, Route: rt.Name})
+	}
+}
+
+// routeAfter applies the fallbacks the spec turned on to the decision
+// after a call on the item's route, and returns the decision to act on:
+// a move to another route turns a retry into an immediate one, and a
+// failure into a retry there.
+func (e *Engine) routeAfter(r *itemRun, next Next) Next {
+	ir := &r.route
+	fb := e.cfg.Fallbacks
+	if ir.cur == nil || len(e.routes) < 2 {
+		return next
+	}
+	kind := ""
+	var k FallbackKinder
+	if next.Err != nil && errors.As(next.Err, &k) {
+		kind = k.FallbackKind()
+	}
+	switch {
+	case next.Step == StepRetry && fb.Outage && !isRateLimit(next.Err):
+		if !e.leave(r, next, false) {
+			return next
+		}
+		next.Delay = 0
+		return next
+	case next.Step != StepFail:
+		return next
+	case kind == FallbackContextWindow && fb.ContextWindow:
+		ir.window = max(ir.window, ir.cur.ContextWindow, 1)
+	case kind == FallbackContentFilter && fb.ContentFilter:
+		ir.provider = ir.cur.Provider
+	case next.Decision.Class == classify.Invalid && fb.Escalate && next.Decision.Reason != "heal disabled":
+		if !e.escalate(r, next) {
+			return next
+		}
+		return Next{Step: StepReask, Feedback: r.item.Feedback, Err: next.Err, Cause: next.Cause, Decision: next.Decision, Attempt: r.HealBase + r.Heals}
+	case routeFault(next.Decision.Class) && fb.Outage:
+	default:
+		return next
+	}
+	if !e.leave(r, next, true) {
+		return next
+	}
+	r.Retrier = e.cfg.Retry.Start()
+	return Next{Step: StepRetry, Err: next.Err, Decision: next.Decision, Attempt: 1}
+}
+
+// leave marks the item's route as left with next's error, if another
+// route may take the item; untried says only a route not tried yet will
+// do.
+func (e *Engine) leave(r *itemRun, next Next, untried bool) bool {
+	ir := &r.route
+	if ir.tried == nil {
+		ir.tried = make([]bool, len(e.routes))
+	}
+	ir.tried[ir.cur.idx] = true
+	if other, _ := e.candidates(ir, false); other == nil {
+		ir.tried[ir.cur.idx] = false
+		if untried {
+			return false
+		}
+		ir.move = true
+	}
+	ir.tries = append(ir.tries, store.Try{Route: ir.cur.Name, Model: ir.cur.Model, Error: next.Err.Error(), Class: next.Decision.Class})
+	return true
+}
+
+// escalate moves an item whose heal budget is spent to the next tier,
+// re-asking there with the feedback on its last output and a fresh heal
+// budget. It reports false when there is no higher tier.
+func (e *Engine) escalate(r *itemRun, next Next) bool {
+	ir := &r.route
+	up := -1
+	for _, rt := range e.routes {
+		if rt.Tier > ir.cur.Tier && (up < 0 || rt.Tier < up) {
+			up = rt.Tier
+		}
+	}
+	if up < 0 {
+		return false
+	}
+	ir.minTier = up
+	ir.tries = append(ir.tries, store.Try{Route: ir.cur.Name, Model: ir.cur.Model, Error: next.Err.Error(), Class: next.Decision.Class})
+	r.Heals++
+	prev := ""
+	if r.item.Feedback != nil {
+		prev = r.item.Feedback.PreviousOutput
+	}
+	if len(r.LastOutput) > 0 {
+		prev = heal.OutputText(r.LastOutput)
+	}
+	r.item.Feedback = &task.Feedback{PreviousOutput: prev, Message: next.Cause.Error(), Attempt: r.HealBase + r.Heals}
+	r.Tracker = nil
+	r.Retrier = e.cfg.Retry.Start()
+	return true
+}
+
+// routeStats returns each route's counters.
+func (e *Engine) routeStats() []RouteStats {
+	if e.routes == nil {
+		return nil
+	}
+	out := make([]RouteStats, len(e.routes))
+	for i, r := range e.routes {
+		out[i] = RouteStats{Name: r.Name, Model: r.Model, Breaker: r.br.State(), Calls: int(r.calls.Load()),
+			Succeeded: int(r.succeeded.Load()), Failed: int(r.failed.Load()), Limit: r.gate.conc.Limit()}
+	}
+	return out
+}

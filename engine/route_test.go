@@ -1,0 +1,316 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// routeTask answers each call on one route with fn, given the item and
+// the route's call count (from 1); it keeps the items it was called with.
+type routeTask struct {
+	mu    sync.Mutex
+	calls int
+	seen  []task.Item
+	fn    func(it task.Item, call int) (task.Result, error)
+}
+
+func (rt *routeTask) Run(_ context.Context, it task.Item) (task.Result, error) {
+	rt.mu.Lock()
+	rt.calls++
+	n := rt.calls
+	rt.seen = append(rt.seen, it)
+	rt.mu.Unlock()
+	return rt.fn(it, n)
+}
+
+func (rt *routeTask) called() int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.calls
+}
+
+// estimated is a routeTask that estimates every item at tokens.
+type estimated struct {
+	*routeTask
+	tokens int
+}
+
+func (e estimated) EstimateTokens(task.Item) int { return e.tokens }
+
+// kindErr is a provider refusal that calls for a fallback of its kind.
+type kindErr string
+
+func (k kindErr) Error() string        { return "400 " + string(k) }
+func (k kindErr) FallbackKind() string { return string(k) }
+
+func always(res func() (task.Result, error)) func(task.Item, int) (task.Result, error) {
+	return func(task.Item, int) (task.Result, error) { return res() }
+}
+
+var (
+	err503  = classify.WithClass(errors.New("503 Service Unavailable"), classify.Retryable, "test")
+	answerB = always(func() (task.Result, error) { return ok("from b") })
+)
+
+// routeRun runs n items over routes and returns the records by idx.
+func routeRun(t *testing.T, cfg engine.Config, n int) (engine.Summary, map[int]store.Record) {
+	t.Helper()
+	job := newMemJob()
+	e := engine.New(cfg, task.Func(func(context.Context, task.Item) (task.Result, error) {
+		t.Error("the task given to New was called in a run with routes")
+		return ok("wrong")
+	}), job)
+	sum, err := e.Run(context.Background(), items(n))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return sum, job.byIdx()
+}
+
+// TestOutageOnOneRouteMovesItemsAndNeverTrips: route a answers 503 to
+// every call; with fallbacks.outage every item succeeds on b, a's breaker
+// opens, the run's never does (on_trip abort would stop the run), and the
+// items that met a's outage show it in their tries.
+func TestOutageOnOneRouteMovesItemsAndNeverTrips(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &routeTask{fn: always(func() (task.Result, error) { return task.Result{}, err503 })}
+		b := &routeTask{fn: answerB}
+		cfg := engine.Config{Concurrency: 4, Retry: fastRetry, OnTrip: engine.TripAbort,
+			Breaker:   breaker.Settings{Threshold: 3, ResetTimeout: time.Hour},
+			Routes:    []engine.Route{{Name: "a", Model: "m-a", Task: a}, {Name: "b", Model: "m-b", Task: b}},
+			Fallbacks: engine.Fallbacks{Outage: true}}
+		sum, recs := routeRun(t, cfg, 40)
+		if sum.Stop != engine.StopNone || sum.Succeeded != 40 || sum.Trips != 0 {
+			t.Fatalf("stop %v (%s), %d succeeded, %d trips; want every item to succeed with no trip", sum.Stop, sum.StopDetail, sum.Succeeded, sum.Trips)
+		}
+		tried := 0
+		for idx, r := range recs {
+			if r.Route != "b" || r.Model != "m-b" {
+				t.Errorf("item %d: route %q model %q, want b and m-b", idx, r.Route, r.Model)
+			}
+			if len(r.Tries) > 0 {
+				tried++
+				if r.Tries[0].Route != "a" || !strings.Contains(r.Tries[0].Error, "503") || r.Tries[0].Class != classify.Retryable {
+					t.Errorf("item %d: tries %+v, want a's 503 (retryable)", idx, r.Tries)
+				}
+			}
+		}
+		if tried == 0 || tried != a.called() {
+			t.Errorf("%d records show a in their tries, a was called %d times; want as many, and some", tried, a.called())
+		}
+		if a.called() > 4+3 {
+			t.Errorf("a was called %d times: its breaker (threshold 3) should have kept calls off it", a.called())
+		}
+		if st := sum.Routes[0]; st.Name != "a" || st.Breaker != breaker.Open {
+			t.Errorf("route stats %+v: want a with its breaker open", st)
+		}
+		if st := sum.Routes[1]; st.Succeeded != 40 {
+			t.Errorf("route b produced %d records, want 40", st.Succeeded)
+		}
+	})
+}
+
+// TestNoRouteCanServeTripsTheRun: with every route down, the run's
+// breaker trips (here on_trip abort stops the run), saying why.
+func TestNoRouteCanServeTripsTheRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		down := func() *routeTask {
+			return &routeTask{fn: always(func() (task.Result, error) { return task.Result{}, err503 })}
+		}
+		cfg := engine.Config{Concurrency: 2, Retry: fastRetry, OnTrip: engine.TripAbort,
+			Breaker:   breaker.Settings{Threshold: 2, ResetTimeout: time.Hour},
+			Routes:    []engine.Route{{Name: "a", Task: down()}, {Name: "b", Task: down()}},
+			Fallbacks: engine.Fallbacks{Outage: true}}
+		sum, _ := routeRun(t, cfg, 20)
+		if sum.Stop != engine.StopBreaker || !strings.Contains(sum.StopDetail, "no route can serve") {
+			t.Fatalf("stop %v (%q); want the breaker's stop, saying no route can serve", sum.Stop, sum.StopDetail)
+		}
+	})
+}
+
+// TestWithoutOutageFallbackRetriesKeepTheirBackoff: without
+// fallbacks.outage, a retryable failure waits out its backoff; the item
+// is still routed away from an open breaker.
+func TestWithoutOutageFallbackRetriesKeepTheirBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &routeTask{fn: always(func() (task.Result, error) { return task.Result{}, err503 })}
+		b := &routeTask{fn: answerB}
+		slow := fastRetry
+		slow.MaxAttempts = 10
+		slow.Backoff.Base = time.Second
+		cfg := engine.Config{Concurrency: 1, Retry: slow, Breaker: breaker.Settings{Threshold: 1, ResetTimeout: time.Hour},
+			Routes: []engine.Route{{Name: "a", Task: a, Tier: 0}, {Name: "b", Task: b, Tier: 1}}}
+		start := time.Now()
+		sum, recs := routeRun(t, cfg, 1)
+		if sum.Succeeded != 1 || recs[0].Route != "b" {
+			t.Fatalf("%d succeeded, route %q; want the item on b once a's breaker opened", sum.Succeeded, recs[0].Route)
+		}
+		if waited := time.Since(start); waited < time.Second {
+			t.Errorf("the retry went at once (%v); without fallbacks.outage it waits its backoff", waited)
+		}
+		if len(recs[0].Tries) != 0 {
+			t.Errorf("tries %+v; a retry routed by the strategy is not a fallback", recs[0].Tries)
+		}
+	})
+}
+
+// TestContextWindowPreCheckSendsNothingToASmallRoute: an item estimated
+// larger than a route's window never reaches it, whatever its tier; one
+// larger than every window fails as the item's problem.
+func TestContextWindowPreCheckSendsNothingToASmallRoute(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		small := &routeTask{fn: always(func() (task.Result, error) { return ok("small") })}
+		large := &routeTask{fn: always(func() (task.Result, error) { return ok("large") })}
+		cfg := engine.Config{Concurrency: 2, Retry: fastRetry,
+			Routes: []engine.Route{{Name: "small", Task: estimated{small, 5000}, ContextWindow: 4096},
+				{Name: "large", Task: estimated{large, 5000}, ContextWindow: 128000, Tier: 1}}}
+		sum, recs := routeRun(t, cfg, 5)
+		if small.called() != 0 || sum.Succeeded != 5 {
+			t.Errorf("small was called %d times, %d succeeded; want 0 and 5", small.called(), sum.Succeeded)
+		}
+		for idx, r := range recs {
+			if r.Route != "large" {
+				t.Errorf("item %d on %q, want large", idx, r.Route)
+			}
+		}
+		cfg.Routes[1].ContextWindow = 4096
+		sum, recs = routeRun(t, cfg, 1)
+		if sum.Failed != 1 || recs[0].Class != classify.Item || !strings.Contains(recs[0].Error, "context window") {
+			t.Errorf("an item too large for every route: %+v; want it failed (item) naming the context window", recs[0])
+		}
+	})
+}
+
+// TestRefusalsMoveToARouteThatMayTakeThem: the provider's context-length
+// refusal moves the item to a larger window, a content filter to another
+// provider, each only with its fallback on.
+func TestRefusalsMoveToARouteThatMayTakeThem(t *testing.T) {
+	tests := []struct {
+		name   string
+		kind   string
+		fb     engine.Fallbacks
+		routes func(a, b, c *routeTask) []engine.Route
+		want   string
+	}{
+		{"context window to the larger one", engine.FallbackContextWindow, engine.Fallbacks{ContextWindow: true},
+			func(a, b, c *routeTask) []engine.Route {
+				return []engine.Route{{Name: "a", Task: a, ContextWindow: 8000}, {Name: "b", Task: b, ContextWindow: 8000, Tier: 1}, {Name: "c", Task: c, ContextWindow: 200000, Tier: 2}}
+			}, "c"},
+		{"content filter to another provider", engine.FallbackContentFilter, engine.Fallbacks{ContentFilter: true},
+			func(a, b, c *routeTask) []engine.Route {
+				return []engine.Route{{Name: "a", Provider: "azure", Task: a}, {Name: "b", Provider: "azure", Task: b, Tier: 1}, {Name: "c", Provider: "anthropic", Task: c, Tier: 2}}
+			}, "c"},
+		{"off: the refusal fails the item", engine.FallbackContentFilter, engine.Fallbacks{Outage: true},
+			func(a, b, c *routeTask) []engine.Route {
+				return []engine.Route{{Name: "a", Provider: "azure", Task: a}, {Name: "c", Provider: "anthropic", Task: c, Tier: 1}}
+			}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				refuse := func() *routeTask {
+					return &routeTask{fn: always(func() (task.Result, error) {
+						return task.Result{}, classify.WithClass(kindErr(tt.kind), classify.Item, "test")
+					})}
+				}
+				a, b, c := refuse(), refuse(), &routeTask{fn: always(func() (task.Result, error) { return ok("c") })}
+				cfg := engine.Config{Concurrency: 1, Retry: fastRetry, Routes: tt.routes(a, b, c), Fallbacks: tt.fb}
+				_, recs := routeRun(t, cfg, 1)
+				r := recs[0]
+				if tt.want == "" {
+					if !r.Failed() || r.Route != "a" {
+						t.Errorf("record %+v: want the item failed on a", r)
+					}
+					return
+				}
+				if r.Failed() || r.Route != tt.want || len(r.Tries) == 0 || r.Tries[0].Route != "a" {
+					t.Errorf("record route %q, error %q, tries %+v; want success on %s after a", r.Route, r.Error, r.Tries, tt.want)
+				}
+				if b.called() != 0 {
+					t.Errorf("b was called %d times; it cannot take the item", b.called())
+				}
+			})
+		})
+	}
+}
+
+// rejectBad finds "bad" outputs invalid.
+type rejectBad struct{}
+
+func (rejectBad) Validate(_ context.Context, out json.RawMessage) error {
+	if string(out) == `"bad"` {
+		return errors.New("missing property text")
+	}
+	return nil
+}
+
+// TestEscalationCarriesTheFeedbackToTheStrongerTier: a cheap model that
+// keeps answering invalid output spends its heal budget; the item goes
+// to the next tier, re-asked with the feedback on its last output.
+func TestEscalationCarriesTheFeedbackToTheStrongerTier(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cheap := &routeTask{fn: always(func() (task.Result, error) { return ok("bad") })}
+		strong := &routeTask{fn: func(it task.Item, _ int) (task.Result, error) { return ok("good") }}
+		cfg := engine.Config{Concurrency: 1, Retry: fastRetry, Validator: rejectBad{}, Heal: heal.Budget{MaxAttempts: 2},
+			Routes:    []engine.Route{{Name: "cheap", Task: cheap}, {Name: "strong", Task: strong, Tier: 1}},
+			Fallbacks: engine.Fallbacks{Escalate: true}}
+		sum, recs := routeRun(t, cfg, 1)
+		r := recs[0]
+		if sum.Succeeded != 1 || r.Route != "strong" || len(r.Tries) != 1 || r.Tries[0].Route != "cheap" || r.Tries[0].Class != classify.Invalid {
+			t.Fatalf("record %+v; want success on strong after cheap's invalid outputs", r)
+		}
+		strong.mu.Lock()
+		fb := strong.seen[0].Feedback
+		strong.mu.Unlock()
+		if fb == nil || fb.PreviousOutput != "bad" || !strings.Contains(fb.Message, "missing property") {
+			t.Errorf("strong's first call had feedback %+v; want cheap's last output and its error", fb)
+		}
+	})
+}
+
+// TestRecoveredRouteGetsTrafficBack: a route down at first and back after
+// its breaker's reset timeout serves its share again.
+func TestRecoveredRouteGetsTrafficBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		a := &routeTask{fn: func(task.Item, int) (task.Result, error) {
+			if time.Since(start) < 5*time.Second {
+				return task.Result{}, err503
+			}
+			return ok("a")
+		}}
+		b := &routeTask{fn: func(task.Item, int) (task.Result, error) {
+			time.Sleep(100 * time.Millisecond)
+			return ok("b")
+		}}
+		cfg := engine.Config{Concurrency: 2, Retry: fastRetry, Breaker: breaker.Settings{Threshold: 2, ResetTimeout: 2 * time.Second},
+			Routes:    []engine.Route{{Name: "a", Task: a}, {Name: "b", Task: b}},
+			Fallbacks: engine.Fallbacks{Outage: true}}
+		sum, recs := routeRun(t, cfg, 400)
+		if sum.Succeeded != 400 {
+			t.Fatalf("%d succeeded, want 400", sum.Succeeded)
+		}
+		late := 0
+		for _, r := range recs {
+			if r.Route == "a" && r.FinishedAt.Sub(start) > 5*time.Second {
+				late++
+			}
+		}
+		if late < 100 {
+			t.Errorf("a produced %d records after it recovered; want it back in the mix (100 or more of 400)", late)
+		}
+	})
+}
