@@ -88,9 +88,9 @@ var anthropic = dialect{
 				message: "Request exceeds the maximum allowed number of bytes. The maximum request size is 32 MB for standard API requests."}
 		},
 		errContextLength: func(x *exchange) apiError {
-			n := max(x.promptTokens, anthropicContext+1)
+			n := max(x.promptTokens, x.window()+1)
 			return apiError{status: 400, typ: "invalid_request_error", counter: cContextLength,
-				message: fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, anthropicContext)}
+				message: fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, x.window())}
 		},
 	},
 	validate:     validateAnthropic,

@@ -126,6 +126,14 @@ func text(raw json.RawMessage) string {
 }
 
 // exchange is one request being answered.
+// window is the context window of the exchange's model.
+func (x *exchange) window() int {
+	if w := x.s.cfg.ContextWindow; w > 0 {
+		return w
+	}
+	return x.d.contextWindow
+}
+
 type exchange struct {
 	s         *Server
 	w         http.ResponseWriter
@@ -204,7 +212,7 @@ func (s *Server) chat(x *exchange) outcome {
 		x.fail(x.d.errs[errUnknownModel](x))
 		return answered
 	}
-	if x.promptTokens+x.maxTokens > x.d.contextWindow {
+	if x.promptTokens+x.maxTokens > x.window() {
 		x.fail(x.d.errs[errContextLength](x))
 		return answered
 	}

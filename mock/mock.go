@@ -52,6 +52,12 @@ type Config struct {
 	LogRequests io.Writer
 	// Batch configures the batch APIs (see BatchConfig).
 	Batch BatchConfig
+	// ContextWindow, when above 0, is every model's context window in
+	// tokens, in place of the dialect's (128,000 OpenAI, 200,000
+	// Anthropic): a prompt and max_tokens past it get the provider's
+	// context-length 400. Several servers with different windows
+	// rehearse a job's routes.
+	ContextWindow int
 }
 
 // Faults are fractions of requests, each in [0, 1], that meet a fault

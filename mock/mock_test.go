@@ -584,3 +584,25 @@ func TestAnswersScriptTheModelInOrderThenRepeatTheLast(t *testing.T) {
 		t.Errorf("scripted answers %q; want %q", got, want)
 	}
 }
+
+// TestContextWindowIsTheConfiguredOne: a server told a context window
+// refuses prompts past it with each dialect's context-length 400 naming
+// it, and serves those within it: one mock per route rehearses a
+// context-window fallback.
+func TestContextWindowIsTheConfiguredOne(t *testing.T) {
+	s := New(Config{ContextWindow: 300})
+	ctx := context.Background()
+	long := strings.Repeat("word ", 400)
+	for _, tt := range []struct{ dialect, code, msg string }{
+		{"openai", "context_length_exceeded", "maximum context length is 300 tokens"},
+		{"anthropic", "", "tokens \\u003e 300 maximum"},
+	} {
+		c := post(ctx, s.Client(), "http://mock", tt.dialect, "mock-echo", testKey, "", 10, long)
+		if c.err != nil || c.status != 400 || !strings.Contains(string(c.body), tt.msg) || !strings.Contains(string(c.body), tt.code) {
+			t.Errorf("%s, prompt past the window: %d %s (%v); want 400 saying %q", tt.dialect, c.status, c.body, c.err, tt.msg)
+		}
+		if c := post(ctx, s.Client(), "http://mock", tt.dialect, "mock-echo", testKey, "", 10, "short"); c.err != nil || c.status != 200 {
+			t.Errorf("%s, short prompt: %d %s (%v); want 200", tt.dialect, c.status, c.body, c.err)
+		}
+	}
+}

@@ -77,9 +77,9 @@ var openAI = dialect{
 				message: "Request too large: the request body exceeds the maximum size of 32 MB."}
 		},
 		errContextLength: func(x *exchange) apiError {
-			n := max(x.promptTokens+x.maxTokens, openAIContext+1)
+			n := max(x.promptTokens+x.maxTokens, x.window()+1)
 			return apiError{status: 400, typ: "invalid_request_error", code: "context_length_exceeded", param: "messages", counter: cContextLength,
-				message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", openAIContext, n)}
+				message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", x.window(), n)}
 		},
 	},
 	validate:     validateOpenAI,
