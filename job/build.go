@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,9 @@ type built struct {
 	validator engine.Validator
 	cache     *cache.Cache
 	mock      *mock.Server
+	// routes are the spec's routes, each with its own llm task (and, for
+	// a mock route, its own simulated deployment); nil without routes.
+	routes []engine.Route
 }
 
 // buildTask makes the task, the validator and the cache that a spec names.
@@ -96,6 +100,9 @@ func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
 			return nil, fmt.Errorf("task: %w", err)
 		}
 		b.task = lt
+		if b.routes, err = buildRoutes(s, cfg); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("task: unknown type %q (want llm, exec or http)", t.Type)
 	}
@@ -148,18 +155,67 @@ func llmConfig(s *spec.Spec) (llm.Config, error) {
 	return cfg, nil
 }
 
+// buildRoutes makes one llm task per route of the spec, from the task's
+// configuration with the route's provider, model, endpoint, key and price;
+// a mock route without a base_url gets a simulated deployment of its own,
+// with its faults, limits and context window.
+func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
+	var routes []engine.Route
+	for i, r := range s.Routes {
+		cfg := base
+		cfg.Provider, cfg.Model, cfg.BaseURL, cfg.APIKey = r.Provider, r.Model, r.BaseURL, r.APIKey
+		cfg.HTTPClient = nil
+		if r.ContextWindow > 0 {
+			// The pre-check compares the estimate with the window: count
+			// with the model's tokenizer, not the rough scale.
+			cfg.ExactTokens = true
+		}
+		if p := r.Price; p != (spec.Price{}) {
+			cfg.Prices = maps.Clone(cfg.Prices)
+			if cfg.Prices == nil {
+				cfg.Prices = map[string]llm.Price{}
+			}
+			cfg.Prices[r.Model] = llm.Price{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok,
+				CachedInputPerMTok: p.CachedInputPerMTok, CacheWritePerMTok: p.CacheWritePerMTok}
+		}
+		if r.Provider == "mock" && r.BaseURL == "" {
+			mc := mockConfig(s.Mock)
+			mc.RPM, mc.TPM, mc.ContextWindow = r.Mock.RPM, r.Mock.TPM, r.Mock.ContextWindow
+			mc.Faults = mockFaults(r.Mock.Errors)
+			if path := s.Mock.LogRequests; path != "" {
+				if !filepath.IsAbs(path) {
+					path = filepath.Join(s.Dir(), path)
+				}
+				mc.LogRequests = appendFile(path)
+			}
+			cfg.HTTPClient = mock.New(mc).Client()
+		}
+		t, err := llm.New(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("routes[%d] (%s): %w", i, r.Name, err)
+		}
+		routes = append(routes, engine.Route{Name: r.Name, Provider: r.Provider, Model: r.Model, Task: t, Tier: r.Tier, Weight: r.Weight,
+			ContextWindow: r.ContextWindow, RequestsPerMinute: r.RateLimit.RequestsPerMinute, TokensPerMinute: r.RateLimit.TokensPerMinute})
+	}
+	return routes, nil
+}
+
+func mockFaults(e spec.MockErrors) mock.Faults {
+	return mock.Faults{
+		RateLimit: e.RateLimit, Server: e.Server, Overloaded: e.Overloaded,
+		Timeout: e.Timeout, Reset: e.Reset, Malformed: e.Malformed,
+		InvalidOutput: e.InvalidOutput, Auth: e.Auth,
+		Quota: e.Quota, SpendLimit: e.SpendLimit, PaymentRequired: e.PaymentRequired,
+		Forbidden: e.Forbidden, TooLarge: e.TooLarge, ContextLength: e.ContextLength,
+		ContentFilter: e.ContentFilter, Refusal: e.Refusal, Truncated: e.Truncated,
+	}
+}
+
 func mockConfig(m spec.Mock) mock.Config {
 	return mock.Config{
 		Latency: m.Latency.Min, LatencyMax: m.Latency.Max, Seed: m.Seed, RPM: m.RPM, TPM: m.TPM,
-		Faults: mock.Faults{
-			RateLimit: m.Errors.RateLimit, Server: m.Errors.Server, Overloaded: m.Errors.Overloaded,
-			Timeout: m.Errors.Timeout, Reset: m.Errors.Reset, Malformed: m.Errors.Malformed,
-			InvalidOutput: m.Errors.InvalidOutput, Auth: m.Errors.Auth,
-			Quota: m.Errors.Quota, SpendLimit: m.Errors.SpendLimit, PaymentRequired: m.Errors.PaymentRequired,
-			Forbidden: m.Errors.Forbidden, TooLarge: m.Errors.TooLarge, ContextLength: m.Errors.ContextLength,
-			ContentFilter: m.Errors.ContentFilter, Refusal: m.Errors.Refusal, Truncated: m.Errors.Truncated,
-		},
-		Batch: mock.BatchConfig{ProcessingTime: m.Batch.ProcessingTime, Window: m.Batch.Window, ExpireFirst: m.Batch.ExpireFirst},
+		Faults: mockFaults(m.Errors),
+		Batch:  mock.BatchConfig{ProcessingTime: m.Batch.ProcessingTime, Window: m.Batch.Window, ExpireFirst: m.Batch.ExpireFirst},
 	}
 }
 
@@ -282,6 +338,11 @@ func engineConfig(s *spec.Spec, interactive bool) (engine.Config, error) {
 		TokensPerMinute:   s.RateLimit.TokensPerMinute,
 		Pacing:            engine.Pacing{BatchSize: s.Pacing.BatchSize, BatchDelay: s.Pacing.BatchDelay, ItemDelay: s.Pacing.ItemDelay},
 		Budget:            engine.Budget{MaxCostUSD: s.Budget.MaxCostUSD, MaxTokens: s.Budget.MaxTokens},
+		Fallbacks: engine.Fallbacks{Outage: s.Fallbacks.Outage, ContextWindow: s.Fallbacks.ContextWindow,
+			ContentFilter: s.Fallbacks.ContentFilter, Escalate: s.Fallbacks.Escalate},
+	}
+	if s.Routing == "least_loaded" {
+		cfg.Routing = engine.RoutingLeastLoaded
 	}
 	for _, name := range s.Breaker.Count {
 		c, err := classify.ParseClass(name)

@@ -542,6 +542,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		cfg.Cache = b.cache
 	}
 	cfg.Validator = b.validator
+	cfg.Routes = b.routes
 	retrySome, err := failuresToRetry(ctx, j, opts)
 	if err != nil {
 		return nil, err

@@ -125,6 +125,9 @@ func NewPlan(path string, source []byte, opts Options) (*Plan, error) {
 		cfg.Cache = b.cache
 	}
 	cfg.Validator = b.validator
+	// Each worker keeps its own routes' state (docs/routes.md): route
+	// breakers and limits are not shared through PostgreSQL yet.
+	cfg.Routes = b.routes
 	log := opts.logger()
 	cfg.OnEvent = func(ev engine.Event) { logEvent(log, ev) }
 	return &Plan{Spec: s, Task: b.task, Config: cfg, built: b}, nil

@@ -49,6 +49,22 @@ type Report struct {
 	Began       time.Time
 	// Waves are the job's provider batch waves; nil for an online job.
 	Waves []batch.WaveReport
+	// Routes are the outcomes by route (docs/routes.md), the route that
+	// produced most records first; nil for a job without routes.
+	Routes []RouteReport
+}
+
+// RouteReport is what one route produced, and how many items left it for
+// another.
+type RouteReport struct {
+	Name              string
+	Succeeded, Failed int
+	// Left counts the records whose tries name the route: items that met
+	// an error there and moved on.
+	Left    int
+	Usage   task.Usage
+	CostUSD float64
+	Busy    time.Duration
 }
 
 // Rate returns the items finished per second of the job's runs, and the
@@ -90,9 +106,11 @@ func BuildReport(ctx context.Context, j store.Job) (*Report, error) {
 	m := j.Manifest()
 	r := &Report{Manifest: m, ByClass: map[classify.Class]int{}, Attempts: map[int]int{}}
 	groups := map[string]*ErrorGroup{}
+	routes := map[string]*RouteReport{}
 	seen := 0
 	err := j.Scan(ctx, func(rec store.Record) error {
 		seen++
+		countRoute(routes, rec)
 		r.Attempts[rec.Attempts]++
 		r.Usage = r.Usage.Add(rec.Usage)
 		if rec.CostUSD != nil {
@@ -139,6 +157,12 @@ func BuildReport(ctx context.Context, j store.Job) (*Report, error) {
 		return nil, fmt.Errorf("reading the records of %s: %w", m.ID, err)
 	}
 	r.Pending = max(m.Items-seen, 0)
+	for _, rr := range routes {
+		r.Routes = append(r.Routes, *rr)
+	}
+	slices.SortFunc(r.Routes, func(a, b RouteReport) int {
+		return cmp.Or(cmp.Compare(b.Succeeded+b.Failed, a.Succeeded+a.Failed), cmp.Compare(a.Name, b.Name))
+	})
 	if r.Waves, err = batchWaves(ctx, j); err != nil {
 		return nil, err
 	}
@@ -157,12 +181,67 @@ func BuildReport(ctx context.Context, j store.Job) (*Report, error) {
 	return r, nil
 }
 
+// countRoute adds rec to the outcomes of its route and of the routes its
+// item left.
+func countRoute(routes map[string]*RouteReport, rec store.Record) {
+	at := func(name string) *RouteReport {
+		rr := routes[name]
+		if rr == nil {
+			rr = &RouteReport{Name: name}
+			routes[name] = rr
+		}
+		return rr
+	}
+	for _, t := range rec.Tries {
+		at(t.Route).Left++
+	}
+	if rec.Route == "" {
+		return
+	}
+	rr := at(rec.Route)
+	if rec.Failed() {
+		rr.Failed++
+	} else {
+		rr.Succeeded++
+	}
+	rr.Usage = rr.Usage.Add(rec.Usage)
+	if rec.CostUSD != nil {
+		rr.CostUSD += *rec.CostUSD
+	}
+	rr.Busy += time.Duration(rec.DurationMS) * time.Millisecond
+}
+
+// writeRoutes writes the outcomes by route.
+func (r *Report) writeRoutes(b *strings.Builder) {
+	for i, rr := range r.Routes {
+		label := "Routes:    "
+		if i > 0 {
+			label = "           "
+		}
+		fmt.Fprintf(b, "%s%s: %d succeeded, %d failed", label, rr.Name, rr.Succeeded, rr.Failed)
+		if rr.Left > 0 {
+			fmt.Fprintf(b, ", left by %d item(s) (see their tries)", rr.Left)
+		}
+		if rr.Usage.Total() > 0 {
+			fmt.Fprintf(b, " | %d in, %d out", rr.Usage.InputTokens, rr.Usage.OutputTokens)
+		}
+		if rr.CostUSD > 0 {
+			fmt.Fprintf(b, " | $%.4f", rr.CostUSD)
+		}
+		if rr.Succeeded+rr.Failed > 0 {
+			fmt.Fprintf(b, " | %s per item", (rr.Busy / time.Duration(rr.Succeeded+rr.Failed)).Round(time.Millisecond))
+		}
+		b.WriteByte('\n')
+	}
+}
+
 // WriteText renders the report for a terminal, showing at most topGroups
 // error groups.
 func (r *Report) WriteText(w io.Writer, topGroups int) error {
 	var b strings.Builder
 	r.writeOutcomes(&b)
 	r.writeWork(&b)
+	r.writeRoutes(&b)
 	writeWaves(&b, r.Waves)
 	r.writeGroups(&b, topGroups)
 	_, err := io.WriteString(w, b.String())

@@ -381,6 +381,16 @@ func printSummary(w io.Writer, r *job.Result) {
 		}
 		b.WriteByte('\n')
 	}
+	for i, rt := range s.Routes {
+		sep := "; "
+		if i == 0 {
+			sep = "Routes: "
+		}
+		fmt.Fprintf(&b, "%s%s: breaker %s, %d calls, %d succeeded, %d failed", sep, rt.Name, rt.Breaker, rt.Calls, rt.Succeeded, rt.Failed)
+		if i == len(s.Routes)-1 {
+			b.WriteByte('\n')
+		}
+	}
 	if bt := r.Batch; bt != nil {
 		fmt.Fprintf(&b, "Batch mode: %d wave(s), %d batch(es), %d requests submitted", bt.Waves, bt.Batches, bt.Requests)
 		if bt.Repolled > 0 {
