@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -189,6 +190,7 @@ type itemRoute struct {
 	window   int         // a context window larger than this is needed
 	estimate int         // the item's estimated tokens, -1 unknown
 	move     bool        // the next call must go to another route
+	refused  []bool      // routes whose gate just refused the call (probe out)
 }
 
 // excluded says why the item may not use r now, "" when it may.
@@ -196,6 +198,8 @@ func (ir *itemRoute) excluded(r *route) string {
 	switch {
 	case ir.tried != nil && ir.tried[r.idx]:
 		return "tried"
+	case ir.refused != nil && ir.refused[r.idx]:
+		return "its half-open probe is out"
 	case r.Tier < ir.minTier:
 		return "below the escalated tier"
 	case ir.provider != "" && r.Provider == ir.provider:
@@ -215,6 +219,11 @@ func (ir *itemRoute) excluded(r *route) string {
 // run's breaker should trip); otherwise the item fits no route.
 func (e *Engine) pick(ir *itemRoute) (r *route, why string, open bool) {
 	pick, reasons := e.candidates(ir, true)
+	if pick == nil && slices.Contains(ir.refused, true) {
+		// A probe's outcome is a wait, never a reason to trip.
+		clear(ir.refused)
+		pick, reasons = e.candidates(ir, true)
+	}
 	if pick == nil && ir.move {
 		// Nowhere else to go: stay rather than fail.
 		ir.move = false
@@ -374,6 +383,7 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 		r.rt, err = rt.gate.pass(dctx, prep.Tokens, false)
 		if err == nil {
 			rt.calls.Add(1)
+			clear(ir.refused)
 			return t, prep, perr, nil
 		}
 		e.gate.abandon(&t)
@@ -382,8 +392,14 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 			return ticket{}, prep, nil, err
 		}
 		// The route's breaker opened (the next pick skips it), or its
-		// half-open probe is out: wait for some route to change.
-		if rt.br.State() != breaker.Open {
+		// half-open probe is out: another route takes the call, or, with
+		// none, the item waits for some route to change.
+		if ir.refused == nil {
+			ir.refused = make([]bool, len(e.routes))
+		}
+		ir.refused[rt.idx] = true
+		if other, _ := e.candidates(ir, true); other == nil && rt.br.State() != breaker.Open {
+			clear(ir.refused)
 			select {
 			case <-changed:
 			case <-dctx.Done():

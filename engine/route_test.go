@@ -314,3 +314,41 @@ func TestRecoveredRouteGetsTrafficBack(t *testing.T) {
 		}
 	})
 }
+
+// TestItemsGoElsewhereWhileAProbeIsOut: while a half-open route's one
+// probe is out (a slow call), the other items do not wait for its outcome:
+// they go to the route that can serve now.
+func TestItemsGoElsewhereWhileAProbeIsOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var probeEnd time.Time
+		a := &routeTask{fn: func(_ task.Item, call int) (task.Result, error) {
+			if call <= 2 {
+				return task.Result{}, err503
+			}
+			time.Sleep(20 * time.Second) // the probe
+			probeEnd = time.Now()
+			return ok("a")
+		}}
+		b := &routeTask{fn: func(task.Item, int) (task.Result, error) {
+			time.Sleep(100 * time.Millisecond)
+			return ok("b")
+		}}
+		cfg := engine.Config{Concurrency: 4, Retry: fastRetry, Breaker: breaker.Settings{Threshold: 2, ResetTimeout: time.Second},
+			Routes:    []engine.Route{{Name: "a", Task: a}, {Name: "b", Task: b}},
+			Fallbacks: engine.Fallbacks{Outage: true}}
+		sum, recs := routeRun(t, cfg, 200)
+		if sum.Succeeded != 200 || probeEnd.IsZero() {
+			t.Fatalf("%d succeeded, probe ended %v; want 200 and a's probe answered", sum.Succeeded, probeEnd.Sub(start))
+		}
+		before := 0
+		for _, r := range recs {
+			if r.Route == "b" && r.FinishedAt.Before(probeEnd) {
+				before++
+			}
+		}
+		if before < 150 {
+			t.Errorf("b finished %d items while a's probe was out (20s); want the others to go to b (150 or more)", before)
+		}
+	})
+}
