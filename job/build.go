@@ -194,7 +194,13 @@ func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 		if err != nil {
 			return nil, fmt.Errorf("routes[%d] (%s): %w", i, r.Name, err)
 		}
-		routes = append(routes, engine.Route{Name: r.Name, Provider: r.Provider, Model: r.Model, Task: t, Tier: r.Tier, Weight: r.Weight,
+		provider := r.Provider
+		if r.Provider == "mock" && r.BaseURL == "" {
+			// Each built-in mock route is a deployment of its own, so that
+			// a rehearsal can show a content-filter fallback between two.
+			provider = "mock:" + r.Name
+		}
+		routes = append(routes, engine.Route{Name: r.Name, Provider: provider, Model: r.Model, Task: t, Tier: r.Tier, Weight: r.Weight,
 			ContextWindow: r.ContextWindow, RequestsPerMinute: r.RateLimit.RequestsPerMinute, TokensPerMinute: r.RateLimit.TokensPerMinute})
 	}
 	return routes, nil
