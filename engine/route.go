@@ -457,7 +457,7 @@ func (e *Engine) routeRateLimited(rt *route, err error) (outcome, bool) {
 		return outcomeCapacity, false
 	}
 	if rt.gate.cooldown(until) {
-		e.emit(Event{Kind: Cooldown, Until: until, Reason: "rate limited: retry hint", Route: rt.Name})
+		e.emit(Event{Kind: Cooldown, Until: until, Reason: "route " + rt.Name + " rate limited: retry hint", Route: rt.Name})
 	}
 	return outcomeCapacity, true
 }
@@ -479,7 +479,7 @@ func (e *Engine) observeRoute(rt *route, q Quota) {
 	}
 	q.RetryAfter = min(q.RetryAfter, e.maxHint())
 	if until, reason := rt.gate.learn(q, int(rt.gate.conc.executing.Load())); !until.IsZero() && rt.gate.cooldown(until) {
-		e.emit(Event{Kind: Cooldown, Until: until, Reason: reason, Route: rt.Name})
+		e.emit(Event{Kind: Cooldown, Until: until, Reason: "route " + rt.Name + ": " + reason, Route: rt.Name})
 	}
 }
 

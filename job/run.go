@@ -839,6 +839,8 @@ func logEvent(log *slog.Logger, ev engine.Event) {
 		log.Warn("circuit breaker "+ev.State.String(), "state", ev.State.String())
 	case engine.Cooldown:
 		log.Info("dispatch paused", "until", ev.Until.Format(time.RFC3339Nano), "reason", ev.Reason)
+	case engine.RouteChanged:
+		log.Warn("route breaker "+ev.State.String(), "route", ev.Route, "state", ev.State.String())
 	case engine.ConcurrencyChanged:
 		log.Debug("concurrency limit changed", "limit", ev.Limit)
 	case engine.Stopping:

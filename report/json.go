@@ -40,6 +40,20 @@ type StatusJSON struct {
 	CostUSD     float64        `json:"cost_usd"`
 	Time        *TimeJSON      `json:"time,omitempty"`
 	Waves       []WaveJSON     `json:"waves,omitempty"`
+	// Routes are the outcomes by route, for a job with routes.
+	Routes []RouteJSON `json:"routes,omitempty"`
+}
+
+// RouteJSON is one route's outcomes (docs/routes.md).
+type RouteJSON struct {
+	Name      string     `json:"name"`
+	Succeeded int        `json:"succeeded"`
+	Failed    int        `json:"failed"`
+	Left      int        `json:"left"`
+	Usage     task.Usage `json:"usage"`
+	CostUSD   float64    `json:"cost_usd"`
+	// BusySeconds is the summed duration of the route's records.
+	BusySeconds float64 `json:"busy_seconds"`
 }
 
 // JobJSON is a job's manifest as status reports it; it is also one entry of
@@ -164,6 +178,10 @@ func (r *Report) JSON() StatusJSON {
 			Wave: w.Wave, Fresh: w.Fresh, Items: w.Items, Batches: w.Batches, Requests: w.Requests,
 			Collected: w.Collected, Online: w.Online, Closed: w.Closed, CostUSD: w.CostUSD, FullCostUSD: w.FullCostUSD,
 		})
+	}
+	for _, rr := range r.Routes {
+		s.Routes = append(s.Routes, RouteJSON{Name: rr.Name, Succeeded: rr.Succeeded, Failed: rr.Failed, Left: rr.Left,
+			Usage: rr.Usage, CostUSD: rr.CostUSD, BusySeconds: rr.Busy.Seconds()})
 	}
 	return s
 }

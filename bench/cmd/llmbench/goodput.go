@@ -63,6 +63,17 @@ type goodputRun struct {
 	// steady is the median successes per second over the middle 80% of
 	// the run.
 	steady float64
+	// limit is the limit the run is measured against, when not the
+	// scenario's RPM (the routes variant: the sum of its routes').
+	limit int
+}
+
+// limitRPM is the limit r is measured against.
+func (g goodput) limitRPM(r goodputRun) float64 {
+	if r.limit > 0 {
+		return float64(r.limit)
+	}
+	return float64(g.RPM)
 }
 
 func (r goodputRun) perMinute() float64 { return float64(r.succeeded) / r.elapsed.Minutes() }
@@ -90,14 +101,16 @@ func (g goodput) run(ctx context.Context, out io.Writer) error {
 			}
 			byVariant[v] = append(byVariant[v], r)
 			fmt.Fprintf(out, "%-5d %-13s %8.2f %5d %6d %7d %9.0f %5.1f%% %7d %7d %6d %5.1f%% %9d %9d %4d %5d %5.1fs %6.1f%%  %-22s %s\n",
-				round, v, r.elapsed.Seconds(), r.succeeded, r.failed, r.pending, r.perMinute(), 100*r.perMinute()/float64(g.RPM),
-				r.calls, r.requests, r.limited, 100*r.share429(), r.cooldowns, r.decreases, r.minimum, r.final, r.to90.Seconds(), 100*r.steady*60/float64(g.RPM), load, r.stop)
+				round, v, r.elapsed.Seconds(), r.succeeded, r.failed, r.pending, r.perMinute(), 100*r.perMinute()/g.limitRPM(r),
+				r.calls, r.requests, r.limited, 100*r.share429(), r.cooldowns, r.decreases, r.minimum, r.final, r.to90.Seconds(), 100*r.steady*60/g.limitRPM(r), load, r.stop)
 		}
 	}
 	fmt.Fprintln(out)
 	for _, v := range variants {
 		var perMin, share, secs, to90, steady []float64
+		lim := float64(g.RPM)
 		for _, r := range byVariant[v] {
+			lim = g.limitRPM(r)
 			steady = append(steady, r.steady)
 			perMin = append(perMin, r.perMinute())
 			share = append(share, r.share429())
@@ -105,7 +118,7 @@ func (g goodput) run(ctx context.Context, out io.Writer) error {
 			to90 = append(to90, r.to90.Seconds())
 		}
 		fmt.Fprintf(out, "median %-13s %8.2f s  %6.0f ok/min = %5.1f%% of the limit (steady %5.1f%%)  429s %5.1f%% of requests  90%% of the limit after %.1f s\n",
-			v, median(secs), median(perMin), 100*median(perMin)/float64(g.RPM), 100*median(steady)*60/float64(g.RPM), 100*median(share), median(to90))
+			v, median(secs), median(perMin), 100*median(perMin)/lim, 100*median(steady)*60/lim, 100*median(share), median(to90))
 	}
 	return nil
 }
@@ -128,8 +141,10 @@ func (g goodput) once(ctx context.Context, variant string, round int) (goodputRu
 		adaptive = true
 		rateLimit = fmt.Sprintf("rate_limit: {requests_per_minute: %d}\n", g.RPM)
 	case "cookbook", "cookbook-half":
+	case "routes":
+		return g.routes(ctx, round)
 	default:
-		return goodputRun{}, fmt.Errorf("unknown variant %q: want adaptive, fixed, told, cookbook or cookbook-half", variant)
+		return goodputRun{}, fmt.Errorf("unknown variant %q: want adaptive, fixed, told, cookbook, cookbook-half or routes", variant)
 	}
 	srv := mock.New(mock.Config{RPM: g.RPM, Latency: g.Latency, Seed: int64(round),
 		Faults: mock.Faults{RateLimit: g.Sporadic429, Server: g.Server5xx}})

@@ -1,0 +1,63 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/jsonl"
+	"github.com/tenaxhq/tenax/task"
+)
+
+// TestReportGroupsOutcomesByRoute: a routed job's status counts each
+// route's successes, failures, tokens and cost, and how many items left
+// it (their tries); a job without routes shows no route lines.
+func TestReportGroupsOutcomesByRoute(t *testing.T) {
+	ctx := context.Background()
+	st := &jsonl.Store{Home: t.TempDir()}
+	j, err := st.Create(ctx, store.Manifest{Created: time.Now(), Items: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	cost := 0.002
+	left := []store.Try{{Route: "a", Error: "503", Class: classify.Retryable}}
+	recs := []store.Record{
+		{Idx: 0, Output: json.RawMessage(`"x"`), Route: "b", Usage: task.Usage{InputTokens: 10, OutputTokens: 5}, CostUSD: &cost, Tries: left},
+		{Idx: 1, Output: json.RawMessage(`"x"`), Route: "b", Usage: task.Usage{InputTokens: 10, OutputTokens: 5}, CostUSD: &cost},
+		{Idx: 2, Output: json.RawMessage(`"x"`), Route: "c", Tries: left},
+		{Idx: 3, Error: "400 bad", Class: classify.Item, Route: "c"},
+	}
+	if err := j.Append(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+	r, err := BuildReport(ctx, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RouteReport{
+		{Name: "b", Succeeded: 2, Usage: task.Usage{InputTokens: 20, OutputTokens: 10}, CostUSD: 0.004},
+		{Name: "c", Succeeded: 1, Failed: 1},
+		{Name: "a", Left: 2},
+	}
+	if !reflect.DeepEqual(r.Routes, want) {
+		t.Fatalf("routes %+v, want %+v", r.Routes, want)
+	}
+	var b strings.Builder
+	if err := r.WriteText(&b, 10); err != nil {
+		t.Fatal(err)
+	}
+	if js := r.JSON(); len(js.Routes) != 3 || js.Routes[2].Name != "a" || js.Routes[2].Left != 2 || js.Routes[0].Succeeded != 2 {
+		t.Errorf("status --json routes %+v; want b, c and a as above", js.Routes)
+	}
+	for _, line := range []string{"Routes:    b: 2 succeeded, 0 failed | 20 in, 10 out | $0.0040", "           a: 0 succeeded, 0 failed, left by 2 item(s)"} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("status lacks %q:\n%s", line, b.String())
+		}
+	}
+}
