@@ -84,7 +84,16 @@ func routeDefaults(s *Spec, def defaulter) {
 	}
 	t := &s.Task
 	if t.Provider == "" {
-		t.Provider = s.Routes[0].Provider
+		// The task is the first route's: its endpoint and key too, so that
+		// what is built from the task alone (a dry run) can call it.
+		first := s.Routes[0]
+		t.Provider = first.Provider
+		if t.BaseURL == "" {
+			t.BaseURL = first.BaseURL
+		}
+		if t.APIKey == "" {
+			t.APIKey = first.APIKey
+		}
 	}
 	if t.Model == "" {
 		t.Model = s.Routes[0].Model

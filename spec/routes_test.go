@@ -28,6 +28,13 @@ func TestRoutesTakeTheTasksProviderKeysAndDefaults(t *testing.T) {
 	}
 }
 
+func TestTaskWithoutProviderTakesTheFirstRoutesEndpointAndKey(t *testing.T) {
+	s := parse(t, "task:\n  type: llm\n  prompt: hi\nroutes:\n  - {provider: openai, model: m, base_url: \"http://gw/v1\", api_key: sk-first-key}\n  - {provider: anthropic, model: c}\n", nil)
+	if s.Task.Provider != "openai" || s.Task.BaseURL != "http://gw/v1" || s.Task.APIKey != "sk-first-key" || s.Routes[1].APIKey != "" {
+		t.Errorf("task %s %s %q, routes[1].api_key %q; want the first route's provider, base_url and key, and none for the anthropic route", s.Task.Provider, s.Task.BaseURL, s.Task.APIKey, s.Routes[1].APIKey)
+	}
+}
+
 func TestTaskWithoutProviderTakesTheFirstRoutes(t *testing.T) {
 	s := parse(t, "task:\n  type: llm\n  prompt: hi\nroutes:\n  - {name: a, provider: mock}\n  - {name: b, provider: mock, mock: {errors: {server: 1}}}\n", nil)
 	if s.Task.Provider != "mock" || s.Routes[1].Mock.Errors.Server != 1 {

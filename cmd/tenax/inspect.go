@@ -136,6 +136,7 @@ func newExportCmd(g *globals) *cobra.Command {
 	var (
 		failed bool
 		format string
+		route  string
 		out    string
 	)
 	cmd := &cobra.Command{
@@ -166,9 +167,8 @@ func newExportCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer j.Close()
-			var filter func(store.Record) bool
-			if failed {
-				filter = func(r store.Record) bool { return r.Failed() }
+			filter := func(r store.Record) bool {
+				return (!failed || r.Failed()) && (route == "" || r.Route == route)
 			}
 			if out != "" {
 				return store.WriteOutput(ctx, j, out, format, filter)
@@ -178,6 +178,7 @@ func newExportCmd(g *globals) *cobra.Command {
 	}
 	addStoreFlag(cmd, g)
 	cmd.Flags().BoolVar(&failed, "failed", false, "only the items whose latest record failed (with their tracked errors)")
+	cmd.Flags().StringVar(&route, "route", "", "only the items whose latest record a route of this name produced (a job with routes)")
 	cmd.Flags().StringVar(&format, "format", "", "jsonl or csv (default: csv for an -o file ending in .csv, else jsonl)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file (atomically) instead of stdout")
 	return cmd

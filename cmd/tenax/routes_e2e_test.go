@@ -70,6 +70,12 @@ func TestRoutesExampleFailsOverWithoutAsking(t *testing.T) {
 	if n != 500 || tried == 0 {
 		t.Errorf("%d records, %d tries on a; want 500 records and some items that met a's outage first", n, tried)
 	}
+	if ex := w.tenax("export", jobID(t, r), "--route", "a"); ex.code != 0 || ex.stdout != "" {
+		t.Errorf("export --route a: exit %d, %q; want no record (a produced none)", ex.code, ex.stdout)
+	}
+	if ex := w.tenax("export", jobID(t, r), "--route", "b"); ex.code != 0 || strings.Count(ex.stdout, "\n") != 500 {
+		t.Errorf("export --route b: exit %d, %d lines; want b's 500 records", ex.code, strings.Count(ex.stdout, "\n"))
+	}
 	st := w.tenax("status", jobID(t, r))
 	if st.code != 0 || !strings.Contains(st.stdout, "b: 500 succeeded") || !strings.Contains(st.stdout, "a: 0 succeeded, 0 failed, left by") {
 		t.Errorf("tenax status: exit %d, want the outcomes by route\n%s%s", st.code, st.stdout, st.stderr)
