@@ -352,3 +352,70 @@ func TestItemsGoElsewhereWhileAProbeIsOut(t *testing.T) {
 		}
 	})
 }
+
+// fixingPrompter answers Continue after fixing the outage, as an operator
+// who restarted the deployments would.
+type fixingPrompter struct {
+	scriptedPrompter
+	fix func()
+}
+
+func (p *fixingPrompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDecision {
+	p.fix()
+	return p.scriptedPrompter.Trip(ctx, r)
+}
+
+// TestOperatorIsAskedOnlyWhenNoRouteCanServe: one route down never asks;
+// both down asks once, saying no route can serve, and Continue gives
+// every route its chance again (their breakers close).
+func TestOperatorIsAskedOnlyWhenNoRouteCanServe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		down := map[string]bool{"a": true, "b": false}
+		task := func(name string) *routeTask {
+			return &routeTask{fn: func(task.Item, int) (task.Result, error) {
+				mu.Lock()
+				d := down[name]
+				mu.Unlock()
+				if d {
+					return task.Result{}, err503
+				}
+				return ok(name)
+			}}
+		}
+		a, b := task("a"), task("b")
+		p := &fixingPrompter{scriptedPrompter: scriptedPrompter{answers: []engine.TripDecision{engine.TripContinue}}}
+		p.fix = func() {
+			mu.Lock()
+			down["a"], down["b"] = false, false
+			mu.Unlock()
+		}
+		var once sync.Once
+		cfg := engine.Config{Concurrency: 1, Retry: fastRetry, OnTrip: engine.TripPrompt, Prompter: p,
+			Breaker:   breaker.Settings{Threshold: 2, ResetTimeout: time.Hour},
+			Routes:    []engine.Route{{Name: "a", Task: a}, {Name: "b", Task: b}},
+			Fallbacks: engine.Fallbacks{Outage: true},
+			OnEvent: func(ev engine.Event) {
+				// After ten records on b alone, b goes down too.
+				if ev.Kind == engine.ItemFinished && ev.Record.Idx == 10 {
+					once.Do(func() { mu.Lock(); down["b"] = true; mu.Unlock() })
+				}
+			}}
+		sum, recs := routeRun(t, cfg, 40)
+		if sum.Succeeded != 40 || sum.Stop != engine.StopNone {
+			t.Fatalf("%d succeeded, stop %v (%s); want every item after Continue", sum.Succeeded, sum.Stop, sum.StopDetail)
+		}
+		if len(p.reports) != 1 || !strings.Contains(p.reports[0].Reason, "no route can serve") {
+			t.Fatalf("the operator was asked %d times (%+v); want once, when neither route could serve", len(p.reports), p.reports)
+		}
+		onA := 0
+		for _, r := range recs {
+			if r.Route == "a" {
+				onA++
+			}
+		}
+		if onA == 0 {
+			t.Errorf("no record on a after Continue: its breaker should have closed")
+		}
+	})
+}
