@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/heal"
@@ -282,18 +284,34 @@ func (e *Engine) candidates(ir *itemRoute, checkOpen bool) (*route, string) {
 				best = r.Tier
 			}
 		}
-		return e.strategy(usable, best, false), ""
+		return soonest(usable, best), ""
 	}
 	return e.strategy(usable, best, true), ""
 }
 
-// headroom reports whether a call to r could go now: no cooldown, a free
-// call slot.
-func (r *route) headroom() bool {
+// headroom reports whether a call to r could go now: no cooldown, a
+// request rate limiter (told or learned) with a request's turn free, a
+// free call slot.
+func (r *route) headroom() bool { return r.readyIn(time.Now()) == 0 }
+
+// readyIn is how long until a call to r could go: the rest of its
+// cooldown, or its request limiter's wait for one turn (calls already
+// waiting in it included); 0 when one could go now. A route whose call
+// slots are all taken is ready in a moment that cannot be told: a
+// nanosecond, behind every route ready now.
+func (r *route) readyIn(now time.Time) time.Duration {
 	if r.gate.cool.State() == breaker.Open {
-		return false
+		return max(r.gate.cool.ReadyAt().Sub(now), time.Nanosecond)
 	}
-	return int(r.gate.conc.executing.Load()) < r.gate.conc.Limit()
+	if l := r.gate.req.Load(); l != nil && l.Limit() != rate.Inf && l.Limit() > 0 {
+		if tokens := l.TokensAt(now); tokens < 1 {
+			return max(time.Duration((1-tokens)/float64(l.Limit())*float64(time.Second)), time.Nanosecond)
+		}
+	}
+	if int(r.gate.conc.executing.Load()) >= r.gate.conc.Limit() {
+		return time.Nanosecond
+	}
+	return 0
 }
 
 // strategy picks one of rs in tier (with headroom, when room is set) by
@@ -325,6 +343,24 @@ func (e *Engine) strategy(rs []*route, tier int, room bool) *route {
 		n -= r.Weight
 	}
 	return in[len(in)-1]
+}
+
+// soonest is the route of tier that can take a call first: with no
+// headroom anywhere, the item waits where the wait is shortest, so that a
+// route with twice the limit takes twice the calls.
+func soonest(rs []*route, tier int) *route {
+	now := time.Now()
+	var best *route
+	var wait time.Duration
+	for _, r := range rs {
+		if r.Tier != tier {
+			continue
+		}
+		if d := r.readyIn(now); best == nil || d < wait {
+			best, wait = r, d
+		}
+	}
+	return best
 }
 
 // routeEstimate is the item's estimated tokens when a route's context

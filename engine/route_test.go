@@ -419,3 +419,26 @@ func TestOperatorIsAskedOnlyWhenNoRouteCanServe(t *testing.T) {
 		}
 	})
 }
+
+// TestRoutesShareByTheirLimits: two routes told 600 and 300 requests a
+// minute take calls in proportion to their limits, not half each: an
+// item waits where the wait is shortest, and the job takes about as long
+// as the sum of the limits allows.
+func TestRoutesShareByTheirLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &routeTask{fn: always(func() (task.Result, error) { return ok("a") })}
+		b := &routeTask{fn: always(func() (task.Result, error) { return ok("b") })}
+		cfg := engine.Config{Concurrency: 16, Retry: fastRetry,
+			Routes: []engine.Route{{Name: "a", Task: a, RequestsPerMinute: 600}, {Name: "b", Task: b, RequestsPerMinute: 300}}}
+		start := time.Now()
+		sum, _ := routeRun(t, cfg, 900)
+		took := time.Since(start)
+		share := float64(a.called()) / float64(sum.Calls)
+		if sum.Succeeded != 900 || share < 0.6 || share > 0.72 {
+			t.Errorf("%d succeeded, a took %.0f%% of the calls; want 900 and about two thirds", sum.Succeeded, 100*share)
+		}
+		if took > 66*time.Second {
+			t.Errorf("900 calls at 600+300 rpm took %v; want about a minute", took)
+		}
+	})
+}
