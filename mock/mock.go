@@ -176,6 +176,9 @@ func (c Config) Validate() error {
 	if c.Latency < 0 || c.LatencyMax < 0 {
 		errs = append(errs, errors.New("mock: latency must not be negative"))
 	}
+	if c.ContextWindow < 0 {
+		errs = append(errs, fmt.Errorf("mock: context window %d must not be negative", c.ContextWindow))
+	}
 	if c.RPM < 0 || c.TPM < 0 {
 		errs = append(errs, errors.New("mock: rpm and tpm must not be negative"))
 	}

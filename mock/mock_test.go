@@ -563,6 +563,7 @@ func TestConfigValidate(t *testing.T) {
 		{"sum above 1", Config{Faults: Faults{Server: 0.6, Malformed: 0.6}}, "sum to 1.2"},
 		{"negative rpm", Config{RPM: -1}, "rpm and tpm"},
 		{"negative latency", Config{Latency: -time.Second}, "latency"},
+		{"negative context window", Config{ContextWindow: -1}, "context window -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -65,6 +65,7 @@ func addMockFlags(cmd *cobra.Command, addr, logPath *string, cfg *mock.Config) {
 	f.Int64Var(&cfg.Seed, "seed", 0, "seed of the fault and latency draws")
 	f.IntVar(&cfg.RPM, "rpm", 0, "requests per minute per model and dialect, refilled continuously; 429 past it (0: unlimited)")
 	f.IntVar(&cfg.TPM, "tpm", 0, "tokens per minute per model and dialect, refilled continuously; 429 past it (0: unlimited)")
+	f.IntVar(&cfg.ContextWindow, "context-window", 0, "every model's context window in tokens; a prompt and max_tokens past it get the context-length 400 (0: 128000 OpenAI, 200000 Anthropic)")
 	f.Float64Var(&cfg.Faults.RateLimit, "rate-limit", 0, "fraction of requests answered 429 with Retry-After")
 	f.Float64Var(&cfg.Faults.Server, "server-error", 0, "fraction of requests answered 500 (on a stream: an error event halfway)")
 	f.Float64Var(&cfg.Faults.Overloaded, "overloaded", 0, "fraction of requests answered 529 (Anthropic) or 503 (OpenAI) (on a stream: an error event halfway)")
