@@ -248,8 +248,8 @@ func (e *Engine) pick(ir *itemRoute) (r *route, why string, open bool) {
 
 // candidates picks among the routes the item may use: the lowest tier
 // with headroom, by the strategy, else the lowest tier that can serve at
-// all. With open false, routes with an open breaker count as usable, and
-// the reasons are empty when one is.
+// all. With checkOpen false, routes with an open breaker count as
+// usable, and the reasons are empty when one is.
 func (e *Engine) candidates(ir *itemRoute, checkOpen bool) (*route, string) {
 	var reasons []string
 	var usable []*route
