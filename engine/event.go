@@ -94,8 +94,8 @@ type Event struct {
 	Limit int
 	// Stopping and Cooldown events.
 	Reason string
-	// Route names the route of a RouteChanged event, and of a Cooldown
-	// that pauses one route only.
+	// Route names the route of a RouteChanged event, of a Cooldown that
+	// pauses one route only, and of the call a CallEnded reports.
 	Route string
 }
 

@@ -54,28 +54,8 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 			e.pending(r.item)
 			return r.rec, r.recorded
 		}
-		var (
-			prep      task.Prepared
-			perr, err error
-			t         ticket
-		)
-		if e.routes != nil {
-			t, prep, perr, err = e.passRouted(ctx, dctx, r)
-		} else {
-			prep, perr = e.prepare(ctx, r.item)
-			// An attempt that failed to prepare makes no request, but its
-			// failure still needs a breaker permit to count.
-			t, err = e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil)
-		}
+		t, prep, perr, err := e.passItem(ctx, dctx, r)
 		if err != nil {
-			var budget *BudgetError
-			var ledger *ledgerError
-			switch {
-			case errors.As(err, &budget):
-				e.Stop(StopBudget, budget.Detail)
-			case errors.As(err, &ledger):
-				e.failRun(ledger)
-			}
 			e.pending(r.item)
 			return r.rec, r.recorded
 		}
@@ -104,7 +84,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 		next := e.afterCall(ctx, r, &t, prep.Tokens, res, err)
 		e.callEnded()
 		if e.cfg.OnEvent != nil && perr == nil && !res.CacheHit {
-			e.emit(Event{Kind: CallEnded, Item: r.item, Elapsed: elapsed, Err: err, Decision: next.Decision})
+			e.emit(Event{Kind: CallEnded, Item: r.item, Elapsed: elapsed, Err: err, Decision: next.Decision, Route: r.route.name()})
 		}
 		switch next.Step {
 		case StepRecord, StepFail:
@@ -123,6 +103,30 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 			}
 		}
 	}
+}
+
+// passItem readies the item's next attempt and takes it through the gate
+// (with routes, through the route's too). perr is a failure to prepare:
+// the attempt makes no request, but its failure still needs a breaker
+// permit to count. err means the item stops here, pending: the run
+// stopped, or a budget or a shared ledger stops it now.
+func (e *Engine) passItem(ctx, dctx context.Context, r *itemRun) (t ticket, prep task.Prepared, perr, err error) {
+	if e.routes != nil {
+		t, prep, perr, err = e.passRouted(ctx, dctx, r)
+	} else {
+		prep, perr = e.prepare(ctx, r.item)
+		t, err = e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil)
+	}
+	var budget *BudgetError
+	var ledger *ledgerError
+	switch {
+	case err == nil:
+	case errors.As(err, &budget):
+		e.Stop(StopBudget, budget.Detail)
+	case errors.As(err, &ledger):
+		e.failRun(ledger)
+	}
+	return t, prep, perr, err
 }
 
 // prepare readies one attempt: through the task's Preparer when it has one,

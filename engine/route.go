@@ -195,6 +195,14 @@ type itemRoute struct {
 	refused  []bool      // routes whose gate just refused the call (probe out)
 }
 
+// name is the name of the item's route, "" without routes.
+func (ir *itemRoute) name() string {
+	if ir.cur == nil {
+		return ""
+	}
+	return ir.cur.Name
+}
+
 // excluded says why the item may not use r now, "" when it may.
 func (ir *itemRoute) excluded(r *route) string {
 	switch {
