@@ -12,12 +12,12 @@ import (
 	"time"
 )
 
-// TestALockLeftToTheChildOfADeadRunIsWaitedFor: a run killed with -9 while
+// TestALockLeftToAForkedChildIsWaitedFor: a run killed with -9 while
 // it was starting a command leaves its lock to the forked child until that
 // child execs; a resume started at once was told the job was in use by the
 // process that had just died (TestCrashSafety failed 4 times in 40 on a
 // loaded machine, exit 1 before its job line).
-func TestALockLeftToTheChildOfADeadRunIsWaitedFor(t *testing.T) {
+func TestALockLeftToAForkedChildIsWaitedFor(t *testing.T) {
 	done := exec.Command("true")
 	if err := done.Run(); err != nil {
 		t.Fatal(err)
@@ -32,7 +32,14 @@ func TestALockLeftToTheChildOfADeadRunIsWaitedFor(t *testing.T) {
 	}{
 		{name: "dead holder, lock released by its child", holderPID: dead, releaseIn: 100 * time.Millisecond, wantLock: true, wantWait: 100 * time.Millisecond},
 		{name: "dead holder, lock never released", holderPID: dead, wantWait: orphanGrace},
-		{name: "live holder", holderPID: os.Getpid()},
+		{name: "live holder", holderPID: os.Getppid()},
+		// A job this process closed while another goroutine was forking a
+		// command: the child holds the lock until it execs. Reopened at
+		// once, the job was "in use by another tenax process" whose pid
+		// was this one's (TestPrioritizeFlagGoesFirstAndSurvivesResume
+		// failed under -race with fix's parallel tests forking git).
+		{name: "this process, lock released by a forked child", holderPID: os.Getpid(), releaseIn: 100 * time.Millisecond, wantLock: true, wantWait: 100 * time.Millisecond},
+		{name: "this process, lock never released", holderPID: os.Getpid(), wantWait: orphanGrace},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -70,7 +70,9 @@ const orphanGrace = 2 * time.Second
 
 // flockOrOrphan takes f's exclusive lock. While another process holds it
 // and the holder that the lock file names is a process on this host that
-// no longer exists, it tries again for up to orphanGrace.
+// no longer exists, or this process (which closed the job while another
+// goroutine forked a command: the child holds the lock until it execs),
+// it tries again for up to orphanGrace.
 func flockOrOrphan(f *os.File, path string) error {
 	deadline := time.Now().Add(orphanGrace)
 	for {
@@ -83,7 +85,7 @@ func flockOrOrphan(f *os.File, path string) error {
 			return err
 		}
 		h := parseHolder(b)
-		if h.PID <= 0 || h.Host != hostname() || processAlive(h.PID) {
+		if h.PID <= 0 || h.Host != hostname() || (processAlive(h.PID) && h.PID != os.Getpid()) {
 			return err
 		}
 		time.Sleep(10 * time.Millisecond)
