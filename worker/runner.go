@@ -2,7 +2,6 @@ package worker
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,9 +131,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 8
 	}
-	r.concurrency = cfg.Concurrency
-	r.calls = make(chan struct{}, r.concurrency)
-	r.commits = &committer{max: groupMax, wait: cmp.Or(w.cfg.groupWait, groupWait), calling: r.calling, stop: r.stopped, write: r.writeGroup}
+	r.setConcurrency(cfg.Concurrency)
 	r.shared, err = newShared(ctx, r, cfg)
 	if err != nil {
 		return nil, err
@@ -259,6 +256,14 @@ func (r *runner) inFlight() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.running)
+}
+
+// setConcurrency sets how many of the runner's executions are in the
+// engine at once, and the committer that groups their records.
+func (r *runner) setConcurrency(n int) {
+	r.concurrency = n
+	r.calls = make(chan struct{}, n)
+	r.commits = &committer{max: groupMax, wait: groupWait, calling: r.calling, stop: r.stopped, write: r.writeGroup}
 }
 
 // calling counts the executions in the engine, whose records are still

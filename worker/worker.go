@@ -75,8 +75,6 @@ type Config struct {
 	wrapTask func(task.Task) task.Task
 	// finalizeEvery, set by tests, replaces the default finalizeEvery.
 	finalizeEvery time.Duration
-	// groupWait, set by tests, replaces groupWait.
-	groupWait time.Duration
 }
 
 // JobRun is a job as a worker runs it: what Config.OnJob is told.
