@@ -16,10 +16,14 @@
 //
 // Exactly one final record per item per round: the engine's checkpoint
 // writes each record, claims (job, idx, round) in tenax_finals and
-// completes the item's River job (river.JobCompleteTx) in one
-// transaction: the River job reaches the checkpoint in the context Do was
-// given. A duplicate execution — River rescued a job whose first
-// worker was alive after all — finds the claim taken and adds no record.
+// completes the item's River job (as river.JobCompleteTx does) in one
+// transaction, shared by a group of the job's items on the worker so that
+// they pay one commit (commit.go): the River job reaches the checkpoint
+// in the context Do was given. A duplicate execution — River rescued a
+// job whose first worker was alive after all — finds the claim taken and
+// adds no record. River runs four executions per place of concurrency,
+// at most concurrency of them in the engine, so that items waiting for
+// their group's commit do not keep others from their calls.
 //
 // Takeover: a worker's heartbeat (every RescueAfter/6) refreshes the
 // attempted_at of the River jobs whose executions are under way on it (a

@@ -59,6 +59,15 @@ type runner struct {
 	mu      sync.Mutex
 	running map[int]chan struct{}
 
+	// calls holds a token for each execution of this runner in the
+	// engine: at most concurrency of them, while River runs up to
+	// riverSlots, so that the executions whose records wait for their
+	// group's commit (commit.go), and the next items River fetched, do
+	// not keep items from being called.
+	calls chan struct{}
+	// commits writes the executions' records in groups (commit.go).
+	commits *committer
+
 	duplicates atomic.Int64
 }
 
@@ -68,6 +77,9 @@ type runner struct {
 type execution struct {
 	job   *river.Job[ItemArgs]
 	round int
+	// leave gives back the execution's concurrency token (runner.enter)
+	// once its record is made.
+	leave func()
 	err   error // why the record could not be written
 }
 
@@ -119,7 +131,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 8
 	}
-	r.concurrency = cfg.Concurrency
+	r.setConcurrency(cfg.Concurrency)
 	r.shared, err = newShared(ctx, r, cfg)
 	if err != nil {
 		return nil, err
@@ -239,10 +251,45 @@ func (r *runner) isStopped() bool {
 	}
 }
 
+// inFlight counts the executions under way here.
 func (r *runner) inFlight() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.running)
+}
+
+// setConcurrency sets how many of the runner's executions are in the
+// engine at once, and the committer that groups their records.
+func (r *runner) setConcurrency(n int) {
+	r.concurrency = n
+	r.calls = make(chan struct{}, n)
+	r.commits = &committer{max: groupMax, wait: groupWait, calling: r.calling, stop: r.stopped, write: r.writeGroup}
+}
+
+// calling counts the executions in the engine, whose records are still
+// to come.
+func (r *runner) calling() int { return len(r.calls) }
+
+// enter waits for one of the runner's concurrency tokens for an
+// execution about to run its item in the engine; leave, called once the
+// item's record is made or Do returned, gives it back. It fails once the
+// job stops here or ctx ends.
+func (r *runner) enter(ctx context.Context) (leave func(), err error) {
+	select {
+	case r.calls <- struct{}{}:
+	case <-r.stopped:
+		return nil, errPending
+	case <-ctx.Done():
+		return nil, errPending
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			<-r.calls
+			// One execution fewer that could join the open group.
+			r.commits.recheck()
+		})
+	}, nil
 }
 
 // work is one River execution: it runs the item through the engine's Do
@@ -274,9 +321,14 @@ func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs], in *storedInp
 	if err != nil {
 		return err
 	}
+	leave, err := r.enter(ctx)
+	if err != nil {
+		return river.JobSnooze(0)
+	}
+	defer leave()
 	cctx, cancel := r.callContext(ctx)
 	defer cancel()
-	x := &execution{job: j, round: j.Args.Round}
+	x := &execution{job: j, round: j.Args.Round, leave: leave}
 	cctx = context.WithValue(cctx, executionKey{}, x)
 	if bad != nil {
 		_, err = r.eng.DoBad(cctx, &engine.BadItem{Item: item, Err: bad})
@@ -425,13 +477,15 @@ func itemFrom(in storedInput) (it task.Item, bad error) {
 
 // txJob is the checkpoint the engine writes to: each record is appended,
 // its (job, idx, round) claimed in tenax_finals, and its River job
-// completed, in one transaction. The River job is the execution in the
-// context Do was given (work). A record whose (job, idx, round) is taken
-// already (a duplicate execution) is not added; its River job is still
-// completed.
+// completed, in one transaction, which holds the records of the other
+// executions grouped with it (commit.go). The River job is the execution
+// in the context Do was given (work). A record whose (job, idx, round) is
+// taken already (a duplicate execution) is not added; its River job is
+// still completed.
 type txJob struct{ r *runner }
 
-// Append records recs, each in its own transaction with its River job.
+// Append records recs with their River job, returning once the group
+// that holds them committed.
 func (t *txJob) Append(ctx context.Context, recs ...store.Record) error {
 	r := t.r
 	x, _ := ctx.Value(executionKey{}).(*execution)
@@ -440,38 +494,21 @@ func (t *txJob) Append(ctx context.Context, recs ...store.Record) error {
 		if x == nil || x.job.Args.Idx != rec.Idx {
 			return fmt.Errorf("worker: a record for item %d, which no River job is running", rec.Idx)
 		}
-		added := false
-		// Tried again while the connection is lost: a transaction whose
-		// commit was lost with it finds its (job, idx, round) taken on
-		// the next try and adds no second record.
-		err := r.w.withDB(ctx, "recording an item", func() error {
-			return pgx.BeginFunc(ctx, r.w.c.pool, func(tx pgx.Tx) error {
-				tag, err := tx.Exec(ctx, `INSERT INTO tenax_finals (job_id, idx, round) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, r.jobID, rec.Idx, x.round)
-				if err != nil {
-					return err
+		x.leave()
+		enc, err := postgres.Encode(*rec)
+		if err == nil {
+			p := &pending{x: x, rec: enc}
+			if err = r.commits.add(ctx, p); err == nil {
+				if p.added {
+					r.shared.countCheckin(ctx)
+				} else {
+					r.duplicates.Add(1)
 				}
-				added = tag.RowsAffected() == 1
-				if added {
-					if err := r.sj.AppendTx(ctx, tx, *rec); err != nil {
-						return err
-					}
-				}
-				if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, x.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-					return fmt.Errorf("completing River job %d: %w", x.job.ID, err)
-				}
-				return nil
-			})
-		})
-		if err == nil && !added {
-			r.duplicates.Add(1)
+				continue
+			}
 		}
-		if err != nil {
-			x.err = fmt.Errorf("worker: recording item %d of job %s: %w", rec.Idx, r.jobID, err)
-			return x.err
-		}
-		if added {
-			r.shared.countCheckin(ctx)
-		}
+		x.err = fmt.Errorf("worker: recording item %d of job %s: %w", rec.Idx, r.jobID, err)
+		return x.err
 	}
 	return nil
 }

@@ -153,7 +153,9 @@ func (w *Worker) Finished() int64 { return w.finished.Load() }
 type Status struct {
 	// Jobs are the jobs it has taken up, sorted.
 	Jobs []string
-	// InFlight counts its items under way, over all its jobs.
+	// InFlight counts its items in the engine (their calls under way or
+	// waiting to be made), over all its jobs; not the items River fetched
+	// ahead or whose records wait for their group's commit.
 	InFlight int
 	// Finished counts the items it recorded since it started.
 	Finished int64
@@ -165,7 +167,7 @@ func (w *Worker) Status() Status {
 	st := Status{Jobs: make([]string, 0, len(w.runners))}
 	for id, r := range w.runners {
 		st.Jobs = append(st.Jobs, id)
-		st.InFlight += r.inFlight()
+		st.InFlight += r.calling()
 	}
 	w.mu.Unlock()
 	slices.Sort(st.Jobs)
@@ -208,14 +210,14 @@ func (w *Worker) Run(ctx context.Context) error {
 				return fmt.Errorf("worker: job %s: %w", id, qerr)
 			}
 			w.log.Warn("the job is stopped; its items wait until `tenax breaker continue` (its breaker) or `tenax resume` (its budget)", "job", id)
-			queues[queue] = river.QueueConfig{MaxWorkers: max(1, w.cfg.Concurrency)}
+			queues[queue] = river.QueueConfig{MaxWorkers: riverSlots(max(1, w.cfg.Concurrency))}
 			w.queues[id] = true
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		queues[r.queue] = river.QueueConfig{MaxWorkers: r.concurrency}
+		queues[r.queue] = river.QueueConfig{MaxWorkers: r.riverSlots()}
 		w.queues[id] = true
 	}
 	workers := itemWorkers(w)
@@ -391,7 +393,7 @@ func (w *Worker) addNewJobs(ctx context.Context) {
 			w.mu.Unlock()
 			continue
 		}
-		if err := w.river.Queues().Add(r.queue, river.QueueConfig{MaxWorkers: r.concurrency}); err != nil {
+		if err := w.river.Queues().Add(r.queue, river.QueueConfig{MaxWorkers: r.riverSlots()}); err != nil {
 			w.log.Error("cannot work the job's queue", "job", id, "queue", r.queue, "error", err)
 			w.mu.Lock()
 			w.skipped[id] = true
@@ -568,4 +570,28 @@ func hostname() string {
 		return "unknown"
 	}
 	return h
+}
+
+// riverSlots is how many River executions of a job a worker runs at once
+// for a concurrency of c: four times as many, of which c at most in the
+// engine (runner.enter). The others are items whose records wait for
+// their group's commit and items fetched ahead, ready when a call ends:
+// a worker's items are not kept from their calls by River's fetch
+// cooldown and the group commits' round trips.
+func riverSlots(c int) int {
+	return riverSlotsPerCall * c
+}
+
+// riverSlotsPerCall is riverSlots' multiple.
+const riverSlotsPerCall = 4
+
+// riverSlots is the package's riverSlots for the job's concurrency, or
+// the concurrency itself for a job with check-ins: a check-in stops the
+// job after the items taken when it came due, and items fetched ahead
+// would run past it.
+func (r *runner) riverSlots() int {
+	if r.plan.Spec.CheckinEvery > 0 {
+		return r.concurrency
+	}
+	return riverSlots(r.concurrency)
 }

@@ -19,9 +19,9 @@
 // and refuse a string holding U+0000 that an exec task's output may carry.
 //
 // Many workers appending to one job is package worker's: items are River
-// jobs in the same database, and a worker appends each record with AppendTx
-// in the transaction that completes the item's River job. Open takes no
-// lock for that reason.
+// jobs in the same database, and a worker appends the records of a group
+// of items, each encoded by Encode, in the transaction that completes
+// their River jobs. Open takes no lock for that reason.
 //
 // Its tests need a database: TENAX_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test ./store/postgres
 // Each test works in a schema of its own, dropped at the end.

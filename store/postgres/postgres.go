@@ -370,8 +370,7 @@ type Execer interface {
 }
 
 // AppendTx is Append inside the caller's transaction tx: the records are
-// committed with whatever else tx writes (a worker completes the River job
-// of the item in the same transaction), or not at all.
+// committed with whatever else tx writes, or not at all.
 func (j *Job) AppendTx(ctx context.Context, tx Execer, recs ...store.Record) error {
 	id, err := j.check(true)
 	if err != nil {
@@ -383,12 +382,12 @@ func (j *Job) AppendTx(ctx context.Context, tx Execer, recs ...store.Record) err
 	idxs := make([]int64, len(recs))
 	failed := make([]bool, len(recs))
 	docs := make([]string, len(recs))
-	var buf []byte
 	for i := range recs {
-		if buf, err = recs[i].AppendJSON(buf[:0]); err != nil {
-			return fmt.Errorf("postgres: %w", err)
+		enc, err := Encode(recs[i])
+		if err != nil {
+			return err
 		}
-		idxs[i], failed[i], docs[i] = int64(recs[i].Idx), recs[i].Failed(), string(buf)
+		idxs[i], failed[i], docs[i] = enc.Idx, enc.Failed, enc.Doc
 	}
 	_, err = tx.Exec(ctx, `
 		INSERT INTO tenax_records (job_id, idx, failed, record)
@@ -399,6 +398,27 @@ func (j *Job) AppendTx(ctx context.Context, tx Execer, recs ...store.Record) err
 		return fmt.Errorf("postgres: appending %d records to job %s: %w", len(recs), id, err)
 	}
 	return nil
+}
+
+// Encoded is a record as tenax_records holds it: its idx, whether it
+// failed, and its JSON text. Package worker writes the records of a group
+// of items in the statement that completes their River jobs; encoding
+// each here keeps the table's format the store's, and lets each record be
+// encoded by the goroutine that made it, so that one that cannot be
+// encoded fails alone instead of failing its group.
+type Encoded struct {
+	Idx    int64
+	Failed bool
+	Doc    string
+}
+
+// Encode encodes rec as tenax_records holds it.
+func Encode(rec store.Record) (Encoded, error) {
+	b, err := rec.AppendJSON(nil)
+	if err != nil {
+		return Encoded{}, fmt.Errorf("postgres: %w", err)
+	}
+	return Encoded{Idx: int64(rec.Idx), Failed: rec.Failed(), Doc: string(b)}, nil
 }
 
 // Flush returns at once: every Append is already committed.

@@ -1,10 +1,12 @@
 package postgres_test
 
 import (
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/internal/pgtest"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/postgres"
@@ -102,5 +104,37 @@ func TestPostgresJobsSurviveANewStore(t *testing.T) {
 	}
 	if msg := storetest.DiffRecord(got[0], storetest.FullRecord(0)); msg != "" {
 		t.Errorf("record read by a new Store: %s", msg)
+	}
+}
+
+// TestEncodeKeepsWhatTheStoreReadsBack: a record encoded ahead (as a
+// worker's group writes it) carries its idx, whether it failed, and the
+// record's own JSON, which decodes to the record.
+func TestEncodeKeepsWhatTheStoreReadsBack(t *testing.T) {
+	cases := []struct {
+		name       string
+		rec        store.Record
+		wantFailed bool
+	}{
+		{name: "succeeded", rec: store.Record{Idx: 7, Output: []byte(`{"es":"hola"}`)}},
+		{name: "failed", rec: store.Record{Idx: 9, Output: []byte(`null`), Error: "boom", Class: classify.Item}, wantFailed: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			enc, err := postgres.Encode(tc.rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if enc.Idx != int64(tc.rec.Idx) || enc.Failed != tc.wantFailed {
+				t.Errorf("encoded idx %d, failed %v; want %d, %v", enc.Idx, enc.Failed, tc.rec.Idx, tc.wantFailed)
+			}
+			var back store.Record
+			if err := json.Unmarshal([]byte(enc.Doc), &back); err != nil {
+				t.Fatalf("the encoded record %s is not JSON: %v", enc.Doc, err)
+			}
+			if back.Idx != tc.rec.Idx || back.Error != tc.rec.Error || string(back.Output) != string(tc.rec.Output) {
+				t.Errorf("decoded %+v from %s, want the record %+v", back, enc.Doc, tc.rec)
+			}
+		})
 	}
 }
