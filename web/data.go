@@ -26,6 +26,8 @@ type jobView struct {
 	Recent  []store.Record   // latest finished, newest first (outputs dropped)
 	Budget  budget
 	Built   time.Time
+	// Charts are the job's history over time, from its records.
+	Charts []chart
 }
 
 type budget struct {
@@ -102,7 +104,9 @@ func buildView(ctx context.Context, st store.Store, id string) (*jobView, error)
 	defer j.Close()
 	v := &jobView{Samples: map[string][]int{}, Built: time.Now()}
 	var recent []store.Record
+	var hist series
 	tee := &teeJob{Job: j, fn: func(rec store.Record) {
+		hist.add(rec)
 		if rec.Failed() {
 			fp := rec.Fingerprint
 			if fp == "" {
@@ -125,6 +129,7 @@ func buildView(ctx context.Context, st store.Store, id string) (*jobView, error)
 	})
 	v.Recent = recent
 	v.Budget = specBudget(rep.Manifest.Spec)
+	v.Charts = hist.charts(specConcurrency(rep.Manifest.Spec))
 	return v, nil
 }
 
@@ -169,6 +174,20 @@ func specBudget(raw json.RawMessage) budget {
 		_ = json.Unmarshal(raw, &sp) // a spec without a readable budget has none
 	}
 	return sp.Budget
+}
+
+// specConcurrency reads concurrency.max back from the manifest's resolved
+// spec; 0 when the spec left it to its default.
+func specConcurrency(raw json.RawMessage) int {
+	var sp struct {
+		Concurrency struct {
+			Max int `json:"max"`
+		} `json:"concurrency"`
+	}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &sp) // a spec without a readable limit has none
+	}
+	return sp.Concurrency.Max
 }
 
 // findRecord returns idx's latest record.
