@@ -41,5 +41,6 @@ var funcs = template.FuncMap{
 		}
 		return total - skipped
 	},
+	"list":  func(s ...string) []string { return s },
 	"short": func(s string) string { return truncate(firstLine(s), 200) },
 }

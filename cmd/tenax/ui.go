@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -18,7 +19,11 @@ func newUICmd(g *globals) *cobra.Command {
 		Short: "Serve a web page of the jobs (or of one job) as their store records them",
 		Long: `Serve a web page that watches jobs through their store: counts by outcome, error
 groups by fingerprint with sample items and hints, recent items and each item's latest
-record, refreshed live as the records are written, by this machine or any other.
+record, refreshed live as the records are written, by this machine or any other;
+charts of the rate, items in flight, latency, failures, tokens and cost over time;
+and every item, filtered by outcome, class or fingerprint and searched. A job
+that has stopped can re-run an error group or the failures shown (as
+tenax resume --fingerprint / --retry-failures does), after a confirmation.
 
 The rate, in flight, cooldowns, item timelines and the breaker's Continue / Abort
 buttons of a run in one process come from that process: start it with --ui for
@@ -46,6 +51,22 @@ Loopback by default; --addr with another address requires a token, printed in th
 			}
 			defer closeStore()
 			cfg := web.Config{Store: st, FixHome: g.homeDir()}
+			log, err := g.loggerOn(g.stderr)
+			if err != nil {
+				return err
+			}
+			// Retry this group / these failures: the page's re-runs are
+			// tenax resume's, run here until they end or tenax ui stops.
+			ctx := cmd.Context()
+			cfg.Resume = func(_ context.Context, id string, r web.Retry) (string, error) {
+				fmt.Fprintf(g.stderr, "tenax: the page re-runs: %s\n", r.Command(id))
+				res, err := job.Resume(ctx, id, job.Options{Home: g.homeDir(), Store: st, StoreFlag: g.storeURL, Version: version,
+					RetryFailures: true, RetryClasses: r.Classes, RetryFingerprints: r.Fingerprints, Logger: log})
+				if res == nil {
+					return "", err
+				}
+				return fmt.Sprintf("%d succeeded, %d failed, %d pending", res.Succeeded, res.Failed, res.Pending), err
+			}
 			if g.postgresURL() != "" {
 				// Jobs run by workers show their queue, workers and
 				// shared breaker, which the page can answer.
