@@ -28,7 +28,16 @@ type jobView struct {
 	Built   time.Time
 	// Charts are the job's history over time, from its records.
 	Charts []chart
+	// Rate is the items recorded per second over the minute before the
+	// view was built, by whichever processes run the job (workers
+	// included); ETA is the time its pending items take at that rate, 0
+	// when unknown.
+	Rate float64
+	ETA  time.Duration
 }
+
+// rateSpan is the span over which a job's rate is read from its records.
+const rateSpan = time.Minute
 
 type budget struct {
 	MaxCostUSD float64 `json:"max_cost_usd"`
@@ -105,8 +114,13 @@ func buildView(ctx context.Context, st store.Store, id string) (*jobView, error)
 	v := &jobView{Samples: map[string][]int{}, Built: time.Now()}
 	var recent []store.Record
 	var hist series
+	recently := 0
+	since := v.Built.Add(-rateSpan)
 	tee := &teeJob{Job: j, fn: func(rec store.Record) {
 		hist.add(rec)
+		if rec.FinishedAt.After(since) {
+			recently++
+		}
 		if rec.Failed() {
 			fp := rec.Fingerprint
 			if fp == "" {
@@ -130,6 +144,10 @@ func buildView(ctx context.Context, st store.Store, id string) (*jobView, error)
 	v.Recent = recent
 	v.Budget = specBudget(rep.Manifest.Spec)
 	v.Charts = hist.charts(specConcurrency(rep.Manifest.Spec))
+	v.Rate = float64(recently) / rateSpan.Seconds()
+	if v.Rate > 0 && rep.Pending > 0 {
+		v.ETA = time.Duration(float64(rep.Pending) / v.Rate * float64(time.Second)).Round(time.Second)
+	}
 	return v, nil
 }
 

@@ -227,6 +227,12 @@ func TestRetryFromThePageNeedsTheFormSecretTheOriginAndAConfirmation(t *testing.
 
 func TestRetryIsRefusedWhileTheJobRuns(t *testing.T) {
 	st, id := newJob(t, 3) // its manifest says running
+	// And a process holds it (a job no process holds is stale: resumable).
+	j, err := st.Open(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
 	fr := &fakeResumer{done: make(chan struct{})}
 	close(fr.done)
 	srv := New(Config{Store: st, Resume: fr.resume})
@@ -239,5 +245,13 @@ func TestRetryIsRefusedWhileTheJobRuns(t *testing.T) {
 	_, body := get(t, ts.Client(), ts.URL+"/jobs/"+id+"/retry", nil)
 	if !strings.Contains(body, `id="retry-refused"`) {
 		t.Errorf("the confirmation page of a running job offers the button:\n%s", body)
+	}
+}
+
+func TestRetryIsOfferedForAStaleJob(t *testing.T) {
+	st, id := newJob(t, 3) // says running, but no process holds it: killed
+	srv := New(Config{Store: st, Resume: (&fakeResumer{}).resume})
+	if a := srv.retryAbility(context.Background(), id); !a.OK {
+		t.Errorf("a stale job's failures cannot be re-run: %s; tenax resume continues such a job", a.Why)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
 )
 
@@ -166,7 +167,8 @@ func (rs *retries) end(run *retryRun, summary string, err error) {
 }
 
 // retryAbility says whether job id's failures can be re-run from this page:
-// only with a Resumer, for a job that has stopped, that this process is
+// only with a Resumer, for a job that has stopped (or is stale: its run was
+// killed), that this process is
 // not running, and that workers do not run (they re-run every failure
 // with tenax resume --workers).
 func (s *Server) retryAbility(ctx context.Context, id string) retryAbility {
@@ -186,8 +188,8 @@ func (s *Server) retryAbility(ctx context.Context, id string) retryAbility {
 	if err != nil || v == nil || v.Report == nil {
 		return retryAbility{Why: "the job cannot be read"}
 	}
-	if v.Report.Manifest.State == store.StateRunning {
-		return retryAbility{Why: "the job is running (or was killed: then tenax resume continues it)"}
+	if st, _ := job.CurrentState(ctx, s.cfg.Store, v.Report.Manifest, ""); st == store.StateRunning {
+		return retryAbility{Why: "the job is running"}
 	}
 	return retryAbility{OK: true}
 }

@@ -106,6 +106,7 @@ func New(cfg Config) *Server {
 		return s
 	}
 	s.mux.HandleFunc("GET /{$}", s.home)
+	s.mux.HandleFunc("GET /events", s.jobsEvents)
 	s.mux.HandleFunc("GET /jobs/{id}", s.jobPage)
 	s.mux.HandleFunc("GET /jobs/{id}/events", s.jobEvents)
 	s.mux.HandleFunc("GET /jobs/{id}/items/{idx}", s.itemPage)
@@ -204,23 +205,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/jobs/"+url.PathEscape(id), http.StatusSeeOther)
 		return
 	}
-	jobs, err := s.cfg.Store.List(r.Context())
-	// A job whose manifest cannot be read hides no other: the page lists
-	// the rest.
-	var unreadable *store.UnreadableJobsError
-	broken := ""
-	if errors.As(err, &unreadable) {
-		broken, err = unreadable.Error(), nil
-	}
-	if err != nil {
-		http.Error(w, "listing jobs: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	// Newest first.
-	for i, j := 0, len(jobs)-1; i < j; i, j = i+1, j-1 {
-		jobs[i], jobs[j] = jobs[j], jobs[i]
-	}
-	s.render(w, "jobs.html", map[string]any{"Jobs": jobs, "Unreadable": broken, "FixRuns": s.fixRuns()})
+	s.jobsPage(w, r)
 }
 
 // live returns the monitor when it watches job id.
