@@ -474,7 +474,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, rende
 		}
 		if ended {
 			// The run is over and the page has its last state.
-			writeEvent(w, "end", []byte("the run has ended"))
+			// The page goes when the run's process exits: say where
+			// it lives on.
+			writeEvent(w, "end", []byte("the run has ended; tenax ui "+id+" serves this page again from the job's records"))
 			rc.Flush()
 			return
 		}
