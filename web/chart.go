@@ -71,25 +71,7 @@ func (c chart) SVG() template.HTML {
 		}
 		return plotL + (plotR-plotL)*float64(i)/float64(n-1)
 	}
-	// The y axis: 0, the middle and the top, with grid lines.
-	for _, v := range []float64{0, top / 2, top} {
-		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, plotL, plotR, y(v), y(v))
-		fmt.Fprintf(&b, `<text class="axis" x="%d" y="%.1f" text-anchor="end">%s</text>`, plotL-4, y(v)+chartFontBaselineDrop, esc(c.Format(v)))
-	}
-	// The x axis: the first, middle and last bucket's time.
-	if n > 0 {
-		span := c.Times[n-1].Sub(c.Times[0])
-		for _, i := range slices.Compact([]int{0, n / 2, n - 1}) {
-			anchor := "middle"
-			switch i {
-			case 0:
-				anchor = "start"
-			case n - 1:
-				anchor = "end"
-			}
-			fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="%s">%s</text>`, x(i), plotB+16, anchor, esc(axisTime(c.Times[i], span)))
-		}
-	}
+	c.axes(&b, top, x, y)
 	var labels []chartLabel
 	if r := c.Ref; r != nil {
 		fmt.Fprintf(&b, `<line class="ref" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, plotL, plotR, y(r.Value), y(r.Value))
@@ -128,6 +110,31 @@ func (c chart) SVG() template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// axes draws the y axis (0, the middle and the top, with grid lines) and
+// the x axis (the first, middle and last bucket's time).
+func (c chart) axes(b *strings.Builder, top float64, x func(int) float64, y func(float64) float64) {
+	n := len(c.Times)
+	// The y axis: 0, the middle and the top, with grid lines.
+	for _, v := range []float64{0, top / 2, top} {
+		fmt.Fprintf(b, `<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, plotL, plotR, y(v), y(v))
+		fmt.Fprintf(b, `<text class="axis" x="%d" y="%.1f" text-anchor="end">%s</text>`, plotL-4, y(v)+chartFontBaselineDrop, esc(c.Format(v)))
+	}
+	// The x axis: the first, middle and last bucket's time.
+	if n > 0 {
+		span := c.Times[n-1].Sub(c.Times[0])
+		for _, i := range slices.Compact([]int{0, n / 2, n - 1}) {
+			anchor := "middle"
+			switch i {
+			case 0:
+				anchor = "start"
+			case n - 1:
+				anchor = "end"
+			}
+			fmt.Fprintf(b, `<text class="axis" x="%.1f" y="%d" text-anchor="%s">%s</text>`, x(i), plotB+16, anchor, esc(axisTime(c.Times[i], span)))
+		}
+	}
 }
 
 func hasNeighbour(vs []float64, i int) bool {

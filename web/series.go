@@ -216,13 +216,15 @@ func (s *series) charts(limit int) []chart {
 	cs := []chart{
 		{ID: "chart-rate", Title: "Items finished per second", Times: times, Format: count,
 			Lines: []chartLine{{Name: "items/s", Class: "rate", Values: rate}}},
-		{ID: "chart-inflight", Title: "Items in flight (mean " + per + ")", Times: times, Format: count,
-			Lines: []chartLine{{Name: "in flight", Class: "inflight", Values: inflight}}},
+		// Under way is dispatch to record, backoff waits included, while
+		// concurrency.max bounds the calls: the line may pass the limit.
+		{ID: "chart-inflight", Title: "Items under way, dispatch to record (mean " + per + ")", Times: times, Format: count,
+			Lines: []chartLine{{Name: "under way", Class: "inflight", Values: inflight}}},
 		{ID: "chart-latency", Title: "Item duration, dispatch to record (" + per + ")", Times: times, Format: millis,
 			Lines: []chartLine{{Name: "p99", Class: "p99", Values: p99}, {Name: "p90", Class: "p90", Values: p90}, {Name: "p50", Class: "p50", Values: p50}}},
 	}
 	if limit > 0 {
-		cs[1].Ref = &chartRef{Label: fmt.Sprintf("limit %d", limit), Value: float64(limit)}
+		cs[1].Ref = &chartRef{Label: fmt.Sprintf("concurrency.max %d", limit), Value: float64(limit)}
 	}
 	fc := chart{ID: "chart-failures", Title: "Failures by class (" + per + ")", Times: times, Format: count}
 	for c, class := range failureClasses {

@@ -296,7 +296,7 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		return s.fragments(d, "live", "question", "workers", "charts")
+		return s.fragments(d, "live", "question", "workers")
 	})
 }
 

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/spf13/cobra"
 	"github.com/tenaxhq/tenax/fix"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/metrics"
+	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/web"
 	"github.com/tenaxhq/tenax/worker"
 )
@@ -55,18 +57,7 @@ Loopback by default; --addr with another address requires a token, printed in th
 			if err != nil {
 				return err
 			}
-			// Retry this group / these failures: the page's re-runs are
-			// tenax resume's, run here until they end or tenax ui stops.
-			ctx := cmd.Context()
-			cfg.Resume = func(_ context.Context, id string, r web.Retry) (string, error) {
-				fmt.Fprintf(g.stderr, "tenax: the page re-runs: %s\n", r.Command(id))
-				res, err := job.Resume(ctx, id, job.Options{Home: g.homeDir(), Store: st, StoreFlag: g.storeURL, Version: version,
-					RetryFailures: true, RetryClasses: r.Classes, RetryFingerprints: r.Fingerprints, Logger: log})
-				if res == nil {
-					return "", err
-				}
-				return fmt.Sprintf("%d succeeded, %d failed, %d pending", res.Succeeded, res.Failed, res.Pending), err
-			}
+			cfg.Resume = pageResumer(cmd.Context(), g, st, log)
 			if g.postgresURL() != "" {
 				// Jobs run by workers show their queue, workers and
 				// shared breaker, which the page can answer.
@@ -109,4 +100,19 @@ Loopback by default; --addr with another address requires a token, printed in th
 	addStoreFlag(cmd, g)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "where to listen; not loopback requires a token (printed in the URL)")
 	return cmd
+}
+
+// pageResumer is the page's "retry this group / these failures": tenax
+// resume's job.Resume, run in this process until it ends or ctx (tenax
+// ui's) ends.
+func pageResumer(ctx context.Context, g *globals, st store.Store, log *slog.Logger) web.Resumer {
+	return func(_ context.Context, id string, r web.Retry) (string, error) {
+		fmt.Fprintf(g.stderr, "tenax: the page re-runs: %s\n", r.Command(id))
+		res, err := job.Resume(ctx, id, job.Options{Home: g.homeDir(), Store: st, StoreFlag: g.storeURL, Version: version,
+			RetryFailures: true, RetryClasses: r.Classes, RetryFingerprints: r.Fingerprints, Logger: log})
+		if res == nil {
+			return "", err
+		}
+		return fmt.Sprintf("%d succeeded, %d failed, %d pending", res.Succeeded, res.Failed, res.Pending), err
+	}
 }
