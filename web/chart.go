@@ -39,7 +39,7 @@ type chartRef struct {
 // The chart's geometry, in SVG user units: the plot sits between the axis
 // labels on the left and the lines' labels on the right.
 const (
-	chartW, chartH        = 560, 190
+	chartW, chartH        = 590, 190
 	plotL, plotR          = 54, 440
 	plotT, plotB          = 12, 158
 	labelGap              = 12 // the least vertical distance between two line labels

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/tenaxhq/tenax/fix"
@@ -53,11 +54,14 @@ Loopback by default; --addr with another address requires a token, printed in th
 			}
 			defer closeStore()
 			cfg := web.Config{Store: st, FixHome: g.homeDir()}
-			log, err := g.loggerOn(g.stderr)
+			resumes, err := newPageResumes(cmd.Context(), g, st)
 			if err != nil {
 				return err
 			}
-			cfg.Resume = pageResumer(cmd.Context(), g, st, log)
+			// After the page stops serving: a re-run under way ends
+			// as a resume's second Ctrl-C ends it, recorded.
+			defer resumes.stop()
+			cfg.Resume = resumes.resume
 			if g.postgresURL() != "" {
 				// Jobs run by workers show their queue, workers and
 				// shared breaker, which the page can answer.
@@ -102,17 +106,43 @@ Loopback by default; --addr with another address requires a token, printed in th
 	return cmd
 }
 
-// pageResumer is the page's "retry this group / these failures": tenax
-// resume's job.Resume, run in this process until it ends or ctx (tenax
-// ui's) ends.
-func pageResumer(ctx context.Context, g *globals, st store.Store, log *slog.Logger) web.Resumer {
-	return func(_ context.Context, id string, r web.Retry) (string, error) {
-		fmt.Fprintf(g.stderr, "tenax: the page re-runs: %s\n", r.Command(id))
-		res, err := job.Resume(ctx, id, job.Options{Home: g.homeDir(), Store: st, StoreFlag: g.storeURL, Version: version,
-			RetryFailures: true, RetryClasses: r.Classes, RetryFingerprints: r.Fingerprints, Logger: log})
-		if res == nil {
-			return "", err
-		}
-		return fmt.Sprintf("%d succeeded, %d failed, %d pending", res.Succeeded, res.Failed, res.Pending), err
+// pageResumes are the page's "retry this group / these failures": tenax
+// resume's job.Resume, run in tenax ui's process until they end or it
+// stops.
+type pageResumes struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	runs   sync.WaitGroup
+	g      *globals
+	st     store.Store
+	log    *slog.Logger
+}
+
+func newPageResumes(ctx context.Context, g *globals, st store.Store) (*pageResumes, error) {
+	log, err := g.loggerOn(g.stderr)
+	if err != nil {
+		return nil, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	return &pageResumes{ctx: ctx, cancel: cancel, g: g, st: st, log: log}, nil
+}
+
+// resume is a web.Resumer.
+func (p *pageResumes) resume(_ context.Context, id string, r web.Retry) (string, error) {
+	p.runs.Add(1)
+	defer p.runs.Done()
+	fmt.Fprintf(p.g.stderr, "tenax: the page re-runs: %s\n", r.Command(id))
+	res, err := job.Resume(p.ctx, id, job.Options{Home: p.g.homeDir(), Store: p.st, StoreFlag: p.g.storeURL, Version: version,
+		RetryFailures: true, RetryClasses: r.Classes, RetryFingerprints: r.Fingerprints, Logger: p.log})
+	if res == nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d succeeded, %d failed, %d pending", res.Succeeded, res.Failed, res.Pending), err
+}
+
+// stop cancels the re-runs under way (their calls; their items stay
+// pending) and waits for them to record how they ended.
+func (p *pageResumes) stop() {
+	p.cancel()
+	p.runs.Wait()
 }
