@@ -3,6 +3,8 @@ package web_test
 import (
 	"bufio"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tenaxhq/tenax/store"
 )
@@ -138,4 +141,59 @@ func runsByIdx(recs []store.Record) map[int]string {
 		out[idx] = strings.Repeat("run,", n[idx]) + " " + last[idx]
 	}
 	return out
+}
+
+// TestRetryFromTheUIPageIsResumeFingerprint re-runs one error group through
+// tenax ui's confirmation page and form, as a browser would (without one:
+// this runs where Chromium is absent), and checks the records against
+// tenax resume --fingerprint's on a copy of the job.
+func TestRetryFromTheUIPageIsResumeFingerprint(t *testing.T) {
+	r := newRetryJob(t)
+	fp := ""
+	for _, rec := range records(t, r.job.Home, r.job.ID) {
+		if strings.Contains(rec.Error, "alpha") {
+			fp = rec.Fingerprint
+		}
+	}
+	u, err := url.Parse(r.ui.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := u.Scheme + "://" + u.Host
+	confirm := base + "/jobs/" + r.job.ID + "/retry?fingerprint=" + fp[:8]
+	resp, err := http.Get(confirm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := csrfField.FindSubmatch(body)
+	if m == nil || !strings.Contains(string(body), "Re-run 5 failed items?") {
+		t.Fatalf("the confirmation page has no form for the 5 alpha items:\n%s", body)
+	}
+	form := url.Values{"csrf": {string(m[1])}, "fingerprint": {fp[:8]}, "confirm": {"yes"}}
+	req, _ := http.NewRequest(http.MethodPost, base+"/jobs/"+r.job.ID+"/retry", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err = (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the confirmed re-run: %s, want 303 back to the job", resp.Status)
+	}
+	for { // poll the job page until it says the re-run ended
+		resp, err := http.Get(base + "/jobs/" + r.job.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), "The re-run <code>") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.check(t)
 }
