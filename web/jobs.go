@@ -19,7 +19,7 @@ const countedJobs = 50
 type jobRow struct {
 	store.Manifest
 	// State is the job's state as status shows it (stale for a killed
-	// run's job).
+	// run's job) for the counted jobs, the manifest's for the others.
 	State store.State
 	// Counted says the counts below were read.
 	Counted                    bool
@@ -50,9 +50,9 @@ func (s *Server) jobsData(ctx context.Context) (*jobsData, error) {
 	}
 	slices.Reverse(jobs) // newest first
 	for i, m := range jobs {
-		row := jobRow{Manifest: m}
-		row.State, _ = job.CurrentState(ctx, s.cfg.Store, m, "")
+		row := jobRow{Manifest: m, State: m.State}
 		if i < countedJobs {
+			row.State, _ = job.CurrentState(ctx, s.cfg.Store, m, "")
 			row.Counted = true
 			if err := countJob(ctx, s.cfg.Store, &row); err != nil {
 				row.CountErr = err.Error()
