@@ -78,6 +78,11 @@ test("an item's timeline shows the heal feedback", async () => {
   await feedback.waitFor(patience);
   assert.match(await feedback.textContent(), /Correct the problem and answer again/);
   assert.match(await page.locator(".step-heal").first().textContent(), /re-ask 1/);
+  // Once its record is written, the errors the re-asks fixed are a
+  // table, not a JSON blob.
+  await page.waitForSelector("#tracked", patience);
+  assert.match(await page.textContent("#tracked"), /fixed/);
+  assert.doesNotMatch(await page.textContent("#timeline"), /\\u003c/);
   await screenshot(page, "web-item.png");
   await page.close();
 });
