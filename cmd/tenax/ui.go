@@ -15,12 +15,8 @@ import (
 	"github.com/tenaxhq/tenax/worker"
 )
 
-func newUICmd(g *globals) *cobra.Command {
-	var addr string
-	cmd := &cobra.Command{
-		Use:   "ui [JOB|latest|NAME|FIX_RUN]",
-		Short: "Serve a web page of the jobs (or of one job) as their store records them",
-		Long: `Serve a web page that watches jobs through their store: counts by outcome, error
+// uiLong is tenax ui's help.
+const uiLong = `Serve a web page that watches jobs through their store: counts by outcome, error
 groups by fingerprint with sample items and hints, recent items and each item's latest
 record, refreshed live as the records are written, by this machine or any other;
 charts of the rate, items in flight, latency, failures, tokens and cost over time;
@@ -41,7 +37,14 @@ levers: skip an error, put one first, add context for the next attempts.
 /metrics serves the counts of the running jobs (or of JOB) by outcome and, with
 workers, their queues and the workers (docs/metrics.md).
 
-Loopback by default; --addr with another address requires a token, printed in the URL.`,
+Loopback by default; --addr with another address requires a token, printed in the URL.`
+
+func newUICmd(g *globals) *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "ui [JOB|latest|NAME|FIX_RUN]",
+		Short: "Serve a web page of the jobs (or of one job) as their store records them",
+		Long:  uiLong,
 		Example: `  tenax ui                          # every job under ./.tenax
   tenax ui job_20261122_101500      # one job
   tenax ui fix_20261122_101500      # one fix run
