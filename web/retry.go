@@ -12,6 +12,7 @@ import (
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/worker"
 )
 
 // Retry is which failures a re-run from the page takes: those of these
@@ -114,11 +115,14 @@ type Resumer func(ctx context.Context, id string, r Retry) (summary string, err 
 type retryAbility struct {
 	OK  bool
 	Why string // why not
+	// Workers says the job's workers re-run it: every failure at once
+	// (a new round of its River queue), as tenax resume --retry-failures
+	// --workers 0 does; no class or fingerprint narrows it.
+	Workers bool
 }
 
 // retryRun is a re-run started from the page.
 type retryRun struct {
-	Retry   Retry
 	Command string
 	Started time.Time
 	Ended   time.Time
@@ -142,8 +146,9 @@ func (rs *retries) get(id string) *retryRun {
 	return nil
 }
 
-// start records a re-run of job id, false when one is still running.
-func (rs *retries) start(id string, r Retry) (*retryRun, bool) {
+// start records a re-run of job id by command, false when one is still
+// running.
+func (rs *retries) start(id, command string) (*retryRun, bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if cur := rs.runs[id]; cur != nil && cur.Ended.IsZero() {
@@ -152,7 +157,7 @@ func (rs *retries) start(id string, r Retry) (*retryRun, bool) {
 	if rs.runs == nil {
 		rs.runs = map[string]*retryRun{}
 	}
-	run := &retryRun{Retry: r, Command: r.Command(id), Started: time.Now()}
+	run := &retryRun{Command: command, Started: time.Now()}
 	rs.runs[id] = run
 	return run, true
 }
@@ -167,22 +172,24 @@ func (rs *retries) end(run *retryRun, summary string, err error) {
 }
 
 // retryAbility says whether job id's failures can be re-run from this page:
-// only with a Resumer, for a job that has stopped (or is stale: its run was
-// killed), that this process is
-// not running, and that workers do not run (they re-run every failure
-// with tenax resume --workers).
+// a job of workers that they are not running (they re-run every failure),
+// or, with a Resumer, a job that has stopped (or is stale: its run was
+// killed) and that this process is not running.
 func (s *Server) retryAbility(ctx context.Context, id string) retryAbility {
+	if r := s.retries.get(id); r != nil && r.Ended.IsZero() {
+		return retryAbility{Why: "a re-run started from this page is under way"}
+	}
+	if s.workersOf(ctx, id) != nil {
+		if v, err := s.reports.get(ctx, id); err == nil && v != nil && v.Report != nil && v.Report.Manifest.State == store.StateRunning {
+			return retryAbility{Why: "its workers are running the job"}
+		}
+		return retryAbility{OK: true, Workers: true}
+	}
 	switch {
 	case s.cfg.Resume == nil:
 		return retryAbility{Why: "this page cannot re-run items while a run serves it; when it has ended, tenax ui " + id + " can"}
 	case s.live(id) != nil && !s.live(id).Ended():
 		return retryAbility{Why: "the job is running in this process"}
-	}
-	if r := s.retries.get(id); r != nil && r.Ended.IsZero() {
-		return retryAbility{Why: "a re-run started from this page is under way"}
-	}
-	if s.workersOf(ctx, id) != nil {
-		return retryAbility{Why: "workers run this job: tenax resume " + id + " --retry-failures --workers N re-runs its failures"}
 	}
 	v, err := s.reports.get(ctx, id)
 	if err != nil || v == nil || v.Report == nil {
@@ -192,6 +199,19 @@ func (s *Server) retryAbility(ctx context.Context, id string) retryAbility {
 		return retryAbility{Why: "the job is running"}
 	}
 	return retryAbility{OK: true}
+}
+
+// retryPlan says whether r can re-run job id's failures now, and the
+// command that does the same.
+func (s *Server) retryPlan(ctx context.Context, id string, r Retry) (retryAbility, string) {
+	a := s.retryAbility(ctx, id)
+	if !a.Workers {
+		return a, r.Command(id)
+	}
+	if len(r.Classes) > 0 || len(r.Fingerprints) > 0 {
+		a = retryAbility{Why: "the workers of a job re-run every failure together: retry them all from the job's page"}
+	}
+	return a, r.Command(id) + " --workers 0"
 }
 
 // retryData is what the confirmation page renders.
@@ -221,8 +241,9 @@ func (s *Server) retryConfirm(w http.ResponseWriter, r *http.Request) {
 		notFound(w, err)
 		return
 	}
-	s.render(w, "retry.html", &retryData{ID: id, Retry: rt, Command: rt.Command(id), Query: rt.query(), List: rt.filter().query(1), Items: items,
-		Ability: s.retryAbility(r.Context(), id), CSRF: s.csrf})
+	ability, command := s.retryPlan(r.Context(), id, rt)
+	s.render(w, "retry.html", &retryData{ID: id, Retry: rt, Command: command, Query: rt.query(), List: rt.filter().query(1), Items: items,
+		Ability: ability, CSRF: s.csrf})
 }
 
 // retry starts the re-run the confirmation page's form asks for, in the
@@ -241,13 +262,23 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if a := s.retryAbility(r.Context(), id); !a.OK {
+	a, command := s.retryPlan(r.Context(), id, rt)
+	if !a.OK {
 		http.Error(w, "cannot re-run job "+id+" now: "+a.Why, http.StatusConflict)
 		return
 	}
-	run, ok := s.retries.start(id, rt)
+	run, ok := s.retries.start(id, command)
 	if !ok {
 		http.Error(w, "a re-run of job "+id+" started from this page is under way", http.StatusConflict)
+		return
+	}
+	if a.Workers {
+		// A new round of the job's River queue: whichever workers serve
+		// it run the items, as after tenax resume --workers 0.
+		e, err := s.cfg.Workers.Requeue(r.Context(), id, worker.RequeueOptions{RetryFailures: true})
+		s.retries.end(run, fmt.Sprintf("%d items enqueued again (round %d) for the job's workers", e.Items, e.Round), err)
+		s.reports.forget(id)
+		http.Redirect(w, r, "/jobs/"+url.PathEscape(id), http.StatusSeeOther)
 		return
 	}
 	go func() {

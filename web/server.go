@@ -360,9 +360,8 @@ func (s *Server) itemsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p.CSRF = s.csrf
 	if rt, ok := retryFor(f); ok && p.Failed > 0 {
-		p.Retry = s.retryAbility(r.Context(), id)
+		p.Retry, p.RetryCommand = s.retryPlan(r.Context(), id, rt)
 		p.RetryQuery = rt.query()
-		p.RetryCommand = rt.Command(id)
 	}
 	s.render(w, "items.html", p)
 }
