@@ -26,7 +26,18 @@ type jobView struct {
 	Recent  []store.Record   // latest finished, newest first (outputs dropped)
 	Budget  budget
 	Built   time.Time
+	// Charts are the job's history over time, from its records.
+	Charts []chart
+	// Rate is the items recorded per second over the minute before the
+	// view was built, by whichever processes run the job (workers
+	// included); ETA is the time its pending items take at that rate, 0
+	// when unknown.
+	Rate float64
+	ETA  time.Duration
 }
+
+// rateSpan is the span over which a job's rate is read from its records.
+const rateSpan = time.Minute
 
 type budget struct {
 	MaxCostUSD float64 `json:"max_cost_usd"`
@@ -102,7 +113,14 @@ func buildView(ctx context.Context, st store.Store, id string) (*jobView, error)
 	defer j.Close()
 	v := &jobView{Samples: map[string][]int{}, Built: time.Now()}
 	var recent []store.Record
+	var hist series
+	recently := 0
+	since := v.Built.Add(-rateSpan)
 	tee := &teeJob{Job: j, fn: func(rec store.Record) {
+		hist.add(rec)
+		if rec.FinishedAt.After(since) {
+			recently++
+		}
 		if rec.Failed() {
 			fp := rec.Fingerprint
 			if fp == "" {
@@ -125,6 +143,11 @@ func buildView(ctx context.Context, st store.Store, id string) (*jobView, error)
 	})
 	v.Recent = recent
 	v.Budget = specBudget(rep.Manifest.Spec)
+	v.Charts = hist.charts(specConcurrency(rep.Manifest.Spec))
+	v.Rate = float64(recently) / rateSpan.Seconds()
+	if v.Rate > 0 && rep.Pending > 0 {
+		v.ETA = time.Duration(float64(rep.Pending) / v.Rate * float64(time.Second)).Round(time.Second)
+	}
 	return v, nil
 }
 
@@ -169,6 +192,20 @@ func specBudget(raw json.RawMessage) budget {
 		_ = json.Unmarshal(raw, &sp) // a spec without a readable budget has none
 	}
 	return sp.Budget
+}
+
+// specConcurrency reads concurrency.max back from the manifest's resolved
+// spec; 0 when the spec left it to its default.
+func specConcurrency(raw json.RawMessage) int {
+	var sp struct {
+		Concurrency struct {
+			Max int `json:"max"`
+		} `json:"concurrency"`
+	}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &sp) // a spec without a readable limit has none
+	}
+	return sp.Concurrency.Max
 }
 
 // findRecord returns idx's latest record.

@@ -209,8 +209,10 @@ func TestBrowser(t *testing.T) {
 	live := startJob(t, "live.yaml", 5000, nil, "--ui")
 	state := t.TempDir()
 	brk := startJob(t, "breaker.yaml", 30, []string{"STATE=" + state}, "--ui")
+	rt := newRetryJob(t)
 
-	env := append(os.Environ(), "TENAX_LIVE_URL="+live.URL, "TENAX_BREAKER_URL="+brk.URL, "TENAX_CHROMIUM="+chromium)
+	env := append(os.Environ(), "TENAX_LIVE_URL="+live.URL, "TENAX_BREAKER_URL="+brk.URL, "TENAX_RETRY_URL="+rt.ui.URL,
+		"TENAX_CHROMIUM="+chromium)
 	if dir := os.Getenv("TENAX_SCREENSHOTS"); dir != "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -243,6 +245,7 @@ func TestBrowser(t *testing.T) {
 	if code := live.interrupt(t); code != 130 {
 		t.Errorf("the interrupted live job exited %d, want 130; stderr:\n%s", code, live.stderr)
 	}
+	rt.check(t)
 }
 
 func cmpOr(a, b string) string {

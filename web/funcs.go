@@ -1,9 +1,12 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"time"
+
+	"github.com/tenaxhq/tenax/heal"
 )
 
 // funcs are the templates' formatting helpers.
@@ -41,5 +44,18 @@ var funcs = template.FuncMap{
 		}
 		return total - skipped
 	},
-	"short": func(s string) string { return truncate(firstLine(s), 200) },
+	"tracked": trackedErrors,
+	"num":     count,
+	"list":    func(s ...string) []string { return s },
+	"short":   func(s string) string { return truncate(firstLine(s), 200) },
+}
+
+// trackedErrors decodes a record's tracked_errors for the item page's
+// table; nil when they do not decode (the page shows their text instead).
+func trackedErrors(raw json.RawMessage) []heal.TrackedError {
+	var errs []heal.TrackedError
+	if json.Unmarshal(raw, &errs) != nil {
+		return nil
+	}
+	return errs
 }

@@ -64,6 +64,10 @@ type Config struct {
 	FixHome string
 	// Fix is the fix run "/" shows, in FixHome.
 	Fix string
+	// Resume, when set, lets the page re-run a stopped job's failures
+	// (retry this group, retry these failures) as tenax resume does; nil
+	// offers no re-run.
+	Resume Resumer
 }
 
 // Server is the live view and /metrics as an http.Handler.
@@ -72,6 +76,7 @@ type Server struct {
 	mux     *http.ServeMux
 	pages   *template.Template
 	reports *reports
+	retries retries
 	// csrf is a per-server secret every form carries: a cross-site page
 	// cannot read it, so it cannot forge a form.
 	csrf string
@@ -101,17 +106,21 @@ func New(cfg Config) *Server {
 		return s
 	}
 	s.mux.HandleFunc("GET /{$}", s.home)
+	s.mux.HandleFunc("GET /events", s.jobsEvents)
 	s.mux.HandleFunc("GET /jobs/{id}", s.jobPage)
 	s.mux.HandleFunc("GET /jobs/{id}/events", s.jobEvents)
 	s.mux.HandleFunc("GET /jobs/{id}/items/{idx}", s.itemPage)
 	s.mux.HandleFunc("GET /jobs/{id}/items/{idx}/events", s.itemEvents)
 	s.mux.HandleFunc("GET /jobs/{id}/breaker", s.inspectPage)
+	s.mux.HandleFunc("GET /jobs/{id}/items", s.itemsPage)
+	s.mux.HandleFunc("GET /jobs/{id}/retry", s.retryConfirm)
 	// Actions: POST only, refused when a browser says they come from
 	// another site (Sec-Fetch-Site, Origin), and carrying the form secret.
 	cop := http.NewCrossOriginProtection()
 	s.mux.Handle("POST /jobs/{id}/answer", cop.Handler(http.HandlerFunc(s.answer)))
 	s.mux.Handle("POST /jobs/{id}/decide", cop.Handler(http.HandlerFunc(s.decide)))
 	s.fixRoutes(cop)
+	s.mux.Handle("POST /jobs/{id}/retry", cop.Handler(http.HandlerFunc(s.retry)))
 	return s
 }
 
@@ -196,23 +205,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/jobs/"+url.PathEscape(id), http.StatusSeeOther)
 		return
 	}
-	jobs, err := s.cfg.Store.List(r.Context())
-	// A job whose manifest cannot be read hides no other: the page lists
-	// the rest.
-	var unreadable *store.UnreadableJobsError
-	broken := ""
-	if errors.As(err, &unreadable) {
-		broken, err = unreadable.Error(), nil
-	}
-	if err != nil {
-		http.Error(w, "listing jobs: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	// Newest first.
-	for i, j := 0, len(jobs)-1; i < j; i, j = i+1, j-1 {
-		jobs[i], jobs[j] = jobs[j], jobs[i]
-	}
-	s.render(w, "jobs.html", map[string]any{"Jobs": jobs, "Unreadable": broken, "FixRuns": s.fixRuns()})
+	s.jobsPage(w, r)
 }
 
 // live returns the monitor when it watches job id.
@@ -234,6 +227,10 @@ type jobData struct {
 	Groups []groupData
 	// Workers is set for a job run by workers.
 	Workers *workersData
+	// Retry is the latest re-run started from this page, nil for none.
+	Retry *retryRun
+	// CanRetry says whether the page may re-run the job's failures.
+	CanRetry retryAbility
 	// TripsAllRuns counts the breaker's trips over every run of the job:
 	// the manifest's count of the runs that ended, and this run's while
 	// it is live (its trips reach the manifest only when it ends).
@@ -258,6 +255,8 @@ func (s *Server) jobData(ctx context.Context, id string) (*jobData, error) {
 	}
 	d.View = v
 	d.Workers = s.workersOf(ctx, id)
+	d.Retry = s.retries.get(id)
+	d.CanRetry = s.retryAbility(ctx, id)
 	if m := s.live(id); m != nil {
 		l := m.Live(d.Now)
 		d.Live = &l
@@ -347,6 +346,24 @@ func (s *Server) itemEvents(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, id, func(ctx context.Context) (map[string][]byte, error) {
 		return s.fragments(s.itemData(ctx, id, idx), "timeline")
 	})
+}
+
+// itemsPage lists the job's items from the store, filtered and a page at a
+// time.
+func (s *Server) itemsPage(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	f := parseItemFilter(r.URL.Query())
+	p, err := listItems(r.Context(), s.cfg.Store, id, f)
+	if err != nil {
+		notFound(w, err)
+		return
+	}
+	p.CSRF = s.csrf
+	if rt, ok := retryFor(f); ok && p.Failed > 0 {
+		p.Retry, p.RetryCommand = s.retryPlan(r.Context(), id, rt)
+		p.RetryQuery = rt.query()
+	}
+	s.render(w, "items.html", p)
 }
 
 func (s *Server) inspectPage(w http.ResponseWriter, r *http.Request) {
@@ -456,7 +473,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, rende
 		}
 		if ended {
 			// The run is over and the page has its last state.
-			writeEvent(w, "end", []byte("the run has ended"))
+			// The page goes when the run's process exits: say where
+			// it lives on.
+			writeEvent(w, "end", []byte("the run has ended; tenax ui "+id+" serves this page again from the job's records"))
 			rc.Flush()
 			return
 		}

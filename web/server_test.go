@@ -299,7 +299,7 @@ func TestEventStreamPushesWhatChanges(t *testing.T) {
 	go m.Prompter.Checkin(context.Background(), nil, engine.Stats{Done: 1, Total: 10})
 	until("question", `value="continue"`)
 	m.End()
-	until("end", "the run has ended")
+	until("end", "the run has ended; tenax ui "+id+" serves this page again")
 	if _, _, err := r.next(); err != io.EOF {
 		t.Errorf("after the end event: %v, want the stream closed", err)
 	}

@@ -26,6 +26,18 @@ import (
 // enqueues it for workers.
 func enqueueOnWorkers(t *testing.T, c *worker.Client, n int) string {
 	t.Helper()
+	return enqueueSpecOnWorkers(t, c, n, `name: on-workers
+input: items.jsonl
+task: {type: llm, provider: mock, model: mock-json, output: json, prompt: "Describe {{.word}}"}
+mock: {latency: 1ms, errors: {auth: 1}}
+breaker: {threshold: 3, on_trip: prompt}
+`)
+}
+
+// enqueueSpecOnWorkers creates a job of spec over n items and enqueues it
+// for workers.
+func enqueueSpecOnWorkers(t *testing.T, c *worker.Client, n int, spec string) string {
+	t.Helper()
 	dir := t.TempDir()
 	var in strings.Builder
 	for i := range n {
@@ -34,12 +46,6 @@ func enqueueOnWorkers(t *testing.T, c *worker.Client, n int) string {
 	if err := os.WriteFile(filepath.Join(dir, "items.jsonl"), []byte(in.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	spec := `name: on-workers
-input: items.jsonl
-task: {type: llm, provider: mock, model: mock-json, output: json, prompt: "Describe {{.word}}"}
-mock: {latency: 1ms, errors: {auth: 1}}
-breaker: {threshold: 3, on_trip: prompt}
-`
 	path := filepath.Join(dir, "job.yaml")
 	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,8 @@ import (
 type watch struct {
 	monitor   *web.Monitor
 	endpoints []*web.Endpoint
+	// page is set when --ui serves a page: close says where it lives on.
+	page io.Writer
 }
 
 // startWatch serves what --ui and --metrics ask for and hooks the run's
@@ -49,6 +51,7 @@ func startWatch(out io.Writer, f runFlags, opts *job.Options) (*watch, error) {
 			return nil, usageErr(fmt.Errorf("--ui: %w", err))
 		}
 		w.endpoints = append(w.endpoints, ep)
+		w.page = out
 		fmt.Fprintf(out, "tenax: watch the run at %s\n", ep.URL)
 		// Someone can answer on the page: the breaker asks rather than
 		// aborts, whether or not a terminal can answer too.
@@ -115,6 +118,10 @@ func (w *watch) close() {
 		cancel()
 	}
 	w.endpoints = nil
+	if w.page != nil && w.monitor.JobID() != "" {
+		fmt.Fprintf(w.page, "tenax: the page closed with the run; tenax ui %s serves it again from the job's records\n", w.monitor.JobID())
+		w.page = nil
+	}
 }
 
 var _ engine.Prompter = (*web.Prompter)(nil)

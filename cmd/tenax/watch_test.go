@@ -36,7 +36,9 @@ func TestRunWithUIPrintsTheURLAndFinishes(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"tenax: watch the run at http://127.0.0.1:", "tenax: Prometheus metrics at http://127.0.0.1:"} {
+	for _, want := range []string{"tenax: watch the run at http://127.0.0.1:", "tenax: Prometheus metrics at http://127.0.0.1:",
+		// The page goes with the run; tenax ui serves it again.
+		"tenax: the page closed with the run; tenax ui job_"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}

@@ -3,6 +3,7 @@
 // web/browser_test.go starts the jobs and runs this file with:
 //   TENAX_LIVE_URL     the page of a long mock-LLM job (heals, failures)
 //   TENAX_BREAKER_URL  the page of an exec job whose breaker has tripped
+//   TENAX_RETRY_URL    tenax ui of a finished exec job with two error groups
 //   TENAX_SCREENSHOTS  optional: a directory for the README's screenshots
 //   TENAX_CHROMIUM     optional: the browser (default /usr/bin/chromium)
 import { test, before, after } from "node:test";
@@ -14,6 +15,7 @@ import { chromium } from "playwright-core";
 
 const liveURL = process.env.TENAX_LIVE_URL;
 const breakerURL = process.env.TENAX_BREAKER_URL;
+const retryURL = process.env.TENAX_RETRY_URL;
 const shots = process.env.TENAX_SCREENSHOTS;
 // Generous safety nets, never the measure of a test.
 const patience = { timeout: 90_000 };
@@ -21,7 +23,7 @@ const patience = { timeout: 90_000 };
 let browser, profile;
 
 before(async () => {
-  assert.ok(liveURL && breakerURL, "run me through go test ./web -run Browser");
+  assert.ok(liveURL && breakerURL && retryURL, "run me through go test ./web -run Browser");
   profile = await mkdtemp(join(tmpdir(), "tenax-chromium-"));
   browser = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.TENAX_CHROMIUM || "/usr/bin/chromium",
@@ -58,7 +60,6 @@ test("a running job's page updates without a reload", async () => {
   // Wait for an error group, for the screenshot and to see them shown.
   await page.waitForSelector("#groups tbody tr", patience);
   assert.match(await page.textContent("#groups"), /retryable|invalid/);
-  await screenshot(page, "web-job.png");
   await page.close();
 });
 
@@ -77,6 +78,11 @@ test("an item's timeline shows the heal feedback", async () => {
   await feedback.waitFor(patience);
   assert.match(await feedback.textContent(), /Correct the problem and answer again/);
   assert.match(await page.locator(".step-heal").first().textContent(), /re-ask 1/);
+  // Once its record is written, the errors the re-asks fixed are a
+  // table, not a JSON blob.
+  await page.waitForSelector("#tracked", patience);
+  assert.match(await page.textContent("#tracked"), /fixed/);
+  assert.doesNotMatch(await page.textContent("#timeline"), /\\u003c/);
   await screenshot(page, "web-item.png");
   await page.close();
 });
@@ -103,5 +109,77 @@ test("a tripped breaker shows Continue / Abort / Inspect, and Continue resumes t
   assert.equal(await page.textContent("#done"), "30");
   assert.equal(await page.textContent("#failed"), "3");
   assert.equal(await page.$("#continue"), null, "the question should be gone");
+  await page.close();
+});
+
+test("the charts update as the mock job runs", async () => {
+  const page = await browser.newPage();
+  await page.goto(liveURL);
+  await page.evaluate(() => { window.tenaxMark = "same page"; });
+  await page.waitForSelector("#chart-rate path.line", patience);
+  const first = await page.innerHTML("#chart-rate");
+  // The rate chart is drawn again from the records as they come in.
+  await page.waitForFunction(
+    (f) => document.querySelector("#chart-rate")?.innerHTML !== f, first, patience);
+  assert.equal(await page.evaluate(() => window.tenaxMark), "same page", "the page was reloaded");
+  // Every chart has its axis labels and labels its lines where they end.
+  for (const id of ["chart-rate", "chart-inflight", "chart-latency", "chart-failures", "chart-tokens", "chart-cost"]) {
+    const axis = await page.locator(`#${id} text.axis`).count();
+    assert.ok(axis >= 4, `${id} has ${axis} axis labels, want the y axis's three and a time`);
+    assert.ok(await page.locator(`#${id} text.direct`).count() >= 1, `${id} labels no line`);
+  }
+  assert.match(await page.textContent("#chart-rate"), /items\/s \d/);
+  assert.match(await page.textContent("#chart-latency"), /p50 .*p90|p90 .*p50/s);
+  // The in-flight chart shows the spec's concurrency.max (2).
+  assert.match(await page.textContent("#chart-inflight"), /concurrency\.max 2/);
+  await screenshot(page, "web-job.png");
+  await page.close();
+});
+
+test("the page follows a dark system scheme", async () => {
+  const page = await browser.newPage();
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.goto(liveURL);
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const [r, g, b] = bg.match(/\d+/g).map(Number);
+  assert.ok(r + g + b < 3 * 60, `a dark scheme's background should be dark, got ${bg}`);
+  await page.emulateMedia({ colorScheme: "light" });
+  const light = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.notEqual(light, bg, "the light scheme should differ from the dark");
+  await page.close();
+});
+
+test("filter the items to one fingerprint and retry that group from the page", async () => {
+  const page = await browser.newPage();
+  await page.goto(retryURL);
+  // The error group of the alpha failures, on the job's page.
+  const row = page.locator("#groups tbody tr", { hasText: "alpha service rejected" });
+  await row.waitFor(patience);
+  const fp = (await row.locator("code").textContent()).trim();
+  assert.match(fp, /^[0-9a-f]{16}$/);
+
+  // The item list, filtered to that fingerprint through the form.
+  await page.click("#all-items");
+  await page.waitForSelector("#items tbody tr", patience);
+  assert.ok(await page.locator("#items tbody tr").count() >= 20, "every item is listed first");
+  await page.fill("#f-fingerprint", fp.slice(0, 8));
+  await page.click("#filters button[type=submit]");
+  await page.waitForURL(/fingerprint=/, patience);
+  const fps = await page.locator("#items tbody tr td:nth-child(3) code").allTextContents();
+  assert.equal(fps.length, 5, "five alpha failures");
+  assert.ok(fps.every((f) => f === fp), `every row has fingerprint ${fp}: ${fps}`);
+  await screenshot(page, "web-items.png");
+
+  // Retry these failures: a confirmation first, naming the CLI command.
+  await page.click("#retry-these");
+  await page.waitForSelector("#confirm-retry", patience);
+  assert.match(await page.textContent("#retry-command"), new RegExp(`--fingerprint ${fp.slice(0, 8)}`));
+  assert.match(await page.textContent("h1"), /Re-run 5 failed items/);
+  await page.click("#confirm-retry");
+  // Back on the job's page, which follows the re-run to its end.
+  await page.waitForSelector("#retry-run", patience);
+  await page.waitForFunction(() => /ended/.test(document.querySelector("#retry-run")?.textContent), null, patience);
+  assert.match(await page.textContent("#retry-run"), /15 succeeded, 5 failed, 0 pending/);
+  await page.waitForFunction(() => document.querySelector("#job-failed")?.textContent === "5", null, patience);
   await page.close();
 });

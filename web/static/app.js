@@ -52,9 +52,9 @@
       state("error", e.data);
     }
   });
-  es.addEventListener("end", function () {
+  es.addEventListener("end", function (e) {
     es.close();
-    state("ended", "run ended");
+    state("ended", e.data || "run ended");
   });
   es.onopen = function () { state("live", "live"); };
   es.onerror = function () {
