@@ -2,8 +2,11 @@ package web
 
 import (
 	"fmt"
-	"html/template"
 	"time"
+
+	template "github.com/DataDog/datadog-agent/pkg/template/html"
+
+	"github.com/tenaxhq/tenax/store"
 )
 
 // funcs are the templates' formatting helpers.
@@ -34,6 +37,7 @@ var funcs = template.FuncMap{
 		return t.Local().Format("15:04:05.000")
 	},
 	"date":  func(t time.Time) string { return t.Local().Format(time.DateTime) },
+	"zero":  func(t time.Time) bool { return t.IsZero() },
 	"until": func(t, now time.Time) string { return t.Sub(now).Round(100 * time.Millisecond).String() },
 	"planned": func(total, skipped, planned int) int {
 		if planned > 0 {
@@ -42,4 +46,7 @@ var funcs = template.FuncMap{
 		return total - skipped
 	},
 	"short": func(s string) string { return truncate(firstLine(s), 200) },
+	// failed is store.Record.Failed: the pages' template package calls
+	// no methods (server.go says why).
+	"failed": func(r store.Record) bool { return r.Failed() },
 }
