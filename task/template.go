@@ -5,7 +5,13 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"text/template"
+
+	// text/template without method calls: the standard package looks
+	// methods up by name at run time, which makes Go's linker keep every
+	// exported method of every type in the binary (30 MB of the SDKs'
+	// generated code); templates here render items, which have no methods
+	// (docs/install.md, "Sizes").
+	template "github.com/DataDog/datadog-agent/pkg/template/text"
 
 	"github.com/tenaxhq/tenax/classify"
 )

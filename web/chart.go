@@ -2,7 +2,7 @@ package web
 
 import (
 	"fmt"
-	"html/template"
+	template "github.com/DataDog/datadog-agent/pkg/template/html"
 	"math"
 	"slices"
 	"strings"

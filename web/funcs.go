@@ -3,10 +3,12 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"time"
 
+	template "github.com/DataDog/datadog-agent/pkg/template/html"
+
 	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/store"
 )
 
 // funcs are the templates' formatting helpers.
@@ -37,6 +39,7 @@ var funcs = template.FuncMap{
 		return t.Local().Format("15:04:05.000")
 	},
 	"date":  func(t time.Time) string { return t.Local().Format(time.DateTime) },
+	"zero":  func(t time.Time) bool { return t.IsZero() },
 	"until": func(t, now time.Time) string { return t.Sub(now).Round(100 * time.Millisecond).String() },
 	"planned": func(total, skipped, planned int) int {
 		if planned > 0 {
@@ -48,6 +51,10 @@ var funcs = template.FuncMap{
 	"num":     count,
 	"list":    func(s ...string) []string { return s },
 	"short":   func(s string) string { return truncate(firstLine(s), 200) },
+	// failed is store.Record.Failed: the pages' template package calls
+	// no methods (server.go says why).
+	"failed": func(r store.Record) bool { return r.Failed() },
+	"svg":    func(c chart) template.HTML { return c.SVG() },
 }
 
 // trackedErrors decodes a record's tracked_errors for the item page's

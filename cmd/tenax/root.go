@@ -128,9 +128,8 @@ resumable); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
   tenax export job_20261122_101500 --failed --format csv`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version,
 	}
-	root.SetVersionTemplate(currentBuild().text())
+	addVersionFlag(root)
 	root.SetIn(g.stdin)
 	root.SetOut(g.stdout)
 	root.SetErr(g.stderr)
@@ -148,6 +147,23 @@ resumable); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
 	root.AddCommand(newUICmd(g))
 	completeDynamic(root, g)
 	return root
+}
+
+// addVersionFlag gives root --version (-v), printing what `tenax version`
+// prints. Not cobra's Version field: its output takes a custom text only
+// through SetVersionTemplate, a text/template, whose run-time method
+// lookup makes the linker keep every exported method in the binary
+// (30 MB; docs/install.md, "Sizes").
+func addVersionFlag(root *cobra.Command) {
+	var show bool
+	root.Flags().BoolVarP(&show, "version", "v", false, "print the version, the commit and the Go version")
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if !show {
+			return cmd.Help()
+		}
+		_, err := fmt.Fprint(cmd.OutOrStdout(), currentBuild().text())
+		return err
+	}
 }
 
 // execute runs the CLI and returns the process exit code.

@@ -1,6 +1,13 @@
 package llm
 
 import (
+	"bufio"
+	"compress/gzip"
+	"embed"
+	"encoding/base64"
+	"fmt"
+	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -8,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/pkoukk/tiktoken-go"
-	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // The token counts a call's estimate starts from. With Config.ExactTokens,
@@ -68,12 +74,59 @@ func loadEncoding(name string) (*tiktoken.Tiktoken, error) {
 	}
 	encodings.Unlock()
 	e.once.Do(func() {
-		// tiktoken-go downloads encodings unless told otherwise; the
-		// offline loader reads the copies embedded in the binary.
-		tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
+		// tiktoken-go downloads encodings unless told otherwise;
+		// embeddedBPE reads the copies embedded in the binary.
+		tiktoken.SetBpeLoader(embeddedBPE{})
 		e.tk, e.err = tiktoken.GetEncoding(name)
 	})
 	return e.tk, e.err
+}
+
+// encodingFiles are the byte-pair encodings encodingFor names, gzipped:
+// only these two, compressed, which keeps 4.5 MB out of the binary that
+// tiktoken-go-loader's four uncompressed files took (encodings/README.md).
+//
+//go:embed encodings/*.tiktoken.gz
+var encodingFiles embed.FS
+
+// embeddedBPE is tiktoken-go's loader of an encoding's ranks, reading
+// encodingFiles instead of the network.
+type embeddedBPE struct{}
+
+// LoadTiktokenBpe returns the ranks of the encoding whose file tiktoken
+// would download from url: a token in base64 and its rank on each line.
+func (embeddedBPE) LoadTiktokenBpe(url string) (map[string]int, error) {
+	name := path.Base(url)
+	f, err := encodingFiles.Open("encodings/" + name + ".gz")
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: encoding %s is not built in: %w", name, err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: %w", name, err)
+	}
+	ranks := make(map[string]int, 200_000)
+	sc := bufio.NewScanner(zr)
+	for sc.Scan() {
+		tok, rank, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(tok)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: %s: %w", name, err)
+		}
+		n, err := strconv.Atoi(rank)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: %s: %w", name, err)
+		}
+		ranks[string(b)] = n
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: %w", name, err)
+	}
+	return ranks, nil
 }
 
 // tokenCounter counts the prompt tokens of a conversation for one model.

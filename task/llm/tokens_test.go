@@ -137,3 +137,21 @@ func TestTheTokenizerRunsOnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestTheEmbeddedEncodingsLoad reads each encoding encodingFor names from
+// the gzipped copies in the binary, whole (tiktoken's rank counts), and
+// refuses one that is not built in rather than downloading it.
+func TestTheEmbeddedEncodingsLoad(t *testing.T) {
+	for name, want := range map[string]int{"o200k_base": 199_998, "cl100k_base": 100_256} {
+		ranks, err := embeddedBPE{}.LoadTiktokenBpe("https://example.invalid/encodings/" + name + ".tiktoken")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(ranks) != want {
+			t.Errorf("%s: %d ranks, want %d", name, len(ranks), want)
+		}
+	}
+	if _, err := (embeddedBPE{}).LoadTiktokenBpe("p50k_base.tiktoken"); err == nil {
+		t.Error("p50k_base loaded; only o200k_base and cl100k_base are built in")
+	}
+}
