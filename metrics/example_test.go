@@ -37,7 +37,7 @@ func Example() {
 		}
 	}
 	// Output:
-	// tenax_call_duration_seconds{class="none",job_id="job_1",model="gpt-4o-mini",provider="openai",} count 1 sum 0.4
+	// tenax_call_duration_seconds{class="none",job_id="job_1",model="gpt-4o-mini",provider="openai",route="",} count 1 sum 0.4
 	// tenax_item_duration_seconds{job_id="job_1",} count 1 sum 0.45
 	// tenax_items_total{class="none",job_id="job_1",outcome="succeeded",} 1
 }

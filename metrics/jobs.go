@@ -15,12 +15,16 @@ import (
 )
 
 // Route is what served a job's calls, as the call-level series label it:
-// the task's provider (llm) or type (exec, http) and model.
+// the task's provider (llm) or type (exec, http) and model, and for a
+// spec with routes each route's by its name.
 type Route struct {
 	Provider, Model string
+	// ByName are the spec's routes (docs/routes.md) by name: a call the
+	// engine made on one is labelled with its route, provider and model.
+	ByName map[string]Route
 }
 
-// RouteOf returns the route of s's task.
+// RouteOf returns the route of s's task, with its routes by name.
 func RouteOf(s *spec.Spec) Route {
 	if s == nil {
 		return Route{}
@@ -28,7 +32,14 @@ func RouteOf(s *spec.Spec) Route {
 	if s.Task.Type != "llm" && s.Task.Type != "" {
 		return Route{Provider: s.Task.Type}
 	}
-	return Route{Provider: s.Task.Provider, Model: s.Task.Model}
+	r := Route{Provider: s.Task.Provider, Model: s.Task.Model}
+	if len(s.Routes) > 0 {
+		r.ByName = make(map[string]Route, len(s.Routes))
+		for _, sr := range s.Routes {
+			r.ByName[sr.Name] = Route{Provider: sr.Provider, Model: sr.Model}
+		}
+	}
+	return r
 }
 
 // Buckets of the latency histograms, in seconds: from a cached or local
@@ -58,7 +69,7 @@ type Jobs struct {
 // NewJobs registers the jobs' metrics on reg (never the global registry:
 // two runs in one process must not collide).
 func NewJobs(reg prometheus.Registerer) *Jobs {
-	call := []string{"job_id", "provider", "model", "class"}
+	call := []string{"job_id", "route", "provider", "model", "class"}
 	js := &Jobs{
 		items: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tenax_items_total",
@@ -115,12 +126,16 @@ func (js *Jobs) Add(id string, route Route, stats func() engine.Stats) *Job {
 	j.mu.Lock()
 	j.stats = stats
 	j.mu.Unlock()
-	j.hot.Store(&hotSeries{
+	hot := &hotSeries{
 		route:     route,
 		succeeded: js.items.WithLabelValues(id, "succeeded", "none"),
-		answered:  js.callDuration.WithLabelValues(id, route.Provider, route.Model, "none"),
 		items:     js.itemDuration.WithLabelValues(id),
-	})
+	}
+	if len(route.ByName) == 0 {
+		// A job over routes labels its answers by route, not this one.
+		hot.answered = js.callDuration.WithLabelValues(id, "", route.Provider, route.Model, "none")
+	}
+	j.hot.Store(hot)
 	return j
 }
 
@@ -142,7 +157,7 @@ type Job struct {
 type hotSeries struct {
 	route     Route
 	succeeded prometheus.Counter
-	answered  prometheus.Observer // calls whose answer was recorded
+	answered  prometheus.Observer // calls whose answer was recorded; nil over routes
 	items     prometheus.Observer
 }
 
@@ -186,15 +201,22 @@ func (j *Job) Observe(ev engine.Event) {
 // failed.
 func (j *Job) call(ev engine.Event) {
 	hot := j.hot.Load()
-	if ev.Decision.Class == classify.Unknown {
+	if ev.Decision.Class == classify.Unknown && hot.answered != nil && ev.Route == "" {
 		hot.answered.Observe(ev.Elapsed.Seconds())
 		return
 	}
 	r, class := hot.route, ev.Decision.Class.String()
-	j.js.callDuration.WithLabelValues(j.id, r.Provider, r.Model, class).Observe(ev.Elapsed.Seconds())
-	j.js.callErrors.WithLabelValues(j.id, r.Provider, r.Model, class).Inc()
+	if on, ok := r.ByName[ev.Route]; ok {
+		r = on
+	}
+	labels := []string{j.id, ev.Route, r.Provider, r.Model, class}
+	j.js.callDuration.WithLabelValues(labels...).Observe(ev.Elapsed.Seconds())
+	if ev.Decision.Class == classify.Unknown {
+		return
+	}
+	j.js.callErrors.WithLabelValues(labels...).Inc()
 	if httpStatus(ev.Err) == 429 {
-		j.js.rateLimited.WithLabelValues(j.id, r.Provider, r.Model, class).Inc()
+		j.js.rateLimited.WithLabelValues(labels...).Inc()
 	}
 }
 

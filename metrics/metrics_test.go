@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -30,8 +31,48 @@ func TestRouteOfNamesTheTasksProviderAndModel(t *testing.T) {
 		{"exec", spec.Task{Type: "exec", Model: "ignored"}, metrics.Route{Provider: "exec"}},
 		{"http", spec.Task{Type: "http"}, metrics.Route{Provider: "http"}},
 	} {
-		if got := metrics.RouteOf(&spec.Spec{Task: c.task}); got != c.want {
+		if got := metrics.RouteOf(&spec.Spec{Task: c.task}); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: RouteOf = %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCallsOfARoutedJobAreLabelledWithTheirRoute: a job over several
+// routes labels each call with the route it went to and that route's
+// provider and model, not the task's.
+func TestCallsOfARoutedJobAreLabelledWithTheirRoute(t *testing.T) {
+	s := &spec.Spec{
+		Task:   spec.Task{Type: "llm", Provider: "openai", Model: "gpt-4o-mini"},
+		Routes: []spec.Route{{Name: "a", Provider: "openai", Model: "gpt-4o-mini"}, {Name: "b", Provider: "anthropic", Model: "claude-haiku-4-5"}},
+	}
+	reg := prometheus.NewRegistry()
+	j := metrics.NewJobs(reg).Add("j", metrics.RouteOf(s), nil)
+	j.Observe(engine.Event{Kind: engine.CallEnded, Route: "a", Elapsed: time.Second, Err: status(503), Decision: classify.Decision{Class: classify.Retryable}})
+	j.Observe(engine.Event{Kind: engine.CallEnded, Route: "b", Elapsed: 2 * time.Second})
+	want := `
+# HELP tenax_call_errors_total Calls of the task that failed, by error class (a 429 is retryable; invalid is an output that failed validation).
+# TYPE tenax_call_errors_total counter
+tenax_call_errors_total{class="retryable",job_id="j",model="gpt-4o-mini",provider="openai",route="a"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "tenax_call_errors_total"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(reg, "tenax_call_duration_seconds"); n != 2 {
+		t.Errorf("%d call latency series, want 2: one per route the calls went to", n)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["route"] == "b" && (labels["provider"] != "anthropic" || labels["model"] != "claude-haiku-4-5") {
+				t.Errorf("%s on route b labelled %v, want route b's provider anthropic and model claude-haiku-4-5", f.GetName(), labels)
+			}
 		}
 	}
 }

@@ -130,8 +130,8 @@ func TestMetricsMatchTheRecords(t *testing.T) {
 	if retries == 0 {
 		t.Fatal("no record was retried: the test job should retry every fourth call")
 	}
-	// An exec task's calls are labelled with its type and no model.
-	route := `,model="",provider="exec"`
+	// An exec task's calls are labelled with its type, no model and no route.
+	route := `,model="",provider="exec",route=""`
 	for _, c := range []struct {
 		series string
 		want   int
