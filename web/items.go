@@ -29,6 +29,8 @@ type itemFilter struct {
 	// Fingerprint matches error fingerprints starting with it, as
 	// `tenax resume --fingerprint` does.
 	Fingerprint string
+	// Route is the route that produced the item's record (docs/routes.md).
+	Route string
 	// Text is searched for, case-insensitively, in the error and the input.
 	Text string
 	// Page counts from 1.
@@ -37,7 +39,7 @@ type itemFilter struct {
 
 func parseItemFilter(q url.Values) itemFilter {
 	f := itemFilter{Outcome: q.Get("outcome"), Class: q.Get("class"), Fingerprint: strings.TrimSpace(q.Get("fingerprint")),
-		Text: strings.TrimSpace(q.Get("q"))}
+		Route: strings.TrimSpace(q.Get("route")), Text: strings.TrimSpace(q.Get("q"))}
 	f.Page, _ = strconv.Atoi(q.Get("page"))
 	f.Page = max(f.Page, 1)
 	return f
@@ -46,7 +48,7 @@ func parseItemFilter(q url.Values) itemFilter {
 // query writes the filter back as a query string, at page p.
 func (f itemFilter) query(p int) string {
 	v := url.Values{}
-	for k, s := range map[string]string{"outcome": f.Outcome, "class": f.Class, "fingerprint": f.Fingerprint, "q": f.Text} {
+	for k, s := range map[string]string{"outcome": f.Outcome, "class": f.Class, "fingerprint": f.Fingerprint, "route": f.Route, "q": f.Text} {
 		if s != "" {
 			v.Set(k, s)
 		}
@@ -73,6 +75,8 @@ func (f itemFilter) matches(rec *store.Record, fp string) bool {
 		return false
 	case f.Fingerprint != "" && (fp == "" || !strings.HasPrefix(fp, f.Fingerprint)):
 		return false
+	case f.Route != "" && rec.Route != f.Route:
+		return false
 	case f.Text != "":
 		t := strings.ToLower(f.Text)
 		return strings.Contains(strings.ToLower(rec.Error), t) || strings.Contains(strings.ToLower(string(rec.Input)), t)
@@ -87,6 +91,7 @@ type itemRow struct {
 	Outcome     string
 	Class       string
 	Fingerprint string
+	Route       string
 	Error       string
 	Input       string
 	Attempts    int
@@ -144,7 +149,7 @@ func listItems(ctx context.Context, st store.Store, id string, f itemFilter) (*i
 			delete(matched, rec.Idx)
 			return nil
 		}
-		row := itemRow{Idx: rec.Idx, ID: rec.ID, Outcome: "succeeded", Fingerprint: fp, Attempts: rec.Attempts,
+		row := itemRow{Idx: rec.Idx, ID: rec.ID, Outcome: "succeeded", Fingerprint: fp, Route: rec.Route, Attempts: rec.Attempts,
 			Heals: rec.HealAttempts, Duration: time.Duration(rec.DurationMS) * time.Millisecond, Finished: rec.FinishedAt,
 			Input: truncate(string(rec.Input), itemText)}
 		if rec.Failed() {
@@ -156,7 +161,7 @@ func listItems(ctx context.Context, st store.Store, id string, f itemFilter) (*i
 	if err != nil {
 		return nil, err
 	}
-	if f.Outcome == "pending" || f.Outcome == "" && f.Class == "" && f.Fingerprint == "" && f.Text == "" {
+	if f.Outcome == "pending" || f.Outcome == "" && f.Class == "" && f.Fingerprint == "" && f.Route == "" && f.Text == "" {
 		for idx := range j.Manifest().Items {
 			if !seen[idx] {
 				matched[idx] = itemRow{Idx: idx, Outcome: "pending"}

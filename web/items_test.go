@@ -22,7 +22,8 @@ import (
 // itemsJob is a stopped job of 120 items: every 10th failed "timeout"
 // (retryable, fingerprint aaaa…), every 7th not failed so "bad row"
 // (item, fingerprint bbbb…), idx 3 failed first then succeeded on a
-// resume, and idx 110.. still pending.
+// resume, and idx 110.. still pending. Odd items went to route b, even
+// ones and idx 3's resume to route a.
 func itemsJob(t *testing.T) (store.Store, string) {
 	t.Helper()
 	st := &memory.Store{}
@@ -34,7 +35,10 @@ func itemsJob(t *testing.T) (store.Store, string) {
 	now := time.Now().UTC()
 	var recs []store.Record
 	for i := range 110 {
-		r := store.Record{Idx: i, ID: fmt.Sprintf("w%03d", i), Input: []byte(fmt.Sprintf(`{"word":"w%03d"}`, i)), Attempts: 1, FinishedAt: now}
+		r := store.Record{Idx: i, ID: fmt.Sprintf("w%03d", i), Input: []byte(fmt.Sprintf(`{"word":"w%03d"}`, i)), Attempts: 1, FinishedAt: now, Route: "a"}
+		if i%2 == 1 {
+			r.Route = "b"
+		}
 		switch {
 		case i%10 == 0:
 			r.Class, r.Error, r.Fingerprint = classify.Retryable, "http: 503 timeout upstream", "aaaa000011112222"
@@ -46,7 +50,7 @@ func itemsJob(t *testing.T) (store.Store, string) {
 		recs = append(recs, r)
 	}
 	// idx 3's resume succeeded.
-	recs = append(recs, store.Record{Idx: 3, ID: "w003", Input: []byte(`{"word":"w003"}`), Attempts: 1, FinishedAt: now.Add(time.Second)})
+	recs = append(recs, store.Record{Idx: 3, ID: "w003", Input: []byte(`{"word":"w003"}`), Attempts: 1, FinishedAt: now.Add(time.Second), Route: "a"})
 	if err := j.Append(ctx, recs...); err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +83,9 @@ func TestListItemsFilters(t *testing.T) {
 		{"text in the error", itemFilter{Text: "TIMEOUT"}, 11, 11, 0, 100},
 		{"text in the input", itemFilter{Text: "w042"}, 1, 1, 42, 42},
 		{"text and outcome", itemFilter{Text: "w04", Outcome: "succeeded"}, 7, 0, 41, 48},
+		// Odd idx but 3, whose latest record came from route a; item
+		// failures at 7, 21, …, 105.
+		{"route", itemFilter{Route: "b"}, 54, 8, 1, 101},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,6 +128,9 @@ func TestRetryCommandIsTheCLIs(t *testing.T) {
 	}
 	if _, ok := retryFor(itemFilter{Text: "x"}); ok {
 		t.Error("a text search names no resume: retryFor should refuse it")
+	}
+	if _, ok := retryFor(itemFilter{Route: "b"}); ok {
+		t.Error("resume takes no route: retryFor should refuse a route filter")
 	}
 	if r, ok := retryFor(itemFilter{Fingerprint: "ab"}); !ok || !slices.Equal(r.Fingerprints, []string{"ab"}) {
 		t.Errorf("retryFor(fingerprint ab) = %+v, %v; want --fingerprint ab", r, ok)

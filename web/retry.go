@@ -94,9 +94,10 @@ func parseRetry(v url.Values) (Retry, error) {
 }
 
 // retryFor is the Retry that re-runs the failures the filter f shows; false
-// when no resume takes exactly those (a text search, succeeded items).
+// when no resume takes exactly those (a text search, a route, succeeded
+// items).
 func retryFor(f itemFilter) (Retry, bool) {
-	if f.Text != "" || f.Outcome != "" && f.Outcome != "failed" {
+	if f.Text != "" || f.Route != "" || f.Outcome != "" && f.Outcome != "failed" {
 		return Retry{}, false
 	}
 	v := url.Values{}
