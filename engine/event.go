@@ -47,6 +47,13 @@ const (
 	CallEnded
 	// RouteChanged: Route's breaker moved to State (runs with routes).
 	RouteChanged
+	// ItemCalled: one call of an item's task ended and was decided on;
+	// Call says when it waited at the gate and ran, what it used and what
+	// the item does next, Err and Decision what went wrong. It comes
+	// before the ItemRetry, ItemHeal or ItemFinished the decision leads
+	// to. Unlike CallEnded it reports every attempt, a cache hit's and
+	// one that failed to prepare too, so that a trace draws them all.
+	ItemCalled
 )
 
 var eventNames = [...]string{
@@ -61,6 +68,7 @@ var eventNames = [...]string{
 	Stopping:           "stopping",
 	CallEnded:          "call_ended",
 	RouteChanged:       "route_changed",
+	ItemCalled:         "item_called",
 }
 
 // String returns the event kind's snake_case name, as logs print it.
@@ -95,8 +103,32 @@ type Event struct {
 	// Stopping and Cooldown events.
 	Reason string
 	// Route names the route of a RouteChanged event, of a Cooldown that
-	// pauses one route only, and of the call a CallEnded reports.
+	// pauses one route only, and of the call a CallEnded or ItemCalled
+	// reports.
 	Route string
+	// ItemCalled events.
+	Call Call
+}
+
+// Call is one call of an item's task as an ItemCalled event reports it:
+// enough for a trace to draw the attempt (its wait at the gate, then the
+// call) without the engine knowing about tracing.
+type Call struct {
+	// Number counts the item's calls in this run, from 1.
+	Number int
+	// Queued is when the attempt began: it was prepared, then waited at
+	// the gate (limits, breaker, budget) until Started.
+	Queued time.Time
+	// Started and Ended bound the call itself.
+	Started, Ended time.Time
+	// Usage, CostUSD, CacheHit and FinishReason are the call's own, from
+	// its task.Result.
+	Usage        task.Usage
+	CostUSD      float64
+	CacheHit     bool
+	FinishReason string
+	// Next is what the item does after the call.
+	Next Step
 }
 
 // Stats are a run's counters, cheap to read at any time (Engine.Stats) for a

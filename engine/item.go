@@ -23,6 +23,9 @@ type itemRun struct {
 	cost      float64
 	costKnown bool
 	finish    string // the last call's finish reason (LLM tasks)
+	// queued, called and returned time the attempt under way for
+	// ItemCalled and CallEnded, set only when someone listens to events.
+	queued, called, returned time.Time
 
 	route itemRoute // the item's routing, with routes
 	rt    ticket    // the route's gate's ticket for the call under way
@@ -54,17 +57,19 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 			e.pending(r.item)
 			return r.rec, r.recorded
 		}
+		if e.cfg.OnEvent != nil {
+			r.queued = time.Now()
+		}
 		t, prep, perr, err := e.passItem(ctx, dctx, r)
 		if err != nil {
 			e.pending(r.item)
 			return r.rec, r.recorded
 		}
 		e.active.Add(1)
-		var res task.Result
-		var called time.Time
 		if e.cfg.OnEvent != nil {
-			called = time.Now()
+			r.called = time.Now()
 		}
+		var res task.Result
 		switch {
 		case perr != nil:
 			err = perr
@@ -75,16 +80,15 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 		default:
 			res, err = e.task.Run(ctx, r.item)
 		}
-		var elapsed time.Duration
 		if e.cfg.OnEvent != nil {
-			elapsed = time.Since(called)
+			r.returned = time.Now()
 		}
 		// The call stays active until its outcome is handled, so that a
 		// tripped breaker's report counts it.
 		next := e.afterCall(ctx, r, &t, prep.Tokens, res, err)
 		e.callEnded()
 		if e.cfg.OnEvent != nil && perr == nil && !res.CacheHit {
-			e.emit(Event{Kind: CallEnded, Item: r.item, Elapsed: elapsed, Err: err, Decision: next.Decision, Route: r.route.name()})
+			e.emit(Event{Kind: CallEnded, Item: r.item, Elapsed: r.returned.Sub(r.called), Err: err, Decision: next.Decision, Route: r.route.name()})
 		}
 		switch next.Step {
 		case StepRecord, StepFail:
@@ -184,6 +188,9 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 	}
 	rules := Rules{Heal: e.cfg.Heal, NoHeal: e.cfg.NoHeal, Hints: e.cfg.Hints}
 	next := rules.Decide(&r.State, a)
+	if e.cfg.OnEvent != nil {
+		e.called(r, res, next)
+	}
 	if next.Reject && res.CacheKey != "" && e.cfg.Cache != nil {
 		_ = e.cfg.Cache.Reject(res.CacheKey, next.Cause.Error())
 	}
@@ -229,6 +236,16 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 		}
 	}
 	return next
+}
+
+// called reports the call that just ended, before what its decision
+// leads to is done.
+func (e *Engine) called(r *itemRun, res task.Result, next Next) {
+	e.emit(Event{Kind: ItemCalled, Item: r.item, Attempt: r.Calls, Err: next.Err, Decision: next.Decision, Route: r.route.name(), Call: Call{
+		Number: r.Calls, Queued: r.queued, Started: r.called, Ended: r.returned,
+		Usage: res.Usage, CostUSD: res.CostUSD, CacheHit: res.CacheHit, FinishReason: res.FinishReason,
+		Next: next.Step,
+	}})
 }
 
 // settleFailure settles the gate's side of a failed call: a 429 under a
