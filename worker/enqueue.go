@@ -22,6 +22,7 @@ import (
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/tracing"
 )
 
 // ItemKind is the River job kind of a tenax item: its arguments say which
@@ -239,6 +240,9 @@ func (c *Client) insertBatch(ctx context.Context, jobID string, b *batch) error 
 // ctx is done (an insert failed).
 func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue string, round int, wants func(idx int) want, out chan<- *batch) error {
 	b := &batch{}
+	// The span of the run that enqueues, for the workers' item spans to
+	// hang under; nil when it traces nothing.
+	meta := tracing.Metadata(ctx)
 	send := func() bool {
 		if len(b.jobs) == 0 {
 			return true
@@ -277,7 +281,7 @@ func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue 
 		}
 		b.jobs = append(b.jobs, river.InsertManyParams{
 			Args:       ItemArgs{Job: jobID, Round: round},
-			InsertOpts: &river.InsertOpts{Queue: queue, MaxAttempts: MaxAttempts, Tags: []string{IdxTag(it.Idx)}},
+			InsertOpts: &river.InsertOpts{Queue: queue, MaxAttempts: MaxAttempts, Tags: []string{IdxTag(it.Idx)}, Metadata: meta},
 		})
 		in := storedInput{idx: it.Idx, id: it.ID, input: it.Raw, bad: bad}
 		switch w {

@@ -20,6 +20,7 @@ import (
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/postgres"
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/tracing"
 )
 
 // errPending is an execution's outcome when its item stopped without a
@@ -44,6 +45,9 @@ type runner struct {
 	eng     *engine.Engine
 	sj      *postgres.Job
 	shared  *shared
+	// trace follows the job's items for the worker's Tracer; nil when
+	// it traces nothing.
+	trace *tracing.Run
 
 	stopped chan struct{} // closed once the engine stops taking items
 	stopOne sync.Once
@@ -143,7 +147,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	cfg.SharedLimiter = r.shared
 	cfg.SharedBreaker = r.shared
 	cfg.QuotaShare = r.shared.quotaShare
-	logEvents := cfg.OnEvent
+	logEvents := r.traced(cfg.OnEvent)
 	var observe func(engine.Event) // Config.OnJob's, set before the engine runs
 	cfg.OnEvent = func(ev engine.Event) {
 		r.event(ev)
@@ -174,6 +178,9 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 func (r *runner) run() {
 	defer close(r.done)
 	sum, err := r.eng.Run(r.w.hard, nil)
+	if r.trace != nil {
+		r.trace.End(nil, nil)
+	}
 	r.stop("engine ended")
 	ctx := context.WithoutCancel(r.w.hard)
 	if err != nil {
@@ -330,6 +337,9 @@ func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs], in *storedInp
 	defer cancel()
 	x := &execution{job: j, round: j.Args.Round, leave: leave}
 	cctx = context.WithValue(cctx, executionKey{}, x)
+	if r.trace != nil {
+		r.trace.ItemParent(idx, j.Metadata)
+	}
 	if bad != nil {
 		_, err = r.eng.DoBad(cctx, &engine.BadItem{Item: item, Err: bad})
 	} else {
@@ -419,6 +429,25 @@ func (r *runner) callContext(ctx context.Context) (context.Context, context.Canc
 		unwatchHard()
 		cancel(nil)
 	}
+}
+
+// traced returns next preceded by the trace of the job's items, when the
+// worker's Tracer is on; next alone otherwise.
+func (r *runner) traced(next func(engine.Event)) func(engine.Event) {
+	if !r.w.cfg.Tracer.Enabled() {
+		return next
+	}
+	s := r.plan.Spec
+	r.trace = r.w.cfg.Tracer.Follow(tracing.Job{ID: r.jobID, Name: s.Name, Provider: s.Task.Provider, Model: s.Task.Model, Redact: s.Redact})
+	return chainEvents(r.trace.Observe, next)
+}
+
+// chainEvents returns a hook that calls first, then next when set.
+func chainEvents(first, next func(engine.Event)) func(engine.Event) {
+	if next == nil {
+		return first
+	}
+	return func(ev engine.Event) { first(ev); next(ev) }
 }
 
 // event follows the engine: finished items are counted, the breaker is

@@ -22,6 +22,7 @@ import (
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/tracing"
 )
 
 // Defaults of Config.
@@ -70,6 +71,10 @@ type Config struct {
 	// receives that job's engine events on this worker. tenax worker
 	// --metrics counts them (package metrics).
 	OnJob func(JobRun) func(engine.Event)
+	// Tracer, when enabled, traces each item this worker runs as a child
+	// of the span of the process that enqueued it (docs/tracing.md); nil
+	// traces nothing.
+	Tracer *tracing.Tracer
 
 	// wrapTask, set by tests (export_test.go), wraps each job's task.
 	wrapTask func(task.Task) task.Task
