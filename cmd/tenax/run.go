@@ -228,10 +228,15 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		return err
 	}
 	defer w.close()
+	tr, stopTracing := g.startTracing(ctx)
+	defer stopTracing()
+	trace := &jobTrace{tr: tr}
+	trace.observe(&opts)
 	stopProgress := func() {}
 	var running atomic.Pointer[engine.Engine]
 	go handleSignals(ctx, g, screen, &running, cancel)
 	opts.OnStart = func(s job.Started) {
+		trace.started(ctx, s)
 		fmt.Fprintf(screen, "tenax: job %s (%s)\n", s.JobID, cmp.Or(s.Dir, s.Store))
 		running.Store(s.Engine)
 		w.start(s)
@@ -257,6 +262,7 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	}
 	w.observeBatch(&opts)
 	res, runErr := start(ctx, opts)
+	trace.ended(res, runErr)
 	stopProgress()
 	w.end()
 	return ended(g, res, runErr)

@@ -16,6 +16,7 @@ import (
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/metrics"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/tracing"
 	"github.com/tenaxhq/tenax/web"
 	"github.com/tenaxhq/tenax/worker"
 )
@@ -156,9 +157,11 @@ func runWorker(ctx context.Context, g *globals, f workerFlags) error {
 			return err
 		}
 	}
+	tr, stopTracing := g.startTracing(ctx)
+	defer stopTracing()
 	cfg := worker.Config{
 		Jobs: f.jobs, Concurrency: f.concurrency, RescueAfter: f.rescue, DBOutageLimit: f.outageLimit,
-		Options: job.Options{Home: g.homeDir(), Version: version, Logger: log},
+		Options: job.Options{Home: g.homeDir(), Version: version, Logger: log}, Tracer: tr,
 	}
 	reg, err := workerMetrics(&cfg, f.metricsAddr)
 	if err != nil {
@@ -345,17 +348,26 @@ func runOnWorkers(ctx context.Context, g *globals, specPath string, f runFlags, 
 	if err != nil {
 		return err
 	}
+	// The job span covers the enqueue and, with in-process workers, the
+	// run; the workers' item spans hang under it (River job metadata).
+	tr, stopTracing := g.startTracing(ctx)
+	defer stopTracing()
+	ctx, trace := tr.StartJob(ctx, traceJob(cr.Job.Manifest().ID, cr.Spec, nil))
 	e, err := c.Enqueue(ctx, cr)
 	cr.Job.Close()
 	if err != nil {
+		trace.End(nil, err)
 		return &exitError{code: exitcode.Storage, err: err}
 	}
 	fmt.Fprintf(g.stderr, "tenax: job %s (queue %s, schema %s): %d items enqueued in %s\n", e.JobID, e.Queue, c.Schema(), e.Items, e.Elapsed.Round(time.Millisecond))
 	if n == 0 {
+		trace.End(nil, nil)
 		fmt.Fprintf(g.stdout, "Job %s enqueued. Run it with: tenax worker %s --job %s\n", e.JobID, storeArgument(g), e.JobID)
 		return nil
 	}
-	return attach(ctx, g, c, e.JobID, n, f.output, log)
+	err = attach(ctx, g, c, e.JobID, n, f.output, log, tr)
+	trace.End(nil, err)
+	return err
 }
 
 // resumeOnWorkers is `tenax resume JOB --store postgres://…`.
@@ -372,8 +384,12 @@ func resumeOnWorkers(ctx context.Context, g *globals, id string, f runFlags, n i
 	if id, err = job.ResolveID(ctx, c.Store(), id); err != nil {
 		return err
 	}
+	tr, stopTracing := g.startTracing(ctx)
+	defer stopTracing()
+	ctx, trace := tr.StartJob(ctx, traceJob(id, nil, nil))
 	e, err := c.Requeue(ctx, id, worker.RequeueOptions{RetryFailures: f.retryFailures, Force: f.force})
 	if err != nil {
+		trace.End(nil, err)
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, worker.ErrNotQueued) {
 			return usageErr(err)
 		}
@@ -381,17 +397,20 @@ func resumeOnWorkers(ctx context.Context, g *globals, id string, f runFlags, n i
 	}
 	fmt.Fprintf(g.stderr, "tenax: job %s: %d items enqueued again (round %d)\n", id, e.Items, e.Round)
 	if n == 0 {
+		trace.End(nil, nil)
 		return nil
 	}
-	return attach(ctx, g, c, id, n, f.output, log)
+	err = attach(ctx, g, c, id, n, f.output, log, tr)
+	trace.End(nil, err)
+	return err
 }
 
 // attach works on a job with n in-process workers and prints progress
 // until it ends, then writes output (when set) and the summary.
-func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int, output string, log *slog.Logger) error {
+func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int, output string, log *slog.Logger, tr *tracing.Tracer) error {
 	var ws []*worker.Worker
 	for range n {
-		w, err := c.NewWorker(worker.Config{Jobs: []string{id}, Options: job.Options{Home: g.homeDir(), Version: version, Logger: log}})
+		w, err := c.NewWorker(worker.Config{Jobs: []string{id}, Options: job.Options{Home: g.homeDir(), Version: version, Logger: log}, Tracer: tr})
 		if err != nil {
 			return usageErr(err)
 		}
