@@ -129,3 +129,38 @@ func TestRunExportsOneSpanTreePerItem(t *testing.T) {
 		t.Errorf("the collector got %d more requests from a run without OTEL_ variables, want none", c.requests-before)
 	}
 }
+
+// TestRunOnWorkersTracesItemsUnderTheJobSpan: `tenax run --workers 2`
+// with an endpoint sends one trace whose job span (the enqueue and the
+// attached run) parents every item span its workers made, the span
+// context having gone through each River job's metadata.
+func TestRunOnWorkersTracesItemsUnderTheJobSpan(t *testing.T) {
+	const n = 5
+	pg := postgresStore(t)
+	w := newWorkdir(t)
+	w.items("items.jsonl", n)
+	w.write("job.yaml", "input: items.jsonl\ntask:\n  type: exec\n  argv: [echo, \"item {{.n}}\"]\n", 0o644)
+	c := newOTLPCollector(t)
+	r := w.tenaxEnv([]string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + c.URL}, "run", "job.yaml", "--store", pg, "--workers", "2", "-q")
+	if r.code != 0 {
+		t.Fatalf("run --workers 2 exited %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var job *tracepb.Span
+	items := map[string]int{} // parent span id → item spans
+	for _, s := range c.spans {
+		switch s.Name {
+		case "job":
+			job = s
+		case "item":
+			items[string(s.ParentSpanId)]++
+		}
+	}
+	if job == nil {
+		t.Fatalf("no job span among the %d spans the collector got", len(c.spans))
+	}
+	if items[string(job.SpanId)] != n || len(items) != 1 {
+		t.Errorf("item spans by parent %v, want all %d under the job span", items, n)
+	}
+}
