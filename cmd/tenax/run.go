@@ -228,10 +228,8 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		return err
 	}
 	defer w.close()
-	tr, stopTracing := g.startTracing(ctx)
+	trace, stopTracing := g.traceRun(ctx, &opts)
 	defer stopTracing()
-	trace := &jobTrace{tr: tr}
-	trace.observe(&opts)
 	stopProgress := func() {}
 	var running atomic.Pointer[engine.Engine]
 	go handleSignals(ctx, g, screen, &running, cancel)

@@ -34,6 +34,16 @@ func (g *globals) startTracing(ctx context.Context) (*tracing.Tracer, func()) {
 	}
 }
 
+// traceRun sets tracing up for one run of a job in this process: opts's
+// events go to the trace when the variables ask for one. The function
+// flushes the spans as the command ends.
+func (g *globals) traceRun(ctx context.Context, opts *job.Options) (*jobTrace, func()) {
+	tr, stop := g.startTracing(ctx)
+	t := &jobTrace{tr: tr}
+	t.observe(opts)
+	return t, stop
+}
+
 // jobTrace traces one run of a job in this process: the job span from the
 // job's start, the engine's events under it.
 type jobTrace struct {
