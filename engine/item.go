@@ -188,9 +188,7 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 	}
 	rules := Rules{Heal: e.cfg.Heal, NoHeal: e.cfg.NoHeal, Hints: e.cfg.Hints}
 	next := rules.Decide(&r.State, a)
-	if e.cfg.OnEvent != nil {
-		e.called(r, res, next)
-	}
+	e.called(r, res, next)
 	if next.Reject && res.CacheKey != "" && e.cfg.Cache != nil {
 		_ = e.cfg.Cache.Reject(res.CacheKey, next.Cause.Error())
 	}
@@ -239,8 +237,11 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 }
 
 // called reports the call that just ended, before what its decision
-// leads to is done.
+// leads to is done, when someone listens to events.
 func (e *Engine) called(r *itemRun, res task.Result, next Next) {
+	if e.cfg.OnEvent == nil {
+		return
+	}
 	e.emit(Event{Kind: ItemCalled, Item: r.item, Attempt: r.Calls, Err: next.Err, Decision: next.Decision, Route: r.route.name(), Call: Call{
 		Number: r.Calls, Queued: r.queued, Started: r.called, Ended: r.returned,
 		Usage: res.Usage, CostUSD: res.CostUSD, CacheHit: res.CacheHit, FinishReason: res.FinishReason,
