@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/store"
 )
 
@@ -25,6 +27,31 @@ type Job struct {
 	// Redact replaces secrets in the error messages spans carry (the
 	// spec's Redact); nil leaves them as they are.
 	Redact func(string) string
+	// Routes gives each route's provider and model by its name, for the
+	// calls made on it (a run with routes); a call on a route not listed
+	// carries Provider and Model.
+	Routes map[string]Route
+}
+
+// Route is one route's provider and model.
+type Route struct{ Provider, Model string }
+
+// JobOf describes job id run from s for its spans: its name, its task's
+// provider and model, its routes and its secrets. s may be nil (a job
+// whose spec is not at hand).
+func JobOf(id string, s *spec.Spec) Job {
+	j := Job{ID: id}
+	if s == nil {
+		return j
+	}
+	j.Name, j.Provider, j.Model, j.Redact = s.Name, s.Task.Provider, s.Task.Model, s.Redact
+	for _, rt := range s.Routes {
+		if j.Routes == nil {
+			j.Routes = map[string]Route{}
+		}
+		j.Routes[rt.Name] = Route{Provider: cmp.Or(rt.Provider, j.Provider), Model: cmp.Or(rt.Model, j.Model)}
+	}
+	return j
 }
 
 // Run follows one job's run on one process and turns its engine events
@@ -35,7 +62,7 @@ type Run struct {
 	job    trace.Span // nil when following items of a job enqueued elsewhere
 	parent context.Context
 	info   Job
-	// call holds the attributes every call span shares.
+	// call holds the attributes of a call span made on no route.
 	call []attribute.KeyValue
 
 	mu      sync.Mutex
@@ -64,13 +91,36 @@ func (t *Tracer) Follow(j Job) *Run {
 
 func (t *Tracer) newRun(j Job) *Run {
 	r := &Run{tracer: t.tracer, info: j, items: map[int]trace.Span{}, parents: map[int]trace.SpanContext{}}
-	if j.Provider != "" {
-		r.call = append(r.call, attribute.String("gen_ai.provider.name", j.Provider))
-	}
-	if j.Model != "" {
-		r.call = append(r.call, attribute.String("gen_ai.request.model", j.Model))
-	}
+	r.call = deployment(j.Provider, j.Model, "")
 	return r
+}
+
+// deployment is a call span's provider, model and route attributes.
+func deployment(provider, model, route string) []attribute.KeyValue {
+	var a []attribute.KeyValue
+	if provider != "" {
+		a = append(a, attribute.String("gen_ai.provider.name", provider))
+	}
+	if model != "" {
+		a = append(a, attribute.String("gen_ai.request.model", model))
+	}
+	if route != "" {
+		a = append(a, attribute.String("tenax.route", route))
+	}
+	return a
+}
+
+// callAttrs are the provider, model and route of a call made on route
+// ("" for none).
+func (r *Run) callAttrs(route string) []attribute.KeyValue {
+	if route == "" {
+		return r.call
+	}
+	rt, ok := r.info.Routes[route]
+	if !ok {
+		rt = Route{Provider: r.info.Provider, Model: r.info.Model}
+	}
+	return deployment(rt.Provider, rt.Model, route)
 }
 
 func jobAttrs(j Job) []attribute.KeyValue {
@@ -182,7 +232,7 @@ func (r *Run) attempt(item trace.Span, ev engine.Event) {
 		attribute.Int("tenax.attempt", c.Number),
 		attribute.String("tenax.next", c.Next.String()),
 	))
-	_, call := r.tracer.Start(ctx, "call", trace.WithTimestamp(c.Started), trace.WithAttributes(r.call...))
+	_, call := r.tracer.Start(ctx, "call", trace.WithTimestamp(c.Started), trace.WithAttributes(r.callAttrs(ev.Route)...))
 	call.SetAttributes(
 		attribute.Int64("gen_ai.usage.input_tokens", c.Usage.InputTokens),
 		attribute.Int64("gen_ai.usage.output_tokens", c.Usage.OutputTokens),

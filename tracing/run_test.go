@@ -304,3 +304,30 @@ func TestItemParentIgnoresMetadataWithoutTraceContext(t *testing.T) {
 		}
 	}
 }
+
+// TestCallSpansNameTheirRoutesProviderAndModel: with routes, each call
+// span carries the route it was made on and that route's provider and
+// model, not the task's.
+func TestCallSpansNameTheirRoutesProviderAndModel(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	run := tracing.New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))).Follow(tracing.Job{
+		ID: "j", Provider: "openai", Model: "gpt-a",
+		Routes: map[string]tracing.Route{"backup": {Provider: "anthropic", Model: "claude-b"}},
+	})
+	now := time.Now()
+	run.Observe(engine.Event{Kind: engine.ItemStarted, Time: now, Item: task.Item{Idx: 0}})
+	for _, route := range []string{"", "backup", "unlisted"} {
+		run.Observe(engine.Event{Kind: engine.ItemCalled, Time: now, Item: task.Item{Idx: 0}, Route: route,
+			Call: engine.Call{Number: 1, Queued: now, Started: now, Ended: now, Next: engine.StepRetry}})
+	}
+	var got []string
+	for _, s := range rec.Ended() {
+		if s.Name() == "call" {
+			got = append(got, fmt.Sprintf("%s:%s/%s", attr(s, "tenax.route").AsString(), attr(s, "gen_ai.provider.name").AsString(), attr(s, "gen_ai.request.model").AsString()))
+		}
+	}
+	want := ":openai/gpt-a backup:anthropic/claude-b unlisted:openai/gpt-a"
+	if strings.Join(got, " ") != want {
+		t.Errorf("call spans (route:provider/model) %v, want %s", got, want)
+	}
+}

@@ -437,8 +437,7 @@ func (r *runner) traced(next func(engine.Event)) func(engine.Event) {
 	if !r.w.cfg.Tracer.Enabled() {
 		return next
 	}
-	s := r.plan.Spec
-	r.trace = r.w.cfg.Tracer.Follow(tracing.Job{ID: r.jobID, Name: s.Name, Provider: s.Task.Provider, Model: s.Task.Model, Redact: s.Redact})
+	r.trace = r.w.cfg.Tracer.Follow(tracing.JobOf(r.jobID, r.plan.Spec))
 	return chainEvents(r.trace.Observe, next)
 }
 

@@ -92,12 +92,9 @@ func (t *jobTrace) ended(res *job.Result, err error) {
 // traceJob describes a job for its spans; s may be nil (a resume on
 // workers, whose spec lives in the database).
 func traceJob(id string, s *spec.Spec, redact func(string) string) tracing.Job {
-	j := tracing.Job{ID: id, Redact: redact}
-	if s != nil {
-		j.Name, j.Provider, j.Model = s.Name, s.Task.Provider, s.Task.Model
-		if j.Redact == nil {
-			j.Redact = s.Redact
-		}
+	j := tracing.JobOf(id, s)
+	if redact != nil {
+		j.Redact = redact
 	}
 	return j
 }
