@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -89,7 +89,11 @@ func FromEnv(ctx context.Context, version string) (*Tracer, error) {
 	if err := supported(); err != nil {
 		return Off(), err
 	}
-	exp, err := otlptracehttp.New(ctx)
+	client, err := newOTLPClient()
+	if err != nil {
+		return Off(), err
+	}
+	exp, err := otlptrace.New(ctx, client)
 	if err != nil {
 		return Off(), fmt.Errorf("tracing: setting up the OTLP exporter: %w", err)
 	}
