@@ -88,24 +88,9 @@ func (s *Store) Instruct(in Instruction) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(s.Dir, controlFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return &StorageError{Err: err}
-	}
 	// One write of a whole line: the loop reads complete lines only, so
 	// it never applies half of one.
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return &StorageError{Err: err}
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return &StorageError{Err: err}
-	}
-	if err := f.Close(); err != nil {
-		return &StorageError{Err: err}
-	}
-	return nil
+	return appendLine(filepath.Join(s.Dir, controlFile), b)
 }
 
 // checkInstruction refuses what could never apply: the loop would skip it

@@ -223,7 +223,13 @@ func (s *Store) Append(rec any) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(s.Dir, "audit.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	return appendLine(filepath.Join(s.Dir, "audit.jsonl"), b)
+}
+
+// appendLine appends b and a newline to the file at path in one write,
+// and fsyncs it: a reader of whole lines never sees half of one.
+func appendLine(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return &StorageError{Err: err}
 	}
