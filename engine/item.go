@@ -23,6 +23,8 @@ type itemRun struct {
 	cost      float64
 	costKnown bool
 	finish    string // the last call's finish reason (LLM tasks)
+	// rateLimited counts the item's calls answered 429, for its record.
+	rateLimited int
 	// queued, called and returned time the attempt under way for
 	// ItemCalled and CallEnded, set only when someone listens to events.
 	queued, called, returned time.Time
@@ -191,6 +193,9 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 	e.called(r, res, next)
 	if next.Reject && res.CacheKey != "" && e.cfg.Cache != nil {
 		_ = e.cfg.Cache.Reject(res.CacheKey, next.Cause.Error())
+	}
+	if !worked && isRateLimit(next.Err) {
+		r.rateLimited++
 	}
 	if routed {
 		// The route's gate learns from the call; the run's only counts it.
@@ -365,6 +370,7 @@ func (e *Engine) record(r *itemRun) store.Record {
 		Attempts:           r.Calls,
 		HealAttempts:       r.Heals,
 		GenerationAttempts: r.Generations,
+		RateLimited:        r.rateLimited,
 		CacheHit:           r.CacheHit,
 		FinishReason:       r.finish,
 		Usage:              r.usage,

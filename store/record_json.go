@@ -71,6 +71,10 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(r.HealAttempts), 10)
 	b = append(b, `,"generation_attempts":`...)
 	b = strconv.AppendInt(b, int64(r.GenerationAttempts), 10)
+	if r.RateLimited > 0 {
+		b = append(b, `,"rate_limited":`...)
+		b = strconv.AppendInt(b, int64(r.RateLimited), 10)
+	}
 	b = append(b, `,"cache_hit":`...)
 	b = strconv.AppendBool(b, r.CacheHit)
 	for _, f := range [...]struct{ name, v string }{{`,"finish_reason":`, r.FinishReason}, {`,"stderr":`, r.Stderr}} {

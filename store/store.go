@@ -223,7 +223,10 @@ type Record struct {
 	Attempts           int             `json:"attempts"`
 	HealAttempts       int             `json:"heal_attempts"`
 	GenerationAttempts int             `json:"generation_attempts"`
-	CacheHit           bool            `json:"cache_hit"`
+	// RateLimited counts the item's calls the provider answered 429
+	// (rate limited), whatever came of them; absent for none.
+	RateLimited int  `json:"rate_limited,omitempty"`
+	CacheHit    bool `json:"cache_hit"`
 	// FinishReason is why the provider stopped the item's last answer
 	// (LLM tasks only): "stop", "length", "end_turn", "refusal", ….
 	FinishReason string `json:"finish_reason,omitempty"`

@@ -40,6 +40,8 @@ type seriesBucket struct {
 	finished int
 	// failed counts the failures by class, in failureClasses's order.
 	failed [len(failureClasses)]int
+	// limited counts the calls answered 429 of the items that finished.
+	limited int
 	// busy sums the seconds that items were in flight (dispatched, not
 	// yet recorded) within the bucket: busy/width is the mean in flight.
 	busy          float64
@@ -64,6 +66,7 @@ func (s *series) add(rec store.Record) {
 			b.failed[i]++
 		}
 	}
+	b.limited += rec.RateLimited
 	b.latency[latencyBin(rec.DurationMS)]++
 	b.inTok += rec.Usage.InputTokens
 	b.outTok += rec.Usage.OutputTokens
@@ -195,6 +198,7 @@ func (s *series) charts(limit int) []chart {
 	for c := range failed {
 		failed[c] = make([]float64, n)
 	}
+	limited := make([]float64, n)
 	secs := s.width.Seconds()
 	var sumIn, sumOut, sumCost float64
 	for i := range s.buckets {
@@ -206,6 +210,7 @@ func (s *series) charts(limit int) []chart {
 		for c := range failureClasses {
 			failed[c][i] = float64(b.failed[c])
 		}
+		limited[i] = float64(b.limited)
 		sumIn, sumOut, sumCost = sumIn+float64(b.inTok), sumOut+float64(b.outTok), sumCost+b.cost
 		inTok[i], outTok[i], cost[i] = sumIn, sumOut, sumCost
 	}
@@ -226,11 +231,16 @@ func (s *series) charts(limit int) []chart {
 	if limit > 0 {
 		cs[1].Ref = &chartRef{Label: fmt.Sprintf("concurrency.max %d", limit), Value: float64(limit)}
 	}
-	fc := chart{ID: "chart-failures", Title: "Failures by class (" + per + ")", Times: times, Format: count}
+	fc := chart{ID: "chart-failures", Title: "Failures by class, and calls answered 429 (" + per + ")", Times: times, Format: count}
 	for c, class := range failureClasses {
 		if slices.ContainsFunc(failed[c], func(v float64) bool { return v > 0 }) {
 			fc.Lines = append(fc.Lines, chartLine{Name: class.String(), Class: class.String(), Values: failed[c]})
 		}
+	}
+	// A 429 is a call, not an item: most are retried into a success, so
+	// they are their own line, counted when their item finished.
+	if slices.ContainsFunc(limited, func(v float64) bool { return v > 0 }) {
+		fc.Lines = append(fc.Lines, chartLine{Name: "429s", Class: "limited", Values: limited})
 	}
 	if fc.Lines == nil {
 		fc.Lines = []chartLine{{Name: "none", Class: "none", Values: failed[0]}}

@@ -73,6 +73,35 @@ func TestSeriesCountsEachSecondFromTheRecords(t *testing.T) {
 	}
 }
 
+// TestSeriesCharts429sFromTheRecords: the records count their calls
+// answered 429, most of them retried into a success; the failures chart
+// draws them as a line of their own, only when there were any.
+func TestSeriesCharts429sFromTheRecords(t *testing.T) {
+	var s series
+	limited := rec(0.5, 500, 0)
+	limited.RateLimited = 3
+	s.add(limited)
+	s.add(rec(1.5, 500, classify.Retryable))
+	var fails []chartLine
+	for _, c := range s.charts(0) {
+		if c.ID == "chart-failures" {
+			fails = c.Lines
+		}
+	}
+	if len(fails) != 2 || fails[1].Name != "429s" || !approxEqual(fails[1].Values, []float64{3, 0}) {
+		t.Fatalf("failure lines = %+v, want retryable and 429s with 3 in second 0", fails)
+	}
+	var none series
+	none.add(rec(0.5, 500, classify.Retryable))
+	for _, c := range none.charts(0) {
+		for _, l := range c.Lines {
+			if l.Name == "429s" {
+				t.Errorf("%s draws a 429s line for a job with none", c.ID)
+			}
+		}
+	}
+}
+
 func TestSeriesPercentilesAreWithinTheirBin(t *testing.T) {
 	var s series
 	for i := range 100 {
