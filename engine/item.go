@@ -226,19 +226,24 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 			e.emit(Event{Kind: ItemHeal, Item: r.item, Attempt: next.Attempt, Err: next.Err, Decision: next.Decision})
 		}
 	case StepRetry:
-		if t.permit.Probe() {
-			// A failed probe re-opens the breaker; the item waits at the gate
-			// with everyone else.
-			t.permit.Failure()
-		} else {
-			t.permit.Release()
-		}
-		e.retries.Add(1)
-		if e.cfg.OnEvent != nil {
-			e.emit(Event{Kind: ItemRetry, Item: r.item, Attempt: next.Attempt, Delay: next.Delay, Err: next.Err, Decision: next.Decision})
-		}
+		e.retryLater(r, t, next)
 	}
 	return next
+}
+
+// retryLater settles a call whose item is retried after next.Delay.
+func (e *Engine) retryLater(r *itemRun, t *ticket, next Next) {
+	if t.permit.Probe() {
+		// A failed probe re-opens the breaker; the item waits at the gate
+		// with everyone else.
+		t.permit.Failure()
+	} else {
+		t.permit.Release()
+	}
+	e.retries.Add(1)
+	if e.cfg.OnEvent != nil {
+		e.emit(Event{Kind: ItemRetry, Item: r.item, Attempt: next.Attempt, Delay: next.Delay, Err: next.Err, Decision: next.Decision})
+	}
 }
 
 // called reports the call that just ended, before what its decision

@@ -63,20 +63,7 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"class":`...)
 		b = task.AppendJSONString(b, name)
 	}
-	b = append(b, `,"retryable":`...)
-	b = strconv.AppendBool(b, r.Retryable)
-	b = append(b, `,"attempts":`...)
-	b = strconv.AppendInt(b, int64(r.Attempts), 10)
-	b = append(b, `,"heal_attempts":`...)
-	b = strconv.AppendInt(b, int64(r.HealAttempts), 10)
-	b = append(b, `,"generation_attempts":`...)
-	b = strconv.AppendInt(b, int64(r.GenerationAttempts), 10)
-	if r.RateLimited > 0 {
-		b = append(b, `,"rate_limited":`...)
-		b = strconv.AppendInt(b, int64(r.RateLimited), 10)
-	}
-	b = append(b, `,"cache_hit":`...)
-	b = strconv.AppendBool(b, r.CacheHit)
+	b = r.appendCounts(b)
 	for _, f := range [...]struct{ name, v string }{{`,"finish_reason":`, r.FinishReason}, {`,"stderr":`, r.Stderr}} {
 		if f.v != "" {
 			b = append(b, f.name...)
@@ -115,6 +102,25 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 	b = r.FinishedAt.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `"}`...)
 	return b, nil
+}
+
+// appendCounts appends whether the record is retryable and what its item
+// spent: attempts, re-asks, generations, 429s (when any) and the cache.
+func (r *Record) appendCounts(b []byte) []byte {
+	b = append(b, `,"retryable":`...)
+	b = strconv.AppendBool(b, r.Retryable)
+	b = append(b, `,"attempts":`...)
+	b = strconv.AppendInt(b, int64(r.Attempts), 10)
+	b = append(b, `,"heal_attempts":`...)
+	b = strconv.AppendInt(b, int64(r.HealAttempts), 10)
+	b = append(b, `,"generation_attempts":`...)
+	b = strconv.AppendInt(b, int64(r.GenerationAttempts), 10)
+	if r.RateLimited > 0 {
+		b = append(b, `,"rate_limited":`...)
+		b = strconv.AppendInt(b, int64(r.RateLimited), 10)
+	}
+	b = append(b, `,"cache_hit":`...)
+	return strconv.AppendBool(b, r.CacheHit)
 }
 
 // appendRoute appends the record's route, model and tries, when set.
