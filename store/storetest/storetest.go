@@ -539,6 +539,7 @@ func FullRecord(idx int) store.Record {
 		Attempts:           4,
 		HealAttempts:       2,
 		GenerationAttempts: 3,
+		RateLimited:        5,
 		CacheHit:           true,
 		FinishReason:       "length",
 		Stderr:             "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad",
