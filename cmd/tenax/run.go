@@ -100,6 +100,11 @@ func newRunCmd(g *globals) *cobra.Command {
 		Long: `Start a job: run the spec's task over every item of its input, with retries,
 the circuit breaker, self-healing re-asks and a checkpoint in .tenax/jobs/<id>/.
 
+A spec may name several routes (providers, models, deployments) with opt-in
+fallbacks: an outage, a context window too small or a refusal moves the item to
+another route instead of failing it (docs/routes.md, examples/routes.yaml).
+OTEL_EXPORTER_OTLP_ENDPOINT sends a trace of the run (docs/tracing.md).
+
 The first Ctrl-C stops dispatching, lets the calls in flight finish and prints the
 resume command; a second one cancels them (their items stay pending).`,
 		Example: `  tenax run examples/quickstart.yaml
@@ -107,7 +112,8 @@ resume command; a second one cancels them (their items stay pending).`,
   tenax run job.yaml --limit 10      # try the first ten items
   tenax run job.yaml --dry-run       # check spec and input, show the plan, call nothing
   tenax run job.yaml --ui            # and watch it in the browser (the URL is printed)
-  tenax run job.yaml --batch         # through the provider's batch API, at half the price`,
+  tenax run job.yaml --batch         # through the provider's batch API, at half the price
+  tenax run examples/routes.yaml     # two mock routes, one down: every item moves to the other`,
 		Args: watchArgs(1, &f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.limit < 0 {
