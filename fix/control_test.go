@@ -367,3 +367,45 @@ func TestThePagesContextOutlivesAResume(t *testing.T) {
 		t.Errorf("after the resume the fixer got %d requests, the last with context %q; want the page's context kept", len(got), got[len(got)-1].Context)
 	}
 }
+
+// TestAResumeAddsToTheContextGivenBefore: a resume replaced the run's
+// --context with the spec's context alone when --context was not given
+// again (docs/fix.md says --context adds to the run's own).
+func TestAResumeAddsToTheContextGivenBefore(t *testing.T) {
+	t.Parallel()
+	const spec, first, second = "The spec's context.", "Given at the start.", "Given at the resume."
+	for _, c := range []struct {
+		name   string
+		resume string // --context at the resume
+		want   string
+	}{
+		{"no --context at the resume", "", spec + "\n\n" + first},
+		{"the same --context again", first, spec + "\n\n" + first},
+		{"a new --context", second, spec + "\n\n" + first + "\n\n" + second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t, map[string]string{"A": "1", "B": "2"})
+			var got []fix.Request
+			cfg := r.config(heal.Budget{MaxAttempts: 1}, nil)
+			cfg.Context, cfg.AddedContext = spec+"\n\n"+first, first
+			cfg.Fixer = operatorFixer{dir: r.dir, home: r.home, got: &got, t: t}
+			res, err := fix.Start(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg = r.config(heal.Budget{MaxAttempts: 8}, nil)
+			cfg.Context, cfg.AddedContext = spec, c.resume
+			if c.resume != "" {
+				cfg.Context = spec + "\n\n" + c.resume
+			}
+			cfg.Fixer = operatorFixer{dir: r.dir, home: r.home, got: &got, t: t}
+			if _, err := fix.Resume(context.Background(), cfg, res.ID); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) < 2 || got[len(got)-1].Context != c.want {
+				t.Errorf("after the resume the fixer got %d requests, the last with context %q; want %q", len(got), got[len(got)-1].Context, c.want)
+			}
+		})
+	}
+}

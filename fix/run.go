@@ -39,8 +39,13 @@ type Config struct {
 	Budget heal.Budget
 	// Hints are given to the fixer when they match the error.
 	Hints []heal.Hint
-	// Context is the user's context for the fixer.
+	// Context is the user's context for the fixer: the spec's, then
+	// AddedContext.
 	Context string
+	// AddedContext is the part of Context given on command lines
+	// (--context), kept apart so that a resume adds to it: the spec is
+	// read again, its own context anew, but what was given once stays.
+	AddedContext string
 	// KeepWorse keeps an attempt that leaves the check strictly worse
 	// instead of reverting it; it counts as failed either way.
 	KeepWorse bool
@@ -262,7 +267,7 @@ func Start(ctx context.Context, cfg Config) (*Result, error) {
 		ID: id, Name: cfg.Name, Spec: cfg.Spec, Workdir: cfg.Workdir, Version: cfg.Version,
 		Created: now, Updated: now, Outcome: OutcomeRunning,
 		Budget:  budgetOf(cfg.Budget),
-		Context: cfg.Context, Skip: cfg.Skip, Only: cfg.Only, Priority: cfg.Prioritize,
+		Context: cfg.Context, AddedContext: cfg.AddedContext, Skip: cfg.Skip, Only: cfg.Only, Priority: cfg.Prioritize,
 		Attempts: []AttemptSummary{},
 	}
 	r := &runner{cfg: cfg, store: store, state: st, tree: tree, tracker: heal.NewTracker(cfg.Budget), checkFirst: true}
@@ -315,10 +320,8 @@ func Resume(ctx context.Context, cfg Config, id string) (*Result, error) {
 	cfg.Only = mergeUnique(st.Only, cfg.Only)
 	// A --prioritize given now goes before the run's own.
 	st.Priority = mergeUnique(cfg.Prioritize, st.Priority)
-	if cfg.Context == "" || cfg.Context == st.Context {
-		cfg.Context = st.Context
-	}
-	st.Skip, st.Only, st.Context = cfg.Skip, cfg.Only, cfg.Context
+	resumeContext(&cfg, st)
+	st.Skip, st.Only, st.Context, st.AddedContext = cfg.Skip, cfg.Only, cfg.Context, cfg.AddedContext
 	st.Budget = budgetOf(cfg.Budget)
 	st.Outcome, st.Reason = OutcomeRunning, ""
 	r := &runner{cfg: cfg, store: store, state: st, tree: tree, tracker: tracker}
@@ -386,6 +389,24 @@ func recordGroups(store *Store, cfg *Config) (*texec.GroupFile, error) {
 		cfg.Fixer = x
 	}
 	return g, nil
+}
+
+// resumeContext sets cfg's context for a resume of st: the spec's context
+// as read now, then every --context given to the run, the earlier ones
+// first and a text given again only once.
+func resumeContext(cfg *Config, st *State) {
+	if st.AddedContext == "" && st.Context != "" && cfg.AddedContext == "" {
+		// A run started before AddedContext was kept: its stored
+		// context may hold a --context that cannot be told apart.
+		cfg.Context = st.Context
+		return
+	}
+	spec := strings.TrimSuffix(strings.TrimSuffix(cfg.Context, cfg.AddedContext), "\n\n")
+	added := st.AddedContext
+	if cfg.AddedContext != "" && !slices.Contains(strings.Split(added, "\n\n"), cfg.AddedContext) {
+		added = joinContext(added, cfg.AddedContext)
+	}
+	cfg.Context, cfg.AddedContext = joinContext(spec, added), added
 }
 
 // CheckClean returns a *SetupError when the git work tree holding workdir

@@ -45,7 +45,7 @@ func FromSpec(s *spec.Fix, o Options) (Config, error) {
 		Budget: heal.Budget{
 			MaxAttempts: s.Budget.MaxAttempts, MaxErrorAttempts: s.Budget.MaxErrorAttempts, StuckAfter: s.Budget.StuckAfter,
 		},
-		Context:   joinContext(s.Context, o.Context),
+		Context: joinContext(s.Context, o.Context), AddedContext: o.Context,
 		KeepWorse: s.OnWorse == "keep",
 		Commit:    o.Commit, AllowDirty: o.AllowDirty,
 		Skip: o.Skip, Only: o.Only, Prioritize: o.Prioritize, OnEvent: o.OnEvent,

@@ -42,8 +42,11 @@ type State struct {
 	Reason  string    `json:"reason,omitempty"`
 	Budget  Budget    `json:"budget"`
 	Context string    `json:"context,omitempty"`
-	Skip    []string  `json:"skip,omitempty"`
-	Only    []string  `json:"only,omitempty"`
+	// AddedContext is the part of Context given with --context, to which
+	// a resume adds (Config.AddedContext).
+	AddedContext string   `json:"added_context,omitempty"`
+	Skip         []string `json:"skip,omitempty"`
+	Only         []string `json:"only,omitempty"`
 	// Priority are the errors (fingerprints or prefixes) given to the
 	// fixer before any other, first first: --prioritize and the
 	// operator's "put first".
