@@ -126,6 +126,13 @@ func (c *committer) checkLocked() {
 // finalized, if it is still running; one rescued and finished elsewhere
 // is left as it is). It returns the claims that were new. A second entry
 // of one (idx, round) in a group adds no second record.
+//
+// The group commits durably even where the session, role or database
+// turned synchronous_commit off (it is set to local for this transaction
+// alone): River's completer keeps the completions it was handed and
+// replays them after a crash of the server, so a group the crash lost
+// would leave its items completed without their records, lost to the
+// workers (docs/decisions.md).
 const groupSQL = `
 WITH item AS (
 	SELECT * FROM unnest($2::bigint[], $3::integer[], $4::boolean[], $5::json[], $6::bigint[])
@@ -133,6 +140,8 @@ WITH item AS (
 ), claimed AS (
 	INSERT INTO tenax_finals (job_id, idx, round)
 	SELECT DISTINCT $1, idx, round FROM item
+	WHERE set_config('synchronous_commit', CASE current_setting('synchronous_commit')
+		WHEN 'off' THEN 'local' ELSE current_setting('synchronous_commit') END, true) <> ''
 	ON CONFLICT DO NOTHING
 	RETURNING idx, round
 ), recorded AS (

@@ -293,3 +293,63 @@ func waitForLockWait(t *testing.T, conn *pgx.Conn, holder int32) int32 {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestAGroupCommitsDurablyWhenTheSessionTurnedSynchronousCommitOff: with
+// synchronous_commit off in the DSN, a group's transaction committed
+// without waiting for its WAL, so a crash of PostgreSQL could lose a
+// group whose River completions the worker's completer then replayed
+// without their records (items lost). The group's statement sets local
+// for its own transaction; other settings are kept.
+func TestAGroupCommitsDurablyWhenTheSessionTurnedSynchronousCommitOff(t *testing.T) {
+	cases := []struct{ session, want string }{
+		{"off", "local"},
+		{"remote_apply", "remote_apply"},
+		{"on", "on"},
+	}
+	dsn := pgtest.AbsentDSN(t, "tenax_wtest_") + "&options=-c%20synchronous_commit%3Doff"
+	ctx := t.Context()
+	c, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r, riverJobs := runningItems(t, c, len(cases))
+	for i, tc := range cases {
+		tx, err := c.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after string
+		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = "+tc.session); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.QueryRow(ctx, "SHOW synchronous_commit").Scan(&before); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(ctx, groupSQL, r.jobID, []int64{int64(i)}, []int32{1}, []bool{false},
+			[]string{fmt.Sprintf(`{"_idx":%d}`, i)}, []int64{riverJobs[i].ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.QueryRow(ctx, "SHOW synchronous_commit").Scan(&after); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if after != tc.want {
+			t.Errorf("a group written where synchronous_commit was %s commits with %s, want %s", before, after, tc.want)
+		}
+	}
+	var session string
+	if err := c.pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&session); err != nil {
+		t.Fatal(err)
+	}
+	if session != "off" {
+		t.Errorf("the DSN's synchronous_commit reads %s outside a group, want off kept for the session", session)
+	}
+}
