@@ -92,33 +92,9 @@ func (d *decoder) decodeFile(data []byte, target any) {
 	// The YAML library keeps a UTF-8 byte order mark as part of the first
 	// key; Windows editors write one.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	if !d.checkText(data) {
+	tokens, ok := d.tokens(data)
+	if !ok {
 		return
-	}
-	tokens := lexer.Tokenize(string(data))
-	n, flow := 0, 0
-	for _, tk := range tokens {
-		if tk.Type == token.CommentType {
-			continue
-		}
-		if n++; n > maxTokens {
-			d.errorf(tokenPos(tk), "", "the spec is too long: more than %d YAML tokens (keys, values, list items); a spec needs far fewer (put large data in the input file)", maxTokens)
-			return
-		}
-		// The parser builds the whole tree before the decoder can see its
-		// depth, in time growing with the square of the nesting: flow
-		// nesting ([[[…, {{{…) is bounded here, from the tokens. Block
-		// nesting needs an indentation per level, so the size limit keeps
-		// it shallow enough.
-		switch tk.Type {
-		case token.SequenceStartType, token.MappingStartType:
-			if flow++; flow > maxDepth {
-				d.errorf(tokenPos(tk), "", "the spec nests deeper than %d levels of [ ] and { }; a spec needs a few", maxDepth)
-				return
-			}
-		case token.SequenceEndType, token.MappingEndType:
-			flow = max(flow-1, 0)
-		}
 	}
 	f, err := parser.Parse(tokens, 0)
 	if err != nil {
@@ -146,6 +122,42 @@ func (d *decoder) decodeFile(data []byte, target any) {
 	}
 	ast.Walk(anchorCollector(d.anchors), body)
 	d.decodeValue(body, reflect.ValueOf(target).Elem(), "", 0)
+}
+
+// tokens checks that data is YAML text of a sane size and splits it into
+// tokens, refusing more than maxTokens of them or flow nesting deeper than
+// maxDepth: what every parse of a spec file goes through before a tree is
+// built. false means an error was recorded.
+func (d *decoder) tokens(data []byte) (token.Tokens, bool) {
+	if !d.checkText(data) {
+		return nil, false
+	}
+	tokens := lexer.Tokenize(string(data))
+	n, flow := 0, 0
+	for _, tk := range tokens {
+		if tk.Type == token.CommentType {
+			continue
+		}
+		if n++; n > maxTokens {
+			d.errorf(tokenPos(tk), "", "the spec is too long: more than %d YAML tokens (keys, values, list items); a spec needs far fewer (put large data in the input file)", maxTokens)
+			return nil, false
+		}
+		// The parser builds the whole tree before the decoder can see its
+		// depth, in time growing with the square of the nesting: flow
+		// nesting ([[[…, {{{…) is bounded here, from the tokens. Block
+		// nesting needs an indentation per level, so the size limit keeps
+		// it shallow enough.
+		switch tk.Type {
+		case token.SequenceStartType, token.MappingStartType:
+			if flow++; flow > maxDepth {
+				d.errorf(tokenPos(tk), "", "the spec nests deeper than %d levels of [ ] and { }; a spec needs a few", maxDepth)
+				return nil, false
+			}
+		case token.SequenceEndType, token.MappingEndType:
+			flow = max(flow-1, 0)
+		}
+	}
+	return tokens, true
 }
 
 // syntaxError reports the YAML parser's error at its position, in words a

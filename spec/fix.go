@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -198,7 +199,14 @@ func parseFix(name string, data []byte, dir string, env func(string) (string, bo
 // IsFix reports whether data, a spec file's content, is a fix spec (for
 // `tenax fix`) rather than a job spec (for `tenax run`): at its top level
 // it names a check or a fixer and no task. `tenax validate` takes both.
+//
+// The text goes through the limits a spec's parse has first: unbounded,
+// the library's Unmarshal took minutes and gigabytes on a small file of
+// deeply nested brackets, before the parse that would have refused it.
 func IsFix(data []byte) bool {
+	if _, ok := newDecoder("", nil).tokens(bytes.TrimPrefix(data, []byte("\ufeff"))); !ok {
+		return false // not a fix spec; the job spec's parse says why
+	}
 	var top map[string]any
 	if yaml.Unmarshal(data, &top) != nil {
 		return false

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -172,5 +173,36 @@ func TestLoadRefusesAFileOverTheLimitBeforeReadingIt(t *testing.T) {
 	want := path + " is 10.0 GiB; a spec may be at most 1 MiB (put large data in the input file)"
 	if err == nil || err.Error() != want {
 		t.Errorf("error:\n got %v\nwant %s", err, want)
+	}
+}
+
+// TestIsFixStopsAtTheLimitsOfASpecsParse: tenax validate asks IsFix which
+// kind of spec a file is before parsing it, and IsFix handed the file to
+// the YAML library unbounded: 20,000 nested brackets took 2.5 s and
+// 674 MB, 100,000 (a 100 KB file) more than 20 minutes and 11.5 GB,
+// before the parse that refuses them at 64 levels. It now goes through
+// the same limits first, so what it allocates stays near the file's size.
+func TestIsFixStopsAtTheLimitsOfASpecsParse(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		src  string
+	}{
+		{"20,000 levels, past the token limit", "check: {argv: " + strings.Repeat("[", 20_000) + "\n"},
+		{"9,000 levels, under the token limit", "fixer: " + strings.Repeat("{a: ", 9_000) + "\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			if IsFix([]byte(c.src)) {
+				t.Errorf("a file the spec parse refuses was taken for a fix spec")
+			}
+			runtime.ReadMemStats(&after)
+			if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+				t.Errorf("IsFix allocated %d MiB for a %d-byte file, want it bounded by the spec's limits (under 64 MiB)", got>>20, len(c.src))
+			}
+		})
+	}
+	if !IsFix([]byte("check: {argv: [go, test, ./...]}\nfixer: {type: exec, argv: [./fix.sh]}\n")) {
+		t.Errorf("a plain fix spec is no longer recognised")
 	}
 }
