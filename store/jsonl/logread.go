@@ -127,6 +127,9 @@ type logReader struct {
 	// tornAt is the offset of an incomplete last line, -1 when there is
 	// none; set when next returns io.EOF.
 	tornAt int64
+	// slow turns the fast path off, for the tests and benchmarks that
+	// hold it against the byte-at-a-time scanner.
+	slow bool
 }
 
 func newLogReader(r io.Reader, path string, base int64) *logReader {
@@ -167,6 +170,11 @@ func (lr *logReader) fill() bool {
 // A damaged line that is not the last is a *CorruptError.
 func (lr *logReader) next() (lineInfo, error) {
 	s := lineScan{lineNo: lr.lineNo + 1}
+	if !lr.slow {
+		if line, ok := lr.fast(); ok {
+			return line, nil
+		}
+	}
 	for {
 		if lr.pos == lr.n && !lr.fill() {
 			return lr.atEOF(&s)
@@ -194,6 +202,27 @@ func (lr *logReader) next() (lineInfo, error) {
 		}
 		lr.pos = lr.n
 	}
+}
+
+// fast reads the next line with fastLine when the buffer holds all of it
+// and fastLine is sure of it; otherwise it reads nothing.
+func (lr *logReader) fast() (lineInfo, bool) {
+	if lr.pos == lr.n && !lr.fill() {
+		return lineInfo{}, false
+	}
+	buf := lr.buf[:lr.n]
+	lr.nextNL = nextIndex(buf, lr.pos, lr.nextNL, '\n')
+	if lr.nextNL == len(buf) {
+		return lineInfo{}, false
+	}
+	idx, failed, ok := fastLine(buf[lr.pos:lr.nextNL])
+	if !ok {
+		return lineInfo{}, false
+	}
+	line := lineInfo{start: lr.base + int64(lr.pos), end: lr.base + int64(lr.nextNL) + 1, idx: idx, failed: failed}
+	lr.pos = lr.nextNL + 1
+	lr.lineNo++
+	return line, true
 }
 
 // atEOF ends the scan at the end of the log: a record line that lacks only

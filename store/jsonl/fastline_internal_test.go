@@ -1,0 +1,196 @@
+package jsonl
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/store"
+)
+
+// slowLine reads line, with a newline added, with the byte-at-a-time
+// scanner alone.
+func slowLine(line []byte) (lineInfo, error) {
+	data := append(append([]byte(nil), line...), '\n')
+	lr := newLogReader(bytes.NewReader(data), "results.jsonl", 0)
+	lr.slow = true
+	return lr.next()
+}
+
+// FuzzFastLine: whatever fastLine is sure of, the byte-at-a-time scanner
+// reads alike (the same _idx and outcome, and a record, not a damaged
+// line), and when the line is JSON encoding/json reads the same _idx and
+// the same error and class.
+func FuzzFastLine(f *testing.F) {
+	for _, rec := range []store.Record{
+		{Idx: 7, Input: json.RawMessage(`{"n":7}`), Output: json.RawMessage(`{"text":"a \"quoted\" \\ word"}`), Attempts: 1},
+		{Idx: 0, Input: json.RawMessage(`[1,{"a":"}"}]`), Error: "HTTP 422: \"bad\"\\", Class: classify.Item},
+		{Idx: 2147483647, ID: "x\u00e9", Input: json.RawMessage(`"s"`), Class: classify.Unknown},
+		{Idx: 3, Input: json.RawMessage(`null`), Tries: []store.Try{{Route: "a", Error: "e", Class: classify.Retryable}}},
+	} {
+		line, err := rec.AppendJSON(nil)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(line)
+	}
+	for _, seed := range []string{
+		`{"_idx":1,"error":"","class":"unknown"}`,
+		`{"_idx":1,"class":"unkno\u0077n"}`,
+		`{"_idx":1,"a":,"error":"x"}`,
+		`{"_idx":01,"a":tru}`,
+		`{"_idx":2147483648}`,
+		`{"_idx":1,"_idx":2}`,
+		`{"_idx":1} `,
+		`{"_idx":1,"o":{"s":"\\"}}`,
+		`{"_idx":1,"o":"\\\"}"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if bytes.IndexByte(line, '\n') >= 0 {
+			return
+		}
+		idx, failed, ok := fastLine(line)
+		if !ok {
+			return
+		}
+		slow, err := slowLine(line)
+		if err != nil {
+			t.Fatalf("line %q: fastLine read _idx %d (failed %v), the byte-at-a-time scanner: %v", line, idx, failed, err)
+		}
+		if slow.idx != idx || slow.failed != failed {
+			t.Fatalf("line %q: fastLine read _idx %d failed %v, the byte-at-a-time scanner _idx %d failed %v", line, idx, failed, slow.idx, slow.failed)
+		}
+		checkAgainstJSON(t, line, idx, failed)
+	})
+}
+
+// checkAgainstJSON compares what fastLine read of line with what
+// encoding/json decodes, when line is JSON without duplicate keys.
+func checkAgainstJSON(t *testing.T, line []byte, idx int, failed bool) {
+	t.Helper()
+	var rec map[string]json.RawMessage
+	if !json.Valid(line) || json.Unmarshal(line, &rec) != nil {
+		return
+	}
+	for _, k := range []string{`"_idx"`, `"error"`, `"class"`} {
+		if bytes.Count(line, []byte(k)) > 1 {
+			return // perhaps a duplicate key, which encoding/json reads last-wins
+		}
+	}
+	var got struct {
+		Idx   int     `json:"_idx"`
+		Error *string `json:"error"`
+		Class *string `json:"class"`
+	}
+	if err := json.Unmarshal(line, &got); err != nil {
+		return // error or class not a string: lineScan reads it as other bytes
+	}
+	want := got.Error != nil && *got.Error != "" || got.Class != nil && *got.Class != "" && *got.Class != "unknown"
+	if got.Idx != idx || want != failed {
+		t.Fatalf("line %q: fastLine read _idx %d failed %v, encoding/json _idx %d failed %v", line, idx, failed, got.Idx, want)
+	}
+}
+
+// TestTheFastPathReadsWhatTenaxWrites: every record line AppendJSON writes
+// is read by fastLine, not left to the byte-at-a-time scanner, so the
+// fast path is the one a resume takes.
+func TestTheFastPathReadsWhatTenaxWrites(t *testing.T) {
+	for _, rec := range []store.Record{
+		{Idx: 12, Input: json.RawMessage(`{"n":12}`), Output: json.RawMessage(`{"text":"` + strings.Repeat("lorem ipsum ", 165) + `"}`), Attempts: 1},
+		{Idx: 10, Input: json.RawMessage(`{"n":10}`), Error: "HTTP 422: unprocessable", Class: classify.Item},
+		{Idx: 1, Input: json.RawMessage(`{"n":1}`), Class: classify.Unknown, Route: "r", Tries: []store.Try{{Route: "a", Error: "e", Class: classify.Retryable}}},
+	} {
+		line, err := rec.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx, failed, ok := fastLine(line)
+		wantFailed := rec.Error != "" || rec.Class != 0 && rec.Class != classify.Unknown
+		if !ok || idx != rec.Idx || failed != wantFailed {
+			t.Errorf("fastLine(%q) = %d, %v, %v; want %d, %v, true", line, idx, failed, ok, rec.Idx, wantFailed)
+		}
+	}
+}
+
+// TestALineTheFastPathDeclinesIsStillJudged: lines fastLine declines —
+// damaged, or written by hand — get the byte-at-a-time scanner's answer
+// from logReader, the reason for a damaged line included.
+func TestALineTheFastPathDeclinesIsStillJudged(t *testing.T) {
+	for _, tc := range []struct {
+		line    string
+		idx     int
+		failed  bool
+		corrupt string
+	}{
+		{line: `{ "_idx": 4, "error": "x" }`, idx: 4, failed: true},
+		{line: `{"_idx":4,"class":"unknown"} ` + "\r", idx: 4},
+		{line: `{"_idx":4,"_idx":5}`, idx: 5},
+		{line: `{"_idx":-4}`, corrupt: "_idx is negative"},
+		{line: `{"_idx":2147483648}`, corrupt: "_idx is larger than"},
+		{line: `{"_idx":4,"o":{"a":1}`, corrupt: "the line ends inside the JSON object"},
+		{line: `{"_idx":4}x`, corrupt: "text follows the record"},
+	} {
+		lr := newLogReader(strings.NewReader(tc.line+"\n"), "results.jsonl", 0)
+		got, err := lr.next()
+		var ce *CorruptError
+		switch {
+		case tc.corrupt != "":
+			if !errors.As(err, &ce) || !strings.Contains(ce.Reason, tc.corrupt) {
+				t.Errorf("%q: got %+v, %v; want a CorruptError saying %q", tc.line, got, err, tc.corrupt)
+			}
+		case err != nil || got.idx != tc.idx || got.failed != tc.failed:
+			t.Errorf("%q: got %+v, %v; want _idx %d failed %v", tc.line, got, err, tc.idx, tc.failed)
+		}
+		if _, err := lr.next(); err != nil && !errors.Is(err, io.EOF) {
+			t.Errorf("%q: after the line: %v, want io.EOF", tc.line, err)
+		}
+	}
+}
+
+// BenchmarkLogReader reads a log of records of about 2 KB, one in ten
+// failed (bench/cmd/resumejob's), from memory: "fast" as a resume does,
+// "slow" with the byte-at-a-time scanner alone, as before the fast path.
+func BenchmarkLogReader(b *testing.B) {
+	var log, line []byte
+	output := json.RawMessage(`{"text":"` + strings.Repeat("lorem ipsum ", 165) + `"}`)
+	const records = 10_000
+	for i := range records {
+		rec := store.Record{Idx: i, Input: json.RawMessage(`{"n":1}`), Output: output, Attempts: 1, GenerationAttempts: 1, DurationMS: 120}
+		if i%10 == 0 {
+			rec.Output, rec.Error, rec.Class = nil, "HTTP 422: "+strings.Repeat("unprocessable ", 140), classify.Item
+		}
+		line, _ = rec.AppendJSON(line[:0])
+		log = append(append(log, line...), '\n')
+	}
+	buf := make([]byte, seqBuf)
+	for _, slow := range []bool{false, true} {
+		name := map[bool]string{false: "fast", true: "slow"}[slow]
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(log)))
+			for b.Loop() {
+				lr := newLogReaderBuf(bytes.NewReader(log), "results.jsonl", 0, buf)
+				lr.slow = slow
+				n := 0
+				for {
+					_, err := lr.next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				if n != records {
+					b.Fatalf("read %d records, want %d", n, records)
+				}
+			}
+		})
+	}
+}
