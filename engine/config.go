@@ -116,6 +116,12 @@ type Config struct {
 	Routing Routing
 	// Fallbacks says which failures move an item to another route.
 	Fallbacks Fallbacks
+	// SharedRoute, when set, gives each route the state it shares with
+	// the other engines of the job (the workers of a job: package worker
+	// keeps it in PostgreSQL): its breaker, its cooldowns and its told
+	// rate limits. It is called once per route by New. Nil keeps each
+	// route's state in this engine alone.
+	SharedRoute func(name string) SharedRoute
 
 	// OnEvent receives every event. It is called from the engine's
 	// goroutines, outside its locks, and must not block.
@@ -177,6 +183,42 @@ type SharedBreaker interface {
 	// after a 429 (its retry hint, capped by retry.Policy.MaxHint). It is
 	// called as the call that met it ends.
 	Cooldown(until time.Time)
+}
+
+// SharedRoute is one route's state kept outside the engine, shared with
+// the other engines of a job, so that one engine's finding about a route
+// holds them all: an outage opens the route's breaker once for the job, a
+// 429's cooldown pauses every engine's calls to it. The engine tells it
+// of the changes it makes and follows the ones the others made (Follow).
+// Its methods must not block, but Wait.
+type SharedRoute interface {
+	// Wait is the route's told rate limits (Route.RequestsPerMinute,
+	// TokensPerMinute), spent by every engine, as SharedLimiter is the
+	// run's.
+	SharedLimiter
+	// Opened says this engine's breaker of the route opened (or a probe
+	// failed and it opened again) until the given instant, when it lets
+	// probes through.
+	Opened(until time.Time)
+	// Closed says this engine's breaker of the route closed: a probe was
+	// answered, or the operator continued.
+	Closed()
+	// Cooldown says this engine began a cooldown on the route: a 429's
+	// retry hint, an exhausted quota.
+	Cooldown(until time.Time)
+	// Follow returns the route's state as the engines last shared it, and
+	// a channel closed once it may have changed.
+	Follow() (RouteState, <-chan struct{})
+}
+
+// RouteState is one route's state as the engines of a job share it.
+type RouteState struct {
+	// Open says some engine opened the route's breaker and none closed it
+	// since; OpenUntil is when it lets probes through.
+	Open      bool
+	OpenUntil time.Time
+	// Cooldown is when the route's latest cooldown ends.
+	Cooldown time.Time
 }
 
 // BudgetError is a budget reached: dispatch stops (StopBudget) and the

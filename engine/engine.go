@@ -277,6 +277,7 @@ func (e *Engine) Run(ctx context.Context, src Source) (Summary, error) {
 		defer close(controlDone)
 		e.controlLoop(controlCtx)
 	}()
+	followed := e.followRoutes(controlCtx)
 
 	if src == nil {
 		<-dctx.Done()
@@ -292,6 +293,7 @@ func (e *Engine) Run(ctx context.Context, src Source) (Summary, error) {
 
 	stopControl()
 	<-controlDone
+	followed()
 	if err := e.job.Flush(context.WithoutCancel(ctx)); err != nil {
 		e.failRun(fmt.Errorf("engine: flushing the checkpoint: %w", err))
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -131,6 +132,10 @@ type route struct {
 	gate *gate
 	prep task.Preparer
 	est  Estimator
+	// shared is the route's state shared with the other engines of the
+	// job, nil when alone; seen is its state as last followed here.
+	shared SharedRoute
+	seen   RouteState
 
 	calls, succeeded, failed atomic.Int64
 }
@@ -159,12 +164,67 @@ func (e *Engine) newRoutes(cfg Config) {
 		r.br = breaker.New(bs)
 		gc := Config{Concurrency: cfg.Concurrency, Adaptive: cfg.Adaptive, InitialConcurrency: cfg.InitialConcurrency,
 			RequestsPerMinute: rc.RequestsPerMinute, TokensPerMinute: rc.TokensPerMinute}
+		if cfg.SharedRoute != nil {
+			r.shared = cfg.SharedRoute(rc.Name)
+			gc.SharedLimiter = r.shared
+		}
 		r.gate = newGate(gc, r.br, e.spentNow)
 		r.gate.refuse = true
 		r.gate.onChange = e.kickRoutes
 		r.prep, _ = rc.Task.(task.Preparer)
 		r.est, _ = rc.Task.(Estimator)
 		e.routes = append(e.routes, r)
+		if r.shared != nil {
+			// A route another engine found down is down here before the
+			// first call: none is sent to learn it again.
+			st, _ := r.shared.Follow()
+			e.follow(r, st)
+		}
+	}
+}
+
+// followRoutes follows the state the other engines of the job share for
+// each route until ctx ends; the returned func waits for it to stop.
+func (e *Engine) followRoutes(ctx context.Context) (wait func()) {
+	var wg sync.WaitGroup
+	for _, r := range e.routes {
+		if r.shared == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				st, changed := r.shared.Follow()
+				e.follow(r, st)
+				select {
+				case <-ctx.Done():
+					return
+				case <-changed:
+				}
+			}
+		}()
+	}
+	return wg.Wait
+}
+
+// follow applies what the engines of the job shared about r since it was
+// last followed: a breaker opened elsewhere opens r's here until the same
+// instant, when this engine probes too; one closed elsewhere closes r's
+// (the route answered, or the operator continued); a cooldown elsewhere
+// holds r's calls here. What this engine shared comes back to it, and
+// changes nothing: its own breaker is already there.
+func (e *Engine) follow(r *route, st RouteState) {
+	last := r.seen
+	r.seen = st
+	switch {
+	case st.Open && (!last.Open || st.OpenUntil.After(last.OpenUntil)):
+		r.br.TripUntil(st.OpenUntil)
+	case !st.Open && last.Open && r.br.State() != breaker.Closed:
+		r.br.Reset()
+	}
+	if st.Cooldown.After(last.Cooldown) && r.gate.cooldown(st.Cooldown) {
+		e.emit(Event{Kind: Cooldown, Until: st.Cooldown, Reason: "route " + r.Name + ": a cooldown met by another worker of the job", Route: r.Name})
 	}
 }
 
@@ -178,6 +238,14 @@ func (e *Engine) kickRoutes() {
 // routeBreakerChanged reports a route's breaker moving. It never asks the
 // operator: that is the run breaker's, once no route can serve.
 func (e *Engine) routeBreakerChanged(r *route, from, to breaker.State) {
+	if r.shared != nil {
+		switch to {
+		case breaker.Open:
+			r.shared.Opened(r.br.ReadyAt())
+		case breaker.Closed:
+			r.shared.Closed()
+		}
+	}
 	r.gate.broadcast()
 	e.emit(Event{Kind: RouteChanged, Route: r.Name, State: to})
 }
@@ -503,6 +571,9 @@ func (e *Engine) routeRateLimited(rt *route, err error) (outcome, bool) {
 	if rt.gate.cooldown(until) {
 		e.emit(Event{Kind: Cooldown, Until: until, Reason: "route " + rt.Name + " rate limited: retry hint", Route: rt.Name})
 	}
+	if rt.shared != nil {
+		rt.shared.Cooldown(until)
+	}
 	return outcomeCapacity, true
 }
 
@@ -516,14 +587,27 @@ func (e *Engine) hintUntil(err error) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// observeRoute is ObserveQuota for one route's gate.
+// observeRoute is ObserveQuota for one route's gate: with other engines
+// on the job, it learns its share of the route's quota, and a quota the
+// server said is exhausted (a retry hint beside counts showing no room)
+// holds the other engines' calls to the route too.
 func (e *Engine) observeRoute(rt *route, q Quota) {
+	if e.cfg.QuotaShare != nil {
+		q = q.share(e.cfg.QuotaShare())
+	}
 	if e.cfg.Retry.MaxHint < 0 {
 		q.RetryAfter = 0
 	}
 	q.RetryAfter = min(q.RetryAfter, e.maxHint())
-	if until, reason := rt.gate.learn(q, int(rt.gate.conc.executing.Load())); !until.IsZero() && rt.gate.cooldown(until) {
+	until, reason := rt.gate.learn(q, int(rt.gate.conc.executing.Load()))
+	if until.IsZero() {
+		return
+	}
+	if rt.gate.cooldown(until) {
 		e.emit(Event{Kind: Cooldown, Until: until, Reason: "route " + rt.Name + ": " + reason, Route: rt.Name})
+	}
+	if rt.shared != nil && q.RetryAfter > 0 && !q.showsRoom() {
+		rt.shared.Cooldown(until)
 	}
 }
 

@@ -42,6 +42,8 @@ import (
 //     whose spec sets checkin_every, while a terminal attends it
 //     (checkin.go).
 //   - tenax_inputs: the items' inputs (see inputsTable).
+//   - tenax_routes: the breaker and cooldown of each route of a routed
+//     job (see routesTable).
 const tables = `
 CREATE TABLE IF NOT EXISTS tenax_queues (
 	job_id      text PRIMARY KEY REFERENCES tenax_jobs (id) ON DELETE CASCADE,
@@ -300,7 +302,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return "", fmt.Errorf("worker: migrating schema %s: river tables: %w", schema, err)
 	}
-	if _, err := conn.Exec(ctx, tables+inputsTable); err != nil {
+	if _, err := conn.Exec(ctx, tables+inputsTable+routesTable); err != nil {
 		return "", fmt.Errorf("worker: migrating schema %s: %w", schema, err)
 	}
 	return schema, nil

@@ -479,6 +479,9 @@ func (c *Client) reopen(ctx context.Context, j store.Job, queue string) error {
 	if _, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET stopped = '' WHERE job_id = $1`, jobID); err != nil {
 		return fmt.Errorf("worker: job %s: %w", jobID, err)
 	}
+	if err := c.resetRoutes(ctx, jobID); err != nil {
+		return err
+	}
 	if err := c.resetBreaker(ctx, jobID, queue); err != nil {
 		return err
 	}

@@ -147,6 +147,10 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	cfg.SharedLimiter = r.shared
 	cfg.SharedBreaker = r.shared
 	cfg.QuotaShare = r.shared.quotaShare
+	if len(cfg.Routes) > 0 {
+		// Each route's breaker, cooldowns and told limits too.
+		cfg.SharedRoute = r.shared.sharedRoute
+	}
 	logEvents := r.traced(cfg.OnEvent)
 	var observe func(engine.Event) // Config.OnJob's, set before the engine runs
 	cfg.OnEvent = func(ev engine.Event) {

@@ -55,6 +55,10 @@ type shared struct {
 	// checkins is set while a terminal holds the job's check-ins: each
 	// item recorded here counts toward the next (countCheckin).
 	checkins atomic.Bool
+
+	// routes is the state each route of a routed job shares, by name
+	// (routes.go); empty without routes.
+	routes map[string]*sharedRoute
 }
 
 // ledger is the engine's ledger of the job's shared budget, nil when the
@@ -127,6 +131,9 @@ func newShared(ctx context.Context, r *runner, cfg engine.Config) (*shared, erro
 			return nil, fmt.Errorf("worker: job %s: %w", r.jobID, err)
 		}
 	}
+	if err := s.newRoutes(ctx, cfg); err != nil {
+		return nil, err
+	}
 	if cfg.Budget.MaxTokens > 0 || cfg.Budget.MaxCostUSD > 0 {
 		b, err := newBudget(ctx, r)
 		if err != nil {
@@ -183,6 +190,7 @@ func (s *shared) poll() {
 			continue
 		}
 		s.follow(b)
+		_ = s.followRoutes(ctx) // a failed read is tried at the next tick
 		s.readPeers(ctx)
 		s.followCheckins(ctx)
 		if s.budget != nil {
