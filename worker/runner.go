@@ -136,20 +136,8 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 		cfg.Concurrency = 8
 	}
 	r.setConcurrency(cfg.Concurrency)
-	r.shared, err = newShared(ctx, r, cfg)
-	if err != nil {
+	if err := r.share(ctx, &cfg); err != nil {
 		return nil, err
-	}
-	// Rate limits are the shared ones, not each engine's.
-	cfg.RequestsPerMinute, cfg.TokensPerMinute = 0, 0
-	cfg.Prompter = r.shared
-	cfg.Ledger = r.shared.ledger()
-	cfg.SharedLimiter = r.shared
-	cfg.SharedBreaker = r.shared
-	cfg.QuotaShare = r.shared.quotaShare
-	if len(cfg.Routes) > 0 {
-		// Each route's breaker, cooldowns and told limits too.
-		cfg.SharedRoute = r.shared.sharedRoute
 	}
 	logEvents := r.traced(cfg.OnEvent)
 	var observe func(engine.Event) // Config.OnJob's, set before the engine runs
@@ -174,6 +162,28 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	go r.run()
 	go r.shared.poll()
 	return r, nil
+}
+
+// share makes the job's state that all its workers hold together (the
+// operator, the budget, rate limits, the run's breaker, each route's
+// breaker, cooldowns and told limits) the engine's, in place of the
+// engine's own.
+func (r *runner) share(ctx context.Context, cfg *engine.Config) error {
+	var err error
+	if r.shared, err = newShared(ctx, r, *cfg); err != nil {
+		return err
+	}
+	// Rate limits are the shared ones, not each engine's.
+	cfg.RequestsPerMinute, cfg.TokensPerMinute = 0, 0
+	cfg.Prompter = r.shared
+	cfg.Ledger = r.shared.ledger()
+	cfg.SharedLimiter = r.shared
+	cfg.SharedBreaker = r.shared
+	cfg.QuotaShare = r.shared.quotaShare
+	if len(cfg.Routes) > 0 {
+		cfg.SharedRoute = r.shared.sharedRoute
+	}
+	return nil
 }
 
 // run runs the engine (its trips and check-ins) until it stops and the
