@@ -9,7 +9,6 @@ import (
 	"net/http"
 
 	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/openai/openai-go/v3"
 	ooption "github.com/openai/openai-go/v3/option"
 
 	"github.com/tenaxhq/tenax/classify"
@@ -143,11 +142,10 @@ func (b *Batch) Result(item task.Item, body json.RawMessage) (task.Result, error
 		}
 		rep = b.t.anthropicReply(&m)
 	} else {
-		var c openai.ChatCompletion
-		if err := json.Unmarshal(body, &c); err != nil {
+		var err error
+		if rep, err = decodeChatCompletion(body); err != nil {
 			return task.Result{}, malformed(b.t.cfg.Provider, err)
 		}
-		rep = openAIReply(&c)
 	}
 	res := task.Result{Usage: rep.usage, FinishReason: rep.finish}
 	if b.t.priced {

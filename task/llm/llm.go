@@ -202,6 +202,7 @@ type Task struct {
 	extra      map[string]any
 	counter    tokenCounter
 	scale      *tokenScale
+	chat       *chatRequest // the OpenAI wire's fixed request fields
 	send       func(ctx context.Context, c *call, cap *capture) (reply, error)
 }
 
@@ -340,6 +341,9 @@ func New(cfg Config) (*Task, error) {
 	if t.wire == ProviderAnthropic {
 		t.send = t.anthropicSender()
 	} else {
+		if t.chat, err = t.newChatRequest(); err != nil {
+			return nil, err
+		}
 		t.send = t.openAISender()
 	}
 	return t, nil

@@ -3,7 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,7 +19,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/azure"
 	ooption "github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
+	"github.com/openai/openai-go/v3/packages/param"
 
 	"github.com/tenaxhq/tenax/task"
 )
@@ -63,15 +63,35 @@ func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.
 }
 
 // openAISender returns the call in OpenAI's wire format (providers openai,
-// azure and mock). The SDK never retries: tenax alone decides.
+// azure and mock). The SDK never retries: tenax alone decides. It is
+// handed the body t.chat builds and gives back the answer's bytes, which
+// decodeChatCompletion reads: the SDK's reflection-based encoding and
+// decoding were a third of the CPU of a call (docs/benchmarks.md, "CPU
+// per LLM call").
 func (t *Task) openAISender() func(context.Context, *call, *capture) (reply, error) {
-	opts := t.openAIClientOptions()
-	for _, name := range sortedKeys(t.cfg.ExtraBody) {
-		opts = append(opts, ooption.WithJSONSet(sjsonKey(name), t.cfg.ExtraBody[name]))
+	client := openai.NewClient(t.openAIClientOptions()...)
+	return func(ctx context.Context, c *call, cp *capture) (reply, error) {
+		msgs := c.msgs
+		if t.structured.Mode == ModeJSONObject && !mentionsJSON(msgs) {
+			msgs = withJSONInstruction(msgs)
+		}
+		body, err := t.chat.body(msgs, c.maxTokens)
+		if err != nil {
+			return reply{}, err
+		}
+		var params openai.ChatCompletionNewParams
+		param.SetJSON(body, &params)
+		var answer []byte
+		_, err = client.Chat.Completions.New(ctx, params,
+			ooption.WithMiddleware(cp.middleware), ooption.WithResponseBodyInto(&answer))
+		if err != nil {
+			return reply{}, err
+		}
+		if ct := cp.header.Get("Content-Type"); !jsonContentType(ct) {
+			return reply{}, fmt.Errorf("the answer's content-type %q is not JSON", ct)
+		}
+		return decodeChatCompletion(answer)
 	}
-	client := openai.NewClient(opts...)
-
-	return t.openAISend(client)
 }
 
 // openAIClientOptions are the OpenAI client's options for the task: the
@@ -106,91 +126,6 @@ func (t *Task) openAIClientOptions() []ooption.RequestOption {
 		opts = append(opts, ooption.WithHeader(name, t.cfg.Headers[name]))
 	}
 	return opts
-}
-
-// openAISend returns the call through client.
-func (t *Task) openAISend(client openai.Client) func(context.Context, *call, *capture) (reply, error) {
-	base := openai.ChatCompletionNewParams{Model: t.cfg.Model}
-	if t.cfg.Temperature != nil {
-		base.Temperature = openai.Float(*t.cfg.Temperature)
-	}
-	if t.cfg.TopP != nil {
-		base.TopP = openai.Float(*t.cfg.TopP)
-	}
-	if t.cfg.Seed != nil {
-		base.Seed = openai.Int(*t.cfg.Seed)
-	}
-	if len(t.cfg.Stop) > 0 {
-		base.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: t.cfg.Stop}
-	}
-	if t.cfg.ReasoningEffort != "" {
-		base.ReasoningEffort = shared.ReasoningEffort(t.cfg.ReasoningEffort)
-	}
-	switch t.structured.Mode {
-	case ModeJSONObject:
-		base.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
-	case ModeJSONSchema:
-		base.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "output", Schema: t.schema.sendable(), Strict: openai.Bool(true)},
-		}}
-	}
-	reasoning := reasoningModel(t.cfg.Model)
-	return func(ctx context.Context, c *call, cp *capture) (reply, error) {
-		params := base
-		if c.maxTokens > 0 {
-			if reasoning {
-				params.MaxCompletionTokens = openai.Int(int64(c.maxTokens))
-			} else {
-				params.MaxTokens = openai.Int(int64(c.maxTokens))
-			}
-		}
-		msgs := c.msgs
-		if t.structured.Mode == ModeJSONObject && !mentionsJSON(msgs) {
-			msgs = withJSONInstruction(msgs)
-		}
-		params.Messages = make([]openai.ChatCompletionMessageParamUnion, len(msgs))
-		for i, m := range msgs {
-			switch m.Role {
-			case "system":
-				params.Messages[i] = openai.SystemMessage(m.Content)
-			case "assistant":
-				params.Messages[i] = openai.AssistantMessage(m.Content)
-			default:
-				params.Messages[i] = openai.UserMessage(m.Content)
-			}
-		}
-		comp, err := client.Chat.Completions.New(ctx, params, ooption.WithMiddleware(cp.middleware))
-		if err != nil {
-			return reply{}, err
-		}
-		return openAIReply(comp), nil
-	}
-}
-
-// openAIReply reads a chat completion, online or from a batch's results.
-func openAIReply(comp *openai.ChatCompletion) reply {
-	u := comp.Usage
-	rep := reply{usage: task.Usage{
-		InputTokens:       u.PromptTokens,
-		OutputTokens:      u.CompletionTokens,
-		CachedInputTokens: u.PromptTokensDetails.CachedTokens,
-		ReasoningTokens:   u.CompletionTokensDetails.ReasoningTokens,
-	}}
-	if len(comp.Choices) > 0 {
-		ch := comp.Choices[0]
-		rep.content, rep.refusal, rep.finish = ch.Message.Content, ch.Message.Refusal, ch.FinishReason
-		if ch.FinishReason == "content_filter" {
-			// Azure says why: the categories and severities of its
-			// filter, beside the choice.
-			var extra struct {
-				Results json.RawMessage `json:"content_filter_results"`
-			}
-			if json.Unmarshal([]byte(ch.RawJSON()), &extra) == nil {
-				rep.filter = filterVerdict(extra.Results)
-			}
-		}
-	}
-	return rep
 }
 
 // withJSONInstruction returns msgs with jsonInstruction added to the

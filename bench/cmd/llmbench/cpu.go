@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync/atomic"
@@ -35,40 +36,50 @@ func (c cpu) run(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "cpu: %d calls at concurrency %d, mock latency %v, load %s\n", c.Items, c.Concurrency, c.Latency, loadAverage())
 	var perCall []float64
 	for round := range c.Rounds {
-		us, conns, calls, wall, err := c.once(ctx, round)
+		r, err := c.once(ctx, round)
 		if err != nil {
 			return err
 		}
-		perCall = append(perCall, us)
-		fmt.Fprintf(out, "round %d: %d calls in %.2f s, %6.1f µs CPU per call, %d connections accepted by the mock\n", round, calls, wall.Seconds(), us, conns)
+		perCall = append(perCall, r.us)
+		fmt.Fprintf(out, "round %d: %d calls in %.2f s, %6.1f µs CPU per call, %.0f allocations and %.1f KiB allocated per call, %d connections accepted by the mock\n",
+			round, r.calls, r.wall.Seconds(), r.us, r.allocs, r.kib, r.conns)
 	}
 	fmt.Fprintf(out, "median %.1f µs CPU per call\n", median(perCall))
 	return nil
 }
 
-func (c cpu) once(ctx context.Context, round int) (float64, int64, int, time.Duration, error) {
+// cpuRound is what one round measured: CPU, allocations and bytes per
+// call, the mock's connections, the calls and the wall time.
+type cpuRound struct {
+	us, allocs, kib float64
+	conns           int64
+	calls           int
+	wall            time.Duration
+}
+
+func (c cpu) once(ctx context.Context, round int) (cpuRound, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return cpuRound{}, err
 	}
 	srv := exec.CommandContext(ctx, self, "mockserve", "-latency", c.Latency.String())
 	stdin, err := srv.StdinPipe()
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return cpuRound{}, err
 	}
 	stdout, err := srv.StdoutPipe()
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return cpuRound{}, err
 	}
 	srv.Stderr = os.Stderr
 	if err := srv.Start(); err != nil {
-		return 0, 0, 0, 0, err
+		return cpuRound{}, err
 	}
 	defer srv.Wait() //nolint:errcheck // the figures come from its stdout
 	lines := bufio.NewScanner(stdout)
 	if !lines.Scan() {
 		stdin.Close()
-		return 0, 0, 0, 0, fmt.Errorf("mockserve said nothing: %v", lines.Err())
+		return cpuRound{}, fmt.Errorf("mockserve said nothing: %v", lines.Err())
 	}
 	addr := lines.Text()
 
@@ -87,30 +98,33 @@ cache: {enabled: false}
 	path, cleanup, err := workDir(spec, c.Items)
 	if err != nil {
 		stdin.Close()
-		return 0, 0, 0, 0, err
+		return cpuRound{}, err
 	}
 	defer cleanup()
 	if c.Profile != "" {
 		f, err := os.Create(fmt.Sprintf("%s.%d", c.Profile, round))
 		if err != nil {
 			stdin.Close()
-			return 0, 0, 0, 0, err
+			return cpuRound{}, err
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
 			stdin.Close()
-			return 0, 0, 0, 0, err
+			return cpuRound{}, err
 		}
 		defer pprof.StopCPUProfile()
 	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	before := cpuTime()
 	start := time.Now()
 	res, err := job.Run(ctx, path, job.Options{Home: filepath.Join(filepath.Dir(path), "home"), Logger: quietLogger()})
 	wall := time.Since(start)
 	used := cpuTime() - before
+	runtime.ReadMemStats(&m1)
 	stdin.Close() // mockserve prints its connection count and exits
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return cpuRound{}, err
 	}
 	var conns int64
 	if lines.Scan() {
@@ -118,9 +132,11 @@ cache: {enabled: false}
 	}
 	calls := res.Summary.Calls
 	if calls == 0 {
-		return 0, 0, 0, 0, fmt.Errorf("the job made no calls: %+v", res.Summary)
+		return cpuRound{}, fmt.Errorf("the job made no calls: %+v", res.Summary)
 	}
-	return float64(used.Microseconds()) / float64(calls), conns, calls, wall, nil
+	n := float64(calls)
+	return cpuRound{us: float64(used.Microseconds()) / n, allocs: float64(m1.Mallocs-m0.Mallocs) / n,
+		kib: float64(m1.TotalAlloc-m0.TotalAlloc) / 1024 / n, conns: conns, calls: calls, wall: wall}, nil
 }
 
 // cpuTime is this process's user and system CPU so far.
