@@ -71,6 +71,9 @@ type Entry struct {
 	Batch string `json:"batch,omitempty"`
 	// Provider (submitted) is the task's provider.
 	Provider string `json:"provider,omitempty"`
+	// Route (intent, submitted) is the route the batch went to, in a
+	// routed job: a resume polls it there.
+	Route string `json:"route,omitempty"`
 	// CustomIDs (intent, submitted) are the batch's requests.
 	CustomIDs []string `json:"custom_ids,omitempty"`
 
@@ -112,6 +115,14 @@ type ItemState struct {
 	// server's hint capped by retry.max_hint) ends: its next request is
 	// not sent before.
 	RetryAt time.Time `json:"retry_at,omitzero"`
+	// Route is the route the item's next request goes to, in a routed
+	// job; Tries the routes it left, with the error that moved it.
+	Route string      `json:"route,omitempty"`
+	Tries []store.Try `json:"tries,omitempty"`
+	// RetrySince is when the item's retry streak began counting
+	// retry.max_elapsed, when not at Started (a fresh streak on another
+	// route).
+	RetrySince time.Time `json:"retry_since,omitzero"`
 }
 
 // LedgerFile is the name of the file ledger in a job directory.

@@ -61,6 +61,12 @@ func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, err
 	r.stats.Usage = r.stats.Usage.Add(sum.Usage)
 	r.stats.CostUSD += sum.CostUSD
 	r.stats.Trips += sum.Trips
+	for _, rs := range sum.Routes {
+		c := &r.counts[r.routeIndex(rs.Name)]
+		c.Calls += rs.Calls
+		c.Succeeded += rs.Succeeded
+		c.Failed += rs.Failed
+	}
 	r.mu.Unlock()
 	if err != nil {
 		return true, err
@@ -79,7 +85,11 @@ func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, err
 // re-asks, and a Retrier continuing its streak and its retry.max_elapsed
 // clock.
 func (r *Runner) carry(f *flight) (*engine.Carried, error) {
-	c := &engine.Carried{Heals: f.Heals, Retrier: r.cfg.Retry.Continue(f.Started, f.Retrier.Consecutive())}
+	since := f.Started
+	if !f.RetrySince.IsZero() {
+		since = f.RetrySince
+	}
+	c := &engine.Carried{Heals: f.Heals, Retrier: r.cfg.Retry.Continue(since, f.Retrier.Consecutive()), Tries: f.Tries}
 	if f.Tracker != nil {
 		b, err := json.Marshal(f.Tracker)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/heal"
@@ -71,6 +72,15 @@ type Config struct {
 	Provider string
 	// Ledger makes waves and batch ids durable.
 	Ledger Ledger
+	// Routes, when set, are a routed job's deployments in tier order,
+	// each with its own batch API (Client, Codec and Provider are then
+	// not used): waves go to the first whose breaker is not open, and
+	// records name the route that produced them (route.go).
+	Routes []Route
+	// Fallback (fallbacks.outage) moves an item whose request failed on
+	// a route as an outage to the next route at once, its tries naming
+	// the route it left.
+	Fallback bool
 
 	// Retry is the items' retry policy, read as online: MaxAttempts
 	// bounds the consecutive waves in which an item failed retryably or
@@ -187,10 +197,17 @@ type Runner struct {
 	rules engine.Rules
 	log   *slog.Logger
 	job   store.Job
+	// routes are Config.Routes, or the one unnamed route of Client and
+	// Codec.
+	routes []Route
 
 	mu    sync.Mutex
 	stats engine.Stats
 	sum   Summary
+	// open are the routes whose breaker opened in this run; counts what
+	// each did, for Stats.
+	open   []bool
+	counts []engine.RouteStats
 }
 
 // New returns a Runner for cfg.
@@ -214,7 +231,15 @@ func New(cfg Config) *Runner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Runner{cfg: cfg, log: log, rules: engine.Rules{Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints}}
+	r := &Runner{cfg: cfg, log: log, rules: engine.Rules{Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints}, routes: cfg.Routes}
+	if len(r.routes) == 0 {
+		r.routes = []Route{{Provider: cfg.Provider, Client: cfg.Client, Codec: cfg.Codec}}
+	}
+	r.open = make([]bool, len(r.routes))
+	r.counts = make([]engine.RouteStats, len(r.routes))
+	for i, rt := range r.routes {
+		r.counts[i].Name, r.counts[i].Model = rt.Name, rt.Model
+	}
 	r.stats.Total, r.stats.Skipped = cfg.Total, cfg.Skipped
 	r.stats.Planned = max(cfg.Total-cfg.Skipped, 0)
 	if cfg.Limit > 0 {
@@ -228,7 +253,25 @@ func New(cfg Config) *Runner {
 func (r *Runner) Stats() engine.Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.stats
+	return r.statsLocked()
+}
+
+// statsLocked is Stats with r.mu held: the routes' counters and breakers
+// joined to the run's.
+func (r *Runner) statsLocked() engine.Stats {
+	s := r.stats
+	if !r.routed() {
+		return s
+	}
+	s.Routes = make([]engine.RouteStats, len(r.counts))
+	for i, c := range r.counts {
+		c.Breaker = breaker.Closed
+		if r.open[i] {
+			c.Breaker = breaker.Open
+		}
+		s.Routes[i] = c
+	}
+	return s
 }
 
 // Input is what a run works on.
@@ -261,6 +304,13 @@ type flight struct {
 	// carry says the item goes into the next wave without a request in
 	// this one (a cached output that proved invalid).
 	carry bool
+	// route is the index of the route the item's requests go to; Tries
+	// the routes it left, with their errors.
+	route int
+	Tries []store.Try
+	// RetrySince is when the item's retry streak's max_elapsed clock
+	// started, when not at Started: a fresh streak on another route.
+	RetrySince time.Time
 }
 
 // newFlight is item idx's state at its first wave.
@@ -270,11 +320,12 @@ func (r *Runner) newFlight(idx int) *flight {
 }
 
 // ledger is f's state as the ledger keeps it.
-func (f *flight) ledger() (ItemState, error) {
+func (f *flight) ledger(routes []Route) (ItemState, error) {
 	st := ItemState{
 		Idx: f.Idx, Calls: f.Calls, Heals: f.Heals, Generations: f.Generations, Failures: f.Retrier.Consecutive(),
 		Usage: f.Usage, CostUSD: f.CostUSD, CostKnown: f.CostKnown, Started: f.Started,
 		Feedback: f.Feedback, LastOutput: f.LastOutput, LastError: f.LastError, RetryAt: f.RetryAt,
+		Route: routes[f.route].Name, Tries: f.Tries, RetrySince: f.RetrySince,
 	}
 	if f.Tracker != nil {
 		b, err := json.Marshal(f.Tracker)
@@ -300,11 +351,18 @@ type waveRun struct {
 	chunks int
 	// ledgered says the wave's entry is in the ledger already.
 	ledgered bool
-	batches  []string
+	batches  []waveBatch
 	custom   map[string]*flight // custom id → item, for the join
 	// cost and full are what the wave's answers cost at the batch price
 	// and would have cost online.
 	cost, full float64
+}
+
+// waveBatch is one batch of a wave and the route it went to: two routes'
+// batch ids may be the same.
+type waveBatch struct {
+	id    string
+	route int
 }
 
 // ErrStopped is the cause of a run stopped by its context.
@@ -345,7 +403,7 @@ func (r *Runner) summary(start time.Time) Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.sum
-	s.Stats = r.stats
+	s.Stats = r.statsLocked()
 	s.Elapsed = time.Since(start)
 	return s
 }
@@ -409,6 +467,10 @@ func (r *Runner) restore(st ItemState) (*flight, error) {
 		},
 		Idx: st.Idx, Usage: st.Usage, CostUSD: st.CostUSD, CostKnown: st.CostKnown, Started: st.Started,
 		Feedback: st.Feedback, LastError: st.LastError, RetryAt: st.RetryAt,
+		route: r.routeIndex(st.Route), Tries: st.Tries, RetrySince: st.RetrySince,
+	}
+	if !st.RetrySince.IsZero() {
+		f.Retrier = r.cfg.Retry.Continue(st.RetrySince, st.Failures)
 	}
 	if len(st.Tracker) > 0 {
 		f.Tracker = heal.NewTracker(r.cfg.Heal)
@@ -505,7 +567,7 @@ func (r *Runner) waveEntry(w *waveRun) (Entry, error) {
 	}
 	sort.Ints(idx)
 	for _, i := range idx {
-		st, err := w.items[i].ledger()
+		st, err := w.items[i].ledger(r.routes)
 		if err != nil {
 			return e, err
 		}
@@ -524,8 +586,8 @@ const findSlack = time.Hour
 // again. An intent whose batch is not found (it was never created, or the
 // provider cannot look batches up) leaves its requests to be submitted.
 func (r *Runner) adopt(ctx context.Context, w *waveRun) error {
-	f, ok := r.cfg.Client.(Finder)
 	for _, in := range w.dangling {
+		f, ok := r.routes[r.routeIndex(in.Route)].Client.(Finder)
 		if !ok {
 			r.log.Warn("a batch of the last run may have been created without its id reaching the ledger, and this provider cannot look it up: its requests are submitted again",
 				"wave", w.num, "submission", in.Key, "requests", len(in.CustomIDs))
@@ -541,7 +603,7 @@ func (r *Runner) adopt(ctx context.Context, w *waveRun) error {
 		if id == "" {
 			continue
 		}
-		e := Entry{Kind: KindSubmitted, Wave: w.num, Key: in.Key, Batch: id, Provider: in.Provider, CustomIDs: in.CustomIDs}
+		e := Entry{Kind: KindSubmitted, Wave: w.num, Key: in.Key, Batch: id, Provider: in.Provider, Route: in.Route, CustomIDs: in.CustomIDs}
 		if err := r.cfg.Ledger.Append(ctx, e); err != nil {
 			return err
 		}
@@ -561,11 +623,14 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 	if err := r.adopt(ctx, w); err != nil {
 		return err
 	}
-	s := &submission{w: w, lim: r.cfg.Client.Limits(), job: in.Job.Manifest().ID, covered: map[string]bool{}, chunkNum: max(len(w.known), w.chunks)}
+	s := &submission{w: w, job: in.Job.Manifest().ID, covered: map[string]int{}, chunkNum: max(len(w.known), w.chunks), chunks: make([]chunk, len(r.routes))}
+	for i, rt := range r.routes {
+		s.chunks[i].lim = rt.Client.Limits()
+	}
 	for _, e := range w.known {
-		w.batches = append(w.batches, e.Batch)
+		w.batches = append(w.batches, waveBatch{e.Batch, r.routeIndex(e.Route)})
 		for _, id := range e.CustomIDs {
-			s.covered[id] = true
+			s.covered[id] = r.routeIndex(e.Route)
 		}
 	}
 	r.mu.Lock()
@@ -607,8 +672,10 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 			return err
 		}
 	}
-	if err := r.flush(ctx, s); err != nil {
-		return err
+	for i := range s.chunks {
+		if err := r.flush(ctx, s, i); err != nil {
+			return err
+		}
 	}
 	// Items the ledger put in this wave that the input no longer holds
 	// (or a resumed wave's items already recorded) have nothing to join.
@@ -623,15 +690,21 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 // submission is one wave's requests being gathered into chunks within the
 // provider's limits.
 type submission struct {
-	w        *waveRun
-	lim      Limits
-	job      string
-	covered  map[string]bool // custom ids in batches the ledger knows
-	chunk    []Request
-	size     int // bytes of chunk as the client sends it
+	w       *waveRun
+	job     string
+	covered map[string]int // custom ids in batches the ledger knows → their route
+	// chunks are the requests being gathered for each route.
+	chunks   []chunk
 	chunkNum int
 	taken    int // fresh items taken, against Config.Limit
 	enqueued int // estimated tokens in the provider's queue
+}
+
+// chunk is one route's requests being gathered into a batch.
+type chunk struct {
+	lim  Limits
+	reqs []Request
+	size int // bytes of reqs as the client sends them
 }
 
 // badLine records an unreadable line of a fresh wave as the engine
@@ -658,16 +731,17 @@ func (r *Runner) place(ctx context.Context, s *submission, f *flight) error {
 	f.carry = false
 	cid := CustomID(f.Idx, w.num)
 	w.custom[cid] = f
-	est := 0
-	if e, ok := r.cfg.Codec.(Estimator); ok && r.cfg.MaxEnqueuedTokens > 0 {
-		est = e.EstimateTokens(f.item)
-	}
-	if s.covered[cid] {
-		s.enqueued += est // in a batch of the ledger's, still in the queue
+	if route, ok := s.covered[cid]; ok {
+		// In a batch of the ledger's, still in the queue.
+		f.route = route
+		s.enqueued += r.estimate(f)
 		return nil
 	}
+	r.routeFor(f)
+	codec := r.routes[f.route].Codec
+	est := r.estimate(f)
 	if f.Feedback == nil {
-		if res, ok := r.cfg.Codec.Cached(f.item); ok {
+		if res, ok := codec.Cached(f.item); ok {
 			// Served from the cache: no request. An invalid cached
 			// output goes into the next wave as a re-ask.
 			f.carry = r.apply(ctx, w, f, answerOf(cid, res))
@@ -685,7 +759,7 @@ func (r *Runner) place(ctx context.Context, s *submission, f *flight) error {
 		r.mu.Unlock()
 		return nil
 	}
-	body, err := r.cfg.Codec.Body(f.item)
+	body, err := codec.Body(f.item)
 	if err != nil {
 		// An attempt that cannot be made, as the engine's failed
 		// Prepare: its error is the item's.
@@ -694,36 +768,50 @@ func (r *Runner) place(ctx context.Context, s *submission, f *flight) error {
 		return nil
 	}
 	req := Request{CustomID: cid, Body: body}
-	n := requestBytes(r.cfg.Client, req)
-	if len(s.chunk) > 0 && (len(s.chunk)+1 > s.lim.MaxRequests || s.size+n > s.lim.MaxBytes) {
-		if err := r.flush(ctx, s); err != nil {
+	n := requestBytes(r.routes[f.route].Client, req)
+	c := &s.chunks[f.route]
+	if len(c.reqs) > 0 && (len(c.reqs)+1 > c.lim.MaxRequests || c.size+n > c.lim.MaxBytes) {
+		if err := r.flush(ctx, s, f.route); err != nil {
 			return err
 		}
 	}
-	s.chunk = append(s.chunk, req)
-	s.size += n
+	c.reqs = append(c.reqs, req)
+	c.size += n
 	s.enqueued += est
 	return nil
 }
 
-// flush submits the gathered chunk as one batch: its intent made durable
-// first, then the batch created (looked up by its key before a second
-// try), then its id made durable before the batch is polled.
-func (r *Runner) flush(ctx context.Context, s *submission) error {
-	if len(s.chunk) == 0 {
+// estimate is f's request's estimated tokens on its route, when
+// Config.MaxEnqueuedTokens counts them; else 0.
+func (r *Runner) estimate(f *flight) int {
+	if e, ok := r.routes[f.route].Codec.(Estimator); ok && r.cfg.MaxEnqueuedTokens > 0 {
+		return e.EstimateTokens(f.item)
+	}
+	return 0
+}
+
+// flush submits route's gathered chunk as one batch: its intent made
+// durable first, then the batch created (looked up by its key before a
+// second try), then its id made durable before the batch is polled. A
+// route that will not create the batch opens its breaker, and the
+// chunk's items go to the next route's chunk, when there is one.
+func (r *Runner) flush(ctx context.Context, s *submission, route int) error {
+	c := &s.chunks[route]
+	if len(c.reqs) == 0 {
 		return nil
 	}
-	w, chunk := s.w, s.chunk
+	w, reqs, rt := s.w, c.reqs, r.routes[route]
+	c.reqs, c.size = nil, 0
 	s.chunkNum++
 	key := fmt.Sprintf("%s-w%d-c%d", s.job, w.num, s.chunkNum)
-	ids := make([]string, len(chunk))
-	for i, q := range chunk {
+	ids := make([]string, len(reqs))
+	for i, q := range reqs {
 		ids[i] = q.CustomID
 	}
 	// The intent is durable before the batch is created: a crash
 	// between the creation and the id's entry leaves an intent that a
 	// resume looks up by its key instead of submitting it again.
-	intent := Entry{Kind: KindIntent, Wave: w.num, Key: key, Provider: r.cfg.Provider, CustomIDs: ids, At: time.Now().UTC()}
+	intent := Entry{Kind: KindIntent, Wave: w.num, Key: key, Provider: rt.Provider, Route: rt.Name, CustomIDs: ids, At: time.Now().UTC()}
 	if err := r.cfg.Ledger.Append(ctx, intent); err != nil {
 		return err
 	}
@@ -732,31 +820,55 @@ func (r *Runner) flush(ctx context.Context, s *submission) error {
 		attempt++
 		// A create tried again may have worked the first time with
 		// its answer lost: look before creating another.
-		if f, ok := r.cfg.Client.(Finder); ok && attempt > 1 {
+		if f, ok := rt.Client.(Finder); ok && attempt > 1 {
 			if id, found, err := f.Find(ctx, key, intent.At.Add(-findSlack)); err != nil || found {
 				return id, err
 			}
 		}
-		return r.cfg.Client.Submit(ctx, key, chunk)
+		return rt.Client.Submit(ctx, key, reqs)
 	})
 	if err != nil {
-		return fmt.Errorf("submitting batch %s of %d requests: %w", key, len(chunk), err)
+		err = fmt.Errorf("submitting batch %s of %d requests: %w", key, len(reqs), err)
+		if ctx.Err() == nil && r.openRoute(route, err.Error()) {
+			return r.reroute(ctx, s, ids, err)
+		}
+		return err
 	}
 	// The id is durable before the batch is polled: a crash from here
 	// on re-polls it, never submits it again.
-	if err := r.cfg.Ledger.Append(ctx, Entry{Kind: KindSubmitted, Wave: w.num, Key: key, Batch: id, Provider: r.cfg.Provider, CustomIDs: ids}); err != nil {
+	if err := r.cfg.Ledger.Append(ctx, Entry{Kind: KindSubmitted, Wave: w.num, Key: key, Batch: id, Provider: rt.Provider, Route: rt.Name, CustomIDs: ids}); err != nil {
 		return err
 	}
-	r.log.Info("batch submitted", "wave", w.num, "batch", id, "requests", len(chunk))
-	w.batches = append(w.batches, id)
+	r.log.Info("batch submitted", "wave", w.num, "batch", id, "requests", len(reqs), "route", rt.Name)
+	w.batches = append(w.batches, waveBatch{id, route})
 	r.mu.Lock()
 	r.sum.Batches++
-	r.sum.Requests += len(chunk)
-	r.stats.InFlight += len(chunk)
+	r.sum.Requests += len(reqs)
+	r.stats.InFlight += len(reqs)
 	r.stats.Limit = r.stats.InFlight
-	r.stats.Calls += len(chunk)
+	r.stats.Calls += len(reqs)
+	r.counts[route].Calls += len(reqs)
 	r.mu.Unlock()
-	s.chunk, s.size = nil, 0
+	return nil
+}
+
+// reroute places again the items of a batch their route refused to
+// create (its breaker now open) on the next route; with Config.Fallback
+// their tries name the route and err.
+func (r *Runner) reroute(ctx context.Context, s *submission, ids []string, err error) error {
+	class := r.cfg.Ops.Classifier.Classify(err).Class
+	for _, cid := range ids {
+		f := s.w.custom[cid]
+		if f == nil {
+			continue
+		}
+		if !r.cfg.Fallback || !r.leave(f, err, class, false) {
+			r.routeFor(f)
+		}
+		if err := r.place(ctx, s, f); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -781,23 +893,23 @@ func answerOf(cid string, res task.Result) cachedAnswer {
 // poll waits for every batch of the wave to end, polling with a backoff
 // from PollMin to PollMax and reporting progress at each round. It returns
 // the batches' final states.
-func (r *Runner) poll(ctx context.Context, w *waveRun) (map[string]Status, error) {
-	statuses := make(map[string]Status, len(w.batches))
+func (r *Runner) poll(ctx context.Context, w *waveRun) (map[waveBatch]Status, error) {
+	statuses := make(map[waveBatch]Status, len(w.batches))
 	delay := r.cfg.PollMin
 	for {
 		var list []Status
 		ended := 0
-		for _, id := range w.batches {
-			st, ok := statuses[id]
+		for _, b := range w.batches {
+			st, ok := statuses[b]
 			if !ok || !st.Ended {
 				var err error
 				st, err = retry.DoValue(ctx, r.cfg.Ops, func(ctx context.Context) (Status, error) {
-					return r.cfg.Client.Status(ctx, id)
+					return r.routes[b.route].Client.Status(ctx, b.id)
 				})
 				if err != nil {
-					return nil, fmt.Errorf("polling batch %s: %w", id, err)
+					return nil, fmt.Errorf("polling batch %s: %w", b.id, err)
 				}
-				statuses[id] = st
+				statuses[b] = st
 			}
 			if st.Ended {
 				ended++
@@ -849,7 +961,7 @@ func (r *Runner) progress(wave int, list []Status) {
 // order, and returns the items that go into the next wave. The bool is
 // true when the run stops here (a breaker trip the operator did not
 // continue, or an error).
-func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map[string]Status) (map[int]*flight, bool, error) {
+func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map[waveBatch]Status) (map[int]*flight, bool, error) {
 	answers, err := r.answers(ctx, w, statuses)
 	if err != nil {
 		return nil, true, err
@@ -857,14 +969,14 @@ func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map
 	// The breaker looks at the wave's errors before any is recorded: a
 	// large share with one fingerprint is the setup's fault (a credit
 	// balance, a revoked key), and those items stay pending.
-	tripped, report := r.tripCheck(w, answers)
+	tripRoute, tripped, report := r.tripCheck(w, answers)
 	r.mu.Lock()
 	r.stats.InFlight = 0
 	r.mu.Unlock()
 	carried := map[int]*flight{}
 	var held []*flight
 	for _, pa := range answers {
-		if tripped != "" && pa.a.Err != nil && fingerprintOf(r.cfg.Retry.Classifier, pa.a.Err) == tripped {
+		if tripped != "" && pa.f.route == tripRoute && pa.a.Err != nil && fingerprintOf(r.cfg.Retry.Classifier, pa.a.Err) == tripped {
 			held = append(held, pa.f)
 			continue
 		}
@@ -895,16 +1007,16 @@ type pending struct {
 // answers reads the results of every batch of the wave, marks each batch
 // collected in the ledger, and returns one answer per request sent, in
 // input order: a request without a result is treated as never processed.
-func (r *Runner) answers(ctx context.Context, w *waveRun, statuses map[string]Status) ([]pending, error) {
+func (r *Runner) answers(ctx context.Context, w *waveRun, statuses map[waveBatch]Status) ([]pending, error) {
 	answered := make(map[string]bool, len(w.custom))
 	var out []pending
-	for _, id := range w.batches {
-		st := statuses[id]
+	for _, b := range w.batches {
+		st, id := statuses[b], b.id
 		if st.Failed {
 			r.log.Warn("the provider refused a batch; its requests go into the next wave", "batch", id, "problem", st.Problem)
 		}
 		err := r.cfg.Ops.Do(ctx, func(ctx context.Context) error {
-			return r.cfg.Client.Results(ctx, st, func(a Answer) error {
+			return r.routes[b.route].Client.Results(ctx, st, func(a Answer) error {
 				f := w.custom[a.CustomID]
 				if f == nil || answered[a.CustomID] {
 					if _, _, perr := ParseCustomID(a.CustomID); perr != nil {
@@ -913,6 +1025,9 @@ func (r *Runner) answers(ctx context.Context, w *waveRun, statuses map[string]St
 					return nil
 				}
 				answered[a.CustomID] = true
+				// The request's batch says where it went (a resumed
+				// wave's items may have moved before the crash).
+				f.route = b.route
 				out = append(out, pending{f, a})
 				return nil
 			})
@@ -952,6 +1067,10 @@ func (r *Runner) tripped(ctx context.Context, w *waveRun, carried map[int]*fligh
 		carried[f.Idx] = f
 	}
 	if goOn {
+		// Continue closes every route's breaker too, as online.
+		r.mu.Lock()
+		clear(r.open)
+		r.mu.Unlock()
 		return carried, false, nil
 	}
 	next := &waveRun{num: w.num + 1, items: carried}
@@ -973,9 +1092,35 @@ func (r *Runner) tripped(ctx context.Context, w *waveRun, carried map[int]*fligh
 	return nil, true, nil
 }
 
-// tripCheck returns the fingerprint that trips the breaker in this wave,
-// "" for none, and the operator's report.
-func (r *Runner) tripCheck(w *waveRun, answers []pending) (string, engine.TripReport) {
+// tripCheck looks for a route whose requests in this wave failed with
+// one fingerprint in a large enough share to trip its breaker. A route
+// with another route to take its items has its breaker opened and trips
+// nothing; otherwise tripCheck returns that route and fingerprint, which
+// trip the run's breaker, and the operator's report. "" for none.
+func (r *Runner) tripCheck(w *waveRun, answers []pending) (int, string, engine.TripReport) {
+	byRoute := make([][]pending, len(r.routes))
+	for _, pa := range answers {
+		byRoute[pa.f.route] = append(byRoute[pa.f.route], pa)
+	}
+	for route, as := range byRoute {
+		fp, report := r.tripOf(w, as)
+		if fp == "" {
+			continue
+		}
+		if r.routed() {
+			if r.openRoute(route, report.Reason) {
+				continue
+			}
+			report.Reason = "route " + r.routes[route].Name + ": " + report.Reason + ", and no other route can serve"
+		}
+		return route, fp, report
+	}
+	return 0, "", engine.TripReport{}
+}
+
+// tripOf returns the fingerprint with which enough of answers failed to
+// trip a breaker, "" for none, and the operator's report.
+func (r *Runner) tripOf(w *waveRun, answers []pending) (string, engine.TripReport) {
 	counts := map[string]int{}
 	var lastOf = map[string]*engine.Failure{}
 	for _, pa := range answers {
@@ -1038,7 +1183,7 @@ func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
 		case a.Err != nil:
 			err = a.Err
 		default:
-			res, err = r.cfg.Codec.Result(f.item, a.Body)
+			res, err = r.routes[f.route].Codec.Result(f.item, a.Body)
 			full := res.CostUSD
 			res.CostUSD *= r.cfg.Discount
 			w.cost += res.CostUSD
@@ -1057,7 +1202,7 @@ func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
 		// this run's context.
 		ans.Canceled = ans.Invalid != nil && ctx.Err() != nil
 	}
-	next := r.rules.Decide(&f.State, ans)
+	next := r.moveAfter(f, r.rules.Decide(&f.State, ans))
 	if next.Reject && res.CacheKey != "" && r.cfg.Cache != nil {
 		_ = r.cfg.Cache.Reject(res.CacheKey, next.Cause.Error())
 	}
@@ -1171,6 +1316,8 @@ func (r *Runner) fail(ctx context.Context, f *flight, err error, d classify.Deci
 // record is the item's record, with the same fields as the engine's.
 func (r *Runner) record(f *flight) store.Record {
 	rec := store.Record{
+		Route:              r.routes[f.route].Name,
+		Tries:              f.Tries,
 		Idx:                f.Idx,
 		ID:                 f.item.ID,
 		Input:              f.item.Raw,
@@ -1180,6 +1327,9 @@ func (r *Runner) record(f *flight) store.Record {
 		Usage:              f.Usage,
 		DurationMS:         time.Since(f.Started).Milliseconds(),
 		FinishedAt:         time.Now().UTC(),
+	}
+	if rec.Route != "" {
+		rec.Model = r.routes[f.route].Model
 	}
 	if f.CostKnown {
 		c := math.Round(f.CostUSD*1e9) / 1e9
@@ -1199,9 +1349,12 @@ func (r *Runner) finish(ctx context.Context, rec store.Record) {
 		return
 	}
 	r.stats.Done++
+	c := &r.counts[r.routeIndex(rec.Route)]
 	if rec.Failed() {
 		r.stats.Failed++
+		c.Failed++
 	} else {
 		r.stats.Succeeded++
+		c.Succeeded++
 	}
 }

@@ -413,4 +413,9 @@ type Carried struct {
 	// retryable failures so far, against retry.max_attempts) and the
 	// clock of retry.max_elapsed; nil starts both afresh.
 	Retrier *retry.Retrier
+	// Tries are the routes the item left before (a routed batch job's
+	// waves): its record lists them first, and the engine sends the
+	// item to a route it has not left while one remains, as if it had
+	// left them itself.
+	Tries []store.Try
 }

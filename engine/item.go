@@ -50,6 +50,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 		if c.Retrier != nil {
 			r.Retrier = c.Retrier
 		}
+		r.route.carry(e.routes, c.Tries)
 	}
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemStarted, Item: r.item})

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/tenaxhq/tenax/batch"
@@ -87,12 +89,10 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 
 	codec := lt.Batch()
 	limits := batch.Limits{MaxRequests: s.Batch.MaxRequests, MaxBytes: s.Batch.MaxBytes}
-	var client batch.Client
-	if codec.Wire() == llm.ProviderAnthropic {
-		base, key, hc := codec.Endpoint()
-		client = batch.NewAnthropic(codec.Provider(), base, key, hc, limits)
-	} else {
-		client = batch.NewOpenAIWith(codec.Provider(), codec.OpenAIOptions(), limits)
+	client := batchClient(codec, limits)
+	routes, err := batchRoutes(b.routes, limits)
+	if err != nil {
+		return nil, err
 	}
 
 	m := j.Manifest()
@@ -162,6 +162,9 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 		tcfg := cfg
 		tcfg.Skipped, tcfg.Planned = m.Items-len(items), 0
 		tcfg.Carried = carried
+		// The online tail runs over every route; the routes an item left
+		// in its waves count as tried (engine.Carried.Tries).
+		tcfg.Routes = b.routes
 		e := engine.New(tcfg, b.task, jj)
 		mu.Lock()
 		tail = e
@@ -184,6 +187,7 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 
 	r := batch.New(batch.Config{
 		Client: client, Codec: codec, Provider: codec.Provider(), Ledger: ledger,
+		Routes: routes, Fallback: s.Fallbacks.Outage,
 		Retry: cfg.Retry, Ops: cfg.Retry,
 		Validator: b.validator, Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints, Cache: cfg.Cache,
 		PollMin: s.Batch.PollInterval, PollMax: s.Batch.PollMax,
@@ -217,6 +221,32 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 			CostUSD: sum.BatchCostUSD, OnlineCostUSD: sum.FullCostUSD}
 	}
 	return res, err
+}
+
+// batchClient is the batch API of codec's provider.
+func batchClient(codec *llm.Batch, limits batch.Limits) batch.Client {
+	if codec.Wire() == llm.ProviderAnthropic {
+		base, key, hc := codec.Endpoint()
+		return batch.NewAnthropic(codec.Provider(), base, key, hc, limits)
+	}
+	return batch.NewOpenAIWith(codec.Provider(), codec.OpenAIOptions(), limits)
+}
+
+// batchRoutes are a routed job's routes as waves use them, in tier order
+// (the spec's order within a tier): each with its own batch API.
+func batchRoutes(routes []engine.Route, limits batch.Limits) ([]batch.Route, error) {
+	sorted := slices.Clone(routes)
+	slices.SortStableFunc(sorted, func(a, b engine.Route) int { return cmp.Compare(a.Tier, b.Tier) })
+	var out []batch.Route
+	for _, rt := range sorted {
+		lt, ok := rt.Task.(*llm.Task)
+		if !ok {
+			return nil, fmt.Errorf("route %s: batch mode needs an llm task", rt.Name)
+		}
+		codec := lt.Batch()
+		out = append(out, batch.Route{Name: rt.Name, Provider: rt.Provider, Model: rt.Model, Client: batchClient(codec, limits), Codec: codec})
+	}
+	return out, nil
 }
 
 // BatchResult is what a batch mode run did.

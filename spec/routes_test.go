@@ -42,6 +42,13 @@ func TestTaskWithoutProviderTakesTheFirstRoutes(t *testing.T) {
 	}
 }
 
+func TestBatchModeTakesRoutesWithTheOutageFallback(t *testing.T) {
+	s := parse(t, llmTask+"  mode: batch\nroutes:\n  - {name: a}\n  - {name: b, provider: anthropic, model: claude-haiku-4-5}\nfallbacks: {outage: true}\n", nil)
+	if s.Task.Mode != "batch" || len(s.Routes) != 2 || !s.Fallbacks.Outage || s.Batch.OnlineTail != DefaultBatch().OnlineTail {
+		t.Errorf("mode %q, %d routes, outage %v, online_tail %d; want batch mode over both routes with the batch defaults", s.Task.Mode, len(s.Routes), s.Fallbacks.Outage, s.Batch.OnlineTail)
+	}
+}
+
 func TestBadRoutesReportEveryProblemWithPosition(t *testing.T) {
 	tests := []struct {
 		name string
@@ -83,6 +90,14 @@ func TestBadRoutesReportEveryProblemWithPosition(t *testing.T) {
 			name: "escalation needs a higher tier",
 			src:  llmTask + "routes:\n  - {name: a}\n  - {name: b}\nfallbacks: {escalate: true}\n",
 			want: []string{`job.yaml:8:23: fallbacks.escalate: every route is in tier 0, so there is no stronger route to escalate to (give the stronger route a higher tier)`},
+		},
+		{
+			name: "batch mode moves items between routes on an outage only",
+			src:  llmTask + "  mode: batch\nroutes:\n  - {name: a}\n  - {name: b, tier: 1}\nfallbacks: {outage: true, content_filter: true, escalate: true}\n",
+			want: []string{
+				`job.yaml:9:43: fallbacks.content_filter: batch mode moves items between routes on an outage only (fallbacks.outage); run online for this fallback`,
+				`job.yaml:9:59: fallbacks.escalate: batch mode moves items between routes on an outage only (fallbacks.outage); run online for this fallback`,
+			},
 		},
 		{
 			name: "fallbacks without routes",

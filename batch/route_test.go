@@ -1,0 +1,166 @@
+package batch_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tenaxhq/tenax/batch"
+	"github.com/tenaxhq/tenax/breaker"
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/mock"
+	"github.com/tenaxhq/tenax/task/llm"
+)
+
+// routedWorld is a world whose job has two routes: a, on a mock whose
+// every batch request errors 500, and b, on the world's own mock.
+func routedWorld(t *testing.T, n int) (*world, *mock.Server) {
+	t.Helper()
+	w := newWorld(t, llm.ProviderOpenAI, n, mock.Config{Seed: 3, Batch: mock.BatchConfig{ProcessingTime: time.Hour}})
+	down := mock.New(mock.Config{Seed: 3, Faults: mock.Faults{Server: 1}, Batch: mock.BatchConfig{ProcessingTime: time.Hour}})
+	return w, down
+}
+
+// routes returns the routes a (down) and b (the world's).
+func (w *world) routes(down *mock.Server) []batch.Route {
+	lc := llm.Config{Provider: llm.ProviderOpenAI, Model: mock.ModelJSON, Prompt: "{{.word}}", Output: llm.OutputJSON, MaxTokens: 200,
+		HTTPClient: down.Client(), APIKey: "k", BaseURL: "http://down.invalid/v1/"}
+	ta, err := llm.New(lc)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return []batch.Route{
+		{Name: "a", Provider: "mock", Model: mock.ModelJSON, Codec: ta.Batch(),
+			Client: batch.NewOpenAI(llm.ProviderOpenAI, lc.BaseURL, "k", down.Client(), batch.Limits{MaxRequests: 700})},
+		{Name: "b", Provider: "mock", Model: mock.ModelJSON, Codec: w.task.Batch(), Client: w.client},
+	}
+}
+
+// TestWavesMoveOffARouteWhoseBatchesFail: every request of route a's
+// batch errors 500. a's breaker opens after that one wave without asking
+// the operator, and every item succeeds in b's batch. With
+// fallbacks.outage the records name a's error in their tries; without
+// it, the open breaker alone moves them, and their tries stay empty.
+func TestWavesMoveOffARouteWhoseBatchesFail(t *testing.T) {
+	for _, fallback := range []bool{true, false} {
+		name := map[bool]string{true: "fallbacks.outage", false: "no fallback"}[fallback]
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w, down := routedWorld(t, 60)
+				defer w.close()
+				asked := &answering{answers: []engine.TripDecision{engine.TripAbortRun}}
+				sum, err := w.runner(0, func(c *batch.Config) {
+					c.Routes, c.Fallback = w.routes(down), fallback
+					c.OnTrip, c.Prompter, c.TripMinimum = engine.TripPrompt, asked, 5
+				}).Run(context.Background(), w.input())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sum.Stop != engine.StopNone || len(asked.reports) != 0 {
+					t.Fatalf("stop %v (%s), operator asked %d times; want no trip: b can serve", sum.Stop, sum.StopDetail, len(asked.reports))
+				}
+				recs := w.records()
+				if len(recs) != 60 {
+					t.Fatalf("%d records, want 60", len(recs))
+				}
+				for idx, r := range recs {
+					if r.Failed() || r.Route != "b" || r.Model != mock.ModelJSON {
+						t.Fatalf("item %d: route %q model %q error %q; want success on b", idx, r.Route, r.Model, r.Error)
+					}
+					switch {
+					case fallback && (len(r.Tries) != 1 || r.Tries[0].Route != "a" || !strings.Contains(r.Tries[0].Error, "500") || r.Tries[0].Class != classify.Retryable):
+						t.Errorf("item %d: tries %+v; want a's 500, retryable", idx, r.Tries)
+					case !fallback && len(r.Tries) != 0:
+						t.Errorf("item %d: tries %+v; without fallbacks.outage nothing is added to them", idx, r.Tries)
+					}
+				}
+				if a, b := down.BatchStats(), w.srv.BatchStats(); a.Submissions != 1 || a.Requests != 60 || b.Submissions != 1 || b.Requests != 60 {
+					t.Errorf("route a got %d batches (%d requests), b %d (%d); want one batch of the 60 items on each", a.Submissions, a.Requests, b.Submissions, b.Requests)
+				}
+				if len(sum.Routes) != 2 || sum.Routes[0].Breaker != breaker.Open || sum.Routes[1].Succeeded != 60 || sum.Routes[0].Calls != 60 {
+					t.Errorf("route stats %+v; want a open after 60 requests and b with the 60 records", sum.Routes)
+				}
+			})
+		})
+	}
+}
+
+// refusing is a route whose batch API refuses to create batches.
+type refusing struct{ batch.Client }
+
+func (refusing) Submit(context.Context, string, []batch.Request) (string, error) {
+	return "", &batch.OpError{Op: "create", Status: 401, Code: "invalid_api_key", Err: errInvalidKey}
+}
+
+var errInvalidKey = &llm.Error{Provider: "openai", Status: 401, Type: "invalid_request_error", Code: "invalid_api_key", Message: "Incorrect API key provided"}
+
+// TestARouteThatRefusesToCreateTheBatchSendsItsItemsToTheNext: route a
+// answers 401 to the batch create; its breaker opens and the chunk goes
+// to b's batch in the same wave, the create's error in the tries.
+func TestARouteThatRefusesToCreateTheBatchSendsItsItemsToTheNext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, down := routedWorld(t, 30)
+		defer w.close()
+		routes := w.routes(down)
+		routes[0].Client = refusing{routes[0].Client}
+		sum, err := w.runner(0, func(c *batch.Config) { c.Routes, c.Fallback = routes, true }).Run(context.Background(), w.input())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Waves != 1 || sum.Succeeded != 30 {
+			t.Fatalf("%d waves, %d succeeded; want the 30 items in one wave, on b", sum.Waves, sum.Succeeded)
+		}
+		for idx, r := range w.records() {
+			if r.Route != "b" || len(r.Tries) != 1 || r.Tries[0].Route != "a" || !strings.Contains(r.Tries[0].Error, "submitting batch") {
+				t.Errorf("item %d: route %q, tries %+v; want b, after a's refused create", idx, r.Route, r.Tries)
+			}
+		}
+	})
+}
+
+// TestRoutedResumePollsEachBatchOnItsOwnRoute: killed while wave 2
+// polls b's batch, a resume polls that batch at b (where its id means
+// something; a's mock numbers its batches from 1 too) and submits
+// nothing to either route.
+func TestRoutedResumePollsEachBatchOnItsOwnRoute(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, down := routedWorld(t, 40)
+		ctx, crash := context.WithCancel(context.Background())
+		sum, err := w.runner(0, func(c *batch.Config) {
+			c.Routes, c.Fallback = w.routes(down), true
+			c.OnProgress = func(p batch.Progress) {
+				if p.Wave == 2 {
+					crash()
+				}
+			}
+		}).Run(ctx, w.input())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Stop != engine.StopSignal || len(w.records()) != 0 {
+			t.Fatalf("the killed run stopped with %v and %d records; want a stop while wave 2 polls, with none", sum.Stop, len(w.records()))
+		}
+		a, b := down.BatchStats(), w.srv.BatchStats()
+		w.close()
+
+		w.open(true)
+		defer w.close()
+		sum, err = w.runner(0, func(c *batch.Config) { c.Routes, c.Fallback = w.routes(down), true }).Run(context.Background(), w.input())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a2, b2 := down.BatchStats(), w.srv.BatchStats(); a2.Submissions != a.Submissions || b2.Submissions != b.Submissions || sum.Repolled != 1 {
+			t.Errorf("the resume submitted %d batches to a and %d to b, re-polled %d; want none submitted and b's one re-polled",
+				a2.Submissions-a.Submissions, b2.Submissions-b.Submissions, sum.Repolled)
+		}
+		recs := w.records()
+		for idx := range 40 {
+			if r := recs[idx]; r.Failed() || r.Route != "b" || len(r.Tries) != 1 || r.Tries[0].Route != "a" {
+				t.Errorf("item %d after the resume: route %q, tries %+v, error %q; want success on b after a", idx, r.Route, r.Tries, r.Error)
+			}
+		}
+	})
+}
