@@ -62,7 +62,7 @@ func TestStrategyPicks(t *testing.T) {
 			func(rs map[string]*route) {
 				sample(rs["a"], 1, 50*time.Millisecond, true)
 				sample(rs["a"], 8, 50*time.Millisecond, false)
-				sample(rs["b"], 5, 500*time.Millisecond, true)
+				sample(rs["b"], 5, 300*time.Millisecond, true)
 			}, "b"},
 		{"latency: a route not called yet is tried first", RoutingLatency,
 			[]Route{{Name: "a", Task: priced(0)}, {Name: "b", Task: priced(0)}},
