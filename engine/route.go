@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -36,9 +35,10 @@ import (
 //     leaves none, no route can serve: the run's breaker trips and
 //     breaker.on_trip decides (the operator is asked only then);
 //  3. the lowest tier with a route that has headroom (no cooldown, a free
-//     call slot) wins, and the strategy picks within it: weighted at
-//     random, or least loaded; without headroom anywhere, the lowest tier
-//     is picked and the call waits at that route's gate.
+//     call slot) wins, and the strategy picks within it (routing.go):
+//     weighted at random, least loaded, cheapest or fastest; without
+//     headroom anywhere, the lowest tier is picked and the call waits at
+//     that route's gate.
 //
 // After the call, the per-item core decides as without routes, and a
 // fallback the spec turned on may move the item (routeAfter): an outage
@@ -77,6 +77,12 @@ const (
 	// RoutingLeastLoaded picks the route with the fewest calls under way
 	// per unit of weight.
 	RoutingLeastLoaded
+	// RoutingCost picks the route where the item's call costs least, by
+	// the route's price and the item's estimated tokens (CostEstimator).
+	RoutingCost
+	// RoutingLatency picks the route with the lowest recent time per
+	// answer, trying each other route once in a while to see it again.
+	RoutingLatency
 )
 
 // Fallbacks says which failures move an item to another route; each is
@@ -132,6 +138,7 @@ type route struct {
 	gate *gate
 	prep task.Preparer
 	est  Estimator
+	lat  latency // for RoutingLatency
 	// shared is the route's state shared with the other engines of the
 	// job, nil when alone; seen is its state as last followed here.
 	shared SharedRoute
@@ -238,6 +245,9 @@ func (e *Engine) kickRoutes() {
 // routeBreakerChanged reports a route's breaker moving. It never asks the
 // operator: that is the run breaker's, once no route can serve.
 func (e *Engine) routeBreakerChanged(r *route, from, to breaker.State) {
+	if to == breaker.Closed {
+		r.lat.forgetFailures()
+	}
 	if r.shared != nil {
 		switch to {
 		case breaker.Open:
@@ -261,6 +271,9 @@ type itemRoute struct {
 	estimate int         // the item's estimated tokens, -1 unknown
 	move     bool        // the next call must go to another route
 	refused  []bool      // routes whose gate just refused the call (probe out)
+	item     *task.Item  // the item, for its cost on each route
+	costs    []float64   // its estimated cost per route (NaN: not yet)
+	sent     time.Time   // when the call under way went, for its latency
 }
 
 // name is the name of the item's route, "" without routes.
@@ -362,7 +375,7 @@ func (e *Engine) candidates(ir *itemRoute, checkOpen bool) (*route, string) {
 		}
 		return soonest(usable, best), ""
 	}
-	return e.strategy(usable, best, true), ""
+	return e.strategy(ir, usable, best, true), ""
 }
 
 // headroom reports whether a call to r could go now: no cooldown, a
@@ -388,37 +401,6 @@ func (r *route) readyIn(now time.Time) time.Duration {
 		return time.Nanosecond
 	}
 	return 0
-}
-
-// strategy picks one of rs in tier (with headroom, when room is set) by
-// the run's Routing.
-func (e *Engine) strategy(rs []*route, tier int, room bool) *route {
-	var in []*route
-	total := 0
-	for _, r := range rs {
-		if r.Tier == tier && (!room || r.headroom()) {
-			in = append(in, r)
-			total += r.Weight
-		}
-	}
-	if e.cfg.Routing == RoutingLeastLoaded {
-		best := in[0]
-		for _, r := range in[1:] {
-			// a/wa < b/wb without division.
-			if r.gate.conc.executing.Load()*int64(best.Weight) < best.gate.conc.executing.Load()*int64(r.Weight) {
-				best = r
-			}
-		}
-		return best
-	}
-	n := rand.IntN(total)
-	for _, r := range in {
-		if n < r.Weight {
-			return r
-		}
-		n -= r.Weight
-	}
-	return in[len(in)-1]
 }
 
 // soonest is the route of tier that can take a call first: with no
@@ -457,6 +439,7 @@ func (e *Engine) routeEstimate(item task.Item) int {
 // route can take gets a prepare error that fails it.
 func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, prep task.Prepared, perr, err error) {
 	ir := &r.route
+	ir.item = &r.item
 	if ir.estimate == 0 {
 		ir.estimate = e.routeEstimate(r.item)
 	}
@@ -496,6 +479,9 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 		if err == nil {
 			rt.calls.Add(1)
 			clear(ir.refused)
+			if e.cfg.Routing == RoutingLatency {
+				ir.sent = time.Now()
+			}
 			return t, prep, perr, nil
 		}
 		e.gate.abandon(&t)
@@ -538,6 +524,9 @@ func (e *Engine) routeSettle(r *itemRun, worked bool, next Next) {
 		return
 	}
 	o, cooled := outcomeNeutral, false
+	if e.cfg.Routing == RoutingLatency {
+		e.observeLatency(r, worked, next)
+	}
 	switch {
 	case worked:
 		o = outcomeSuccess

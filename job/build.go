@@ -170,13 +170,9 @@ func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 			// with the model's tokenizer, not the rough scale.
 			cfg.ExactTokens = true
 		}
-		if p := r.Price; p != (spec.Price{}) {
-			cfg.Prices = maps.Clone(cfg.Prices)
-			if cfg.Prices == nil {
-				cfg.Prices = map[string]llm.Price{}
-			}
-			cfg.Prices[r.Model] = llm.Price{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok,
-				CachedInputPerMTok: p.CachedInputPerMTok, CacheWritePerMTok: p.CacheWritePerMTok}
+		cfg.Prices = routePrices(r, cfg.Prices)
+		if _, priced := llm.LookupPrice(cfg.Prices, r.Model); !priced && s.Routing == "cost" {
+			return nil, unpricedRoute(i, r)
 		}
 		if r.Provider == "mock" && r.BaseURL == "" {
 			mc := mockConfig(s.Mock)
@@ -204,6 +200,42 @@ func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 			ContextWindow: r.ContextWindow, RequestsPerMinute: r.RateLimit.RequestsPerMinute, TokensPerMinute: r.RateLimit.TokensPerMinute})
 	}
 	return routes, nil
+}
+
+// routePrices is the price table of route r: the task's, with the route's
+// own price for its model when the spec gives one.
+func routePrices(r spec.Route, prices map[string]llm.Price) map[string]llm.Price {
+	p := r.Price
+	if p == (spec.Price{}) {
+		return prices
+	}
+	prices = maps.Clone(prices)
+	if prices == nil {
+		prices = map[string]llm.Price{}
+	}
+	prices[r.Model] = llm.Price{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok,
+		CachedInputPerMTok: p.CachedInputPerMTok, CacheWritePerMTok: p.CacheWritePerMTok}
+	return prices
+}
+
+// unpricedRoute is routing: cost over a route it cannot price: it would
+// rank last whatever it costs, which is not what the spec asked for.
+func unpricedRoute(i int, r spec.Route) error {
+	return fmt.Errorf("routing: cost: routes[%d] (%s) has no price: tenax knows none for model %s; set routes[%d].price.{input_per_mtok, output_per_mtok}", i, r.Name, r.Model, i)
+}
+
+// checkRoutePrices refuses routing: cost over a route without a price, for
+// tenax validate, which builds no route.
+func checkRoutePrices(s *spec.Spec, base llm.Config) error {
+	if s.Routing != "cost" {
+		return nil
+	}
+	for i, r := range s.Routes {
+		if _, priced := llm.LookupPrice(routePrices(r, base.Prices), r.Model); !priced {
+			return unpricedRoute(i, r)
+		}
+	}
+	return nil
 }
 
 func mockFaults(e spec.MockErrors) mock.Faults {
@@ -347,8 +379,13 @@ func engineConfig(s *spec.Spec, interactive bool) (engine.Config, error) {
 		Fallbacks: engine.Fallbacks{Outage: s.Fallbacks.Outage, ContextWindow: s.Fallbacks.ContextWindow,
 			ContentFilter: s.Fallbacks.ContentFilter, Escalate: s.Fallbacks.Escalate},
 	}
-	if s.Routing == "least_loaded" {
+	switch s.Routing {
+	case "least_loaded":
 		cfg.Routing = engine.RoutingLeastLoaded
+	case "cost":
+		cfg.Routing = engine.RoutingCost
+	case "latency":
+		cfg.Routing = engine.RoutingLatency
 	}
 	for _, name := range s.Breaker.Count {
 		c, err := classify.ParseClass(name)
@@ -357,30 +394,40 @@ func engineConfig(s *spec.Spec, interactive bool) (engine.Config, error) {
 		}
 		cfg.BreakerCount = append(cfg.BreakerCount, c)
 	}
-	switch s.Breaker.OnTrip {
-	case "prompt":
-		cfg.OnTrip = engine.TripPrompt
-	case "wait":
-		cfg.OnTrip = engine.TripWait
-	case "abort":
-		cfg.OnTrip = engine.TripAbort
-	case "":
-		// docs/spec.md, "breaker": prompt on a terminal, abort without one.
-		if interactive {
-			cfg.OnTrip = engine.TripPrompt
-		}
-	default:
-		return engine.Config{}, fmt.Errorf("breaker.on_trip: unknown action %q", s.Breaker.OnTrip)
-	}
-	if cfg.OnTrip == engine.TripPrompt && !interactive {
-		// Nobody can answer: a run without a terminal never waits forever
-		// for an answer, it saves everything and stops.
-		cfg.OnTrip = engine.TripAbort
+	if cfg.OnTrip, err = onTrip(s.Breaker.OnTrip, interactive); err != nil {
+		return engine.Config{}, err
 	}
 	if interactive {
 		cfg.CheckinEvery = s.CheckinEvery
 	}
 	return cfg, nil
+}
+
+// onTrip is what a tripped breaker does, from the spec's breaker.on_trip
+// and whether a terminal can answer.
+func onTrip(action string, interactive bool) (engine.TripAction, error) {
+	var a engine.TripAction
+	switch action {
+	case "prompt":
+		a = engine.TripPrompt
+	case "wait":
+		a = engine.TripWait
+	case "abort":
+		a = engine.TripAbort
+	case "":
+		// docs/spec.md, "breaker": prompt on a terminal, abort without one.
+		if interactive {
+			a = engine.TripPrompt
+		}
+	default:
+		return a, fmt.Errorf("breaker.on_trip: unknown action %q", action)
+	}
+	if a == engine.TripPrompt && !interactive {
+		// Nobody can answer: a run without a terminal never waits forever
+		// for an answer, it saves everything and stops.
+		a = engine.TripAbort
+	}
+	return a, nil
 }
 
 // UsageError is a problem with the command line, the spec or the input,

@@ -140,6 +140,9 @@ func Notes(s *spec.Spec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRoutePrices(s, cfg); err != nil {
+		return nil, err
+	}
 	st, err := llm.StructuredFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("validate.json_schema: %w", err)

@@ -62,6 +62,9 @@ type Options struct {
 	// error fingerprint (as status shows it) starts with one of these
 	// (--fingerprint). They imply RetryFailures.
 	RetryFingerprints []string
+	// RetryRoutes, when set, re-runs only the failed items whose record
+	// one of these routes produced (--route); it implies RetryFailures.
+	RetryRoutes []string
 	// Force resumes even though the input changed.
 	Force bool
 	// AllowEmpty runs an input without items (a completed job of 0
@@ -458,6 +461,9 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	if err := checkFingerprints(ctx, j, opts.RetryFingerprints); err != nil {
 		return nil, err
 	}
+	if err := checkRetryRoutes(ctx, j, s, opts.RetryRoutes); err != nil {
+		return nil, err
+	}
 	b, err := buildTask(s, opts.Home, s.Concurrency.Max)
 	if err != nil {
 		return nil, usage(err)
@@ -761,7 +767,7 @@ func shellQuote(s string) string {
 // options narrow them by class or fingerprint, nil when they do not (every
 // failed item with RetryFailures, none without).
 func failuresToRetry(ctx context.Context, j store.Job, opts Options) (map[int]struct{}, error) {
-	if len(opts.RetryClasses) == 0 && len(opts.RetryFingerprints) == 0 {
+	if len(opts.RetryClasses) == 0 && len(opts.RetryFingerprints) == 0 && len(opts.RetryRoutes) == 0 {
 		return nil, nil
 	}
 	some := map[int]struct{}{}
@@ -772,6 +778,9 @@ func failuresToRetry(ctx context.Context, j store.Job, opts Options) (map[int]st
 		if len(opts.RetryFingerprints) > 0 && !slices.ContainsFunc(opts.RetryFingerprints, func(fp string) bool {
 			return fp != "" && strings.HasPrefix(r.Fingerprint, fp)
 		}) {
+			return nil
+		}
+		if len(opts.RetryRoutes) > 0 && !slices.Contains(opts.RetryRoutes, r.Route) {
 			return nil
 		}
 		some[r.Idx] = struct{}{}
@@ -806,6 +815,33 @@ func checkFingerprints(ctx context.Context, j store.Job, fps []string) error {
 		if !matched[i] {
 			id := j.Manifest().ID
 			return usage(fmt.Errorf("--fingerprint %q is the start of no failed item's fingerprint in job %s: `tenax status %s` lists its error groups with theirs", fp, id, id))
+		}
+	}
+	return nil
+}
+
+// checkRetryRoutes refuses a --route that names no route of the job,
+// neither one of its spec nor one a record names: a typo would re-run no
+// failure and say nothing.
+func checkRetryRoutes(ctx context.Context, j store.Job, s *spec.Spec, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	known := map[string]bool{}
+	for _, r := range s.Routes {
+		known[r.Name] = true
+	}
+	err := j.Failures(ctx, func(r store.Record) error {
+		known[r.Route] = true
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading the failures: %w", err)
+	}
+	for _, name := range names {
+		if name == "" || !known[name] {
+			id := j.Manifest().ID
+			return usage(fmt.Errorf("--route %q names no route of job %s: `tenax status %s` lists its routes", name, id, id))
 		}
 	}
 	return nil

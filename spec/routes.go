@@ -73,7 +73,7 @@ type Fallbacks struct {
 }
 
 // routings are the strategies that choose among a tier's routes.
-var routings = []string{"weighted", "least_loaded"}
+var routings = []string{"weighted", "least_loaded", "cost", "latency"}
 
 // routeDefaults names routes, weights them and takes the task's provider
 // keys for what a route leaves empty; a task that names no provider takes

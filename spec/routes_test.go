@@ -70,7 +70,12 @@ func TestBadRoutesReportEveryProblemWithPosition(t *testing.T) {
 		{
 			name: "routing value checked",
 			src:  llmTask + "routes:\n  - {name: a}\nrouting: least_loded\n",
-			want: []string{`job.yaml:7:10: routing: unknown value "least_loded" (want weighted or least_loaded) (did you mean "least_loaded"?)`},
+			want: []string{`job.yaml:7:10: routing: unknown value "least_loded" (want weighted, least_loaded, cost or latency) (did you mean "least_loaded"?)`},
+		},
+		{
+			name: "cost and latency routing spelt near",
+			src:  llmTask + "routes:\n  - {name: a}\nrouting: latncy\n",
+			want: []string{`job.yaml:7:10: routing: unknown value "latncy" (want weighted, least_loaded, cost or latency) (did you mean "latency"?)`},
 		},
 		{
 			name: "duplicate names, missing model, bad numbers",

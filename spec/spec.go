@@ -63,7 +63,7 @@ type Spec struct {
 	// none is the task's own provider, model and key alone.
 	Routes []Route `yaml:"routes"`
 	// Routing is how a call chooses among the routes of one tier:
-	// "weighted" (default) or "least_loaded".
+	// "weighted" (default), "least_loaded", "cost" or "latency".
 	Routing string `yaml:"routing"`
 	// Fallbacks says which failures move an item to another route.
 	Fallbacks Fallbacks `yaml:"fallbacks"`

@@ -120,6 +120,7 @@ func TestRetryCommandIsTheCLIs(t *testing.T) {
 		{Retry{Fingerprints: []string{"ab12"}}, "tenax resume J --fingerprint ab12"},
 		{Retry{Classes: []classify.Class{classify.Retryable, classify.Invalid}}, "tenax resume J --retry-failures=retryable,invalid"},
 		{Retry{Classes: []classify.Class{classify.Item}, Fingerprints: []string{"ab12"}}, "tenax resume J --fingerprint ab12 --retry-failures=item"},
+		{Retry{Routes: []string{"azure-eu"}, Classes: []classify.Class{classify.Retryable}}, "tenax resume J --route azure-eu --retry-failures=retryable"},
 	}
 	for _, tt := range tests {
 		if got := tt.r.Command("J"); got != tt.want {
@@ -129,8 +130,8 @@ func TestRetryCommandIsTheCLIs(t *testing.T) {
 	if _, ok := retryFor(itemFilter{Text: "x"}); ok {
 		t.Error("a text search names no resume: retryFor should refuse it")
 	}
-	if _, ok := retryFor(itemFilter{Route: "b"}); ok {
-		t.Error("resume takes no route: retryFor should refuse a route filter")
+	if r, ok := retryFor(itemFilter{Route: "b", Outcome: "failed"}); !ok || !slices.Equal(r.Routes, []string{"b"}) || r.Command("J") != "tenax resume J --route b" || r.filter().Route != "b" {
+		t.Errorf("retryFor(route b) = %+v, %v; want --route b, listing b's failures", r, ok)
 	}
 	if r, ok := retryFor(itemFilter{Fingerprint: "ab"}); !ok || !slices.Equal(r.Fingerprints, []string{"ab"}) {
 		t.Errorf("retryFor(fingerprint ab) = %+v, %v; want --fingerprint ab", r, ok)

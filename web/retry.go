@@ -16,20 +16,25 @@ import (
 )
 
 // Retry is which failures a re-run from the page takes: those of these
-// classes and fingerprints (a prefix, as status shows it), every failure
-// when both are empty. It is `tenax resume JOB --retry-failures[=CLASS,…]
-// [--fingerprint FP]`, which also runs the items still pending.
+// classes, fingerprints (a prefix, as status shows it) and routes, every
+// failure when all are empty. It is `tenax resume JOB
+// --retry-failures[=CLASS,…] [--fingerprint FP] [--route NAME]`, which
+// also runs the items still pending.
 type Retry struct {
 	Classes      []classify.Class
 	Fingerprints []string
+	Routes       []string
 }
 
 // Command is the CLI command that does what r does to job id.
 func (r Retry) Command(id string) string {
 	cmd := "tenax resume " + id
-	if len(r.Fingerprints) > 0 {
+	if len(r.Fingerprints) > 0 || len(r.Routes) > 0 {
 		for _, fp := range r.Fingerprints {
 			cmd += " --fingerprint " + fp
+		}
+		for _, name := range r.Routes {
+			cmd += " --route " + name
 		}
 		if len(r.Classes) == 0 {
 			return cmd
@@ -54,6 +59,9 @@ func (r Retry) filter() itemFilter {
 	if len(r.Fingerprints) == 1 {
 		f.Fingerprint = r.Fingerprints[0]
 	}
+	if len(r.Routes) == 1 {
+		f.Route = r.Routes[0]
+	}
 	return f
 }
 
@@ -65,6 +73,9 @@ func (r Retry) query() string {
 	}
 	for _, fp := range r.Fingerprints {
 		v.Add("fingerprint", fp)
+	}
+	for _, name := range r.Routes {
+		v.Add("route", name)
 	}
 	if len(v) == 0 {
 		return ""
@@ -90,19 +101,24 @@ func parseRetry(v url.Values) (Retry, error) {
 			r.Fingerprints = append(r.Fingerprints, fp)
 		}
 	}
+	for _, name := range v["route"] {
+		if name = strings.TrimSpace(name); name != "" {
+			r.Routes = append(r.Routes, name)
+		}
+	}
 	return r, nil
 }
 
 // retryFor is the Retry that re-runs the failures the filter f shows; false
-// when no resume takes exactly those (a text search, a route, succeeded
-// items).
+// when no resume takes exactly those (a text search, succeeded items).
 func retryFor(f itemFilter) (Retry, bool) {
-	if f.Text != "" || f.Route != "" || f.Outcome != "" && f.Outcome != "failed" {
+	if f.Text != "" || f.Outcome != "" && f.Outcome != "failed" {
 		return Retry{}, false
 	}
 	v := url.Values{}
 	v.Set("class", f.Class)
 	v.Set("fingerprint", f.Fingerprint)
+	v.Set("route", f.Route)
 	r, err := parseRetry(v)
 	return r, err == nil
 }
@@ -209,7 +225,7 @@ func (s *Server) retryPlan(ctx context.Context, id string, r Retry) (retryAbilit
 	if !a.Workers {
 		return a, r.Command(id)
 	}
-	if len(r.Classes) > 0 || len(r.Fingerprints) > 0 {
+	if len(r.Classes) > 0 || len(r.Fingerprints) > 0 || len(r.Routes) > 0 {
 		a = retryAbility{Why: "the workers of a job re-run every failure together: retry them all from the job's page"}
 	}
 	return a, r.Command(id) + " --workers 0"

@@ -33,6 +33,7 @@ type runFlags struct {
 	// retryClasses is --retry-failures's value: "all", or classes.
 	retryClasses string
 	fingerprints []string
+	routes       []string // --route: the failures of these routes
 	classes      []classify.Class
 	force        bool
 	batch        bool   // --batch: provider batch mode
@@ -41,9 +42,9 @@ type runFlags struct {
 	workers      int    // --workers: run on River (PostgreSQL store)
 }
 
-// parseRetry reads --retry-failures[=CLASS,…] and --fingerprint.
+// parseRetry reads --retry-failures[=CLASS,…], --fingerprint and --route.
 func (f *runFlags) parseRetry() error {
-	f.retryFailures = f.retryClasses != "" || len(f.fingerprints) > 0
+	f.retryFailures = f.retryClasses != "" || len(f.fingerprints) > 0 || len(f.routes) > 0
 	if f.retryClasses == "" || f.retryClasses == "all" {
 		return nil
 	}
@@ -153,13 +154,16 @@ func newResumeCmd(g *globals) *cobra.Command {
 		Short: "Run a job's pending items (and, with --retry-failures, its failed ones)",
 		Long: `Resume a job: run every item that has no record yet. With --retry-failures, also
 re-run the items whose latest record failed; --retry-failures=retryable,invalid
-re-runs only the failures of these classes, and --fingerprint FP only those of
-one error group of 'tenax status' (it implies --retry-failures). JOB is a job
+re-runs only the failures of these classes, --fingerprint FP only those of
+one error group of 'tenax status', and --route NAME only those a route of the
+job produced (both imply --retry-failures; given together, a failure must match
+each). JOB is a job
 id, 'latest', or a job's name (its latest run). The spec is read again from its file
 (so a fixed script or a raised budget takes effect); the input must be unchanged
 unless --force.`,
 		Example: `  tenax resume job_20261122_101500
   tenax resume latest --retry-failures
+  tenax resume latest --route azure-eu   # the failures that route produced
   tenax resume translate-hsk         # the latest job of that spec name`,
 		Args: resumeArgs(&f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -182,6 +186,7 @@ unless --force.`,
 	fl.StringVar(&f.retryClasses, "retry-failures", "", "also re-run items whose latest record failed; =CLASS,… only those of these classes (retryable, fatal, item, invalid)")
 	fl.Lookup("retry-failures").NoOptDefVal = "all"
 	fl.StringSliceVar(&f.fingerprints, "fingerprint", nil, "re-run only the failed items with this error fingerprint `FP` (or a prefix of it, as tenax status shows it); repeatable")
+	fl.StringSliceVar(&f.routes, "route", nil, "re-run only the failed items whose record the route `NAME` produced (tenax status lists a job's routes); repeatable")
 	fl.BoolVar(&f.force, "force", false, "resume even though the input file changed")
 	fl.StringVar(&f.output, "output", "", "write the compacted, idx-ordered results here at the end (.jsonl or .csv)")
 	fl.IntVar(&f.limit, "limit", 0, "run at most N items (0 = all)")
@@ -215,7 +220,7 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	interactive := g.interactive()
 	opts := job.Options{
 		Home: g.homeDir(), Store: st, StoreFlag: g.storeURL, Version: version, Input: f.input, Output: f.output, Limit: f.limit,
-		RetryFailures: f.retryFailures, RetryClasses: f.classes, RetryFingerprints: f.fingerprints,
+		RetryFailures: f.retryFailures, RetryClasses: f.classes, RetryFingerprints: f.fingerprints, RetryRoutes: f.routes,
 		Force: f.force, AllowEmpty: f.allowEmpty, Interactive: interactive, Logger: log,
 		Batch: f.batch,
 	}

@@ -136,7 +136,7 @@ func (p *pageResumes) resume(_ context.Context, id string, r web.Retry) (string,
 	defer p.runs.Done()
 	fmt.Fprintf(p.g.stderr, "tenax: the page re-runs: %s\n", r.Command(id))
 	res, err := job.Resume(p.ctx, id, job.Options{Home: p.g.homeDir(), Store: p.st, StoreFlag: p.g.storeURL, Version: version,
-		RetryFailures: true, RetryClasses: r.Classes, RetryFingerprints: r.Fingerprints, Logger: p.log})
+		RetryFailures: true, RetryClasses: r.Classes, RetryFingerprints: r.Fingerprints, RetryRoutes: r.Routes, Logger: p.log})
 	if res == nil {
 		return "", err
 	}

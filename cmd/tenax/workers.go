@@ -319,6 +319,7 @@ func refuseOnWorkers(cmd *cobra.Command, f runFlags) error {
 		{"batch", true, "batch mode sends the items through the provider's batch API from one process: run it without --workers"},
 		{"limit", resume, "a resume on workers runs all of the job's items still to run"},
 		{"fingerprint", resume, "a resume on workers re-runs every failed item: --retry-failures without =CLASS"},
+		{"route", resume, "a resume on workers re-runs every failed item: --retry-failures without =CLASS"},
 		{"retry-failures", resume && len(f.classes) > 0, "a resume on workers re-runs every failed item: --retry-failures without =CLASS"},
 		{"output", f.workers == 0, "with --workers 0 nothing runs here: when the workers are done, tenax export JOB --store … -o FILE"},
 	}

@@ -587,6 +587,22 @@ func (t *Task) EstimateTokens(item task.Item) int {
 	return c.tokens
 }
 
+// EstimateCost is what a call for item may cost in US dollars before it
+// is made, for routing by cost (engine.RoutingCost): the prompt's
+// estimated tokens at the model's input price plus max_tokens at its
+// output price. known is false when the model has no price (neither the
+// built-in table nor Config.Prices names it).
+func (t *Task) EstimateCost(item task.Item) (usd float64, known bool) {
+	if !t.priced {
+		return 0, false
+	}
+	u := task.Usage{OutputTokens: int64(t.maxTokensFor(item))}
+	if c, err := t.prepare(item); err == nil {
+		u.InputTokens, u.OutputTokens = int64(t.scale.apply(c.prompt)), int64(c.maxTokens)
+	}
+	return t.price.Cost(u), true
+}
+
 // Cached reports whether Run would serve item from the response cache,
 // making no call: the engine lets such items past the rate limiters and
 // cooldowns, which exist for calls. Prepare says the same without
