@@ -142,7 +142,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	}
 	// Rate limits are the shared ones, not each engine's.
 	cfg.RequestsPerMinute, cfg.TokensPerMinute = 0, 0
-	cfg.Prompter = r.shared
+	cfg.Operator = r.shared
 	cfg.Ledger = r.shared.ledger()
 	cfg.SharedLimiter = r.shared
 	cfg.SharedBreaker = r.shared
