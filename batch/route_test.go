@@ -54,7 +54,7 @@ func TestWavesMoveOffARouteWhoseBatchesFail(t *testing.T) {
 				asked := &answering{answers: []engine.TripDecision{engine.TripAbortRun}}
 				sum, err := w.runner(0, func(c *batch.Config) {
 					c.Routes, c.Fallback = w.routes(down), fallback
-					c.OnTrip, c.Prompter, c.TripMinimum = engine.TripPrompt, asked, 5
+					c.OnTrip, c.Operator, c.TripMinimum = engine.TripPrompt, asked, 5
 				}).Run(context.Background(), w.input())
 				if err != nil {
 					t.Fatal(err)

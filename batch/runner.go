@@ -125,11 +125,11 @@ type Config struct {
 	// fingerprint trips the breaker before the next wave.
 	TripShare   float64
 	TripMinimum int
-	// OnTrip is the breaker's action: TripPrompt asks Prompter, anything
+	// OnTrip is the breaker's action: TripPrompt asks Operator, anything
 	// else stops the run. The tripped items stay pending either way
 	// unless the operator says to continue.
 	OnTrip   engine.TripAction
-	Prompter engine.Prompter
+	Operator engine.Operator
 
 	// Limit caps the fresh items a run takes (0 = all).
 	Limit int
@@ -1058,8 +1058,8 @@ func (r *Runner) tripped(ctx context.Context, w *waveRun, carried map[int]*fligh
 	r.stats.Trips++
 	r.mu.Unlock()
 	goOn, replied := false, false
-	if r.cfg.OnTrip == engine.TripPrompt && r.cfg.Prompter != nil {
-		d := r.cfg.Prompter.Trip(ctx, report)
+	if r.cfg.OnTrip == engine.TripPrompt && r.cfg.Operator != nil {
+		d := r.cfg.Operator.Trip(ctx, report)
 		goOn, replied = d == engine.TripContinue, d != engine.TripNoAnswer
 	}
 	for _, f := range held {

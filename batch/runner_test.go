@@ -308,7 +308,7 @@ func TestAnExpiredBatchsRequestsGoIntoTheNextWave(t *testing.T) {
 	}
 }
 
-// answering is a Prompter that answers the breaker's question from a list.
+// answering is an Operator that answers the breaker's question from a list.
 type answering struct {
 	answers []engine.TripDecision
 	reports []engine.TripReport
@@ -321,7 +321,7 @@ func (a *answering) Trip(_ context.Context, r engine.TripReport) engine.TripDeci
 	return d
 }
 
-func (a *answering) Checkin(context.Context, []store.Record, engine.Stats) bool { return true }
+func (a *answering) CheckIn(context.Context, engine.CheckIn) bool { return true }
 
 func TestAWaveMostlyFailingWithOneErrorTripsTheBreakerAndLeavesThoseItemsPending(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -329,7 +329,7 @@ func TestAWaveMostlyFailingWithOneErrorTripsTheBreakerAndLeavesThoseItemsPending
 		defer w.close()
 		ask := &answering{answers: []engine.TripDecision{engine.TripContinue, engine.TripAbortRun}}
 		sum, err := w.runner(0, func(c *batch.Config) {
-			c.OnTrip, c.Prompter = engine.TripPrompt, ask
+			c.OnTrip, c.Operator = engine.TripPrompt, ask
 		}).Run(context.Background(), w.input())
 		if err != nil {
 			t.Fatal(err)

@@ -112,13 +112,66 @@ func TestCheckinShowsLatestAndAsks(t *testing.T) {
 	var out strings.Builder
 	p := console.NewPrompter(strings.NewReader("c\n"), &out)
 	latest := []store.Record{{Idx: 3, Output: []byte(`{"es": "coche"}`)}, {Idx: 4, Error: "400 bad", Class: classify.Item}}
-	if !p.Checkin(context.Background(), latest, engine.Stats{Done: 5, Total: 100, Failed: 1}) {
+	if !p.CheckIn(context.Background(), engine.CheckIn{Stats: engine.Stats{Done: 5, Total: 100, Failed: 1}, Latest: latest}) {
 		t.Fatal("answered Continue, got abort")
 	}
 	for _, want := range []string{"Check-in: 5/100 done, 1 failed", `#3 {"es":"coche"}`, "#4 failed (item): 400 bad", "[C]ontinue  [A]bort"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("check-in lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestTheTerminalIsToldTheTruthAboutASettledTrip: a terminal whose answer
+// came after a new trip said the breaker closed without an answer; it
+// says the trip was answered elsewhere and the breaker tripped again. One
+// whose read of the breaker failed said it closed without an answer; it
+// says the read failed, and why.
+func TestTheTerminalIsToldTheTruthAboutASettledTrip(t *testing.T) {
+	q := engine.SharedTrip{JobID: "job_1", Trip: 1}
+	for _, tc := range []struct {
+		settled engine.TripSettled
+		want    string
+	}{
+		{engine.TripSettled{Answered: true, Decision: engine.TripAbortRun, By: "tenax breaker on h (pid 1)"}, "answered elsewhere: abort, by tenax breaker on h (pid 1)"},
+		{engine.TripSettled{}, "closed before an answer came from here"},
+		{engine.TripSettled{TrippedAgain: 2}, "trip 1 of the circuit breaker was answered elsewhere (or closed by itself), and it has tripped again since (trip 2)"},
+		{engine.TripSettled{ReadErr: errors.New("worker: reading the breaker of job job_1: connection refused")},
+			"trip 1 of the circuit breaker was answered elsewhere or closed by itself, but reading how failed: worker: reading the breaker of job job_1: connection refused"},
+	} {
+		var out strings.Builder
+		console.NewPrompter(strings.NewReader(""), &out).Settled(q, tc.settled)
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("Settled(%+v) printed %q, want %q", tc.settled, out.String(), tc.want)
+		}
+	}
+}
+
+// TestOneTerminalPrompterAsksAJobsWorkers: the prompter a run of one
+// engine uses asks an attached job's shared trip in the words the worker
+// that tripped rendered, and its check-in, each after the line that says
+// every worker waits.
+func TestOneTerminalPrompterAsksAJobsWorkers(t *testing.T) {
+	var out strings.Builder
+	p := console.NewPrompter(strings.NewReader("i\nc\nc\n"), &out)
+	trip := engine.TripReport{Shared: &engine.SharedTrip{JobID: "job_7", Trip: 1, Owner: "w1",
+		Summary: "\nCircuit breaker open: 3 consecutive failures\n", Failures: []string{"\nItem:       #4 {}\n"}}}
+	if d := p.Trip(context.Background(), trip); d != engine.TripContinue {
+		t.Errorf("answered c to the shared trip, got %v", d)
+	}
+	if !p.CheckIn(context.Background(), engine.CheckIn{JobID: "job_7", Stats: engine.Stats{Done: 10, Total: 40}}) {
+		t.Error("answered c to the job's check-in, got abort")
+	}
+	for _, want := range []string{
+		"job job_7: the circuit breaker tripped on worker w1", "Circuit breaker open: 3 consecutive failures",
+		"Item:       #4 {}", "job job_7: paused for a check-in", "Check-in: 10/40 done, 0 failed",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the terminal lacks %q:\n%s", want, out.String())
+		}
+	}
+	if p.Asking() {
+		t.Error("Asking() is true after both questions were answered")
 	}
 }
 

@@ -2,12 +2,14 @@ package console
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tenaxhq/tenax/classify"
@@ -16,8 +18,10 @@ import (
 )
 
 // Prompter asks the operator what to do when the breaker trips or a
-// check-in is due. It implements engine.Prompter. Answers are read a line
-// at a time; the first letter decides, case-insensitively.
+// check-in is due. It is the terminal's engine.Operator, for a run of one
+// engine and for a job's workers attended from `tenax run --workers N`
+// alike. Answers are read a line at a time; the first letter decides,
+// case-insensitively.
 type Prompter struct {
 	in  *bufio.Reader
 	out io.Writer
@@ -27,12 +31,16 @@ type Prompter struct {
 	// Failures, when set, holds the run's recent failures: Inspect then
 	// pages through them, newest first, instead of showing only the last.
 	Failures *FailureLog
+	// Progress, when set, is the live progress line, paused while a
+	// question is asked so that it is not drawn over the question.
+	Progress *Progress
 
 	// unread is a read of in left running by a question that ended
 	// without an answer from here (its context was canceled: the web
 	// page answered). The next question takes it over instead of starting
 	// a second read that would lose the next line to the first.
 	unread chan readLine
+	asking atomic.Bool
 }
 
 // readLine is a line read from the terminal, and when it arrived.
@@ -63,8 +71,50 @@ func NewPrompter(in io.Reader, out io.Writer) *Prompter {
 // through every failure kept. End of input is engine.TripNoAnswer: nobody
 // answered, and the run stops as on Abort, saying so. A canceled ctx (the
 // page answered, or the run ended) returns it too; that answer is unused.
+//
+// A trip of a job's shared breaker (r.Shared) is asked in the words the
+// worker that tripped it rendered, after a line that says every worker
+// waits and that tenax breaker can answer too.
 func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDecision {
-	return p.AskTrip(ctx, NewTripQuestion(r, p.Failures))
+	defer p.ask()()
+	if sh := r.Shared; sh != nil {
+		fmt.Fprintf(p.out, "\ntenax: job %s: the circuit breaker tripped on worker %s; every worker holds the job's items until you answer (here, or tenax breaker continue|abort %s)\n", sh.JobID, sh.Owner, sh.JobID)
+	}
+	return p.askTrip(ctx, NewTripQuestion(r, p.Failures))
+}
+
+// ask marks a question on screen and pauses the progress line until the
+// function it returns is called.
+func (p *Prompter) ask() (done func()) {
+	p.asking.Store(true)
+	if p.Progress != nil {
+		p.Progress.Pause()
+	}
+	return func() {
+		if p.Progress != nil {
+			p.Progress.Resume()
+		}
+		p.asking.Store(false)
+	}
+}
+
+// Asking reports whether a question is on screen, so that progress
+// printed as lines (an attached run's) holds off until it is answered.
+func (p *Prompter) Asking() bool { return p.asking.Load() }
+
+// Settled tells the terminal how a trip of a job's shared breaker that it
+// was asked about, and did not answer, was settled.
+func (p *Prompter) Settled(q engine.SharedTrip, a engine.TripSettled) {
+	switch {
+	case a.ReadErr != nil:
+		fmt.Fprintf(p.out, "tenax: job %s: trip %d of the circuit breaker was answered elsewhere or closed by itself, but reading how failed: %v\n", q.JobID, q.Trip, a.ReadErr)
+	case a.TrippedAgain != 0:
+		fmt.Fprintf(p.out, "tenax: job %s: trip %d of the circuit breaker was answered elsewhere (or closed by itself), and it has tripped again since (trip %d)\n", q.JobID, q.Trip, a.TrippedAgain)
+	case !a.Answered:
+		fmt.Fprintf(p.out, "tenax: job %s: the circuit breaker closed before an answer came from here\n", q.JobID)
+	default:
+		fmt.Fprintf(p.out, "tenax: job %s: answered elsewhere: %s, by %s\n", q.JobID, a.Decision, cmp.Or(a.By, "another operator"))
+	}
 }
 
 // TripQuestion is a tripped breaker as the operator is asked about it,
@@ -81,8 +131,11 @@ type TripQuestion struct {
 }
 
 // NewTripQuestion renders r, with the failures of log after r's last (log
-// may be nil).
+// may be nil). A trip of a job's shared breaker comes rendered already.
 func NewTripQuestion(r engine.TripReport, log *FailureLog) TripQuestion {
+	if sh := r.Shared; sh != nil {
+		return TripQuestion{Summary: sh.Summary, Failures: sh.Failures}
+	}
 	q := TripQuestion{Summary: TripSummary(r)}
 	for _, f := range failurePages(r.Last, log) {
 		q.Failures = append(q.Failures, Inspect(&f))
@@ -90,8 +143,8 @@ func NewTripQuestion(r engine.TripReport, log *FailureLog) TripQuestion {
 	return q
 }
 
-// AskTrip is Trip for a question rendered already (NewTripQuestion).
-func (p *Prompter) AskTrip(ctx context.Context, q TripQuestion) engine.TripDecision {
+// askTrip asks a question rendered already (NewTripQuestion).
+func (p *Prompter) askTrip(ctx context.Context, q TripQuestion) engine.TripDecision {
 	p.print(q.Summary)
 	pages := q.Failures
 	shown := -1 // the failure Inspect showed last
@@ -153,10 +206,17 @@ func failurePages(last *engine.Failure, log *FailureLog) []engine.Failure {
 	return pages
 }
 
-// Checkin shows the latest outputs and asks "[C]ontinue  [A]bort".
-func (p *Prompter) Checkin(ctx context.Context, latest []store.Record, s engine.Stats) bool {
+// CheckIn shows the latest outputs and asks "[C]ontinue  [A]bort"; end
+// of input is Abort. A check-in of a job's workers says first that every
+// worker waits.
+func (p *Prompter) CheckIn(ctx context.Context, c engine.CheckIn) bool {
+	defer p.ask()()
+	if c.JobID != "" {
+		fmt.Fprintf(p.out, "\ntenax: job %s: paused for a check-in; every worker holds the job's items until you answer\n", c.JobID)
+	}
+	s := c.Stats
 	fmt.Fprintf(p.out, "\nCheck-in: %d/%d done, %d failed. Latest results:\n", s.Done, s.Total, s.Failed)
-	for _, rec := range latest {
+	for _, rec := range c.Latest {
 		p.print(fmt.Sprintf("  #%d %s\n", rec.Idx, recordLine(rec)))
 	}
 	for {

@@ -40,9 +40,9 @@ type Config struct {
 	// the breaker; nil counts every class (docs/classes.md, "What counts"). A final
 	// failure of another class neither counts nor resets the count.
 	BreakerCount []classify.Class
-	// Prompter asks the operator on TripPrompt and at check-ins. Without
-	// one, TripPrompt acts as TripAbort and check-ins are skipped.
-	Prompter Prompter
+	// Operator is asked on TripPrompt and at check-ins. Without one,
+	// TripPrompt acts as TripAbort and check-ins are skipped.
+	Operator Operator
 
 	// Validator checks each output; nil accepts every output.
 	Validator Validator
@@ -71,7 +71,7 @@ type Config struct {
 	Pacing Pacing
 
 	// CheckinEvery pauses after every N finished items to ask the
-	// Prompter whether to go on (0 = never).
+	// Operator whether to go on (0 = never).
 	CheckinEvery int
 
 	// Budget stops dispatch, like an operator abort, once reached.
@@ -234,7 +234,7 @@ const (
 	// TripAbort stops the run: in-flight calls finish and are recorded,
 	// everything else stays pending.
 	TripAbort TripAction = iota
-	// TripPrompt asks the Prompter: continue (reset the breaker) or abort.
+	// TripPrompt asks the Operator: continue (reset the breaker) or abort.
 	TripPrompt
 	// TripWait waits out the breaker's reset timeout, then lets its probes
 	// through; success closes it, failure opens it again.
@@ -357,39 +357,6 @@ func (b *BadItem) Error() string { return b.Err.Error() }
 
 // Unwrap returns the reason the item is bad.
 func (b *BadItem) Unwrap() error { return b.Err }
-
-// Prompter is the operator, asked when the breaker trips with TripPrompt and
-// at check-ins. Package console implements it on a terminal.
-type Prompter interface {
-	// Trip shows the report and returns the operator's decision.
-	Trip(ctx context.Context, r TripReport) TripDecision
-	// Checkin shows the latest records and reports whether to go on.
-	Checkin(ctx context.Context, latest []store.Record, s Stats) bool
-}
-
-// TripDecision is the operator's answer to a tripped breaker.
-type TripDecision uint8
-
-const (
-	// TripAbortRun saves the checkpoint and stops (exit 3).
-	TripAbortRun TripDecision = iota
-	// TripContinue resets the breaker and resumes dispatch.
-	TripContinue
-	// TripNoAnswer: nobody answered (the terminal's input ended). The run
-	// stops as on abort (exit 3), recorded as the breaker's stop, not the
-	// operator's.
-	TripNoAnswer
-)
-
-// TripReport is what the operator sees when the breaker opens.
-type TripReport struct {
-	// Reason says why it opened: "5 consecutive failures".
-	Reason string
-	// Last is the failure that opened it.
-	Last *Failure
-	// Stats are the run's counters at the moment of the trip.
-	Stats Stats
-}
 
 // Failure is one item's final failure, kept for reports and Inspect.
 type Failure struct {

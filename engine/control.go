@@ -98,7 +98,7 @@ func (e *Engine) handleTrip(ctx context.Context) {
 	report := TripReport{Reason: e.tripReason, Last: e.lastFail}
 	e.mu.Unlock()
 	report.Stats = e.Stats()
-	if e.cfg.OnTrip != TripPrompt || e.cfg.Prompter == nil {
+	if e.cfg.OnTrip != TripPrompt || e.cfg.Operator == nil {
 		e.Stop(StopBreaker, "circuit breaker open: "+report.Reason)
 		return
 	}
@@ -106,7 +106,7 @@ func (e *Engine) handleTrip(ctx context.Context) {
 		e.failRun(fmt.Errorf("engine: flushing the checkpoint before asking the operator: %w", err))
 		return
 	}
-	decision := e.cfg.Prompter.Trip(ctx, report)
+	decision := e.cfg.Operator.Trip(ctx, report)
 	if ctx.Err() != nil {
 		// The run ended while the operator was asked: nobody answered.
 		return
@@ -133,7 +133,7 @@ func (e *Engine) handleCheckin(ctx context.Context) {
 	e.mu.Lock()
 	latest := append([]store.Record(nil), e.latest...)
 	e.mu.Unlock()
-	goOn := e.cfg.Prompter.Checkin(ctx, latest, e.Stats())
+	goOn := e.cfg.Operator.CheckIn(ctx, CheckIn{Stats: e.Stats(), Latest: latest})
 	if ctx.Err() != nil {
 		return
 	}

@@ -20,7 +20,7 @@
 // errors at once, retryable errors once retries are exhausted, invalid
 // outputs once heal budgets are; any success resets the count. When the
 // breaker opens the engine stops dispatching, lets calls in flight finish and
-// records them, then aborts, asks a Prompter, or waits for the half-open
+// records them, then aborts, asks the Operator, or waits for the half-open
 // probes. Items that never got a record stay pending: a resume runs them.
 //
 // Everything observable goes out as Events (OnEvent) and Stats, which the

@@ -680,12 +680,12 @@ func (e *Engine) finish(ctx context.Context, item task.Item, rec store.Record, f
 	}
 	done := e.done.Add(1)
 	checkin := false
-	if f != nil || (e.cfg.CheckinEvery > 0 && e.cfg.Prompter != nil) {
+	if f != nil || (e.cfg.CheckinEvery > 0 && e.cfg.Operator != nil) {
 		e.mu.Lock()
 		if f != nil {
 			e.lastFail = f
 		}
-		if e.cfg.CheckinEvery > 0 && e.cfg.Prompter != nil {
+		if e.cfg.CheckinEvery > 0 && e.cfg.Operator != nil {
 			if len(e.latest) == latestKept {
 				copy(e.latest, e.latest[1:])
 				e.latest = e.latest[:latestKept-1]

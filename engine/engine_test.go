@@ -327,7 +327,7 @@ func (p *scriptedPrompter) Trip(_ context.Context, r engine.TripReport) engine.T
 	return a
 }
 
-func (p *scriptedPrompter) Checkin(context.Context, []store.Record, engine.Stats) bool {
+func (p *scriptedPrompter) CheckIn(context.Context, engine.CheckIn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.checkins++
@@ -345,7 +345,7 @@ func TestBreakerPromptContinueThenAbort(t *testing.T) {
 			return ok("x")
 		})
 		p := &scriptedPrompter{answers: []engine.TripDecision{engine.TripContinue, engine.TripAbortRun}}
-		e := engine.New(engine.Config{Concurrency: 1, Breaker: breaker.Settings{Threshold: 3}, OnTrip: engine.TripPrompt, Prompter: p, Total: 20}, tk, newMemJob())
+		e := engine.New(engine.Config{Concurrency: 1, Breaker: breaker.Settings{Threshold: 3}, OnTrip: engine.TripPrompt, Operator: p, Total: 20}, tk, newMemJob())
 		s, err := e.Run(context.Background(), items(20))
 		if err != nil {
 			t.Fatal(err)
@@ -584,7 +584,7 @@ func TestRateLimitHintPausesEveryone(t *testing.T) {
 func TestCheckinPausesAndAsks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &scriptedPrompter{goOn: false}
-		e := engine.New(engine.Config{Concurrency: 2, CheckinEvery: 10, Prompter: p, Total: 100}, task.Func(func(context.Context, task.Item) (task.Result, error) {
+		e := engine.New(engine.Config{Concurrency: 2, CheckinEvery: 10, Operator: p, Total: 100}, task.Func(func(context.Context, task.Item) (task.Result, error) {
 			time.Sleep(time.Millisecond)
 			return ok("x")
 		}), newMemJob())

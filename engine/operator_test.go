@@ -10,7 +10,6 @@ import (
 
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/engine"
-	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 )
 
@@ -29,7 +28,7 @@ func (p *waitingPrompter) Trip(context.Context, engine.TripReport) engine.TripDe
 	return p.answer
 }
 
-func (p *waitingPrompter) Checkin(context.Context, []store.Record, engine.Stats) bool { return true }
+func (p *waitingPrompter) CheckIn(context.Context, engine.CheckIn) bool { return true }
 
 // The breaker showed half_open on the page, in the terminal and in
 // /metrics while the run still waited for the operator: its reset timeout
@@ -43,7 +42,7 @@ func TestABreakerAwaitingTheOperatorReadsOpen(t *testing.T) {
 		p := &waitingPrompter{wait: 5 * time.Minute, answer: engine.TripAbortRun}
 		e := engine.New(engine.Config{
 			Concurrency: 1, Breaker: breaker.Settings{Threshold: 3, ResetTimeout: time.Second},
-			OnTrip: engine.TripPrompt, Prompter: p, Total: 10,
+			OnTrip: engine.TripPrompt, Operator: p, Total: 10,
 			OnEvent: func(ev engine.Event) {
 				if ev.Kind == engine.BreakerChanged {
 					mu.Lock()
@@ -76,7 +75,7 @@ func TestNoAnswerAtTheBreakerPromptIsNotTheOperatorsAbort(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tk := task.Func(func(context.Context, task.Item) (task.Result, error) { return task.Result{}, errFatal })
 		p := &waitingPrompter{answer: engine.TripNoAnswer}
-		e := engine.New(engine.Config{Concurrency: 1, Breaker: breaker.Settings{Threshold: 3}, OnTrip: engine.TripPrompt, Prompter: p, Total: 10}, tk, newMemJob())
+		e := engine.New(engine.Config{Concurrency: 1, Breaker: breaker.Settings{Threshold: 3}, OnTrip: engine.TripPrompt, Operator: p, Total: 10}, tk, newMemJob())
 		p.e = e
 		s, err := e.Run(context.Background(), items(10))
 		if err != nil {
@@ -103,7 +102,7 @@ func TestStatsTellHowLongTheOperatorPausedDispatch(t *testing.T) {
 			return ok("x")
 		})
 		p := &waitingPrompter{wait: 10 * time.Minute, answer: engine.TripContinue}
-		e := engine.New(engine.Config{Concurrency: 1, Breaker: breaker.Settings{Threshold: 3}, OnTrip: engine.TripPrompt, Prompter: p, Total: 10}, tk, newMemJob())
+		e := engine.New(engine.Config{Concurrency: 1, Breaker: breaker.Settings{Threshold: 3}, OnTrip: engine.TripPrompt, Operator: p, Total: 10}, tk, newMemJob())
 		p.e = e
 		start := time.Now()
 		s, err := e.Run(context.Background(), items(10))

@@ -12,7 +12,6 @@ import (
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/retry"
-	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 )
 
@@ -36,7 +35,7 @@ func (p *slowPrompter) Trip(ctx context.Context, _ engine.TripReport) engine.Tri
 	}
 }
 
-func (p *slowPrompter) Checkin(ctx context.Context, _ []store.Record, _ engine.Stats) bool {
+func (p *slowPrompter) CheckIn(ctx context.Context, _ engine.CheckIn) bool {
 	p.asked.Add(1)
 	select {
 	case <-time.After(p.delay):
@@ -53,7 +52,7 @@ func TestCheckinThatOutlivesTheRunIsNotAnAbort(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 			return ok("x")
 		})
-		e := engine.New(engine.Config{Concurrency: 8, CheckinEvery: 5, Prompter: p, Total: 10}, tk, newMemJob())
+		e := engine.New(engine.Config{Concurrency: 8, CheckinEvery: 5, Operator: p, Total: 10}, tk, newMemJob())
 		s, err := e.Run(context.Background(), items(10))
 		if err != nil {
 			t.Fatal(err)
@@ -132,7 +131,7 @@ func TestContinueAfterALongPauseKeepsTheRateLimit(t *testing.T) {
 		}()
 		e := engine.New(engine.Config{
 			Concurrency: 8, RequestsPerMinute: 60, Breaker: breaker.Settings{Threshold: 3},
-			OnTrip: engine.TripPrompt, Prompter: p,
+			OnTrip: engine.TripPrompt, Operator: p,
 		}, tk, newMemJob())
 		if _, err := e.Run(context.Background(), items(20)); err != nil {
 			t.Fatal(err)

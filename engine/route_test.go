@@ -391,7 +391,7 @@ func TestOperatorIsAskedOnlyWhenNoRouteCanServe(t *testing.T) {
 			mu.Unlock()
 		}
 		var once sync.Once
-		cfg := engine.Config{Concurrency: 1, Retry: fastRetry, OnTrip: engine.TripPrompt, Prompter: p,
+		cfg := engine.Config{Concurrency: 1, Retry: fastRetry, OnTrip: engine.TripPrompt, Operator: p,
 			Breaker:   breaker.Settings{Threshold: 2, ResetTimeout: time.Hour},
 			Routes:    []engine.Route{{Name: "a", Task: a}, {Name: "b", Task: b}},
 			Fallbacks: engine.Fallbacks{Outage: true},

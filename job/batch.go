@@ -193,7 +193,7 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 		PollMin: s.Batch.PollInterval, PollMax: s.Batch.PollMax,
 		OnlineTail: s.Batch.OnlineTail, Online: online, MaxEnqueuedTokens: s.Batch.MaxEnqueuedTokens,
 		TripShare: s.Batch.TripShare, TripMinimum: s.Breaker.Threshold,
-		OnTrip: cfg.OnTrip, Prompter: opts.Prompter,
+		OnTrip: cfg.OnTrip, Operator: opts.Operator,
 		Limit: opts.Limit, Total: m.Items, Skipped: skipped,
 		OnProgress: opts.OnBatchProgress, Logger: log,
 	})

@@ -5,5 +5,5 @@
 // manifest's state, the exit code).
 //
 // It is what `tenax run` and `tenax resume` do, as a library: a Go program
-// can call Run and Resume with its own Prompter and event consumer.
+// can call Run and Resume with its own Operator and event consumer.
 package job

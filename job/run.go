@@ -77,8 +77,8 @@ type Options struct {
 	// Interactive says a person is at a terminal: the breaker's default
 	// action becomes prompt, and check-ins happen.
 	Interactive bool
-	// Prompter asks that person.
-	Prompter engine.Prompter
+	// Operator asks that person (console.Prompter on a terminal).
+	Operator engine.Operator
 	// OnEvent receives the engine's events (besides the logger's use).
 	OnEvent func(engine.Event)
 	// OnBatchProgress receives, in batch mode, the state of the wave's
@@ -536,7 +536,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 	if err != nil {
 		return nil, usage(err)
 	}
-	cfg.Prompter = opts.Prompter
+	cfg.Operator = opts.Operator
 	inBatch, err := hasLedger(ctx, j, dir)
 	if err != nil {
 		return nil, err

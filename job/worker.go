@@ -113,9 +113,9 @@ func NewPlan(path string, source []byte, opts Options) (*Plan, error) {
 		return nil, usage(err)
 	}
 	// A worker has no terminal: on_trip prompt waits for the operator's
-	// decision through the worker's Prompter. Unset, as on one machine, it
+	// decision through the worker's Operator. Unset, as on one machine, it
 	// asks when a terminal attends the job (an attached tenax run) and
-	// aborts when none does: the worker's Prompter decides at the trip.
+	// aborts when none does: the worker's Operator decides at the trip.
 	cfg, err := engineConfig(s, true)
 	if err != nil {
 		return nil, usage(err)

@@ -85,7 +85,7 @@ func (silentTerminal) Trip(ctx context.Context, _ engine.TripReport) engine.Trip
 	return engine.TripAbortRun
 }
 
-func (silentTerminal) Checkin(ctx context.Context, _ []store.Record, _ engine.Stats) bool {
+func (silentTerminal) CheckIn(ctx context.Context, _ engine.CheckIn) bool {
 	<-ctx.Done()
 	return false
 }

@@ -8,12 +8,11 @@ import (
 
 	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/engine"
-	"github.com/tenaxhq/tenax/store"
 )
 
-// Prompter is the page as an engine.Prompter: a tripped breaker or a due
+// Prompter is the page as an engine.Operator: a tripped breaker or a due
 // check-in becomes a pending Question that the page shows with its
-// buttons, and Trip or Checkin returns the answer posted from the page.
+// buttons, and Trip or CheckIn returns the answer posted from the page.
 // Combine it with a terminal's prompter with Race.
 type Prompter struct {
 	// OnAnswer, when set, is told each answer given on the page ("continue"
@@ -66,8 +65,13 @@ func (p *Prompter) scrub(s string) string {
 // Abort. A canceled ctx (the run ended, or another prompter answered) is
 // Abort.
 func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDecision {
+	tq := console.NewTripQuestion(r, nil)
+	details := console.Inspect(nil)
+	if len(tq.Failures) > 0 {
+		details = tq.Failures[0]
+	}
 	p.mu.Lock()
-	q := Question{Kind: "trip", Summary: p.scrub(console.TripSummary(r)), Details: p.scrub(console.Inspect(r.Last))}
+	q := Question{Kind: "trip", Summary: p.scrub(tq.Summary), Details: p.scrub(details)}
 	p.mu.Unlock()
 	if p.ask(ctx, q) {
 		return engine.TripContinue
@@ -75,13 +79,14 @@ func (p *Prompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDec
 	return engine.TripAbortRun
 }
 
-// Checkin shows the latest records on the page and waits for Continue or
+// CheckIn shows the latest records on the page and waits for Continue or
 // Abort; a canceled ctx is Abort.
-func (p *Prompter) Checkin(ctx context.Context, latest []store.Record, s engine.Stats) bool {
+func (p *Prompter) CheckIn(ctx context.Context, c engine.CheckIn) bool {
+	s := c.Stats
 	p.mu.Lock()
 	q := Question{Kind: "checkin",
 		Summary: fmt.Sprintf("Check-in: %d/%d done, %d failed. Continue?", s.Done, s.Total, s.Failed)}
-	for _, rec := range latest {
+	for _, rec := range c.Latest {
 		ri := RecentItem{Idx: rec.Idx, ID: rec.ID, Outcome: "succeeded", Attempts: rec.Attempts, Heals: rec.HealAttempts}
 		if rec.Failed() {
 			ri.Outcome, ri.Class, ri.Error = "failed", rec.Class.String(), p.scrub(firstLine(rec.Error))
@@ -161,29 +166,30 @@ func (p *Prompter) signal() {
 	}
 }
 
-// Race returns a Prompter that asks every one of ps at once: the first
+// Race returns an Operator that asks every one of ps at once: the first
 // answer wins, and the others' contexts are canceled and waited for, so
 // that a terminal stops asking once the page has answered and the other
 // way round.
-func Race(ps ...engine.Prompter) engine.Prompter { return race(ps) }
+func Race(ps ...engine.Operator) engine.Operator { return race(ps) }
 
-type race []engine.Prompter
+type race []engine.Operator
 
 // Trip returns the first answer; a terminal whose input ended (no answer)
 // does not win over the page, which may still answer.
 func (r race) Trip(ctx context.Context, rep engine.TripReport) engine.TripDecision {
-	return first(ctx, r, func(ctx context.Context, p engine.Prompter) engine.TripDecision { return p.Trip(ctx, rep) },
+	return first(ctx, r, func(ctx context.Context, p engine.Operator) engine.TripDecision { return p.Trip(ctx, rep) },
 		func(d engine.TripDecision) bool { return d != engine.TripNoAnswer })
 }
 
-func (r race) Checkin(ctx context.Context, latest []store.Record, s engine.Stats) bool {
-	return first(ctx, r, func(ctx context.Context, p engine.Prompter) bool { return p.Checkin(ctx, latest, s) }, nil)
+// CheckIn returns the first answer.
+func (r race) CheckIn(ctx context.Context, c engine.CheckIn) bool {
+	return first(ctx, r, func(ctx context.Context, p engine.Operator) bool { return p.CheckIn(ctx, c) }, nil)
 }
 
 // first runs ask on every prompter and returns the first answer that is
 // an answer (answered, when set, says so), after the others have
 // returned; when none is, the last.
-func first[T any](ctx context.Context, ps []engine.Prompter, ask func(context.Context, engine.Prompter) T, answered func(T) bool) T {
+func first[T any](ctx context.Context, ps []engine.Operator, ask func(context.Context, engine.Operator) T, answered func(T) bool) T {
 	if len(ps) == 0 {
 		var abort T // TripAbortRun, or false: nobody to ask is Abort
 		return abort

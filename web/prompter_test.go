@@ -13,7 +13,6 @@ import (
 
 	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/engine"
-	"github.com/tenaxhq/tenax/store"
 )
 
 // stubborn never answers: it waits for its context and reports that it
@@ -26,7 +25,7 @@ func (s stubborn) Trip(ctx context.Context, _ engine.TripReport) engine.TripDeci
 	return engine.TripAbortRun
 }
 
-func (s stubborn) Checkin(ctx context.Context, _ []store.Record, _ engine.Stats) bool {
+func (s stubborn) CheckIn(ctx context.Context, _ engine.CheckIn) bool {
 	<-ctx.Done()
 	close(s.canceled)
 	return false
@@ -35,12 +34,12 @@ func (s stubborn) Checkin(ctx context.Context, _ []store.Record, _ engine.Stats)
 func TestRaceTakesTheFirstAnswerAndCancelsTheOthers(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		ask  func(engine.Prompter) bool
+		ask  func(engine.Operator) bool
 	}{
-		{"trip", func(p engine.Prompter) bool {
+		{"trip", func(p engine.Operator) bool {
 			return p.Trip(context.Background(), engine.TripReport{Reason: "test"}) == engine.TripContinue
 		}},
-		{"checkin", func(p engine.Prompter) bool { return p.Checkin(context.Background(), nil, engine.Stats{}) }},
+		{"checkin", func(p engine.Operator) bool { return p.CheckIn(context.Background(), engine.CheckIn{}) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			terminal := stubborn{canceled: make(chan struct{})}
@@ -214,7 +213,7 @@ func (noAnswer) Trip(context.Context, engine.TripReport) engine.TripDecision {
 	return engine.TripNoAnswer
 }
 
-func (noAnswer) Checkin(context.Context, []store.Record, engine.Stats) bool { return false }
+func (noAnswer) CheckIn(context.Context, engine.CheckIn) bool { return false }
 
 // A terminal whose input ended stopped the run at once, although the page
 // could still answer: its "no answer" won the race.

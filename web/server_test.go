@@ -296,7 +296,7 @@ func TestEventStreamPushesWhatChanges(t *testing.T) {
 
 	// A pending question arrives on its own event, and the end of the run
 	// ends the stream.
-	go m.Prompter.Checkin(context.Background(), nil, engine.Stats{Done: 1, Total: 10})
+	go m.Prompter.CheckIn(context.Background(), engine.CheckIn{Stats: engine.Stats{Done: 1, Total: 10}})
 	until("question", `value="continue"`)
 	m.End()
 	until("end", "the run has ended; tenax ui "+id+" serves this page again")

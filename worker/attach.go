@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/store"
 )
 
@@ -18,7 +19,7 @@ type Attached struct {
 	// before the workers start, so that the first check-in counts their
 	// first items) under the name By. Attending failures go to Warn: the
 	// job goes on, answered from elsewhere (tenax breaker).
-	Operator Operator
+	Operator engine.Operator
 	By       string
 	Warn     func(error)
 	// Every is how often the job's queue is read for Progress: 2s when 0.

@@ -3,74 +3,47 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"time"
+
+	"github.com/tenaxhq/tenax/engine"
 )
 
-// Question is a job's shared breaker waiting for the operator's answer
-// (on_trip: prompt), as the worker that tripped wrote it.
-type Question struct {
-	JobID string
-	// Trip numbers the breaker's trips: each trip is a new question.
-	Trip int
-	// Owner is the worker whose breaker tripped.
-	Owner string
-	// Summary and Failures are what the single-process prompt shows
-	// (console.TripQuestion): the breaker's summary, and each recent
-	// failure in full, the one that tripped it first.
-	Summary  string
-	Failures []string
+// Settler is an engine.Operator attending a job that is told how a trip
+// it was asked about was settled when the answer was not its own: another
+// operator answered first (TripSettled.By), or the breaker closed by
+// itself. Its Trip has returned before. console.Prompter is one.
+type Settler interface {
+	Settled(q engine.SharedTrip, s engine.TripSettled)
 }
 
-// Answer is how a question was settled.
-type Answer struct {
-	// Decision is "" when the breaker closed without an answer (its
-	// probes succeeded, or the worker that tripped died), when it
-	// tripped again since (TrippedAgain), or when how it was settled
-	// could not be read (ReadErr).
-	Decision Decision
-	// By is who answered, as Decide was told.
-	By string
-	// TrippedAgain is the breaker's trip now when the question's trip
-	// was settled elsewhere and the breaker tripped again before this
-	// operator heard of it: the row holds the new trip, so how the old
-	// one was settled is no longer known, only that it was. 0 otherwise.
-	TrippedAgain int
-	// ReadErr is why the breaker's row could not be read once the
-	// question was taken back: the trip was settled, or the breaker
-	// closed, but how is not known. nil otherwise.
-	ReadErr error
+// OperatorName is who answers a breaker from this process, as other
+// operators are told: what, on which host, which process.
+func OperatorName(what string) string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "an unknown host"
+	}
+	return fmt.Sprintf("%s on %s (pid %d)", what, host, os.Getpid())
 }
 
-// Operator is a person attached to a job who can answer its breaker's
-// questions: the terminal of `tenax run SPEC --workers N`.
-type Operator interface {
-	// Ask asks q and returns the answer; ok is false when there is none
-	// because ctx ended (the question was settled elsewhere, or the
-	// operator stopped attending).
-	Ask(ctx context.Context, q Question) (d Decision, ok bool)
-	// Settled tells the operator how q was settled when the answer was
-	// not theirs: another operator answered first (a.By), or the breaker
-	// closed by itself. Ask has returned before.
-	Settled(q Question, a Answer)
-	// CheckIn shows a check-in (the spec's checkin_every) and reports
-	// whether to go on; ok is false when there is no answer because ctx
-	// ended.
-	CheckIn(ctx context.Context, c CheckIn) (goOn, ok bool)
-}
-
-// Attend asks op each question of job jobID's shared breaker until ctx
-// ends, and writes op's answers as the operator's decision, as
-// `tenax breaker continue|abort` does, by by. The first answer wins:
-// when another operator answers first, or the breaker closes, the
-// question is taken back from op (Ask's context ends) and op is told how
-// it was settled.
+// Attend asks op each trip of job jobID's shared breaker (on_trip:
+// prompt) until ctx ends, as a TripReport whose Shared holds the question
+// as the worker that tripped wrote it, and writes op's answers as the
+// operator's decision, as `tenax breaker continue|abort` does, by by. The
+// first answer wins: when another operator answers first, or the breaker
+// closes, the question is taken back from op (Trip's context ends) and
+// op, when it is a Settler, is told how it was settled. TripNoAnswer, or
+// an answer after Trip's context ended, is no answer: tenax breaker can
+// still answer.
 //
 // When the job's spec sets checkin_every N, Attend also holds a check-in
 // after every N items finished from now on, by any worker: it pauses the
 // job's queue, waits until the items the workers had taken are recorded,
 // and asks op (CheckIn). Go on resumes the queue; abort stops the job on
 // every worker (Stop), its items pending until `tenax resume`.
-func (c *Client) Attend(ctx context.Context, jobID, by string, op Operator) error {
+func (c *Client) Attend(ctx context.Context, jobID, by string, op engine.Operator) error {
 	a, err := c.BeginAttending(ctx, jobID)
 	if err != nil {
 		return err
@@ -103,7 +76,7 @@ func (c *Client) BeginAttending(ctx context.Context, jobID string) (*Attendance,
 
 // Serve is Attend after BeginAttending: it asks op each question and
 // holds each check-in until ctx ends.
-func (a *Attendance) Serve(ctx context.Context, by string, op Operator) error {
+func (a *Attendance) Serve(ctx context.Context, by string, op engine.Operator) error {
 	c, jobID, checkins := a.c, a.jobID, a.checkins
 	if checkins != nil {
 		defer func() {
@@ -140,7 +113,7 @@ func (a *Attendance) Serve(ctx context.Context, by string, op Operator) error {
 			continue
 		}
 		asked = b.Trips
-		q := Question{JobID: jobID, Trip: b.Trips, Owner: b.Owner, Summary: b.Summary, Failures: b.Failures}
+		q := engine.SharedTrip{JobID: jobID, Trip: b.Trips, Owner: b.Owner, Summary: b.Summary, Failures: b.Failures}
 		if err := c.ask(ctx, t, q, by, op); err != nil {
 			return err
 		}
@@ -167,7 +140,7 @@ func (c *Client) isAttended(ctx context.Context, jobID string) bool {
 }
 
 // ask asks op one question, racing its answer against the breaker's row.
-func (c *Client) ask(ctx context.Context, t *time.Ticker, q Question, by string, op Operator) error {
+func (c *Client) ask(ctx context.Context, t *time.Ticker, q engine.SharedTrip, by string, op engine.Operator) error {
 	type reply struct {
 		d  Decision
 		ok bool
@@ -176,8 +149,16 @@ func (c *Client) ask(ctx context.Context, t *time.Ticker, q Question, by string,
 	defer cancel()
 	replies := make(chan reply, 1)
 	go func() {
-		d, ok := op.Ask(qctx, q)
-		replies <- reply{d, ok}
+		d := op.Trip(qctx, engine.TripReport{Shared: &q})
+		switch {
+		case qctx.Err() != nil || d == engine.TripNoAnswer:
+			// Nobody answered here: tenax breaker continue|abort still can.
+			replies <- reply{}
+		case d == engine.TripContinue:
+			replies <- reply{Continue, true}
+		default:
+			replies <- reply{Abort, true}
+		}
 	}()
 	for {
 		select {
@@ -189,7 +170,7 @@ func (c *Client) ask(ctx context.Context, t *time.Ticker, q Question, by string,
 			var ae *AnsweredError
 			switch {
 			case errors.As(err, &ae):
-				op.Settled(q, Answer{Decision: ae.Decision, By: ae.By})
+				settled(op, q, answered(ae.Decision, ae.By))
 			case errors.Is(err, ErrBreakerClosed), errors.Is(err, ErrTripSettled):
 				c.settled(ctx, q, op)
 			case err != nil && ctx.Err() == nil:
@@ -220,23 +201,42 @@ func (c *Client) ask(ctx context.Context, t *time.Ticker, q Question, by string,
 }
 
 // settled tells op how q was settled, from the breaker's row.
-func (c *Client) settled(ctx context.Context, q Question, op Operator) {
+func (c *Client) settled(ctx context.Context, q engine.SharedTrip, op engine.Operator) {
 	b, err := c.breaker(ctx, q.JobID)
 	if err != nil {
 		if ctx.Err() != nil {
 			// The operator stopped attending: as in ask, nothing is told.
 			return
 		}
-		// Answer{} would say the breaker closed without an answer: a
-		// guess presented as the truth.
-		op.Settled(q, Answer{ReadErr: err})
+		// TripSettled{} would say the breaker closed without an answer:
+		// a guess presented as the truth.
+		settled(op, q, engine.TripSettled{ReadErr: err})
 		return
 	}
 	if b.Trips != q.Trip {
 		// Telling this as "closed without an answer" was untrue: the
 		// trip was settled, and the breaker is open again.
-		op.Settled(q, Answer{TrippedAgain: b.Trips})
+		settled(op, q, engine.TripSettled{TrippedAgain: b.Trips})
 		return
 	}
-	op.Settled(q, Answer{Decision: Decision(b.Decision), By: b.DecidedBy})
+	settled(op, q, answered(Decision(b.Decision), b.DecidedBy))
+}
+
+// settled tells op, when it is a Settler, how q was settled.
+func settled(op engine.Operator, q engine.SharedTrip, s engine.TripSettled) {
+	if st, ok := op.(Settler); ok {
+		st.Settled(q, s)
+	}
+}
+
+// answered is a trip settled by d, by by; no decision ("") is a breaker
+// that closed without an answer.
+func answered(d Decision, by string) engine.TripSettled {
+	switch d {
+	case Continue:
+		return engine.TripSettled{Answered: true, Decision: engine.TripContinue, By: by}
+	case Abort:
+		return engine.TripSettled{Answered: true, Decision: engine.TripAbortRun, By: by}
+	}
+	return engine.TripSettled{}
 }

@@ -11,23 +11,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/store"
 )
-
-// CheckIn is a job run by workers paused after every N items (the spec's
-// checkin_every), so that the operator sees its latest results before it
-// spends more. The job's queue is paused and the items its workers had
-// taken are finished and recorded before the question is asked, as one
-// process drains its calls in flight.
-type CheckIn struct {
-	JobID string
-	// Done counts the job's items with a final record, Failed those of
-	// them that failed, and Total the job's items.
-	Done, Total, Failed int
-	// Latest holds the job's most recently recorded results, oldest first.
-	Latest []store.Record
-}
 
 // checkinLatest is how many recent records a check-in shows, as one
 // process shows.
@@ -90,7 +77,7 @@ func (c *Client) newCheckins(ctx context.Context, jobID string) (*checkins, erro
 // queue or stops the job. A read that fails is tried again at the next
 // tick; only a failed stop is returned, since the operator's abort would
 // be lost.
-func (k *checkins) step(ctx context.Context, by string, op Operator) error {
+func (k *checkins) step(ctx context.Context, by string, op engine.Operator) error {
 	var due bool
 	if err := k.c.pool.QueryRow(ctx, `SELECT due FROM tenax_checkins WHERE job_id = $1`, k.jobID).Scan(&due); err != nil || !due {
 		return nil
@@ -124,8 +111,9 @@ func (k *checkins) step(ctx context.Context, by string, op Operator) error {
 	if err != nil {
 		return nil
 	}
-	goOn, ok := op.CheckIn(ctx, q)
-	if !ok {
+	goOn := op.CheckIn(ctx, q)
+	if ctx.Err() != nil {
+		// No answer: the operator stopped attending.
 		return nil
 	}
 	if !goOn {
@@ -170,20 +158,20 @@ func (c *Client) releaseCheckin(ctx context.Context, jobID, queue string) {
 
 // question reads what a check-in shows: the counts and the latest
 // records.
-func (k *checkins) question(ctx context.Context) (CheckIn, error) {
-	q := CheckIn{JobID: k.jobID}
+func (k *checkins) question(ctx context.Context) (engine.CheckIn, error) {
+	q := engine.CheckIn{JobID: k.jobID}
 	j, err := k.c.store.OpenReadOnly(ctx, k.jobID)
 	if err != nil {
 		return q, err
 	}
 	defer j.Close()
-	q.Total = j.Manifest().Items
+	q.Stats.Total = j.Manifest().Items
 	o, err := j.Outcomes(ctx)
 	if err != nil {
 		return q, err
 	}
-	ok, failed, _ := o.Count(q.Total)
-	q.Done, q.Failed = ok+failed, failed
+	ok, failed, _ := o.Count(q.Stats.Total)
+	q.Stats.Done, q.Stats.Failed = ok+failed, failed
 	rows, err := k.c.pool.Query(ctx, `SELECT record FROM tenax_records WHERE job_id = $1 ORDER BY seq DESC LIMIT $2`, k.jobID, checkinLatest)
 	if err != nil {
 		return q, fmt.Errorf("worker: the latest records of job %s: %w", k.jobID, err)

@@ -6,13 +6,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker"
 )
 
 // asked is what a check-in showed, and the job's queue when it was asked.
 type asked struct {
-	q worker.CheckIn
+	q engine.CheckIn
 	p worker.Progress
 }
 
@@ -23,7 +24,7 @@ func checkInRecorder(t *testing.T, c *worker.Client, answer func(n int) bool) (*
 		mu  sync.Mutex
 		got []asked
 	)
-	op := &operator{checkIn: func(ctx context.Context, q worker.CheckIn) (bool, bool) {
+	op := &operator{checkIn: func(ctx context.Context, q engine.CheckIn) bool {
 		p, err := c.Progress(ctx, q.JobID)
 		if err != nil {
 			t.Errorf("progress at a check-in: %v", err)
@@ -32,7 +33,7 @@ func checkInRecorder(t *testing.T, c *worker.Client, answer func(n int) bool) (*
 		got = append(got, asked{q, p})
 		n := len(got)
 		mu.Unlock()
-		return answer(n), true
+		return answer(n)
 	}}
 	return op, func() []asked {
 		mu.Lock()
@@ -79,17 +80,17 @@ func TestCheckInsPauseEveryWorker(t *testing.T) {
 		at := 20 * (i + 1)
 		// The items the workers had taken when the count was reached
 		// finish first: at most the two workers' two places each.
-		if a.q.Done < at || a.q.Done > at+8 {
-			t.Errorf("check-in %d after %d items, want %d to %d", i+1, a.q.Done, at, at+8)
+		if a.q.Stats.Done < at || a.q.Stats.Done > at+8 {
+			t.Errorf("check-in %d after %d items, want %d to %d", i+1, a.q.Stats.Done, at, at+8)
 		}
-		if a.q.Total != 60 || a.q.Failed != 0 || len(a.q.Latest) != 5 {
-			t.Errorf("check-in %d showed %d total, %d failed, %d latest records; want 60, 0 and 5", i+1, a.q.Total, a.q.Failed, len(a.q.Latest))
+		if a.q.Stats.Total != 60 || a.q.Stats.Failed != 0 || len(a.q.Latest) != 5 {
+			t.Errorf("check-in %d showed %d total, %d failed, %d latest records; want 60, 0 and 5", i+1, a.q.Stats.Total, a.q.Stats.Failed, len(a.q.Latest))
 		}
 		if ci := a.p.CheckIns; ci == nil || !ci.Due || ci.Every != 20 || ci.Next != int64(at) {
 			t.Errorf("while check-in %d was asked, Progress.CheckIns = %+v; want due, every 20, next %d", i+1, ci, at)
 		}
-		if !a.p.Paused || a.p.Running != 0 || a.p.Finished != a.q.Done {
-			t.Errorf("while check-in %d was asked the queue was paused=%v with %d running and %d finished; want paused, 0 running, %d finished", i+1, a.p.Paused, a.p.Running, a.p.Finished, a.q.Done)
+		if !a.p.Paused || a.p.Running != 0 || a.p.Finished != a.q.Stats.Done {
+			t.Errorf("while check-in %d was asked the queue was paused=%v with %d running and %d finished; want paused, 0 running, %d finished", i+1, a.p.Paused, a.p.Running, a.p.Finished, a.q.Stats.Done)
 		}
 	}
 }
@@ -125,8 +126,8 @@ func TestAbortAtACheckInStopsTheJobUntilResumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Paused || p.Finished != got[0].q.Done || p.Waiting != 60-got[0].q.Done {
-		t.Errorf("after the abort: %+v; want the queue paused with the %d items not done waiting", p, 60-got[0].q.Done)
+	if !p.Paused || p.Finished != got[0].q.Stats.Done || p.Waiting != 60-got[0].q.Stats.Done {
+		t.Errorf("after the abort: %+v; want the queue paused with the %d items not done waiting", p, 60-got[0].q.Stats.Done)
 	}
 
 	resume(t, c, e.JobID, worker.RequeueOptions{})
@@ -147,10 +148,10 @@ func TestATerminalLeavingDuringACheckInLeavesTheJobRunning(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	asking := make(chan struct{})
-	op := &operator{checkIn: func(ctx context.Context, _ worker.CheckIn) (bool, bool) {
+	op := &operator{checkIn: func(ctx context.Context, _ engine.CheckIn) bool {
 		close(asking)
 		<-ctx.Done()
-		return false, false
+		return false
 	}}
 	attended := make(chan error, 1)
 	go func() { attended <- c.Attend(ctx, e.JobID, "the test's terminal", op) }()

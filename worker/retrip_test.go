@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker"
 )
@@ -14,7 +15,7 @@ import (
 // TestAnAnswerAfterANewTripIsToldTheBreakerTrippedAgain: a terminal whose
 // answer to trip 1 came after another operator had answered it and the
 // breaker had tripped again was told the breaker closed without an answer
-// (Answer{}). It is told the trip was settled and the breaker tripped
+// (TripSettled{}). It is told the trip was settled and the breaker tripped
 // again, and which trip it is on.
 func TestAnAnswerAfterANewTripIsToldTheBreakerTrippedAgain(t *testing.T) {
 	c := open(t, testDSN(t))
@@ -22,12 +23,12 @@ func TestAnAnswerAfterANewTripIsToldTheBreakerTrippedAgain(t *testing.T) {
 	release := make(chan struct{})
 	// Trip 1's answer comes only once the breaker tripped again; trip 2
 	// is aborted, which ends the job.
-	op := &operator{answer: func(_ context.Context, q worker.Question) (worker.Decision, bool) {
+	op := &operator{answer: func(_ context.Context, q engine.SharedTrip) engine.TripDecision {
 		if q.Trip == 1 {
 			<-release
-			return worker.Continue, true
+			return engine.TripContinue
 		}
-		return worker.Abort, true
+		return engine.TripAbortRun
 	}}
 	attend(t, c, e.JobID, "a slow terminal", op)
 	startWorkers(t, c, 1, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
@@ -49,7 +50,7 @@ func TestAnAnswerAfterANewTripIsToldTheBreakerTrippedAgain(t *testing.T) {
 		_, settled := op.seen()
 		return len(settled) == 1, nil
 	})
-	if _, settled := op.seen(); settled[0].Decision != "" || settled[0].TrippedAgain < trips {
+	if _, settled := op.seen(); settled[0].Answered || settled[0].TrippedAgain < trips {
 		t.Errorf("told %+v, want trip 1 settled and the breaker tripped again (trip %d or later)", settled[0], trips)
 	}
 	waitFor(t, "the job to be aborted at trip 2", func() (bool, error) {
@@ -59,7 +60,7 @@ func TestAnAnswerAfterANewTripIsToldTheBreakerTrippedAgain(t *testing.T) {
 
 // TestAFailedReadOfHowATripWasSettledIsToldAsSuch: a terminal whose
 // question was taken back, and whose read of the breaker's row then
-// failed, was told the breaker closed without an answer (Answer{}). It is
+// failed, was told the breaker closed without an answer (TripSettled{}). It is
 // told the read failed, with the database's error.
 func TestAFailedReadOfHowATripWasSettledIsToldAsSuch(t *testing.T) {
 	dsn := testDSN(t)
@@ -76,12 +77,12 @@ func TestAFailedReadOfHowATripWasSettledIsToldAsSuch(t *testing.T) {
 	// the read of how it was settled: a database error. (On a connection
 	// of its own: a pgx.Conn is for one goroutine.)
 	away := connect(t, dsn)
-	op := &operator{answer: func(ctx context.Context, q worker.Question) (worker.Decision, bool) {
+	op := &operator{answer: func(ctx context.Context, _ engine.SharedTrip) engine.TripDecision {
 		<-ctx.Done()
 		if _, err := away.Exec(context.Background(), `ALTER TABLE tenax_breakers RENAME TO tenax_breakers_away`); err != nil {
 			t.Error(err)
 		}
-		return "", false
+		return engine.TripNoAnswer
 	}}
 	attend(t, c, e.JobID, "a terminal", op)
 	waitFor(t, "the terminal to be asked", func() (bool, error) {
@@ -100,7 +101,7 @@ func TestAFailedReadOfHowATripWasSettledIsToldAsSuch(t *testing.T) {
 	}
 	_, settled := op.seen()
 	var pgErr *pgconn.PgError
-	if a := settled[0]; a.Decision != "" || a.TrippedAgain != 0 || !errors.As(a.ReadErr, &pgErr) {
+	if a := settled[0]; a.Answered || a.TrippedAgain != 0 || !errors.As(a.ReadErr, &pgErr) {
 		t.Errorf("told %+v, want the read's failure, a database error", a)
 	}
 }

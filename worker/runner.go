@@ -175,7 +175,7 @@ func (r *runner) share(ctx context.Context, cfg *engine.Config) error {
 	}
 	// Rate limits are the shared ones, not each engine's.
 	cfg.RequestsPerMinute, cfg.TokensPerMinute = 0, 0
-	cfg.Prompter = r.shared
+	cfg.Operator = r.shared
 	cfg.Ledger = r.shared.ledger()
 	cfg.SharedLimiter = r.shared
 	cfg.SharedBreaker = r.shared

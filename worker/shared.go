@@ -365,7 +365,7 @@ func (s *shared) jobCounts(ctx context.Context, st engine.Stats) engine.Stats {
 	return st
 }
 
-// Trip is the Prompter of a job whose on_trip is prompt: no worker has a
+// Trip is the Operator of a job whose on_trip is prompt: no worker has a
 // terminal, so the trip waits for the operator's decision in the database
 // (`tenax breaker continue|abort JOB`, or the terminal of an attached
 // `tenax run`, which asks the question written here).
@@ -450,8 +450,9 @@ func (s *shared) abortUnattended(ctx context.Context) engine.TripDecision {
 	return engine.TripAbortRun
 }
 
-// Checkin is never asked: workers have no check-ins.
-func (s *shared) Checkin(context.Context, []store.Record, engine.Stats) bool { return true }
+// CheckIn is never asked: a worker's engine has no check-ins (an
+// attending terminal holds the job's, through Attend).
+func (s *shared) CheckIn(context.Context, engine.CheckIn) bool { return true }
 
 // Hold is the engine's SharedBreaker: calls wait while another worker's
 // breaker holds the job.

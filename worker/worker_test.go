@@ -20,6 +20,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/internal/pgtest"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/mock"
@@ -336,42 +337,45 @@ func TestBreakerTripOnOneWorkerAbortsTheJobOnAll(t *testing.T) {
 // operator is an attached operator whose answers come from answer, and
 // from checkIn at check-ins (go on when nil).
 type operator struct {
-	answer  func(ctx context.Context, q worker.Question) (worker.Decision, bool)
-	checkIn func(ctx context.Context, c worker.CheckIn) (goOn, ok bool)
+	answer  func(ctx context.Context, q engine.SharedTrip) engine.TripDecision
+	checkIn func(ctx context.Context, c engine.CheckIn) bool
 
 	mu      sync.Mutex
-	asked   []worker.Question
-	settled []worker.Answer
+	asked   []engine.SharedTrip
+	settled []engine.TripSettled
 }
 
-func (o *operator) Ask(ctx context.Context, q worker.Question) (worker.Decision, bool) {
+func (o *operator) Trip(ctx context.Context, r engine.TripReport) engine.TripDecision {
+	if r.Shared == nil {
+		panic("an attending operator was asked a trip that is not a job's shared breaker's")
+	}
 	o.mu.Lock()
-	o.asked = append(o.asked, q)
+	o.asked = append(o.asked, *r.Shared)
 	o.mu.Unlock()
-	return o.answer(ctx, q)
+	return o.answer(ctx, *r.Shared)
 }
 
-func (o *operator) Settled(q worker.Question, a worker.Answer) {
+func (o *operator) Settled(_ engine.SharedTrip, a engine.TripSettled) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.settled = append(o.settled, a)
 }
 
-func (o *operator) CheckIn(ctx context.Context, c worker.CheckIn) (goOn, ok bool) {
+func (o *operator) CheckIn(ctx context.Context, c engine.CheckIn) bool {
 	if o.checkIn == nil {
-		return true, true
+		return true
 	}
 	return o.checkIn(ctx, c)
 }
 
-func (o *operator) seen() ([]worker.Question, []worker.Answer) {
+func (o *operator) seen() ([]engine.SharedTrip, []engine.TripSettled) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return append([]worker.Question(nil), o.asked...), append([]worker.Answer(nil), o.settled...)
+	return append([]engine.SharedTrip(nil), o.asked...), append([]engine.TripSettled(nil), o.settled...)
 }
 
 // attend runs c.Attend for op until the test ends.
-func attend(t *testing.T, c *worker.Client, jobID, by string, op worker.Operator) {
+func attend(t *testing.T, c *worker.Client, jobID, by string, op engine.Operator) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -395,11 +399,11 @@ func TestAttendedOperatorsAnswersReachEveryWorker(t *testing.T) {
 	c := open(t, testDSN(t))
 	e := promptJob(t, c)
 	// Continue at the first trip, abort at the second.
-	op := &operator{answer: func(_ context.Context, q worker.Question) (worker.Decision, bool) {
+	op := &operator{answer: func(_ context.Context, q engine.SharedTrip) engine.TripDecision {
 		if q.Trip == 1 {
-			return worker.Continue, true
+			return engine.TripContinue
 		}
-		return worker.Abort, true
+		return engine.TripAbortRun
 	}}
 	attend(t, c, e.JobID, "the test's terminal", op)
 	startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
@@ -456,9 +460,9 @@ func TestFirstAnswerWinsAndTheOtherOperatorIsTold(t *testing.T) {
 	c := open(t, testDSN(t))
 	e := promptJob(t, c)
 	// This operator never answers: another does first.
-	op := &operator{answer: func(ctx context.Context, _ worker.Question) (worker.Decision, bool) {
+	op := &operator{answer: func(ctx context.Context, _ engine.SharedTrip) engine.TripDecision {
 		<-ctx.Done()
-		return "", false
+		return engine.TripNoAnswer
 	}}
 	attend(t, c, e.JobID, "a slow terminal", op)
 	startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
@@ -473,7 +477,7 @@ func TestFirstAnswerWinsAndTheOtherOperatorIsTold(t *testing.T) {
 		_, settled := op.seen()
 		return len(settled) == 1, nil
 	})
-	if _, settled := op.seen(); settled[0] != (worker.Answer{Decision: worker.Abort, By: "tenax breaker elsewhere"}) {
+	if _, settled := op.seen(); settled[0] != (engine.TripSettled{Answered: true, Decision: engine.TripAbortRun, By: "tenax breaker elsewhere"}) {
 		t.Errorf("told %+v, want abort by tenax breaker elsewhere", settled[0])
 	}
 	err := c.Decide(t.Context(), e.JobID, worker.Continue, "a late terminal")
@@ -499,7 +503,7 @@ func TestUnsetOnTripAsksAnAttendingTerminalElseAborts(t *testing.T) {
 	t.Run("attended", func(t *testing.T) {
 		c := open(t, testDSN(t))
 		e := unsetJob(t, c)
-		op := &operator{answer: func(context.Context, worker.Question) (worker.Decision, bool) { return worker.Abort, true }}
+		op := &operator{answer: func(context.Context, engine.SharedTrip) engine.TripDecision { return engine.TripAbortRun }}
 		attend(t, c, e.JobID, "the test's terminal", op)
 		startWorkers(t, c, 2, worker.Config{Jobs: []string{e.JobID}, Concurrency: 2})
 		waitFor(t, "the job to be aborted by the terminal's answer", func() (bool, error) {

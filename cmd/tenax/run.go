@@ -19,7 +19,6 @@ import (
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/job"
-	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/jsonl"
 )
 
@@ -225,13 +224,13 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		Batch: f.batch,
 	}
 
-	var prompter *pausingPrompter
+	var prompter *console.Prompter
 	if interactive {
-		prompter = &pausingPrompter{inner: console.NewPrompter(g.stdin, screen)}
+		prompter = console.NewPrompter(g.stdin, screen)
 		// Inspect pages through the failures the breaker drained.
 		failures := console.NewFailureLog(console.DefaultFailureLogSize)
-		prompter.inner.Failures = failures
-		opts.Prompter = prompter
+		prompter.Failures = failures
+		opts.Operator = prompter
 		opts.OnEvent = failures.Observe
 	}
 	w, err := startWatch(screen, f, &opts)
@@ -250,7 +249,7 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		running.Store(s.Engine)
 		w.start(s)
 		if prompter != nil {
-			prompter.inner.Redact = s.Redact
+			prompter.Redact = s.Redact
 		}
 		if g.quiet || s.Stats != nil {
 			// Batch mode prints a line at each poll instead (below).
@@ -259,7 +258,7 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		p := console.NewProgress(screen, 5*time.Second, s.Engine.Stats)
 		p.Width = g.stderrWidth
 		if prompter != nil {
-			prompter.progress = p
+			prompter.Progress = p
 		}
 		pctx, pcancel := context.WithCancel(ctx)
 		done := make(chan struct{})
@@ -296,29 +295,6 @@ func ended(g *globals, res *job.Result, runErr error) error {
 		return &exitError{code: res.ExitCode}
 	}
 	return nil
-}
-
-// pausingPrompter stops the live progress line while the operator is asked,
-// so the question is not drawn over.
-type pausingPrompter struct {
-	inner    *console.Prompter
-	progress *console.Progress // nil with --quiet
-}
-
-func (p *pausingPrompter) Trip(ctx context.Context, r engine.TripReport) engine.TripDecision {
-	if p.progress != nil {
-		p.progress.Pause()
-		defer p.progress.Resume()
-	}
-	return p.inner.Trip(ctx, r)
-}
-
-func (p *pausingPrompter) Checkin(ctx context.Context, latest []store.Record, s engine.Stats) bool {
-	if p.progress != nil {
-		p.progress.Pause()
-		defer p.progress.Resume()
-	}
-	return p.inner.Checkin(ctx, latest, s)
 }
 
 // handleSignals: the first SIGINT, SIGTERM or SIGHUP drains the running

@@ -58,10 +58,10 @@ func startWatch(out io.Writer, f runFlags, opts *job.Options) (*watch, error) {
 		w.monitor.Prompter.OnAnswer = func(_ web.Question, answer string) {
 			fmt.Fprintf(out, "\ntenax: answered on the web page: %s\n", answer)
 		}
-		if opts.Prompter != nil {
-			opts.Prompter = web.Race(opts.Prompter, w.monitor.Prompter)
+		if opts.Operator != nil {
+			opts.Operator = web.Race(opts.Operator, w.monitor.Prompter)
 		} else {
-			opts.Prompter = w.monitor.Prompter
+			opts.Operator = w.monitor.Prompter
 		}
 		opts.Interactive = true
 	}
@@ -124,7 +124,7 @@ func (w *watch) close() {
 	}
 }
 
-var _ engine.Prompter = (*web.Prompter)(nil)
+var _ engine.Operator = (*web.Prompter)(nil)
 
 // registerBuild registers tenax_build_info, this binary's version,
 // revision and Go version, on reg.

@@ -428,9 +428,11 @@ func attach(ctx context.Context, g *globals, c *worker.Client, id string, n int,
 			log.Warn("answering the breaker from this terminal failed; use tenax breaker continue|abort", "job", id, "error", err)
 		},
 	}
-	var op *worker.TerminalOperator
+	// The terminal's prompter of a run on one machine: the job's trips
+	// and check-ins are asked in the same words.
+	var op *console.Prompter
 	if g.interactive() {
-		op = worker.NewTerminalOperator(console.NewPrompter(g.stdin, g.stderr), g.stderr)
+		op = console.NewPrompter(g.stdin, g.stderr)
 		at.Operator, at.By = op, worker.OperatorName("the terminal of tenax run")
 	}
 	if !g.quiet {
