@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tenaxhq/tenax/task"
 )
 
 // StatusError reports a response whose status is not 2xx. It carries what
@@ -29,7 +31,8 @@ type StatusError struct {
 // MaxErrorBody caps StatusError.Body.
 const MaxErrorBody = 64 << 10
 
-// Error reads like "http: 503 Service Unavailable: first line of the body".
+// Error reads like "http: 503 Service Unavailable: first line of the body",
+// or, for an HTML page, the page's text (task.PageText).
 func (e *StatusError) Error() string {
 	var b strings.Builder
 	b.WriteString("http: ")
@@ -38,7 +41,11 @@ func (e *StatusError) Error() string {
 		b.WriteByte(' ')
 		b.WriteString(text)
 	}
-	if line := firstLine(e.Body, 200); line != "" {
+	line := firstLine(e.Body, 200)
+	if task.IsPage(e.Header.Get("Content-Type"), []byte(e.Body)) {
+		line = task.PageText([]byte(e.Body), 200)
+	}
+	if line != "" {
 		b.WriteString(": ")
 		b.WriteString(line)
 	}

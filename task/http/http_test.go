@@ -70,6 +70,11 @@ func TestRunNon2xxIsStatusError(t *testing.T) {
 		{"bad request, retry anyway", 400, map[string]string{"X-Should-Retry": "true", "Retry-After-Ms": "250.5"}, "", 250500 * time.Microsecond, new(true), "", "http: 400 Bad Request"},
 		{"not modified", 304, nil, "", 0, nil, "", "http: 304 Not Modified"},
 		{"unknown status", 599, nil, "odd", 0, nil, "", "http: 599: odd"},
+		// A proxy's HTML page was recorded as "<!DOCTYPE html>", its first line.
+		{"a proxy's HTML page is recorded by its text", 502, map[string]string{"Content-Type": "text/html; charset=utf-8"},
+			"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title><style>h1{color:red}</style></head>\n<body><h1>Bad Gateway</h1><p>upstream connect error &amp; reset</p><hr><center>nginx</center></body></html>\n",
+			0, nil, "", "http: 502 Bad Gateway: 502 Bad Gateway Bad Gateway upstream connect error & reset nginx"},
+		{"a page without its content type too", 503, nil, "<html><body><p>Service down for maintenance</p></body></html>", 0, nil, "", "http: 503 Service Unavailable: Service down for maintenance"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

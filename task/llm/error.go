@@ -2,14 +2,13 @@ package llm
 
 import (
 	"encoding/json"
-	"html"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tenaxhq/tenax/retry"
+	"github.com/tenaxhq/tenax/task"
 )
 
 // Error is a provider's error response: its status, the error's type and
@@ -230,42 +229,13 @@ func scalar(v any) string {
 const maxExcerpt = 300
 
 // bodyExcerpt is the text of an error body that is not a provider's JSON
-// error: tags, scripts and styles stripped, entities decoded, whitespace
-// folded, cut at maxExcerpt characters. "" for a JSON body or no text.
+// error (task.PageText), cut at maxExcerpt characters. "" for a JSON body
+// or no text.
 func bodyExcerpt(body []byte) string {
 	if len(body) == 0 || json.Valid(body) {
 		return ""
 	}
-	text := string(body)
-	var b strings.Builder
-	for len(text) > 0 {
-		lt := strings.IndexByte(text, '<')
-		if lt < 0 {
-			b.WriteString(text)
-			break
-		}
-		b.WriteString(text[:lt])
-		b.WriteByte(' ')
-		text = text[lt:]
-		for _, skip := range []string{"script", "style"} {
-			if len(text) > len(skip) && strings.EqualFold(text[1:1+len(skip)], skip) {
-				if end := strings.Index(strings.ToLower(text), "</"+skip); end >= 0 {
-					text = text[end:]
-				}
-			}
-		}
-		gt := strings.IndexByte(text, '>')
-		if gt < 0 {
-			break
-		}
-		text = text[gt+1:]
-	}
-	folded := strings.Join(strings.Fields(html.UnescapeString(b.String())), " ")
-	if utf8.RuneCountInString(folded) <= maxExcerpt {
-		return folded
-	}
-	r := []rune(folded)
-	return string(r[:maxExcerpt]) + "…"
+	return task.PageText(body, maxExcerpt)
 }
 
 // filterVerdict reads Azure's content filter results (a prompt's
