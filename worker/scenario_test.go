@@ -1,0 +1,96 @@
+package worker_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tenaxhq/tenax/engine/enginetest"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/worker"
+)
+
+// scenarioSpec is a job over the shared scenarios' items under their
+// retry policy (enginetest.Policy) and heal budget (enginetest.Budget),
+// validated as enginetest.Validator validates: only {"answer":"valid"}
+// passes. The breaker's threshold is out of reach, as the local run's
+// breaker counts nothing: the breaker is not what the scenarios are about.
+const scenarioSpec = `name: scenarios
+input: items.jsonl
+task:
+  type: llm
+  provider: mock
+  model: mock-json
+  output: json
+  prompt: "Answer as scenario {{.scenario}}"
+validate:
+  json_schema:
+    type: object
+    required: [answer]
+    properties:
+      answer: {const: valid}
+heal:
+  max_attempts: 2
+retry:
+  max_attempts: 3
+  backoff: {base: 10ms, max: 10ms, jitter: none}
+breaker:
+  threshold: 1000
+cache: {enabled: false}
+`
+
+// writeScenarioJob writes scenarioSpec and the scenarios' items, item idx
+// for scenarios[idx], and returns the spec's path.
+func writeScenarioJob(t *testing.T, scenarios []enginetest.Scenario) string {
+	t.Helper()
+	dir := t.TempDir()
+	var in strings.Builder
+	for _, sc := range scenarios {
+		fmt.Fprintf(&in, "{\"id\": %q, \"scenario\": %q}\n", sc.Name, sc.Name)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "items.jsonl"), []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(path, []byte(scenarioSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSharedScenariosOnWorkers runs the per-item core's shared scenarios
+// (enginetest) through River's workers on PostgreSQL, each item's calls
+// answered by its scenario's script: the same records as the local run
+// and batch waves.
+func TestSharedScenariosOnWorkers(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	scenarios := enginetest.Scenarios()
+	e := enqueue(t, c, writeScenarioJob(t, scenarios))
+	script := &enginetest.Script{Scenarios: scenarios}
+	cfg := worker.Config{Jobs: []string{e.JobID}, Concurrency: 4}
+	worker.WrapTask(&cfg, func(task.Task) task.Task { return script })
+	startWorkers(t, c, 1, cfg)
+	waitFor(t, "the job to finish", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	// Five scenarios end in a failure: the job finishes failed, not
+	// aborted (the breaker kept out of it) nor interrupted.
+	if st := jobState(t, c, e.JobID); st != store.StateFailed {
+		t.Errorf("the job ended %s, want %s: every scenario ends its item, some failed", st, store.StateFailed)
+	}
+	oneRecordEach(t, dsn, e.JobID, len(scenarios), "after the scenarios ran")
+	j, err := c.Store().OpenReadOnly(t.Context(), e.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	recs := map[int]store.Record{}
+	if err := j.Scan(t.Context(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	enginetest.Check(t, "workers", scenarios, recs)
+}
