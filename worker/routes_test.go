@@ -223,7 +223,12 @@ func TestARouteCooldownMetByOneWorkerHoldsTheOther(t *testing.T) {
 	dsn := testDSN(t)
 	c := open(t, dsn)
 	var aCalls, bCalls keyCounter
-	a := httptest.NewServer(aCalls.wrap(answering(http.StatusTooManyRequests, map[string]string{"Retry-After": "120"})))
+	// An item that had picked a before the cooldown began waits it out at
+	// a's gate and meets a second one there: the job lasts up to two
+	// cooldowns, which must fit in waitFor's 3 minutes on a loaded
+	// machine (120 s did not), and one must outlast the second worker's
+	// items on b.
+	a := httptest.NewServer(aCalls.wrap(answering(http.StatusTooManyRequests, map[string]string{"Retry-After": "45"})))
 	t.Cleanup(a.Close)
 	var hold atomic.Bool
 	b := holdingFirst(&bCalls, &hold)
