@@ -110,6 +110,12 @@ func (e *Engine) strategy(ir *itemRoute, rs []*route, tier int, room bool) *rout
 			in = append(in, r)
 		}
 	}
+	if len(in) == 0 {
+		// The headroom the caller read a moment ago is gone (another
+		// item took the slot, a cooldown began): wait at the tier's
+		// soonest route rather than pick from nothing.
+		return soonest(rs, tier)
+	}
 	switch e.cfg.Routing {
 	case RoutingLeastLoaded:
 		return leastLoaded(in)

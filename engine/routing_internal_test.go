@@ -130,3 +130,22 @@ func TestExplorationTakesOneCallPerPeriod(t *testing.T) {
 		t.Errorf("ten picks went %v; want one to explore slow and nine to fast", got)
 	}
 }
+
+// TestAStrategyLeftWithoutHeadroomWaitsAtTheTier: pick read a tier's
+// headroom, then strategy read it again, and another item could take the
+// last slot (or a cooldown begin) in between: weighted got no route and
+// panicked (rand.IntN(0), seen once in CI). Every strategy now waits at
+// the tier's soonest route.
+func TestAStrategyLeftWithoutHeadroomWaitsAtTheTier(t *testing.T) {
+	for _, routing := range []Routing{RoutingWeighted, RoutingLeastLoaded, RoutingCost, RoutingLatency} {
+		e := New(Config{Concurrency: 8, Routing: routing, Routes: []Route{
+			{Name: "a", Task: priced(1)}, {Name: "b", Task: priced(1)},
+		}}, pricedTask{}, nil)
+		e.routes[0].gate.cooldown(time.Now().Add(time.Minute))
+		e.routes[1].gate.cooldown(time.Now().Add(time.Second))
+		got := e.strategy(&itemRoute{item: &task.Item{}}, e.routes, 0, true)
+		if got == nil || got.Name != "b" {
+			t.Errorf("routing %v with no headroom left picked %v, want b, the sooner ready", routing, got)
+		}
+	}
+}
