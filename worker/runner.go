@@ -389,8 +389,12 @@ func (r *runner) begin(ctx context.Context, idx int) (end func(), waited bool, e
 			return func() {
 				r.mu.Lock()
 				delete(r.running, idx)
+				idle := len(r.running) == 0
 				r.mu.Unlock()
 				close(ch)
+				if idle && r.shared != nil {
+					r.shared.idle.Store(true)
+				}
 			}, waited, nil
 		}
 		r.mu.Unlock()

@@ -40,3 +40,35 @@ func TestAWorkerStoppedJustAfterTheLastRecordCompletesTheJob(t *testing.T) {
 	}
 	oneRecordEach(t, dsn, e.JobID, n, "after the stop")
 }
+
+// TestARunningWorkerRecordsTheJobsEndOnceItsLastItemEnds: a drained
+// job's end was written only by the runner's periodic look, every two
+// seconds, so a job of a second's work stayed running for up to two more
+// (1.9 s of a 4.4 s run of 10,000 items, measured). The periodic look is
+// pushed out of reach here: the end must come from the last execution's
+// leaving, with the worker still running.
+func TestARunningWorkerRecordsTheJobsEndOnceItsLastItemEnds(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	const n = 20
+	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
+	cfg := worker.Config{Jobs: []string{e.JobID}, Concurrency: 4, Options: job.Options{Home: t.TempDir(), Logger: quiet()}}
+	worker.FinalizeEvery(&cfg, time.Hour)
+	w, err := c.NewWorker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}()
+	waitFor(t, "the job's end recorded while its worker runs", func() (bool, error) {
+		return jobState(t, c, e.JobID) == store.StateCompleted, nil
+	})
+	oneRecordEach(t, dsn, e.JobID, n, "once the job ended")
+}

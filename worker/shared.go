@@ -45,6 +45,12 @@ type shared struct {
 	closed     chan struct{}
 	closeOnce  sync.Once
 
+	// idle is set when the runner's last execution ended: the job may be
+	// drained, so poll's next tick looks at once rather than at its
+	// finalizeEvery, and a job's end is recorded a tick after its last
+	// record instead of up to two seconds later.
+	idle atomic.Bool
+
 	// failures keeps this engine's recent failures for the question of
 	// a prompt trip, as the single-process prompt keeps them.
 	failures *console.FailureLog
@@ -212,7 +218,7 @@ func (s *shared) poll() {
 				r.eng.Cooldown(until, "rate limited: a 429 met by a worker of this job")
 			}
 		}
-		if time.Since(lastFinalize) > cmp.Or(r.w.cfg.finalizeEvery, finalizeEvery) {
+		if s.idle.Swap(false) || time.Since(lastFinalize) > cmp.Or(r.w.cfg.finalizeEvery, finalizeEvery) {
 			lastFinalize = time.Now()
 			if drained, err := r.w.c.drained(ctx, r.queue); err == nil && drained && r.inFlight() == 0 {
 				if err := r.w.c.finalize(ctx, r.jobID); err != nil {
