@@ -212,11 +212,15 @@ func (e *ledgerError) Unwrap() error { return e.err }
 
 // pass waits until a call estimated at tokens may go, and returns its
 // ticket. A cached call makes no request: it only needs the run's breaker.
-// It returns ctx's cause when the run stops first, *BudgetError when a
-// budget is reached and *ledgerError when a shared ledger fails.
+// A cooldown met on the way is refused (errRouteCooling) instead of
+// waited out when refuseCooling, if set, says so: a route's gate whose
+// item chose it before that cooldown began, and would rather choose
+// again. It returns ctx's cause when
+// the run stops first, *BudgetError when a budget is reached and
+// *ledgerError when a shared ledger fails.
 //
 // Long: the gate's waits in their one order (budget, pause, breaker, cooldown, limiters, slot last), read at once.
-func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error) {
+func (g *gate) pass(ctx context.Context, tokens int, cached bool, refuseCooling func() bool) (ticket, error) {
 	var t ticket
 	if cached {
 		p, _, err := g.open(ctx)
@@ -260,6 +264,10 @@ func (g *gate) pass(ctx context.Context, tokens int, cached bool) (ticket, error
 		c, err := g.cool.Allow()
 		if err != nil {
 			g.release(p)
+			if refuseCooling != nil && refuseCooling() {
+				g.abandon(&t)
+				return ticket{}, errRouteCooling
+			}
 			if err := g.waitCooldown(ctx); err != nil {
 				g.abandon(&t)
 				return ticket{}, err

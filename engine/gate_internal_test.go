@@ -107,7 +107,7 @@ func TestSporadicRetryHintsKeepTheLearnedPace(t *testing.T) {
 		for range 3 * perSecond { // more callers than the pace lets go
 			wg.Go(func() {
 				for {
-					tk, err := g.pass(ctx, 0, false)
+					tk, err := g.pass(ctx, 0, false, nil)
 					if err != nil {
 						return
 					}

@@ -122,7 +122,7 @@ func (e *Engine) passItem(ctx, dctx context.Context, r *itemRun) (t ticket, prep
 		t, prep, perr, err = e.passRouted(ctx, dctx, r)
 	} else {
 		prep, perr = e.prepare(ctx, r.item)
-		t, err = e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil)
+		t, err = e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil, nil)
 	}
 	var budget *BudgetError
 	var ledger *ledgerError

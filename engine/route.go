@@ -157,6 +157,11 @@ func (e *noRouteError) Error() string { return "no route can take this item: " +
 // gives no permit now: the item picks again.
 var errRouteRefused = errors.New("engine: the route's breaker refused the call")
 
+// errRouteCooling is a route's gate refusing a call because the route
+// began a cooldown after the item chose it: the item chooses again rather
+// than wait the cooldown out.
+var errRouteCooling = errors.New("engine: the route began a cooldown after it was chosen")
+
 // newRoutes makes each route's breaker and gate.
 func (e *Engine) newRoutes(cfg Config) {
 	ch := make(chan struct{})
@@ -443,6 +448,9 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 	if ir.estimate == 0 {
 		ir.estimate = e.routeEstimate(r.item)
 	}
+	// waitCooling lets the next pick's call wait out its route's
+	// cooldown: the route it left for one was the only one.
+	waitCooling := false
 	for {
 		rt, why, open := e.pick(ir)
 		if rt == nil && !open {
@@ -452,7 +460,7 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 			e.tripNoRoute(why)
 			// Wait at the run's gate as every item does while it is open;
 			// then pick again.
-			t, err = e.gate.pass(dctx, 0, true)
+			t, err = e.gate.pass(dctx, 0, true, nil)
 			if err != nil {
 				return t, prep, nil, err
 			}
@@ -463,10 +471,11 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 			ir.move = false
 		}
 		ir.cur = rt
+		chosenAt := rt.gate.cooled.Load()
 		if rt.prep != nil {
 			prep, perr = rt.prep.Prepare(ctx, r.item)
 		}
-		t, err = e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil)
+		t, err = e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil, nil)
 		if err != nil {
 			return t, prep, perr, err
 		}
@@ -475,7 +484,18 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 			return t, prep, perr, nil
 		}
 		changed := *e.routeChanged.Load()
-		r.rt, err = rt.gate.pass(dctx, prep.Tokens, false)
+		// A cooldown the route begins after the item chose it (while
+		// the item waits at the run's gate or for the route's limiter)
+		// sends the item back to choose: waiting there would hold one of
+		// the run's call slots for the whole cooldown, though another
+		// route may be free sooner. One it chose knowing of the cooldown
+		// it waits out.
+		var refuseCooling func() bool
+		if !waitCooling {
+			refuseCooling = func() bool { return rt.gate.cooled.Load() != chosenAt }
+		}
+		waitCooling = false
+		r.rt, err = rt.gate.pass(dctx, prep.Tokens, false, refuseCooling)
 		if err == nil {
 			rt.calls.Add(1)
 			clear(ir.refused)
@@ -486,15 +506,23 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 		}
 		e.gate.abandon(&t)
 		t.permit.Release()
+		if ir.refused == nil {
+			ir.refused = make([]bool, len(e.routes))
+		}
+		if errors.Is(err, errRouteCooling) {
+			ir.refused[rt.idx] = true
+			if other, _ := e.candidates(ir, true); other == nil {
+				ir.refused[rt.idx] = false
+				waitCooling = true
+			}
+			continue
+		}
 		if !errors.Is(err, errRouteRefused) {
 			return ticket{}, prep, nil, err
 		}
 		// The route's breaker opened (the next pick skips it), or its
 		// half-open probe is out: another route takes the call, or, with
 		// none, the item waits for some route to change.
-		if ir.refused == nil {
-			ir.refused = make([]bool, len(e.routes))
-		}
 		ir.refused[rt.idx] = true
 		if other, _ := e.candidates(ir, true); other == nil && rt.br.State() != breaker.Open {
 			clear(ir.refused)

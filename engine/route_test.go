@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -439,6 +440,46 @@ func TestRoutesShareByTheirLimits(t *testing.T) {
 		}
 		if took > 66*time.Second {
 			t.Errorf("900 calls at 600+300 rpm took %v; want about a minute", took)
+		}
+	})
+}
+
+// TestAnItemThatChoseARouteBeforeItsCooldownGoesElsewhere: with both
+// routes at their limits, items queue at the limiter of the route whose
+// turn comes soonest. A 429 then began a's one-minute cooldown, and the
+// items queued at a waited it out there, each holding one of the run's
+// call slots, while b's turns came every second. Now an item whose route
+// began a cooldown after it chose the route chooses again. Only the item
+// that met the 429 waits its retry hint.
+func TestAnItemThatChoseARouteBeforeItsCooldownGoesElsewhere(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		a := &routeTask{fn: func(_ task.Item, call int) (task.Result, error) {
+			time.Sleep(100 * time.Millisecond)
+			if call == 1 {
+				return task.Result{}, classify.WithClass(hinted429{after: time.Minute}, classify.Retryable, "test")
+			}
+			return ok("a")
+		}}
+		b := &routeTask{fn: func(task.Item, int) (task.Result, error) {
+			time.Sleep(100 * time.Millisecond)
+			return ok("b")
+		}}
+		cfg := engine.Config{Concurrency: 16, Retry: fastRetry, Breaker: breaker.Settings{Threshold: 5, ResetTimeout: time.Second},
+			Routes: []engine.Route{{Name: "a", Task: a, RequestsPerMinute: 60}, {Name: "b", Task: b, RequestsPerMinute: 60}}}
+		sum, recs := routeRun(t, cfg, 20)
+		if sum.Succeeded != 20 {
+			t.Fatalf("%d of 20 succeeded", sum.Succeeded)
+		}
+		var late []string
+		for _, r := range recs {
+			if r.FinishedAt.Sub(start) >= time.Minute && r.Attempts == 1 {
+				late = append(late, fmt.Sprintf("item %d on %s", r.Idx, r.Route))
+			}
+		}
+		if len(late) > 0 {
+			t.Errorf("%d items that met no 429 ended after a's one-minute cooldown though b was free (%s); a took %d calls, b %d",
+				len(late), strings.Join(late, ", "), a.called(), b.called())
 		}
 	})
 }
