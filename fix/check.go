@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/internal/lazyregexp"
 	texec "github.com/tenaxhq/tenax/task/exec"
 )
 
@@ -160,10 +160,10 @@ const (
 )
 
 var (
-	goFailedPackage = regexp.MustCompile(`^FAIL\s+\S.*\s+\(?[0-9.]+m?s\)?$|^FAIL\s+\S+$`)
-	goSetupFailed   = regexp.MustCompile(`^FAIL\s+.*\[(setup|build) failed\]$`)
-	noiseLine       = regexp.MustCompile(`^(FAIL|PASS|ok\s.*|exit status \d+)$`)
-	errorLike       = regexp.MustCompile(`(?i)\b(\w*error|\w*exception|panic|fatal|failed|cannot|can't|could not|unable to|no such|not found|undefined|invalid|malformed|denied|refused|unexpected)\b`)
+	goFailedPackage = lazyregexp.New(`^FAIL\s+\S.*\s+\(?[0-9.]+m?s\)?$|^FAIL\s+\S+$`)
+	goSetupFailed   = lazyregexp.New(`^FAIL\s+.*\[(setup|build) failed\]$`)
+	noiseLine       = lazyregexp.New(`^(FAIL|PASS|ok\s.*|exit status \d+)$`)
+	errorLike       = lazyregexp.New(`(?i)\b(\w*error|\w*exception|panic|fatal|failed|cannot|can't|could not|unable to|no such|not found|undefined|invalid|malformed|denied|refused|unexpected)\b`)
 )
 
 // tellingLine picks the line of a failed check's output that says most
@@ -189,13 +189,13 @@ func tellingLine(output string) string {
 		switch {
 		case afterHeader:
 			rank = rankAfterGoHeader
-		case goSetupFailed.MatchString(line):
+		case goSetupFailed().MatchString(line):
 			rank = rankSetupFailed
-		case noiseLine.MatchString(line):
+		case noiseLine().MatchString(line):
 			rank = rankNoise
-		case goFailedPackage.MatchString(line):
+		case goFailedPackage().MatchString(line):
 			rank = rankFailedPackage
-		case errorLike.MatchString(line):
+		case errorLike().MatchString(line):
 			rank = rankErrorLike
 		}
 		afterHeader = false

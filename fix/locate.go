@@ -6,9 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/tenaxhq/tenax/internal/lazyregexp"
 )
 
 // Location is where an error points in the work directory.
@@ -32,7 +33,7 @@ type Source struct {
 // sourceContext is the lines shown before and after an error's line.
 const sourceContext = 10
 
-var locationPattern = regexp.MustCompile(`((?:[A-Za-z]:)?[\w.\-@+/\\]*\.\w+)(?::(\d+)(?::(\d+))?|\((\d+),(\d+)\))`)
+var locationPattern = lazyregexp.New(`((?:[A-Za-z]:)?[\w.\-@+/\\]*\.\w+)(?::(\d+)(?::(\d+))?|\((\d+),(\d+)\))`)
 
 // skipDirs are never searched for a file an error names.
 var skipDirs = map[string]bool{".git": true, "node_modules": true, ".tenax": true, "vendor": true, "__pycache__": true, ".venv": true}
@@ -45,7 +46,7 @@ const maxWalk = 50_000
 // package (go test's calc_test.go:12) is found by its ending.
 func locate(ctx context.Context, f fence, msg, output string) (Location, bool) {
 	for _, text := range []string{msg, output} {
-		for _, m := range locationPattern.FindAllStringSubmatch(text, 50) {
+		for _, m := range locationPattern().FindAllStringSubmatch(text, 50) {
 			file := resolveFile(f.dir, m[1])
 			if file == "" {
 				continue

@@ -2,11 +2,11 @@ package fix
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/internal/lazyregexp"
 )
 
 // Tally is what the test runner itself says about one run of the check,
@@ -26,21 +26,21 @@ type Tally struct {
 
 var (
 	// pytest's last line: "==== 2 failed, 1 passed, 1 error in 0.01s ====".
-	pytestTotals = regexp.MustCompile(`^=+ (.+?) in [0-9.]+s(?: \([0-9:]+\))? =+$`)
+	pytestTotals = lazyregexp.New(`^=+ (.+?) in [0-9.]+s(?: \([0-9:]+\))? =+$`)
 	// "!!!! Interrupted: 1 error during collection !!!!".
-	pytestCollection = regexp.MustCompile(`Interrupted: (\d+ errors?) during collection`)
+	pytestCollection = lazyregexp.New(`Interrupted: (\d+ errors?) during collection`)
 	// "FAIL	example.com/calc [build failed]".
-	goNotRun = regexp.MustCompile(`^FAIL\s+(\S+)\s+\[(build|setup) failed\]`)
+	goNotRun = lazyregexp.New(`^FAIL\s+(\S+)\s+\[(build|setup) failed\]`)
 	// jest's "Tests:       1 failed, 3 passed, 4 total".
-	jestTotals = regexp.MustCompile(`^Tests:\s+.*?(\d+) total`)
+	jestTotals = lazyregexp.New(`^Tests:\s+.*?(\d+) total`)
 	// vitest's "      Tests  1 failed | 3 passed (4)" or "Tests  no tests".
-	vitestTotals  = regexp.MustCompile(`^\s*Tests\s+.*\((\d+)\)\s*$`)
-	vitestNoTests = regexp.MustCompile(`^\s*Tests\s+no tests\s*$`)
+	vitestTotals  = lazyregexp.New(`^\s*Tests\s+.*\((\d+)\)\s*$`)
+	vitestNoTests = lazyregexp.New(`^\s*Tests\s+no tests\s*$`)
 	// jest's " FAIL  src/a.test.js" then "  ● Test suite failed to run";
 	// vitest's " FAIL  src/a.test.js [ src/a.test.js ]".
-	jestFailFile   = regexp.MustCompile(`^ FAIL\s+(\S+)`)
-	jestSuiteStuck = regexp.MustCompile(`^\s*● Test suite failed to run`)
-	vitestSuiteNot = regexp.MustCompile(`^ FAIL\s+(\S+) \[ `)
+	jestFailFile   = lazyregexp.New(`^ FAIL\s+(\S+)`)
+	jestSuiteStuck = lazyregexp.New(`^\s*● Test suite failed to run`)
+	vitestSuiteNot = lazyregexp.New(`^ FAIL\s+(\S+) \[ `)
 )
 
 // TallyOf reads the runner's own totals from a check's output. Every
@@ -52,38 +52,38 @@ func TallyOf(output string) Tally {
 	failFile := "?"
 	for _, line := range strings.Split(output, "\n") {
 		line = strings.TrimRight(line, "\r")
-		if m := pytestTotals.FindStringSubmatch(line); m != nil {
+		if m := pytestTotals().FindStringSubmatch(line); m != nil {
 			if n, ok := pytestRan(m[1]); ok {
 				t.Tests = n
 			}
 		}
-		if m := pytestCollection.FindStringSubmatch(line); m != nil {
+		if m := pytestCollection().FindStringSubmatch(line); m != nil {
 			t.Stopped = fmt.Sprintf("pytest stopped at collection (%s during collection) and ran no test", m[1])
 
 		}
-		if m := goNotRun.FindStringSubmatch(line); m != nil {
+		if m := goNotRun().FindStringSubmatch(line); m != nil {
 			notBuilt = append(notBuilt, m[1]+" ["+m[2]+" failed]")
 		}
-		if m := jestTotals.FindStringSubmatch(line); m != nil {
+		if m := jestTotals().FindStringSubmatch(line); m != nil {
 			t.Tests, _ = strconv.Atoi(m[1])
 		}
-		if m := vitestTotals.FindStringSubmatch(line); m != nil {
+		if m := vitestTotals().FindStringSubmatch(line); m != nil {
 			t.Tests, _ = strconv.Atoi(m[1])
 		}
-		if vitestNoTests.MatchString(line) {
+		if vitestNoTests().MatchString(line) {
 			t.Tests = 0
 		}
-		if m := jestFailFile.FindStringSubmatch(line); m != nil {
+		if m := jestFailFile().FindStringSubmatch(line); m != nil {
 			failFile = m[1]
 		}
-		if t.Stopped == "" && jestSuiteStuck.MatchString(line) {
+		if t.Stopped == "" && jestSuiteStuck().MatchString(line) {
 			t.Stopped = fmt.Sprintf("the test suite %s failed to run", failFile)
 		}
-		if m := vitestSuiteNot.FindStringSubmatch(line); m != nil && t.Stopped == "" {
+		if m := vitestSuiteNot().FindStringSubmatch(line); m != nil && t.Stopped == "" {
 			t.Stopped = fmt.Sprintf("the test suite %s failed to run", m[1])
 		}
 	}
-	if t.Stopped != "" && t.Tests > 0 && pytestCollection.MatchString(output) {
+	if t.Stopped != "" && t.Tests > 0 && pytestCollection().MatchString(output) {
 		t.Tests = 0 // the totals' errors are the collection's
 	}
 	if len(notBuilt) > 0 && t.Stopped == "" {

@@ -1,8 +1,9 @@
 package heal
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/tenaxhq/tenax/internal/lazyregexp"
 )
 
 // The extractors turn a check's output into the errors a fix loop tracks.
@@ -15,11 +16,11 @@ import (
 const maxMessageLines = 3
 
 var (
-	detectGoTest = regexp.MustCompile(`(?m)^\s*--- FAIL: |^FAIL\t|^panic: |^ok  \t`)
-	detectPytest = regexp.MustCompile(`(?m)^=+ (?:FAILURES|ERRORS|short test summary info|test session starts) =+$|^(?:FAILED|ERROR) \S+::`)
-	detectJest   = regexp.MustCompile(`(?m)^\s*● |^ FAIL  \S`)
-	detectTSC    = regexp.MustCompile(`\berror TS\d+:`)
-	detectESLint = regexp.MustCompile(`(?m)^\s+\d+:\d+\s+(?:error|warning)\s{2,}`)
+	detectGoTest = lazyregexp.New(`(?m)^\s*--- FAIL: |^FAIL\t|^panic: |^ok  \t`)
+	detectPytest = lazyregexp.New(`(?m)^=+ (?:FAILURES|ERRORS|short test summary info|test session starts) =+$|^(?:FAILED|ERROR) \S+::`)
+	detectJest   = lazyregexp.New(`(?m)^\s*● |^ FAIL  \S`)
+	detectTSC    = lazyregexp.New(`\berror TS\d+:`)
+	detectESLint = lazyregexp.New(`(?m)^\s+\d+:\d+\s+(?:error|warning)\s{2,}`)
 )
 
 // Extract detects which tool wrote output (go test, pytest, jest or
@@ -30,15 +31,15 @@ func Extract(output string) []Observed {
 	output = stripANSI(output)
 	var found []Observed
 	switch {
-	case detectGoTest.MatchString(output):
+	case detectGoTest().MatchString(output):
 		found = ExtractGoTest(output)
-	case detectPytest.MatchString(output):
+	case detectPytest().MatchString(output):
 		found = ExtractPytest(output)
-	case detectJest.MatchString(output):
+	case detectJest().MatchString(output):
 		found = ExtractJest(output)
-	case detectTSC.MatchString(output):
+	case detectTSC().MatchString(output):
 		found = ExtractTSC(output)
-	case detectESLint.MatchString(output):
+	case detectESLint().MatchString(output):
 		found = ExtractESLint(output)
 	}
 	if len(found) > 0 {
@@ -51,7 +52,7 @@ func stripANSI(s string) string {
 	if strings.IndexByte(s, 0x1b) < 0 {
 		return s
 	}
-	return ansiEscape.ReplaceAllString(s, "")
+	return ansiEscape().ReplaceAllString(s, "")
 }
 
 func splitLines(s string) []string {
@@ -80,13 +81,13 @@ func (c *collector) add(name, msg string) {
 }
 
 var (
-	goFailLine    = regexp.MustCompile(`^(\s*)--- FAIL: (\S+)(?: \(|$)`)
-	goResultLine  = regexp.MustCompile(`^\s*--- (?:PASS|SKIP|FAIL): `)
-	goRunLine     = regexp.MustCompile(`^=== (?:RUN|CONT|NAME|PAUSE)\s+(\S+)`)
-	goPackageLine = regexp.MustCompile(`^(?:FAIL|ok  |PASS|exit status \d+|# )`)
+	goFailLine    = lazyregexp.New(`^(\s*)--- FAIL: (\S+)(?: \(|$)`)
+	goResultLine  = lazyregexp.New(`^\s*--- (?:PASS|SKIP|FAIL): `)
+	goRunLine     = lazyregexp.New(`^=== (?:RUN|CONT|NAME|PAUSE)\s+(\S+)`)
+	goPackageLine = lazyregexp.New(`^(?:FAIL|ok  |PASS|exit status \d+|# )`)
 	// goPanicSuffix is what the testing package adds to a test's panic:
 	// " [recovered]", and since Go 1.25 " [recovered, repanicked]".
-	goPanicSuffix = regexp.MustCompile(` \[recovered(?:, repanicked)?\]$`)
+	goPanicSuffix = lazyregexp.New(` \[recovered(?:, repanicked)?\]$`)
 )
 
 // ExtractGoTest extracts go test's failures: each `--- FAIL: TestX` with
@@ -98,11 +99,11 @@ func ExtractGoTest(output string) []Observed {
 	s := goTestScan{lines: splitLines(output), logged: map[string][]string{}}
 	for i := 0; i < len(s.lines); i++ {
 		line := s.lines[i]
-		if m := goRunLine.FindStringSubmatch(line); m != nil {
+		if m := goRunLine().FindStringSubmatch(line); m != nil {
 			s.running = m[1]
 			continue
 		}
-		if m := goFailLine.FindStringSubmatch(line); m != nil {
+		if m := goFailLine().FindStringSubmatch(line); m != nil {
 			i = s.fail(i, m[2], len(m[1])+4)
 			continue
 		}
@@ -154,7 +155,7 @@ func (s *goTestScan) fail(i int, name string, indent int) int {
 	f := goTestFailure{name: name}
 	for i+1 < len(s.lines) {
 		next := s.lines[i+1]
-		if strings.TrimSpace(next) == "" || goResultLine.MatchString(next) || len(next)-len(strings.TrimLeft(next, " \t")) < indent {
+		if strings.TrimSpace(next) == "" || goResultLine().MatchString(next) || len(next)-len(strings.TrimLeft(next, " \t")) < indent {
 			break
 		}
 		if len(f.msg) < maxMessageLines {
@@ -175,7 +176,7 @@ func (s *goTestScan) fail(i int, name string, indent int) int {
 // consumed.
 func (s *goTestScan) panicked(i int) int {
 	lines := s.lines
-	msg := goPanicSuffix.ReplaceAllString(strings.TrimPrefix(lines[i], "panic: "), "")
+	msg := goPanicSuffix().ReplaceAllString(strings.TrimPrefix(lines[i], "panic: "), "")
 	name := ""
 	if len(s.fails) > 0 && len(s.fails[len(s.fails)-1].msg) == 0 {
 		name = s.fails[len(s.fails)-1].name
@@ -199,7 +200,7 @@ func (s *goTestScan) panicked(i int) int {
 	} else {
 		s.fails = append(s.fails, goTestFailure{name: name, msg: []string{"panic: " + msg}})
 	}
-	for i+1 < len(lines) && !goPackageLine.MatchString(lines[i+1]) && !goFailLine.MatchString(lines[i+1]) {
+	for i+1 < len(lines) && !goPackageLine().MatchString(lines[i+1]) && !goFailLine().MatchString(lines[i+1]) {
 		i++
 	}
 	return i
@@ -217,10 +218,10 @@ func (s *goTestScan) hasSubtestFailure(name string) bool {
 }
 
 var (
-	pytestSection = regexp.MustCompile(`^_{3,} (.+?) _{3,}$`)
-	pytestSummary = regexp.MustCompile(`^(FAILED|ERROR) (\S+)(?: - (.*))?$`)
-	pytestBanner  = regexp.MustCompile(`^=+ .* =+$`)
-	pytestWhere   = regexp.MustCompile(`^\S+:\d+: \w+`)
+	pytestSection = lazyregexp.New(`^_{3,} (.+?) _{3,}$`)
+	pytestSummary = lazyregexp.New(`^(FAILED|ERROR) (\S+)(?: - (.*))?$`)
+	pytestBanner  = lazyregexp.New(`^=+ .* =+$`)
+	pytestWhere   = lazyregexp.New(`^\S+:\d+: \w+`)
 )
 
 // ExtractPytest extracts pytest's failures and errors from the short test
@@ -236,7 +237,7 @@ func ExtractPytest(output string) []Observed {
 	var summary []string
 	current := ""
 	for _, line := range lines {
-		if m := pytestSection.FindStringSubmatch(line); m != nil {
+		if m := pytestSection().FindStringSubmatch(line); m != nil {
 			current = m[1]
 			if _, ok := sections[current]; !ok {
 				order = append(order, current)
@@ -244,11 +245,11 @@ func ExtractPytest(output string) []Observed {
 			}
 			continue
 		}
-		if pytestBanner.MatchString(line) {
+		if pytestBanner().MatchString(line) {
 			current = ""
 			continue
 		}
-		if pytestSummary.MatchString(line) {
+		if pytestSummary().MatchString(line) {
 			summary = append(summary, line)
 			continue
 		}
@@ -257,7 +258,7 @@ func ExtractPytest(output string) []Observed {
 		}
 		if rest, ok := strings.CutPrefix(line, "E "); ok && len(sections[current]) < maxMessageLines {
 			sections[current] = append(sections[current], strings.TrimSpace(rest))
-		} else if len(sections[current]) == 0 && pytestWhere.MatchString(line) {
+		} else if len(sections[current]) == 0 && pytestWhere().MatchString(line) {
 			// "tests/x.py:5: AssertionError" stands in until E lines come.
 			sections["where:"+current] = []string{strings.TrimSpace(line)}
 		}
@@ -269,7 +270,7 @@ func ExtractPytest(output string) []Observed {
 		return strings.Join(sections["where:"+title], "\n")
 	}
 	for _, line := range summary {
-		m := pytestSummary.FindStringSubmatch(line)
+		m := pytestSummary().FindStringSubmatch(line)
 		kind, node, msg := m[1], m[2], strings.TrimSpace(m[3])
 		if msg == "" {
 			file, test, isTest := strings.Cut(node, "::")
@@ -298,21 +299,21 @@ func ExtractPytest(output string) []Observed {
 
 // pythonSyntaxWhere is the first line of Python's report of a syntax
 // error: `File "calc.py", line 2`, then the line, then the exception.
-var pythonSyntaxWhere = regexp.MustCompile(`^File ".*", line \d+`)
+var pythonSyntaxWhere = lazyregexp.New(`^File ".*", line \d+`)
 
 // pythonException is an exception's line: `IndentationError: unexpected
 // indent`.
-var pythonException = regexp.MustCompile(`^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning): `)
+var pythonException = lazyregexp.New(`^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning): `)
 
 // exceptionFirst puts the exception of a Python syntax error report ahead
 // of its `File …, line N` line, which says where, not what: an edit that
 // breaks an import is an IndentationError, and that is its headline.
 func exceptionFirst(lines []string) []string {
-	if len(lines) < 2 || !pythonSyntaxWhere.MatchString(lines[0]) {
+	if len(lines) < 2 || !pythonSyntaxWhere().MatchString(lines[0]) {
 		return lines
 	}
 	for i := len(lines) - 1; i > 0; i-- {
-		if pythonException.MatchString(lines[i]) {
+		if pythonException().MatchString(lines[i]) {
 			out := append([]string{lines[i]}, lines[:i]...)
 			return append(out, lines[i+1:]...)
 		}
@@ -321,10 +322,10 @@ func exceptionFirst(lines []string) []string {
 }
 
 var (
-	jestBullet    = regexp.MustCompile(`^\s*● (.+)$`)
-	jestFile      = regexp.MustCompile(`^ FAIL  (\S+)(?: > (.+))?`)
-	jestCodeFrame = regexp.MustCompile(`^\s*(?:>\s*)?\d+\s?\|`)
-	jestStack     = regexp.MustCompile(`^\s*(?:at |❯ )`)
+	jestBullet    = lazyregexp.New(`^\s*● (.+)$`)
+	jestFile      = lazyregexp.New(`^ FAIL  (\S+)(?: > (.+))?`)
+	jestCodeFrame = lazyregexp.New(`^\s*(?:>\s*)?\d+\s?\|`)
+	jestStack     = lazyregexp.New(`^\s*(?:at |❯ )`)
 )
 
 // ExtractJest extracts jest's and vitest's failures: jest's
@@ -339,7 +340,7 @@ func ExtractJest(output string) []Observed {
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		var name string
-		if m := jestFile.FindStringSubmatch(line); m != nil {
+		if m := jestFile().FindStringSubmatch(line); m != nil {
 			file = m[1]
 			if m[2] == "" {
 				// A jest suite header; vitest prints a bare file only for
@@ -351,7 +352,7 @@ func ExtractJest(output string) []Observed {
 			} else {
 				name = m[2]
 			}
-		} else if m := jestBullet.FindStringSubmatch(line); m != nil {
+		} else if m := jestBullet().FindStringSubmatch(line); m != nil {
 			name = strings.TrimSpace(m[1])
 			if name == "Test suite failed to run" && file != "" {
 				name = file + " › " + name
@@ -362,7 +363,7 @@ func ExtractJest(output string) []Observed {
 		var msg []string
 		for i+1 < len(lines) && len(msg) < maxMessageLines {
 			next := lines[i+1]
-			if jestBullet.MatchString(next) || jestFile.MatchString(next) || jestCodeFrame.MatchString(next) || jestStack.MatchString(next) {
+			if jestBullet().MatchString(next) || jestFile().MatchString(next) || jestCodeFrame().MatchString(next) || jestStack().MatchString(next) {
 				break
 			}
 			i++
@@ -380,9 +381,9 @@ func ExtractJest(output string) []Observed {
 }
 
 var (
-	tscLine     = regexp.MustCompile(`^(.+?)(?:\((\d+),(\d+)\): | ?:(\d+):(\d+) - )(error TS\d+: .*)$`)
-	tscGlobal   = regexp.MustCompile(`^error TS\d+: .*$`)
-	tscTrailing = regexp.MustCompile(`^\s{2,}\S`)
+	tscLine     = lazyregexp.New(`^(.+?)(?:\((\d+),(\d+)\): | ?:(\d+):(\d+) - )(error TS\d+: .*)$`)
+	tscGlobal   = lazyregexp.New(`^error TS\d+: .*$`)
+	tscTrailing = lazyregexp.New(`^\s{2,}\S`)
 )
 
 // ExtractTSC extracts TypeScript compiler errors in both of tsc's forms,
@@ -395,15 +396,15 @@ func ExtractTSC(output string) []Observed {
 	for i := 0; i < len(lines); i++ {
 		line := strings.TrimRight(lines[i], " \t")
 		name := ""
-		if m := tscLine.FindStringSubmatch(line); m != nil {
+		if m := tscLine().FindStringSubmatch(line); m != nil {
 			name = m[1]
-		} else if tscGlobal.MatchString(line) {
+		} else if tscGlobal().MatchString(line) {
 			name = "tsc"
 		} else {
 			continue
 		}
 		msg := line
-		if i+1 < len(lines) && tscTrailing.MatchString(lines[i+1]) {
+		if i+1 < len(lines) && tscTrailing().MatchString(lines[i+1]) {
 			msg += "\n" + strings.TrimSpace(lines[i+1])
 			i++
 		}
@@ -412,7 +413,7 @@ func ExtractTSC(output string) []Observed {
 	return c.out
 }
 
-var eslintProblem = regexp.MustCompile(`^\s+(\d+):(\d+)\s+(error|warning)\s+(.+?)(?:\s{2,}(\S+))?\s*$`)
+var eslintProblem = lazyregexp.New(`^\s+(\d+):(\d+)\s+(error|warning)\s+(.+?)(?:\s{2,}(\S+))?\s*$`)
 
 // ExtractESLint extracts problems of eslint's default (stylish) format,
 // named by file, as `file:line:col: error: message (rule)`. Warnings count
@@ -430,7 +431,7 @@ func ExtractESLint(output string) []Observed {
 			file = strings.TrimSpace(line)
 			continue
 		}
-		m := eslintProblem.FindStringSubmatch(line)
+		m := eslintProblem().FindStringSubmatch(line)
 		if m == nil || file == "" {
 			continue
 		}
@@ -450,12 +451,12 @@ func ExtractESLint(output string) []Observed {
 	return warnings.out
 }
 
-var genericLine = regexp.MustCompile(`^\s*((?:[A-Za-z]:[\\/])?[^\s:]+):(\d+)(?::(\d+))?:\s*(\S.*)$`)
+var genericLine = lazyregexp.New(`^\s*((?:[A-Za-z]:[\\/])?[^\s:]+):(\d+)(?::(\d+))?:\s*(\S.*)$`)
 
 // genericLocation returns the file of a `path:line[:col]: message` line.
 // The path must look like one: a dot, a slash or a backslash in it.
 func genericLocation(line string) (string, bool) {
-	m := genericLine.FindStringSubmatch(line)
+	m := genericLine().FindStringSubmatch(line)
 	if m == nil || !strings.ContainsAny(m[1], `./\`) {
 		return "", false
 	}
@@ -474,7 +475,7 @@ func ExtractGeneric(output string) []Observed {
 			continue
 		}
 		msg := strings.TrimSpace(line)
-		body := strings.ToLower(genericLine.FindStringSubmatch(line)[4])
+		body := strings.ToLower(genericLine().FindStringSubmatch(line)[4])
 		if strings.HasPrefix(body, "warning") || strings.HasPrefix(body, "note") {
 			minor.add(name, msg)
 			continue

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/tenaxhq/tenax/internal/lazyregexp"
 )
 
 // Placeholders that Normalize puts in place of the variable parts of a
@@ -104,7 +106,7 @@ func foldFirstLines(msg string) string {
 	if strings.IndexByte(msg, 0x1b) >= 0 {
 		// Removing a sequence can join a stray ESC to what follows it, so
 		// the strays go too, and the result has no ESC left to match.
-		msg = strings.ReplaceAll(ansiEscape.ReplaceAllString(msg, ""), "\x1b", "")
+		msg = strings.ReplaceAll(ansiEscape().ReplaceAllString(msg, ""), "\x1b", "")
 	}
 	var b strings.Builder
 	b.Grow(min(len(msg), 512))
@@ -128,13 +130,13 @@ func foldFirstLines(msg string) string {
 	return b.String()
 }
 
-var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]`)
+var ansiEscape = lazyregexp.New(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]`)
 
 // rule replaces each accepted match of re. The replaced span is the
 // submatch group; text of the match outside it (a boundary character that
 // RE2, having no lookaround, must consume) is written back unchanged.
 type rule struct {
-	re *regexp.Regexp
+	re func() *regexp.Regexp
 	// need lists bytes of which s must contain one for the rule to match;
 	// it skips the regex cheaply. "" means always run.
 	need        string
@@ -154,9 +156,9 @@ func (r *rule) apply(s string) string {
 	var ms [][]int
 	if r.group == 0 && r.write == nil {
 		// Without submatches the regexp engine does less work.
-		ms = r.re.FindAllStringIndex(s, -1)
+		ms = r.re().FindAllStringIndex(s, -1)
 	} else {
-		ms = r.re.FindAllStringSubmatchIndex(s, -1)
+		ms = r.re().FindAllStringSubmatchIndex(s, -1)
 	}
 	if ms == nil {
 		return s
@@ -244,43 +246,43 @@ var hostTLDs = []string{"com", "net", "org", "io", "dev", "ai", "app", "co", "ed
 var normalizeRules = []rule{
 	{ // URL: a scheme, then anything up to white space or a quote; it does
 		// not end on sentence punctuation.
-		re:          regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s"'<>` + "`" + `]*[^\s"'<>` + "`" + `.,;:!?)\]}]`),
+		re:          lazyregexp.New(`\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s"'<>` + "`" + `]*[^\s"'<>` + "`" + `.,;:!?)\]}]`),
 		need:        ":",
 		placeholder: PlaceholderURL,
 	},
 	{
-		re:          regexp.MustCompile(`\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b`),
+		re:          lazyregexp.New(`\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b`),
 		need:        "@",
 		placeholder: PlaceholderEmail,
 	},
 	{
-		re:          regexp.MustCompile(`\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b`),
+		re:          lazyregexp.New(`\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b`),
 		need:        "-",
 		placeholder: PlaceholderUUID,
 	},
 	{ // ISO 8601 and RFC 3339 dates and timestamps, Go's time.Time.String.
-		re:          regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?: ?(?:Z|[+-]\d{2}:?\d{2}))?)?\b`),
+		re:          lazyregexp.New(`\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?: ?(?:Z|[+-]\d{2}:?\d{2}))?)?\b`),
 		need:        "-",
 		placeholder: PlaceholderDate,
 	},
 	{ // RFC 1123 and RFC 1123Z.
-		re:          regexp.MustCompile(`\b` + dayNames + `, \d{1,2} ` + monthNames + ` \d{4} \d{2}:\d{2}:\d{2} (?:[A-Z]{1,5}|[+-]\d{4})\b`),
+		re:          lazyregexp.New(`\b` + dayNames + `, \d{1,2} ` + monthNames + ` \d{4} \d{2}:\d{2}:\d{2} (?:[A-Z]{1,5}|[+-]\d{4})\b`),
 		need:        ",",
 		placeholder: PlaceholderDate,
 	},
 	{ // ANSI C and Unix date: Mon Jan 2 15:04:05 [MST] 2006.
-		re:          regexp.MustCompile(`\b` + dayNames + ` ` + monthNames + ` \d{1,2} \d{2}:\d{2}:\d{2}(?: [A-Z]{1,5})? \d{4}\b`),
+		re:          lazyregexp.New(`\b` + dayNames + ` ` + monthNames + ` \d{1,2} \d{2}:\d{2}:\d{2}(?: [A-Z]{1,5})? \d{4}\b`),
 		need:        ":",
 		placeholder: PlaceholderDate,
 	},
 	{ // A time of day on its own.
-		re:          regexp.MustCompile(`\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b`),
+		re:          lazyregexp.New(`\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b`),
 		need:        ":",
 		placeholder: PlaceholderDate,
 	},
 	{ // IPv6: the full form or one with "::". It must hold a digit and stand
 		// apart from words, colons and dots, so C++'s a::b stays code.
-		re:          regexp.MustCompile(`(?:` + hex4 + `:){7}` + hex4 + `|(?:` + hex4 + `(?::` + hex4 + `){0,6})?::(?:` + hex4 + `(?::` + hex4 + `){0,6})?`),
+		re:          lazyregexp.New(`(?:` + hex4 + `:){7}` + hex4 + `|(?:` + hex4 + `(?::` + hex4 + `){0,6})?::(?:` + hex4 + `(?::` + hex4 + `){0,6})?`),
 		need:        ":",
 		placeholder: PlaceholderIP,
 		accept: func(s string, m []int) bool {
@@ -292,7 +294,7 @@ var normalizeRules = []rule{
 		},
 	},
 	{
-		re:          regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b`),
+		re:          lazyregexp.New(`\b(?:\d{1,3}\.){3}\d{1,3}\b`),
 		need:        ".",
 		placeholder: PlaceholderIP,
 		accept:      notFollowedBy("."),
@@ -300,7 +302,7 @@ var normalizeRules = []rule{
 	{ // Paths. Group 1 is the boundary before the path; groups 2 and 3 a
 		// path that may have a line suffix; groups 4 and 5 a bare file name
 		// that must have one.
-		re: regexp.MustCompile(`(^|[\s(\[{"'=,;:])(?:(` +
+		re: lazyregexp.New(`(^|[\s(\[{"'=,;:])(?:(` +
 			`[A-Za-z]:[\\/][^\s:*?"'<>|()\[\],;]*` + // C:\dir\file
 			`|(?:~|\.{1,2})?/` + pathChars + `+(?:/` + pathChars + `+)*/?` + // /abs, ./rel, ~/x
 			`|` + pathChars + `+(?:/` + pathChars + `+)+/?` + // rel/dir/file
@@ -310,19 +312,19 @@ var normalizeRules = []rule{
 		write:  writePath,
 	},
 	{
-		re:          regexp.MustCompile(`\b(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+(?i:` + strings.Join(hostTLDs, "|") + `)\b`),
+		re:          lazyregexp.New(`\b(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+(?i:` + strings.Join(hostTLDs, "|") + `)\b`),
 		need:        ".",
 		placeholder: PlaceholderHostname,
 		accept:      notFollowedBy(""),
 	},
 	{
-		re:          regexp.MustCompile(`\b0[xX][0-9A-Fa-f]+\b`),
+		re:          lazyregexp.New(`\b0[xX][0-9A-Fa-f]+\b`),
 		need:        "xX",
 		placeholder: PlaceholderHex,
 	},
 	{ // Request and object ids: every response has its own, so an error
 		// that quotes one would otherwise get a fingerprint per request.
-		re:          regexp.MustCompile(`\b[a-z]{2,12}[_-][A-Za-z0-9]{8,}\b`),
+		re:          lazyregexp.New(`\b[a-z]{2,12}[_-][A-Za-z0-9]{8,}\b`),
 		need:        digits,
 		placeholder: PlaceholderID,
 		accept: func(s string, m []int) bool {
@@ -332,7 +334,7 @@ var normalizeRules = []rule{
 	{ // Hashes: git SHAs (short and long), MD5, SHA-1, SHA-256. A run of
 		// hex letters alone ("deadbeef", "facade") is a word, digits alone a
 		// number, and MixedCase an identifier.
-		re:          regexp.MustCompile(`\b[0-9A-Fa-f]{7,}\b`),
+		re:          lazyregexp.New(`\b[0-9A-Fa-f]{7,}\b`),
 		need:        digits,
 		placeholder: PlaceholderHash,
 		accept: func(s string, m []int) bool {
@@ -351,32 +353,32 @@ var normalizeRules = []rule{
 		},
 	},
 	{
-		re:          regexp.MustCompile(`\b(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+\b`),
+		re:          lazyregexp.New(`\b(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+\b`),
 		need:        digits,
 		placeholder: PlaceholderDuration,
 	},
 	{ // Versions: three or more dotted numbers, v-prefixed or not, with a
 		// pre-release suffix. Group 1 is the boundary.
-		re:          regexp.MustCompile(`(^|[^\w.])(v?\d+(?:\.\d+){2,}(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)`),
+		re:          lazyregexp.New(`(^|[^\w.])(v?\d+(?:\.\d+){2,}(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)`),
 		need:        ".",
 		group:       2,
 		placeholder: PlaceholderVersion,
 		accept:      notFollowedBy("."),
 	},
 	{
-		re:          regexp.MustCompile(`\b(?:\d+\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)\b`),
+		re:          lazyregexp.New(`\b(?:\d+\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)\b`),
 		need:        digits,
 		placeholder: PlaceholderFloat,
 	},
 	{
-		re:          regexp.MustCompile(`\b\d+\b`),
+		re:          lazyregexp.New(`\b\d+\b`),
 		need:        digits,
 		placeholder: PlaceholderInt,
 	},
 	{ // A sign belongs to its number: an assertion whose value went from
 		// -1 to 1 is still the same error. A sign after a word or a closing
 		// bracket is an operator ("x-1", "f(a) - 1"), and stays.
-		re:   regexp.MustCompile(`[-+]<(?:int|float|hex)>`),
+		re:   lazyregexp.New(`[-+]<(?:int|float|hex)>`),
 		need: "-+",
 		accept: func(s string, m []int) bool {
 			c := before(s, m[0])

@@ -7,12 +7,12 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tenaxhq/tenax/input"
+	"github.com/tenaxhq/tenax/internal/lazyregexp"
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/task"
 )
@@ -94,7 +94,7 @@ type TemplateCheck struct {
 	Problems  []TemplateProblem
 }
 
-var missingKey = regexp.MustCompile(`map has no entry for key "([^"]*)"`)
+var missingKey = lazyregexp.New(`map has no entry for key "([^"]*)"`)
 
 // CheckTemplates renders every template of the spec's task against the
 // first TemplateSample good items of the input at path, as the run would
@@ -132,7 +132,7 @@ func CheckTemplates(s *spec.Spec, path string, format input.Format) (*TemplateCh
 				continue
 			}
 			field := ""
-			if m := missingKey.FindStringSubmatch(err.Error()); m != nil {
+			if m := missingKey().FindStringSubmatch(err.Error()); m != nil {
 				field = m[1]
 			}
 			key := nt.name + "\x00" + field

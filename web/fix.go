@@ -10,13 +10,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/tenaxhq/tenax/fix"
 	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/internal/lazyregexp"
 )
 
 // Fix runs on the page: the runs under Config.FixHome listed beside the
@@ -377,7 +377,7 @@ func (s *Server) fixEvents(w http.ResponseWriter, r *http.Request) {
 
 // fixFileName is what the page links of a run's files: a patch or a
 // check's output, by number.
-var fixFileName = regexp.MustCompile(`^[0-9]{4}\.(patch|log)$`)
+var fixFileName = lazyregexp.New(`^[0-9]{4}\.(patch|log)$`)
 
 // fixFile serves an attempt's whole patch or a check's whole output as
 // text.
@@ -386,7 +386,7 @@ func (s *Server) fixFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dir, file := r.PathValue("dir"), r.PathValue("file")
-	if !(dir == "attempts" && strings.HasSuffix(file, ".patch") || dir == "checks" && strings.HasSuffix(file, ".log")) || !fixFileName.MatchString(file) {
+	if !(dir == "attempts" && strings.HasSuffix(file, ".patch") || dir == "checks" && strings.HasSuffix(file, ".log")) || !fixFileName().MatchString(file) {
 		http.Error(w, "a fix run's files are attempts/NNNN.patch and checks/NNNN.log", http.StatusNotFound)
 		return
 	}

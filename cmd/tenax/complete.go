@@ -12,6 +12,17 @@ import (
 	"github.com/tenaxhq/tenax/report"
 )
 
+// completing reports whether args may be a shell completion script's call
+// (cobra's hidden __complete command, after any persistent flags), the
+// only one that reads what completeDynamic registers: registering it on
+// every start walked every command's flag sets (0.15 ms of `tenax --help`;
+// docs/benchmarks.md, "Start-up").
+func completing(args []string) bool {
+	return slices.ContainsFunc(args, func(a string) bool {
+		return a == cobra.ShellCompRequestCmd || a == cobra.ShellCompNoDescRequestCmd
+	})
+}
+
 // completeDynamic adds what the shell completion scripts (bash, zsh, fish,
 // powershell: cobra's `tenax completion SHELL`) ask tenax for at each TAB:
 // the jobs of --home or --store for a JOB argument, the error fingerprints

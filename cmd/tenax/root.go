@@ -145,7 +145,6 @@ resumable); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
 		newMigrateCmd(g), newWorkerCmd(g), newBreakerCmd(g),
 	)
 	root.AddCommand(newUICmd(g))
-	completeDynamic(root, g)
 	return root
 }
 
@@ -179,6 +178,9 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer signal.Stop(sigs)
 	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, interrupts: sigs}
 	root := newRootCmd(g)
+	if completing(args) {
+		completeDynamic(root, g)
+	}
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(context.Background())
 	if err == nil {
