@@ -506,33 +506,46 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 		}
 		e.gate.abandon(&t)
 		t.permit.Release()
-		if ir.refused == nil {
-			ir.refused = make([]bool, len(e.routes))
-		}
-		if errors.Is(err, errRouteCooling) {
-			ir.refused[rt.idx] = true
-			if other, _ := e.candidates(ir, true); other == nil {
-				ir.refused[rt.idx] = false
-				waitCooling = true
-			}
-			continue
-		}
-		if !errors.Is(err, errRouteRefused) {
+		if waitCooling, err = e.refusedBy(dctx, ir, rt, err, changed); err != nil {
 			return ticket{}, prep, nil, err
 		}
-		// The route's breaker opened (the next pick skips it), or its
-		// half-open probe is out: another route takes the call, or, with
-		// none, the item waits for some route to change.
+	}
+}
+
+// refusedBy takes a route gate's refusal of the item's call, err, before
+// the item picks again: the route is left out of the next pick while
+// another may serve. waitCooling says the next call may wait out its
+// route's cooldown (the one that began cooling was the only route); a
+// non-nil error is one that was not a refusal, or the run's end while
+// the item waited for a route to change.
+func (e *Engine) refusedBy(dctx context.Context, ir *itemRoute, rt *route, err error, changed chan struct{}) (waitCooling bool, _ error) {
+	if ir.refused == nil {
+		ir.refused = make([]bool, len(e.routes))
+	}
+	if errors.Is(err, errRouteCooling) {
 		ir.refused[rt.idx] = true
-		if other, _ := e.candidates(ir, true); other == nil && rt.br.State() != breaker.Open {
-			clear(ir.refused)
-			select {
-			case <-changed:
-			case <-dctx.Done():
-				return ticket{}, prep, nil, context.Cause(dctx)
-			}
+		if other, _ := e.candidates(ir, true); other == nil {
+			ir.refused[rt.idx] = false
+			return true, nil
+		}
+		return false, nil
+	}
+	if !errors.Is(err, errRouteRefused) {
+		return false, err
+	}
+	// The route's breaker opened (the next pick skips it), or its
+	// half-open probe is out: another route takes the call, or, with
+	// none, the item waits for some route to change.
+	ir.refused[rt.idx] = true
+	if other, _ := e.candidates(ir, true); other == nil && rt.br.State() != breaker.Open {
+		clear(ir.refused)
+		select {
+		case <-changed:
+		case <-dctx.Done():
+			return false, context.Cause(dctx)
 		}
 	}
+	return false, nil
 }
 
 // tripNoRoute opens the run's breaker because no route can serve: the
