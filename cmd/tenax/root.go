@@ -140,11 +140,11 @@ resumable); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
 	pf.StringVar(&g.logLevel, "log-level", "warn", "least severe log level shown: debug, info, warn or error")
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no progress line; only the summary and errors")
 	root.AddCommand(
-		newRunCmd(g), newResumeCmd(g), newStatusCmd(g), newExportCmd(g), newValidateCmd(g),
-		newMockCmd(g), newVersionCmd(), newFixCmd(g),
-		newMigrateCmd(g), newWorkerCmd(g), newBreakerCmd(g),
+		ownSignals(newRunCmd(g)), ownSignals(newResumeCmd(g)), newStatusCmd(g), newExportCmd(g), newValidateCmd(g),
+		ownSignals(newMockCmd(g)), newVersionCmd(), ownSignals(newFixCmd(g)),
+		newMigrateCmd(g), ownSignals(newWorkerCmd(g)), newBreakerCmd(g),
 	)
-	root.AddCommand(newUICmd(g))
+	root.AddCommand(ownSignals(newUICmd(g)))
 	return root
 }
 
@@ -176,13 +176,31 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		signal.Notify(sigs, syscall.SIGHUP)
 	}
 	defer signal.Stop(sigs)
+	return executeWith(args, stdin, stdout, stderr, sigs)
+}
+
+// executeWith is execute with the signals given: tests send their own.
+func executeWith(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs <-chan os.Signal) int {
 	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, interrupts: sigs}
 	root := newRootCmd(g)
 	if completing(args) {
 		completeDynamic(root, g)
 	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	done := make(chan struct{})
+	defer close(done)
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		if cmd.Annotations[ownsSignals] == "" {
+			go stopOnInterrupt(cmd.Context(), g, cancel, done)
+		}
+	}
 	root.SetArgs(args)
-	cmd, err := root.ExecuteContextC(context.Background())
+	cmd, err := root.ExecuteContextC(ctx)
+	if errors.Is(context.Cause(ctx), errInterrupted) {
+		fmt.Fprintln(stderr, "tenax: interrupted")
+		return exitcode.Interrupted
+	}
 	if err == nil {
 		return exitcode.OK
 	}

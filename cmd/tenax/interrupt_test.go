@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tenaxhq/tenax/exitcode"
+)
+
+// lockedBuffer is a bytes.Buffer safe to read while the command writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestCtrlCStopsACommandWaitingOnItsStore: execute asked for SIGINT,
+// SIGTERM and SIGHUP for every command, but only run, resume, worker, fix,
+// mock and ui read them, so Ctrl-C did nothing to `tenax status` waiting
+// on a PostgreSQL store that does not answer: it waited on, for ever here.
+// The first signal now cancels such a command's context, and tenax exits
+// 130, saying it was interrupted.
+func TestCtrlCStopsACommandWaitingOnItsStore(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+			accepted.Add(1)
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	sigs := make(chan os.Signal, 2)
+	var stderr lockedBuffer
+	code := make(chan int, 1)
+	url := "postgres://tenax@" + ln.Addr().String() + "/tenax?sslmode=disable"
+	go func() {
+		code <- executeWith([]string{"status", "--home", t.TempDir(), "--store", url}, strings.NewReader(""), &bytes.Buffer{}, &stderr, sigs)
+	}()
+	deadline := time.Now().Add(2 * time.Minute) // a safety net, not the assertion
+	for accepted.Load() == 0 {
+		select {
+		case c := <-code:
+			t.Fatalf("status ended (exit %d) before it reached the store: %s", c, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("status never connected to the store")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sigs <- syscall.SIGINT
+	select {
+	case c := <-code:
+		if c != exitcode.Interrupted {
+			t.Errorf("exit %d after Ctrl-C, want %d (interrupted); stderr:\n%s", c, exitcode.Interrupted, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "tenax: interrupted") {
+			t.Errorf("stderr does not say the command was interrupted:\n%s", stderr.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("status still waiting on its store two minutes after Ctrl-C")
+	}
+}
