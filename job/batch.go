@@ -158,14 +158,14 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 	}
 	stopper := engine.New(stopCfg, b.task, j)
 
-	online := func(_ context.Context, items []task.Item, carried map[int]*engine.Carried, jj store.Job) (engine.Summary, error) {
+	online := func(_ context.Context, items []task.Item, carried map[int]*engine.Carried, cp batch.Checkpoint) (engine.Summary, error) {
 		tcfg := cfg
 		tcfg.Skipped, tcfg.Planned = m.Items-len(items), 0
 		tcfg.Carried = carried
 		// The online tail runs over every route; the routes an item left
 		// in its waves count as tried (engine.Carried.Tries).
 		tcfg.Routes = b.routes
-		e := engine.New(tcfg, b.task, jj)
+		e := engine.New(tcfg, b.task, cp)
 		mu.Lock()
 		tail = e
 		why := stopped
@@ -209,8 +209,9 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 			}
 			return badLines{rd}, nil
 		},
-		Want: want,
-		Job:  j,
+		Want:  want,
+		Job:   j,
+		JobID: m.ID,
 	})
 	if errors.Is(runErr, batch.ErrStopped) {
 		runErr = nil
