@@ -70,7 +70,7 @@ func useBatchMode(s *spec.Spec) error {
 // batch); small later waves and nothing else go through the engine.
 //
 // Long: batch mode's wiring (client, ledger, runner, online tail); splitting job's wiring is left in issue 21.
-func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j store.Job, dir string, cfg engine.Config, inPath string, format input.Format, outcomes store.Outcomes, opts Options, log *slog.Logger) (*Result, error) {
+func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j store.Job, cp engine.Checkpoint, dir string, cfg engine.Config, inPath string, format input.Format, outcomes store.Outcomes, opts Options, log *slog.Logger) (*Result, error) {
 	lt, ok := b.task.(*llm.Task)
 	if !ok {
 		return nil, usage(fmt.Errorf("this job ran in batch mode, which needs an llm task; the spec's task is %q", s.Task.Type))
@@ -156,7 +156,7 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 			t.Stop(engine.StopSignal, ev.Reason)
 		}
 	}
-	stopper := engine.New(stopCfg, b.task, j)
+	stopper := engine.New(stopCfg, b.task, cp)
 
 	online := func(_ context.Context, items []task.Item, carried map[int]*engine.Carried, cp batch.Checkpoint) (engine.Summary, error) {
 		tcfg := cfg
@@ -210,7 +210,7 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 			return badLines{rd}, nil
 		},
 		Want:  want,
-		Job:   j,
+		Job:   cp,
 		JobID: m.ID,
 	})
 	if errors.Is(runErr, batch.ErrStopped) {

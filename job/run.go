@@ -526,10 +526,12 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		dir = jj.Dir()
 	}
 	log := opts.logger().With("job", m.ID)
+	// Records go through cp; j keeps the job's notes, manifest and reads.
+	var cp engine.Checkpoint = j
 	if secrets := s.Secrets(); len(secrets) > 0 {
 		// A command or a server may echo a secret it was given (an env
 		// value, a header): it must not reach the records or the logs.
-		j = &redact.Job{Job: j, Redact: s.Redact}
+		cp = &redact.Checkpoint{Writer: j, Redact: s.Redact}
 		log = slog.New(&redact.Handler{Handler: log.Handler(), Redact: s.Redact})
 	}
 	cfg, err := engineConfig(s, opts.Interactive)
@@ -542,7 +544,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		return nil, err
 	}
 	if s.Task.Mode == "batch" || inBatch {
-		return executeBatch(ctx, s, b, st, j, dir, cfg, inPath, format, outcomes, opts, log)
+		return executeBatch(ctx, s, b, st, j, cp, dir, cfg, inPath, format, outcomes, opts, log)
 	}
 	if b.cache != nil {
 		cfg.Cache = b.cache
@@ -624,7 +626,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 		return nil, err
 	}
 	defer groups.Close()
-	e := engine.New(cfg, runTask, j)
+	e := engine.New(cfg, runTask, cp)
 	log.Info("job started", "spec", s.Path(), "input", inPath, "items", m.Items, "skipped", skipped, "dir", dir)
 	if opts.OnStart != nil {
 		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: e, Redact: s.Redact, Spec: s})
