@@ -380,9 +380,49 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 // RetryFailures, those whose latest record failed).
 //
 // id may also be "latest" or a job's name (see ResolveID).
-//
-// Long: the resume checks in the order a user meets them.
 func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
+	r, err := findResumable(ctx, id, opts)
+	if err != nil {
+		return nil, err
+	}
+	st := opts.store(r.s)
+	j, err := st.Open(ctx, r.id)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	format, outcomes, err := r.reconcileInput(ctx, j, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFingerprints(ctx, j, opts.RetryFingerprints); err != nil {
+		return nil, err
+	}
+	if err := checkRetryRoutes(ctx, j, r.s, opts.RetryRoutes); err != nil {
+		return nil, err
+	}
+	b, err := buildTask(r.s, opts.Home, r.s.Concurrency.Max)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if err := j.SetState(ctx, store.StateRunning); err != nil {
+		return nil, err
+	}
+	return execute(ctx, &execution{s: r.s, b: b, st: st, j: j, inPath: r.m.InputPath, format: format, outcomes: outcomes, opts: opts})
+}
+
+// resumed is a job a resume continues: its id, its manifest as the resume
+// found it, and its spec loaded again.
+type resumed struct {
+	id string
+	m  store.Manifest
+	s  *spec.Spec
+}
+
+// findResumable resolves id and checks, in the order a user meets them,
+// what a resume needs before the job is opened for writing: the job, its
+// spec file, the --output to write.
+func findResumable(ctx context.Context, id string, opts Options) (*resumed, error) {
 	id, err := ResolveID(ctx, opts.store(nil), id)
 	if err != nil {
 		return nil, err
@@ -404,12 +444,52 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := opts.store(s)
-	j, err := st.Open(ctx, id)
+	return &resumed{id: id, m: m, s: s}, nil
+}
+
+// reconcileInput checks the job's input against the job: unchanged (or
+// --force), and not shorter than its records; the manifest then says what
+// the input is now. It returns the input's format and the job's outcomes.
+func (r *resumed) reconcileInput(ctx context.Context, j store.Job, opts Options) (input.Format, store.Outcomes, error) {
+	m := r.m
+	format, sum, err := r.scanInput(ctx, opts)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	defer j.Close()
+	was, now := sum.SHA256, sum.SHA256
+	if m.InputBytes > 0 {
+		was = sum.PrefixSHA256 // "" when the file is now shorter than the prefix
+	}
+	if was != m.InputSHA256 {
+		if !opts.Force {
+			return "", nil, usage(fmt.Errorf("the input %s changed since job %s was created (sha256 %.12s…, now %.12s…); resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, r.id, m.InputSHA256, orDefault(was, now)))
+		}
+	}
+	// Read before the item count changes: a record past the job's items
+	// is refused as damage (a line appended by hand).
+	outcomes, err := j.Outcomes(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("reading the checkpoint: %w", err)
+	}
+	if len(outcomes) > sum.Items {
+		// A forced resume over a shorter input would leave records of
+		// items the input no longer has, counted as if it did.
+		return "", nil, usage(fmt.Errorf("the input %s now has %d items, but job %s has records up to idx %d: a shorter input cannot continue this job; start a new one with `tenax run`", m.InputPath, sum.Items, r.id, len(outcomes)-1))
+	}
+	if was != m.InputSHA256 || m.InputBytes > 0 {
+		err := j.UpdateManifest(ctx, func(m *store.Manifest) {
+			m.InputSHA256, m.InputBytes, m.Items = sum.SHA256, inputBytes(sum), sum.Items
+		})
+		if err != nil {
+			return "", nil, err
+		}
+	}
+	return format, outcomes, nil
+}
+
+// scanInput reads the job's input again as far as this run needs.
+func (r *resumed) scanInput(ctx context.Context, opts Options) (input.Format, input.Summary, error) {
+	m := r.m
 	// A job created by a --limit run hashed only a prefix of its input:
 	// check that prefix, and read on as far as this run needs.
 	scan := input.ScanOptions{PrefixBytes: m.InputBytes}
@@ -419,59 +499,16 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	// An input read whole when the job was created was checked then: an
 	// unchanged one needs only counting and hashing, not decoding again.
 	scan.CountOnly = m.InputBytes == 0
-	format, sum, err := checkInput(ctx, m.InputPath, fromManifest, s, scan)
+	format, sum, err := checkInput(ctx, m.InputPath, fromManifest, r.s, scan)
 	if err != nil {
-		return nil, err
+		return "", input.Summary{}, err
 	}
 	if scan.CountOnly && sum.SHA256 != m.InputSHA256 && opts.Force {
 		// A changed input, resumed anyway: check it as a new one.
 		scan.CountOnly = false
-		if format, sum, err = checkInput(ctx, m.InputPath, fromManifest, s, scan); err != nil {
-			return nil, err
-		}
+		return checkInput(ctx, m.InputPath, fromManifest, r.s, scan)
 	}
-	was, now := sum.SHA256, sum.SHA256
-	if m.InputBytes > 0 {
-		was = sum.PrefixSHA256 // "" when the file is now shorter than the prefix
-	}
-	if was != m.InputSHA256 {
-		if !opts.Force {
-			return nil, usage(fmt.Errorf("the input %s changed since job %s was created (sha256 %.12s…, now %.12s…); resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, id, m.InputSHA256, orDefault(was, now)))
-		}
-	}
-	// Read before the item count changes: a record past the job's items
-	// is refused as damage (a line appended by hand).
-	outcomes, err := j.Outcomes(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading the checkpoint: %w", err)
-	}
-	if len(outcomes) > sum.Items {
-		// A forced resume over a shorter input would leave records of
-		// items the input no longer has, counted as if it did.
-		return nil, usage(fmt.Errorf("the input %s now has %d items, but job %s has records up to idx %d: a shorter input cannot continue this job; start a new one with `tenax run`", m.InputPath, sum.Items, id, len(outcomes)-1))
-	}
-	if was != m.InputSHA256 || m.InputBytes > 0 {
-		err := j.UpdateManifest(ctx, func(m *store.Manifest) {
-			m.InputSHA256, m.InputBytes, m.Items = sum.SHA256, inputBytes(sum), sum.Items
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := checkFingerprints(ctx, j, opts.RetryFingerprints); err != nil {
-		return nil, err
-	}
-	if err := checkRetryRoutes(ctx, j, s, opts.RetryRoutes); err != nil {
-		return nil, err
-	}
-	b, err := buildTask(s, opts.Home, s.Concurrency.Max)
-	if err != nil {
-		return nil, usage(err)
-	}
-	if err := j.SetState(ctx, store.StateRunning); err != nil {
-		return nil, err
-	}
-	return execute(ctx, &execution{s: s, b: b, st: st, j: j, inPath: m.InputPath, format: format, outcomes: outcomes, opts: opts})
+	return format, sum, nil
 }
 
 // groupsFile is the job directory's record of the process groups an exec
