@@ -38,9 +38,10 @@ func Example() {
 			Codec:     t.Batch(), Ledger: ledger, PollMin: time.Minute,
 		})
 		sum, err := r.Run(context.Background(), batch.Input{
-			Open: func() (batch.Source, error) { return &sliceSource{n: 10}, nil },
-			Want: func(int) bool { return true },
-			Job:  j,
+			Open:  func() (batch.Source, error) { return &sliceSource{n: 10}, nil },
+			Want:  func(int) bool { return true },
+			Job:   j,
+			JobID: j.Manifest().ID,
 		})
 		if err != nil {
 			fmt.Println(err)

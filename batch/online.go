@@ -49,7 +49,7 @@ func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, err
 		}
 	}
 	r.log.Info("finishing the wave online", "wave", w.num, "items", len(items))
-	sum, err := r.cfg.Online(ctx, items, carried, &carriedJob{Job: in.Job, items: w.items})
+	sum, err := r.cfg.Online(ctx, items, carried, &carriedCheckpoint{Checkpoint: in.Job, items: w.items})
 	r.mu.Lock()
 	r.sum.Waves++
 	r.stats.Done += sum.Done
@@ -103,15 +103,15 @@ func (r *Runner) carry(f *flight) (*engine.Carried, error) {
 	return c, nil
 }
 
-// carriedJob is the job as the online tail writes to it: each record also
-// counts the waves, re-asks, generations, tokens and cost the item spent
-// in batches before.
-type carriedJob struct {
-	store.Job
+// carriedCheckpoint is the job's checkpoint as the online tail writes to
+// it: each record also counts the waves, re-asks, generations, tokens and
+// cost the item spent in batches before.
+type carriedCheckpoint struct {
+	Checkpoint
 	items map[int]*flight
 }
 
-func (j *carriedJob) Append(ctx context.Context, recs ...store.Record) error {
+func (j *carriedCheckpoint) Append(ctx context.Context, recs ...store.Record) error {
 	for i := range recs {
 		rec := &recs[i]
 		f := j.items[rec.Idx]
@@ -133,5 +133,5 @@ func (j *carriedJob) Append(ctx context.Context, recs ...store.Record) error {
 			rec.DurationMS = rec.FinishedAt.Sub(f.Started).Milliseconds()
 		}
 	}
-	return j.Job.Append(ctx, recs...)
+	return j.Checkpoint.Append(ctx, recs...)
 }

@@ -47,11 +47,20 @@ type Source interface {
 }
 
 // Online runs items through the normal online path (the engine), writing
-// their records to j. The items carry their heal feedback, and carried
+// their records to cp. The items carry their heal feedback, and carried
 // (engine.Config.Carried) what they spent in the waves before: their heal
 // trackers and retry streaks, which the engine continues. It returns how
 // the run ended.
-type Online func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j store.Job) (engine.Summary, error)
+type Online func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, cp Checkpoint) (engine.Summary, error)
+
+// Checkpoint is where a run writes its records: all it asks of a
+// store.Job, and what engine.New takes for the online tail.
+type Checkpoint interface {
+	// Append writes records; a record appended is the item's outcome.
+	Append(ctx context.Context, recs ...store.Record) error
+	// Flush makes the records appended so far durable.
+	Flush(ctx context.Context) error
+}
 
 // Defaults of Config's zero fields.
 const (
@@ -196,7 +205,7 @@ type Runner struct {
 	cfg   Config
 	rules engine.Rules
 	log   *slog.Logger
-	job   store.Job
+	job   Checkpoint
 	// routes are Config.Routes, or the one unnamed route of Client and
 	// Codec.
 	routes []Route
@@ -282,7 +291,11 @@ type Input struct {
 	// --retry-failures).
 	Want func(idx int) bool
 	// Job receives the records.
-	Job store.Job
+	Job Checkpoint
+	// JobID names the job in the keys of its batches, by which a resume
+	// finds a batch whose id a crash kept from the ledger: it must be
+	// unique among the jobs that share the provider's account.
+	JobID string
 }
 
 // flight is an item in a wave: the per-item core's state (its calls,
@@ -371,6 +384,9 @@ var ErrStopped = errors.New("batch: stopped")
 // Run brings the wanted items to their outcome in waves, or stops with them
 // pending. It resumes an open wave from the ledger first.
 func (r *Runner) Run(ctx context.Context, in Input) (Summary, error) {
+	if in.JobID == "" {
+		return Summary{}, errors.New("batch: Input.JobID is empty: the keys of the job's batches need it")
+	}
 	start := time.Now()
 	r.job = in.Job
 	r.mu.Lock()
@@ -623,7 +639,7 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 	if err := r.adopt(ctx, w); err != nil {
 		return err
 	}
-	s := &submission{w: w, job: in.Job.Manifest().ID, covered: map[string]int{}, chunkNum: max(len(w.known), w.chunks), chunks: make([]chunk, len(r.routes))}
+	s := &submission{w: w, job: in.JobID, covered: map[string]int{}, chunkNum: max(len(w.known), w.chunks), chunks: make([]chunk, len(r.routes))}
 	for i, rt := range r.routes {
 		s.chunks[i].lim = rt.Client.Limits()
 	}

@@ -121,7 +121,7 @@ func (w *world) runner(tail int, mod func(*batch.Config)) *batch.Runner {
 		PollMin: time.Minute, PollMax: 10 * time.Minute, OnlineTail: tail, Total: w.n,
 		// The online tail runs under the job's policies, as job.runBatch
 		// wires it: cfg is read when the tail runs, after mod.
-		Online: func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j store.Job) (engine.Summary, error) {
+		Online: func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j batch.Checkpoint) (engine.Summary, error) {
 			e := engine.New(engine.Config{Validator: v, Heal: cfg.Heal, Retry: cfg.Retry, Carried: carried, BreakerCount: w.breakerCount, Concurrency: 4}, w.task, j)
 			i := 0
 			return e.Run(ctx, engine.SourceFunc(func() (task.Item, error) {
@@ -145,9 +145,10 @@ func (w *world) input() batch.Input {
 		w.t.Fatal(err)
 	}
 	return batch.Input{
-		Open: func() (batch.Source, error) { return &sliceSource{n: w.n}, nil },
-		Want: func(idx int) bool { return outcomes.Get(idx) == store.Pending },
-		Job:  w.job,
+		Open:  func() (batch.Source, error) { return &sliceSource{n: w.n}, nil },
+		Want:  func(idx int) bool { return outcomes.Get(idx) == store.Pending },
+		Job:   w.job,
+		JobID: w.job.Manifest().ID,
 	}
 }
 

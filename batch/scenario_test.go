@@ -148,7 +148,7 @@ func TestSharedScenariosInWaves(t *testing.T) {
 					Retry: enginetest.Policy(), Ops: enginetest.Policy(),
 					Validator: enginetest.Validator{}, Heal: enginetest.Budget(),
 					PollMin: time.Second, TripShare: 2, OnlineTail: tail, Total: len(scenarios),
-					Online: func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j store.Job) (engine.Summary, error) {
+					Online: func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j batch.Checkpoint) (engine.Summary, error) {
 						e := engine.New(engine.Config{Validator: enginetest.Validator{}, Heal: enginetest.Budget(), Retry: enginetest.Policy(), Carried: carried, BreakerCount: []classify.Class{}, Concurrency: 4}, script, j)
 						i := 0
 						return e.Run(ctx, engine.SourceFunc(func() (task.Item, error) {
@@ -171,8 +171,9 @@ func TestSharedScenariosInWaves(t *testing.T) {
 							return items[i-1], nil
 						}), nil
 					},
-					Want: func(int) bool { return true },
-					Job:  j,
+					Want:  func(int) bool { return true },
+					Job:   j,
+					JobID: j.Manifest().ID,
 				}
 				sum, err := batch.New(cfg).Run(context.Background(), in)
 				if err != nil {
@@ -210,9 +211,10 @@ func runFake(t *testing.T, c *fakeClient, n int, policy retry.Policy) (batch.Sum
 		PollMin: time.Minute, PollMax: time.Hour, TripShare: 2, Total: n,
 	}
 	in := batch.Input{
-		Open: func() (batch.Source, error) { return &sliceSource{n: n}, nil },
-		Want: func(int) bool { return true },
-		Job:  j,
+		Open:  func() (batch.Source, error) { return &sliceSource{n: n}, nil },
+		Want:  func(int) bool { return true },
+		Job:   j,
+		JobID: j.Manifest().ID,
 	}
 	sum, err := batch.New(cfg).Run(context.Background(), in)
 	if err != nil {
@@ -326,7 +328,7 @@ func TestResumedWaveContinuesItsFailuresAndRetryDelay(t *testing.T) {
 			Retry: retry.Policy{MaxAttempts: 3}, Ops: enginetest.Policy(), Validator: enginetest.Validator{},
 			PollMin: time.Minute, TripShare: 2, Total: 2,
 		}
-		in := batch.Input{Open: func() (batch.Source, error) { return &sliceSource{n: 2}, nil }, Want: func(int) bool { return true }, Job: j}
+		in := batch.Input{Open: func() (batch.Source, error) { return &sliceSource{n: 2}, nil }, Want: func(int) bool { return true }, Job: j, JobID: j.Manifest().ID}
 		if _, err := batch.New(cfg).Run(context.Background(), in); err != nil {
 			t.Fatal(err)
 		}
@@ -341,4 +343,30 @@ func TestResumedWaveContinuesItsFailuresAndRetryDelay(t *testing.T) {
 			t.Errorf("item 0: failed=%t class %s after %d calls; want retryable after 3 (max_attempts 3, 2 spent before)", rec.Failed(), rec.Class, rec.Attempts)
 		}
 	})
+}
+
+// TestRunRefusesAnInputWithoutAJobID: the job id keys the job's batches at
+// the provider, where a resume looks a lost one up; without it two jobs'
+// keys would match, and a resume could adopt another job's batch.
+func TestRunRefusesAnInputWithoutAJobID(t *testing.T) {
+	var st memory.Store
+	j, err := st.Create(context.Background(), store.Manifest{ID: "unnamed", Created: time.Now(), Items: 2, State: store.StateRunning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := batch.OpenFileLedger(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ledger.Close()
+	c := &fakeClient{answer: func(batch.Request) batch.Answer { return batch.Answer{Err: errOverloaded} }}
+	cfg := batch.Config{Client: c, Codec: scriptCodec{}, Provider: "mock", Ledger: ledger, Ops: enginetest.Policy(), Total: 2}
+	in := batch.Input{Open: func() (batch.Source, error) { return &sliceSource{n: 2}, nil }, Want: func(int) bool { return true }, Job: j}
+	_, err = batch.New(cfg).Run(context.Background(), in)
+	if err == nil || !strings.Contains(err.Error(), "JobID") {
+		t.Fatalf("Run without a JobID: error %v, want one naming JobID", err)
+	}
+	if len(c.submits) != 0 {
+		t.Errorf("Run without a JobID submitted %d batch(es), want none", len(c.submits))
+	}
 }

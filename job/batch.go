@@ -68,111 +68,143 @@ func useBatchMode(s *spec.Spec) error {
 
 // executeBatch runs the job's items in waves of provider batches (package
 // batch); small later waves and nothing else go through the engine.
-//
-// Long: batch mode's wiring (client, ledger, runner, online tail); splitting job's wiring is left in issue 21.
-func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j store.Job, dir string, cfg engine.Config, inPath string, format input.Format, outcomes store.Outcomes, opts Options, log *slog.Logger) (*Result, error) {
-	lt, ok := b.task.(*llm.Task)
-	if !ok {
-		return nil, usage(fmt.Errorf("this job ran in batch mode, which needs an llm task; the spec's task is %q", s.Task.Type))
+func (x *execution) executeBatch(ctx context.Context, cfg engine.Config) (*Result, error) {
+	codec, err := x.batchCodec()
+	if err != nil {
+		return nil, err
 	}
-	if p := s.Task.BatchProblem(); p != "" {
-		return nil, usage(errors.New(p))
-	}
-	if s.Batch == (spec.Batch{}) {
-		s.Batch = spec.DefaultBatch() // resumed with a spec that says nothing of batches
-	}
-	ledger, closeLedger, err := openLedger(j, dir)
+	ledger, closeLedger, err := openLedger(x.j, x.dir)
 	if err != nil {
 		return nil, err
 	}
 	defer closeLedger()
-
-	codec := lt.Batch()
-	limits := batch.Limits{MaxRequests: s.Batch.MaxRequests, MaxBytes: s.Batch.MaxBytes}
-	client := batchClient(codec, limits)
-	routes, err := batchRoutes(b.routes, limits)
+	limits := batch.Limits{MaxRequests: x.s.Batch.MaxRequests, MaxBytes: x.s.Batch.MaxBytes}
+	routes, err := batchRoutes(x.b.routes, limits)
 	if err != nil {
 		return nil, err
 	}
-
-	m := j.Manifest()
-	retrySome, err := failuresToRetry(ctx, j, opts)
+	want, skipped, err := x.plan(ctx, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	want := func(idx int) bool {
-		switch outcomes.Get(idx) {
-		case store.Succeeded:
-			return false
-		case store.Failed:
-			if retrySome != nil {
-				_, retry := retrySome[idx]
-				return retry
-			}
-			return opts.RetryFailures
-		}
-		return true
-	}
-	skipped := 0
-	for idx := range m.Items {
-		if !want(idx) {
-			skipped++
-		}
-	}
-	cfg.Total, cfg.Skipped, cfg.Planned = m.Items, skipped, opts.Limit
-	if b.cache != nil {
-		cfg.Cache = b.cache
-	}
-	cfg.Validator = b.validator
-
 	// A signal stops the engine given to the CLI: polling ends at once (the
 	// batches keep running at the provider), the online tail drains.
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var (
-		mu      sync.Mutex
-		tail    *engine.Engine
-		stopped string
-	)
-	userEvents := opts.OnEvent
-	cfg.OnEvent = func(ev engine.Event) {
-		logEvent(log, ev)
-		if userEvents != nil {
-			userEvents(ev)
-		}
-	}
+	stop := &batchStop{cancel: cancel, log: x.log}
 	stopCfg := cfg
-	stopCfg.OnEvent = func(ev engine.Event) {
-		if ev.Kind != engine.Stopping {
-			return
-		}
-		log.Warn("stopping", "reason", ev.Reason)
-		mu.Lock()
-		stopped = ev.Reason
-		t := tail
-		mu.Unlock()
-		cancel(fmt.Errorf("%w: %s", batch.ErrStopped, ev.Reason))
-		if t != nil {
-			t.Stop(engine.StopSignal, ev.Reason)
-		}
-	}
-	stopper := engine.New(stopCfg, b.task, j)
+	stopCfg.OnEvent = stop.onEvent
+	stopper := engine.New(stopCfg, x.b.task, x.cp)
 
-	online := func(_ context.Context, items []task.Item, carried map[int]*engine.Carried, jj store.Job) (engine.Summary, error) {
+	s := x.s
+	r := batch.New(batch.Config{
+		Client: batchClient(codec, limits), Codec: codec, Provider: codec.Provider(), Ledger: ledger,
+		Routes: routes, Fallback: s.Fallbacks.Outage,
+		Retry: cfg.Retry, Ops: cfg.Retry,
+		Validator: x.b.validator, Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints, Cache: cfg.Cache,
+		PollMin: s.Batch.PollInterval, PollMax: s.Batch.PollMax,
+		OnlineTail: s.Batch.OnlineTail, Online: x.onlineTail(ctx, cfg, stop), MaxEnqueuedTokens: s.Batch.MaxEnqueuedTokens,
+		TripShare: s.Batch.TripShare, TripMinimum: s.Breaker.Threshold,
+		OnTrip: cfg.OnTrip, Operator: x.opts.Operator,
+		Limit: x.opts.Limit, Total: x.m.Items, Skipped: skipped,
+		OnProgress: x.opts.OnBatchProgress, Logger: x.log,
+	})
+	x.log.Info("job started in batch mode", "spec", s.Path(), "input", x.inPath, "items", x.m.Items, "skipped", skipped, "dir", x.dir, "provider", codec.Provider())
+	if x.opts.OnStart != nil {
+		x.opts.OnStart(Started{JobID: x.m.ID, Dir: x.dir, Store: DescribeStore(x.st), Engine: stopper, Stats: r.Stats, Redact: s.Redact, Spec: s})
+	}
+	sum, runErr := r.Run(bctx, batch.Input{
+		Open: func() (batch.Source, error) {
+			rd, err := input.Open(x.inPath, x.format)
+			if err != nil {
+				return nil, err
+			}
+			return badLines{rd}, nil
+		},
+		Want:  want,
+		Job:   x.cp,
+		JobID: x.m.ID,
+	})
+	if errors.Is(runErr, batch.ErrStopped) {
+		runErr = nil
+	}
+	res, err := x.conclude(ctx, sum.Summary, runErr)
+	if res != nil {
+		res.Batch = &BatchResult{Waves: sum.Waves, Batches: sum.Batches, Requests: sum.Requests, Repolled: sum.Repolled,
+			CostUSD: sum.BatchCostUSD, OnlineCostUSD: sum.FullCostUSD}
+	}
+	return res, err
+}
+
+// batchCodec is the batch codec of the job's llm task, once the spec is
+// checked for batch mode; a spec resumed in batch mode that says nothing
+// of batches takes the batch section's defaults.
+func (x *execution) batchCodec() (*llm.Batch, error) {
+	lt, ok := x.b.task.(*llm.Task)
+	if !ok {
+		return nil, usage(fmt.Errorf("this job ran in batch mode, which needs an llm task; the spec's task is %q", x.s.Task.Type))
+	}
+	if p := x.s.Task.BatchProblem(); p != "" {
+		return nil, usage(errors.New(p))
+	}
+	if x.s.Batch == (spec.Batch{}) {
+		x.s.Batch = spec.DefaultBatch()
+	}
+	return lt.Batch(), nil
+}
+
+// batchStop carries a stop of the engine the CLI holds (a signal, an
+// operator's abort) to the waves, whose polling it cancels, and to the
+// online tail, which it drains, whether the tail runs yet or not.
+type batchStop struct {
+	cancel context.CancelCauseFunc
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	tail    *engine.Engine
+	stopped string // the stop's reason, once there is one
+}
+
+// onEvent is the CLI's engine's OnEvent: its Stopping stops the run.
+func (b *batchStop) onEvent(ev engine.Event) {
+	if ev.Kind != engine.Stopping {
+		return
+	}
+	b.log.Warn("stopping", "reason", ev.Reason)
+	b.mu.Lock()
+	b.stopped = ev.Reason
+	t := b.tail
+	b.mu.Unlock()
+	b.cancel(fmt.Errorf("%w: %s", batch.ErrStopped, ev.Reason))
+	if t != nil {
+		t.Stop(engine.StopSignal, ev.Reason)
+	}
+}
+
+// startTail makes e the online tail a stop reaches, stopping it at once
+// when the run is already stopping.
+func (b *batchStop) startTail(e *engine.Engine) {
+	b.mu.Lock()
+	b.tail = e
+	why := b.stopped
+	b.mu.Unlock()
+	if why != "" {
+		e.Stop(engine.StopSignal, why)
+	}
+}
+
+// onlineTail runs a small later wave's items through the engine, under
+// the run's configuration cfg.
+func (x *execution) onlineTail(ctx context.Context, cfg engine.Config, stop *batchStop) batch.Online {
+	return func(_ context.Context, items []task.Item, carried map[int]*engine.Carried, cp batch.Checkpoint) (engine.Summary, error) {
 		tcfg := cfg
-		tcfg.Skipped, tcfg.Planned = m.Items-len(items), 0
+		tcfg.Skipped, tcfg.Planned = x.m.Items-len(items), 0
 		tcfg.Carried = carried
 		// The online tail runs over every route; the routes an item left
 		// in its waves count as tried (engine.Carried.Tries).
-		tcfg.Routes = b.routes
-		e := engine.New(tcfg, b.task, jj)
-		mu.Lock()
-		tail = e
-		why := stopped
-		mu.Unlock()
-		if why != "" {
-			e.Stop(engine.StopSignal, why)
-		}
+		tcfg.Routes = x.b.routes
+		e := engine.New(tcfg, x.b.task, cp)
+		stop.startTail(e)
 		i := 0
 		// The caller's context, not the batch one: the first signal
 		// drains the tail, the second cancels it.
@@ -184,43 +216,6 @@ func executeBatch(ctx context.Context, s *spec.Spec, b *built, st store.Store, j
 			return items[i-1], nil
 		}))
 	}
-
-	r := batch.New(batch.Config{
-		Client: client, Codec: codec, Provider: codec.Provider(), Ledger: ledger,
-		Routes: routes, Fallback: s.Fallbacks.Outage,
-		Retry: cfg.Retry, Ops: cfg.Retry,
-		Validator: b.validator, Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints, Cache: cfg.Cache,
-		PollMin: s.Batch.PollInterval, PollMax: s.Batch.PollMax,
-		OnlineTail: s.Batch.OnlineTail, Online: online, MaxEnqueuedTokens: s.Batch.MaxEnqueuedTokens,
-		TripShare: s.Batch.TripShare, TripMinimum: s.Breaker.Threshold,
-		OnTrip: cfg.OnTrip, Operator: opts.Operator,
-		Limit: opts.Limit, Total: m.Items, Skipped: skipped,
-		OnProgress: opts.OnBatchProgress, Logger: log,
-	})
-	log.Info("job started in batch mode", "spec", s.Path(), "input", inPath, "items", m.Items, "skipped", skipped, "dir", dir, "provider", codec.Provider())
-	if opts.OnStart != nil {
-		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: stopper, Stats: r.Stats, Redact: s.Redact, Spec: s})
-	}
-	sum, runErr := r.Run(bctx, batch.Input{
-		Open: func() (batch.Source, error) {
-			rd, err := input.Open(inPath, format)
-			if err != nil {
-				return nil, err
-			}
-			return badLines{rd}, nil
-		},
-		Want: want,
-		Job:  j,
-	})
-	if errors.Is(runErr, batch.ErrStopped) {
-		runErr = nil
-	}
-	res, err := conclude(ctx, st, j, dir, sum.Summary, runErr, opts, log)
-	if res != nil {
-		res.Batch = &BatchResult{Waves: sum.Waves, Batches: sum.Batches, Requests: sum.Requests, Repolled: sum.Repolled,
-			CostUSD: sum.BatchCostUSD, OnlineCostUSD: sum.FullCostUSD}
-	}
-	return res, err
 }
 
 // batchClient is the batch API of codec's provider.

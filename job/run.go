@@ -373,16 +373,56 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("creating the job: %w", err)
 	}
 	defer j.Close()
-	return execute(ctx, s, b, st, j, inPath, format, nil, opts)
+	return execute(ctx, &execution{s: s, b: b, st: st, j: j, inPath: inPath, format: format, opts: opts})
 }
 
 // Resume runs the items of job id that have no record (and, with
 // RetryFailures, those whose latest record failed).
 //
 // id may also be "latest" or a job's name (see ResolveID).
-//
-// Long: the resume checks in the order a user meets them.
 func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
+	r, err := findResumable(ctx, id, opts)
+	if err != nil {
+		return nil, err
+	}
+	st := opts.store(r.s)
+	j, err := st.Open(ctx, r.id)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	format, outcomes, err := r.reconcileInput(ctx, j, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFingerprints(ctx, j, opts.RetryFingerprints); err != nil {
+		return nil, err
+	}
+	if err := checkRetryRoutes(ctx, j, r.s, opts.RetryRoutes); err != nil {
+		return nil, err
+	}
+	b, err := buildTask(r.s, opts.Home, r.s.Concurrency.Max)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if err := j.SetState(ctx, store.StateRunning); err != nil {
+		return nil, err
+	}
+	return execute(ctx, &execution{s: r.s, b: b, st: st, j: j, inPath: r.m.InputPath, format: format, outcomes: outcomes, opts: opts})
+}
+
+// resumed is a job a resume continues: its id, its manifest as the resume
+// found it, and its spec loaded again.
+type resumed struct {
+	id string
+	m  store.Manifest
+	s  *spec.Spec
+}
+
+// findResumable resolves id and checks, in the order a user meets them,
+// what a resume needs before the job is opened for writing: the job, its
+// spec file, the --output to write.
+func findResumable(ctx context.Context, id string, opts Options) (*resumed, error) {
 	id, err := ResolveID(ctx, opts.store(nil), id)
 	if err != nil {
 		return nil, err
@@ -404,12 +444,52 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := opts.store(s)
-	j, err := st.Open(ctx, id)
+	return &resumed{id: id, m: m, s: s}, nil
+}
+
+// reconcileInput checks the job's input against the job: unchanged (or
+// --force), and not shorter than its records; the manifest then says what
+// the input is now. It returns the input's format and the job's outcomes.
+func (r *resumed) reconcileInput(ctx context.Context, j store.Job, opts Options) (input.Format, store.Outcomes, error) {
+	m := r.m
+	format, sum, err := r.scanInput(ctx, opts)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	defer j.Close()
+	was, now := sum.SHA256, sum.SHA256
+	if m.InputBytes > 0 {
+		was = sum.PrefixSHA256 // "" when the file is now shorter than the prefix
+	}
+	if was != m.InputSHA256 {
+		if !opts.Force {
+			return "", nil, usage(fmt.Errorf("the input %s changed since job %s was created (sha256 %.12s…, now %.12s…); resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, r.id, m.InputSHA256, orDefault(was, now)))
+		}
+	}
+	// Read before the item count changes: a record past the job's items
+	// is refused as damage (a line appended by hand).
+	outcomes, err := j.Outcomes(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("reading the checkpoint: %w", err)
+	}
+	if len(outcomes) > sum.Items {
+		// A forced resume over a shorter input would leave records of
+		// items the input no longer has, counted as if it did.
+		return "", nil, usage(fmt.Errorf("the input %s now has %d items, but job %s has records up to idx %d: a shorter input cannot continue this job; start a new one with `tenax run`", m.InputPath, sum.Items, r.id, len(outcomes)-1))
+	}
+	if was != m.InputSHA256 || m.InputBytes > 0 {
+		err := j.UpdateManifest(ctx, func(m *store.Manifest) {
+			m.InputSHA256, m.InputBytes, m.Items = sum.SHA256, inputBytes(sum), sum.Items
+		})
+		if err != nil {
+			return "", nil, err
+		}
+	}
+	return format, outcomes, nil
+}
+
+// scanInput reads the job's input again as far as this run needs.
+func (r *resumed) scanInput(ctx context.Context, opts Options) (input.Format, input.Summary, error) {
+	m := r.m
 	// A job created by a --limit run hashed only a prefix of its input:
 	// check that prefix, and read on as far as this run needs.
 	scan := input.ScanOptions{PrefixBytes: m.InputBytes}
@@ -419,59 +499,16 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	// An input read whole when the job was created was checked then: an
 	// unchanged one needs only counting and hashing, not decoding again.
 	scan.CountOnly = m.InputBytes == 0
-	format, sum, err := checkInput(ctx, m.InputPath, fromManifest, s, scan)
+	format, sum, err := checkInput(ctx, m.InputPath, fromManifest, r.s, scan)
 	if err != nil {
-		return nil, err
+		return "", input.Summary{}, err
 	}
 	if scan.CountOnly && sum.SHA256 != m.InputSHA256 && opts.Force {
 		// A changed input, resumed anyway: check it as a new one.
 		scan.CountOnly = false
-		if format, sum, err = checkInput(ctx, m.InputPath, fromManifest, s, scan); err != nil {
-			return nil, err
-		}
+		return checkInput(ctx, m.InputPath, fromManifest, r.s, scan)
 	}
-	was, now := sum.SHA256, sum.SHA256
-	if m.InputBytes > 0 {
-		was = sum.PrefixSHA256 // "" when the file is now shorter than the prefix
-	}
-	if was != m.InputSHA256 {
-		if !opts.Force {
-			return nil, usage(fmt.Errorf("the input %s changed since job %s was created (sha256 %.12s…, now %.12s…); resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, id, m.InputSHA256, orDefault(was, now)))
-		}
-	}
-	// Read before the item count changes: a record past the job's items
-	// is refused as damage (a line appended by hand).
-	outcomes, err := j.Outcomes(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading the checkpoint: %w", err)
-	}
-	if len(outcomes) > sum.Items {
-		// A forced resume over a shorter input would leave records of
-		// items the input no longer has, counted as if it did.
-		return nil, usage(fmt.Errorf("the input %s now has %d items, but job %s has records up to idx %d: a shorter input cannot continue this job; start a new one with `tenax run`", m.InputPath, sum.Items, id, len(outcomes)-1))
-	}
-	if was != m.InputSHA256 || m.InputBytes > 0 {
-		err := j.UpdateManifest(ctx, func(m *store.Manifest) {
-			m.InputSHA256, m.InputBytes, m.Items = sum.SHA256, inputBytes(sum), sum.Items
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := checkFingerprints(ctx, j, opts.RetryFingerprints); err != nil {
-		return nil, err
-	}
-	if err := checkRetryRoutes(ctx, j, s, opts.RetryRoutes); err != nil {
-		return nil, err
-	}
-	b, err := buildTask(s, opts.Home, s.Concurrency.Max)
-	if err != nil {
-		return nil, usage(err)
-	}
-	if err := j.SetState(ctx, store.StateRunning); err != nil {
-		return nil, err
-	}
-	return execute(ctx, s, b, st, j, m.InputPath, format, outcomes, opts)
+	return format, sum, nil
 }
 
 // groupsFile is the job directory's record of the process groups an exec
@@ -515,84 +552,141 @@ func readManifest(ctx context.Context, st store.Store, id string) (store.Manifes
 	return j.Manifest(), nil
 }
 
-// execute runs the engine over the input, skipping what outcomes say is
-// done, and closes the run properly whatever stopped it.
-//
-// Long: a run's wiring of store, engine, operator and report; splitting it is left in issue 21.
-func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j store.Job, inPath string, format input.Format, outcomes store.Outcomes, opts Options) (*Result, error) {
-	m := j.Manifest()
-	dir := ""
-	if jj, ok := j.(interface{ Dir() string }); ok {
-		dir = jj.Dir()
-	}
-	log := opts.logger().With("job", m.ID)
-	if secrets := s.Secrets(); len(secrets) > 0 {
+// execution is one run of a job, from execute to conclude: the wiring
+// its steps share, online or in batch mode.
+type execution struct {
+	s *spec.Spec
+	b *built
+	// st holds j, the job: its manifest, notes and reads. Its records are
+	// written through cp.
+	st       store.Store
+	j        store.Job
+	inPath   string
+	format   input.Format
+	outcomes store.Outcomes // the job's items' outcomes before this run
+	opts     Options
+
+	// Set by execute.
+	m   store.Manifest
+	dir string            // the job's directory in a JSONL store, else ""
+	cp  engine.Checkpoint // where records go: j, the spec's secrets redacted
+	log *slog.Logger
+}
+
+// execute runs the job's items that x.outcomes leave to run, online or in
+// batch mode, and closes the run properly whatever stopped it.
+func execute(ctx context.Context, x *execution) (*Result, error) {
+	x.m = x.j.Manifest()
+	x.dir = jobDir(x.j)
+	x.log = x.opts.logger().With("job", x.m.ID)
+	x.cp = x.j
+	if secrets := x.s.Secrets(); len(secrets) > 0 {
 		// A command or a server may echo a secret it was given (an env
 		// value, a header): it must not reach the records or the logs.
-		j = &redact.Job{Job: j, Redact: s.Redact}
-		log = slog.New(&redact.Handler{Handler: log.Handler(), Redact: s.Redact})
+		x.cp = &redact.Checkpoint{Writer: x.j, Redact: x.s.Redact}
+		x.log = slog.New(&redact.Handler{Handler: x.log.Handler(), Redact: x.s.Redact})
 	}
-	cfg, err := engineConfig(s, opts.Interactive)
+	cfg, err := engineConfig(x.s, x.opts.Interactive)
 	if err != nil {
 		return nil, usage(err)
 	}
-	cfg.Operator = opts.Operator
-	inBatch, err := hasLedger(ctx, j, dir)
+	cfg.Operator = x.opts.Operator
+	inBatch, err := hasLedger(ctx, x.j, x.dir)
 	if err != nil {
 		return nil, err
 	}
-	if s.Task.Mode == "batch" || inBatch {
-		return executeBatch(ctx, s, b, st, j, dir, cfg, inPath, format, outcomes, opts, log)
+	if x.s.Task.Mode == "batch" || inBatch {
+		return x.executeBatch(ctx, cfg)
 	}
-	if b.cache != nil {
-		cfg.Cache = b.cache
-	}
-	cfg.Validator = b.validator
-	cfg.Routes = b.routes
-	retrySome, err := failuresToRetry(ctx, j, opts)
-	if err != nil {
-		return nil, err
-	}
-	skip := func(idx int) bool {
-		switch outcomes.Get(idx) {
-		case store.Succeeded:
-			return true
-		case store.Failed:
-			if retrySome != nil {
-				_, retry := retrySome[idx]
-				return !retry
-			}
-			return !opts.RetryFailures
-		}
-		return false
-	}
-	skipped := 0
-	for idx := range m.Items {
-		if skip(idx) {
-			skipped++
-		}
-	}
-	cfg.Total, cfg.Skipped, cfg.Planned = m.Items, skipped, opts.Limit
-	userEvents := opts.OnEvent
-	cfg.OnEvent = func(ev engine.Event) {
-		logEvent(log, ev)
-		if userEvents != nil {
-			userEvents(ev)
-		}
-	}
+	return x.executeOnline(ctx, cfg)
+}
 
-	r, err := input.Open(inPath, format)
+// jobDir is the job's directory in a JSONL store (its process groups and
+// batch ledger live there), "" in a store without one.
+func jobDir(j store.Job) string {
+	if jj, ok := j.(interface{ Dir() string }); ok {
+		return jj.Dir()
+	}
+	return ""
+}
+
+// executeOnline runs the engine over the input.
+func (x *execution) executeOnline(ctx context.Context, cfg engine.Config) (*Result, error) {
+	cfg.Routes = x.b.routes
+	want, skipped, err := x.plan(ctx, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	r, err := input.Open(x.inPath, x.format)
 	if err != nil {
 		return nil, usage(err)
 	}
 	defer r.Close()
+	runTask, groups, err := recordGroups(x.b.task, x.dir, x.log)
+	if err != nil {
+		return nil, err
+	}
+	defer groups.Close()
+	e := engine.New(cfg, runTask, x.cp)
+	x.log.Info("job started", "spec", x.s.Path(), "input", x.inPath, "items", x.m.Items, "skipped", skipped, "dir", x.dir)
+	if x.opts.OnStart != nil {
+		x.opts.OnStart(Started{JobID: x.m.ID, Dir: x.dir, Store: DescribeStore(x.st), Engine: e, Redact: x.s.Redact, Spec: x.s})
+	}
+	sum, runErr := e.Run(ctx, x.source(r, want))
+	return x.conclude(ctx, sum, runErr)
+}
+
+// plan says which items this run wants (those without a record, and the
+// failed ones it retries) and how many it skips, and sets what the engine
+// is told of them, with the spec's cache, validator and the run's events.
+func (x *execution) plan(ctx context.Context, cfg *engine.Config) (want func(idx int) bool, skipped int, err error) {
+	retrySome, err := failuresToRetry(ctx, x.j, x.opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	want = func(idx int) bool {
+		switch x.outcomes.Get(idx) {
+		case store.Succeeded:
+			return false
+		case store.Failed:
+			if retrySome != nil {
+				_, retry := retrySome[idx]
+				return retry
+			}
+			return x.opts.RetryFailures
+		}
+		return true
+	}
+	for idx := range x.m.Items {
+		if !want(idx) {
+			skipped++
+		}
+	}
+	cfg.Total, cfg.Skipped, cfg.Planned = x.m.Items, skipped, x.opts.Limit
+	if x.b.cache != nil {
+		cfg.Cache = x.b.cache
+	}
+	cfg.Validator = x.b.validator
+	userEvents := x.opts.OnEvent
+	cfg.OnEvent = func(ev engine.Event) {
+		logEvent(x.log, ev)
+		if userEvents != nil {
+			userEvents(ev)
+		}
+	}
+	return want, skipped, nil
+}
+
+// source yields the items of r the run wants, at most opts.Limit of them;
+// an unreadable line is an *engine.BadItem.
+func (x *execution) source(r *input.Reader, want func(idx int) bool) engine.Source {
 	dispatched := 0
-	src := engine.SourceFunc(func() (task.Item, error) {
+	return engine.SourceFunc(func() (task.Item, error) {
 		for {
-			if opts.Limit > 0 && dispatched >= opts.Limit {
+			if x.opts.Limit > 0 && dispatched >= x.opts.Limit {
 				return task.Item{}, io.EOF
 			}
-			if skip(r.NextIdx()) {
+			if !want(r.NextIdx()) {
 				// An item with its outcome: read past it, undecoded.
 				if _, err := r.Skip(); err != nil {
 					return task.Item{}, err
@@ -603,7 +697,7 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 			var le *input.LineError
 			switch {
 			case errors.As(err, &le):
-				if skip(it.Idx) {
+				if !want(it.Idx) {
 					continue
 				}
 				dispatched++
@@ -611,47 +705,34 @@ func execute(ctx context.Context, s *spec.Spec, b *built, st store.Store, j stor
 			case err != nil:
 				return task.Item{}, err
 			}
-			if skip(it.Idx) {
+			if !want(it.Idx) {
 				continue
 			}
 			dispatched++
 			return it, nil
 		}
 	})
-
-	runTask, groups, err := recordGroups(b.task, dir, log)
-	if err != nil {
-		return nil, err
-	}
-	defer groups.Close()
-	e := engine.New(cfg, runTask, j)
-	log.Info("job started", "spec", s.Path(), "input", inPath, "items", m.Items, "skipped", skipped, "dir", dir)
-	if opts.OnStart != nil {
-		opts.OnStart(Started{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Engine: e, Redact: s.Redact, Spec: s})
-	}
-	sum, runErr := e.Run(ctx, src)
-	return conclude(ctx, st, j, dir, sum, runErr, opts, log)
 }
 
 // conclude closes a run properly whatever stopped it: the records are
 // saved, the outcomes counted, the output written, the manifest's state
 // set and the exit code chosen.
-func conclude(ctx context.Context, st store.Store, j store.Job, dir string, sum engine.Summary, runErr error, opts Options, log *slog.Logger) (*Result, error) {
-	m := j.Manifest()
+func (x *execution) conclude(ctx context.Context, sum engine.Summary, runErr error) (*Result, error) {
+	m := x.j.Manifest()
 	// Whatever stopped the run, what finished is saved.
 	closeCtx := context.WithoutCancel(ctx)
 	storageFailed := sum.Stop == engine.StopStorage
-	if err := j.Finish(closeCtx); err != nil {
+	if err := x.j.Finish(closeCtx); err != nil {
 		storageFailed = true
 		if runErr == nil {
 			runErr = fmt.Errorf("finishing the job: %w", err)
 		}
 	}
-	res := &Result{JobID: m.ID, Dir: dir, Store: DescribeStore(st), Summary: sum}
+	res := &Result{JobID: m.ID, Dir: x.dir, Store: DescribeStore(x.st), Summary: sum}
 	// After a storage failure the store still counts what it holds (the
 	// records written before it) with the error: the summary must say
 	// those, not "0 succeeded, 0 failed, N pending".
-	after, err := j.Outcomes(closeCtx)
+	after, err := x.j.Outcomes(closeCtx)
 	if err != nil {
 		storageFailed = true
 		if runErr == nil {
@@ -664,11 +745,11 @@ func conclude(ctx context.Context, st store.Store, j store.Job, dir string, sum 
 	res.Succeeded, res.Failed, res.Pending = after.Count(m.Items)
 	res.InputUnread = m.InputBytes > 0
 	outputFailed := false
-	if opts.Output != "" {
-		if err := store.WriteOutput(closeCtx, j, opts.Output, OutputFormat(opts.Output), nil); err != nil && runErr == nil {
-			runErr = fmt.Errorf("writing %s: %w", opts.Output, err)
+	if x.opts.Output != "" {
+		if err := store.WriteOutput(closeCtx, x.j, x.opts.Output, OutputFormat(x.opts.Output), nil); err != nil && runErr == nil {
+			runErr = fmt.Errorf("writing %s: %w", x.opts.Output, err)
 			outputFailed = true
-			res.ExportCommand = "tenax export " + m.ID + " -o " + shellQuote(opts.Output) + LocationFlags(opts.Home, opts.StoreFlag)
+			res.ExportCommand = "tenax export " + m.ID + " -o " + shellQuote(x.opts.Output) + LocationFlags(x.opts.Home, x.opts.StoreFlag)
 		}
 	}
 	state := store.StateCompleted
@@ -684,7 +765,7 @@ func conclude(ctx context.Context, st store.Store, j store.Job, dir string, sum 
 	case res.Pending > 0 || res.InputUnread:
 		state = store.StateIncomplete
 	}
-	if err := j.UpdateManifest(closeCtx, func(m *store.Manifest) {
+	if err := x.j.UpdateManifest(closeCtx, func(m *store.Manifest) {
 		m.State = state
 		m.StopReason = sum.StopDetail
 		m.BreakerTrips += sum.Trips
@@ -710,9 +791,9 @@ func conclude(ctx context.Context, st store.Store, j store.Job, dir string, sum 
 		if res.Failed > 0 {
 			res.ResumeCommand += " --retry-failures"
 		}
-		res.ResumeCommand += LocationFlags(opts.Home, opts.StoreFlag)
+		res.ResumeCommand += LocationFlags(x.opts.Home, x.opts.StoreFlag)
 	}
-	log.Info("job stopped", "state", state, "succeeded", res.Succeeded, "failed", res.Failed, "pending", res.Pending, "stop", sum.Stop.String(), "elapsed", sum.Elapsed.Round(time.Millisecond))
+	x.log.Info("job stopped", "state", state, "succeeded", res.Succeeded, "failed", res.Failed, "pending", res.Pending, "stop", sum.Stop.String(), "elapsed", sum.Elapsed.Round(time.Millisecond))
 	return res, runErr
 }
 

@@ -139,18 +139,5 @@ func (p *Plan) Checkpoint(cp engine.Checkpoint) engine.Checkpoint {
 	if len(p.Spec.Secrets()) == 0 {
 		return cp
 	}
-	return &redactingCheckpoint{Checkpoint: cp, r: redact.Job{Redact: p.Spec.Redact}}
-}
-
-// redactingCheckpoint is redact.Job for a checkpoint that is not a
-// whole store.Job (a worker's, which completes River jobs).
-type redactingCheckpoint struct {
-	engine.Checkpoint
-	r redact.Job
-}
-
-// Append redacts recs, then appends them.
-func (c *redactingCheckpoint) Append(ctx context.Context, recs ...store.Record) error {
-	c.r.Records(recs)
-	return c.Checkpoint.Append(ctx, recs...)
+	return &redact.Checkpoint{Writer: cp, Redact: p.Spec.Redact}
 }

@@ -1,7 +1,7 @@
 // Package redact keeps a spec's secrets out of what tenax writes:
 // docs/spec.md ("Secrets and redaction") promises they never appear in
-// results or logs. Job replaces them in every record before it is
-// stored; Handler in every log message and string attribute, errors
+// results or logs. Checkpoint replaces them in every record before it
+// is stored; Handler in every log message and string attribute, errors
 // included. Both take the spec's Redact function, which knows the
 // secrets' values.
 package redact
@@ -14,45 +14,51 @@ import (
 	"github.com/tenaxhq/tenax/store"
 )
 
-// Job replaces the spec's secrets in every record before it is stored.
-type Job struct {
-	store.Job
+// Writer is what records are written to: engine.Checkpoint's two
+// methods, declared here, where Checkpoint consumes them.
+type Writer interface {
+	// Append writes records.
+	Append(ctx context.Context, recs ...store.Record) error
+	// Flush makes the records appended so far durable.
+	Flush(ctx context.Context) error
+}
+
+// Checkpoint replaces the spec's secrets in every record appended through
+// it before its Writer stores them. It wraps only what records are written
+// through (a store.Job, a worker's River checkpoint, batch mode's waves and
+// online tail): the job's notes, manifest and reads stay with the caller.
+type Checkpoint struct {
+	Writer
 	// Redact returns its text with every secret replaced.
 	Redact func(string) string
 }
 
-// Unwrap returns the job the records are written to, for what it offers
-// beside store.Job (store.Notes).
-func (j *Job) Unwrap() store.Job { return j.Job }
-
-// Append redacts the records, then appends them to the job.
-func (j *Job) Append(ctx context.Context, recs ...store.Record) error {
-	j.Records(recs)
-	return j.Job.Append(ctx, recs...)
+// Append redacts the records, then appends them to the Writer.
+func (c *Checkpoint) Append(ctx context.Context, recs ...store.Record) error {
+	c.scrub(recs)
+	return c.Writer.Append(ctx, recs...)
 }
 
-// Records redacts recs in place: for a caller that appends them through
-// something other than a whole store.Job (a worker's checkpoint). It
-// needs only Redact set.
-func (j *Job) Records(recs []store.Record) {
+// scrub redacts recs in place.
+func (c *Checkpoint) scrub(recs []store.Record) {
 	for i := range recs {
 		r := &recs[i]
-		r.Error = j.Redact(r.Error)
-		r.Output = j.redactJSON(r.Output)
-		r.Input = j.redactJSON(r.Input)
-		r.TrackedErrors = j.redactJSON(r.TrackedErrors)
+		r.Error = c.Redact(r.Error)
+		r.Output = c.redactJSON(r.Output)
+		r.Input = c.redactJSON(r.Input)
+		r.TrackedErrors = c.redactJSON(r.TrackedErrors)
 	}
 }
 
 // redactJSON redacts a JSON value's text; a secret inside a JSON string is
 // written there as is unless it holds characters JSON escapes, which keys
 // and tokens do not.
-func (j *Job) redactJSON(raw json.RawMessage) json.RawMessage {
+func (c *Checkpoint) redactJSON(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return raw
 	}
 	s := string(raw)
-	if r := j.Redact(s); r != s {
+	if r := c.Redact(s); r != s {
 		return json.RawMessage(r)
 	}
 	return raw

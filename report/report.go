@@ -101,8 +101,17 @@ type ErrorGroup struct {
 	Hints []string
 }
 
+// Job is what BuildReport reads of a job: its manifest and its latest
+// records. A store.Job is one; a job that also offers Dir() string (a
+// JSONL job) or notes (store.NoteKeeper, store.Notes) has its batch waves
+// read too.
+type Job interface {
+	Manifest() store.Manifest
+	Scan(ctx context.Context, fn func(store.Record) error) error
+}
+
 // BuildReport reads the job's latest records once, holding one at a time.
-func BuildReport(ctx context.Context, j store.Job) (*Report, error) {
+func BuildReport(ctx context.Context, j Job) (*Report, error) {
 	m := j.Manifest()
 	r := &Report{Manifest: m, ByClass: map[classify.Class]int{}, Attempts: map[int]int{}}
 	groups := map[string]*ErrorGroup{}

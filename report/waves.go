@@ -10,21 +10,32 @@ import (
 	"github.com/tenaxhq/tenax/store"
 )
 
-// batchWaves reads the job's batch ledger, if it has one.
-func batchWaves(ctx context.Context, j store.Job) ([]batch.WaveReport, error) {
+// batchWaves reads the job's batch ledger, if it has one: a file in its
+// directory, or notes in its store.
+func batchWaves(ctx context.Context, j Job) ([]batch.WaveReport, error) {
 	var (
 		entries []batch.Entry
 		err     error
 	)
 	if d, ok := j.(interface{ Dir() string }); ok {
 		entries, err = batch.ReadLedgerFile(filepath.Join(d.Dir(), batch.LedgerFile))
-	} else if notes, ok := store.Notes(j); ok {
+	} else if notes, ok := ledgerNotes(j); ok {
 		entries, err = batch.NewNoteLedger(notes).Entries(ctx)
 	}
 	if err != nil || len(entries) == 0 {
 		return nil, err
 	}
 	return batch.Report(entries), nil
+}
+
+// ledgerNotes finds the notes of a job that keeps them: through the
+// wrappers store.Notes looks through when j is a whole store.Job.
+func ledgerNotes(j Job) (store.NoteKeeper, bool) {
+	if sj, ok := j.(store.Job); ok {
+		return store.Notes(sj)
+	}
+	n, ok := j.(store.NoteKeeper)
+	return n, ok
 }
 
 // writeWaves renders the batch waves of a status report: each wave's

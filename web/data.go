@@ -169,9 +169,11 @@ func keepLatest(recs []store.Record, rec store.Record, n int) []store.Record {
 }
 
 // teeJob shows every record report.BuildReport scans to fn as well, so that
-// one pass over the records gives both.
+// one pass over the records gives both. It offers only what BuildReport
+// reads (report.Job), so the report holds no batch waves: the page shows
+// none.
 type teeJob struct {
-	store.Job
+	report.Job
 	fn func(store.Record)
 }
 

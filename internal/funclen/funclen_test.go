@@ -17,9 +17,6 @@ const maxLines = 80
 // name (Type.Method for a method), each with its reason, which a
 // "// Long:" line beside the function repeats for its reader.
 var long = map[string]string{
-	"job/batch.go executeBatch":        "batch mode's wiring (client, ledger, runner, online tail); splitting job's wiring is left in issue 21",
-	"job/run.go execute":               "a run's wiring of store, engine, operator and report; splitting it is left in issue 21",
-	"job/run.go Resume":                "the resume checks in the order a user meets them",
 	"worker/worker.go Worker.Run":      "a worker's life in order: register, River client, heartbeat, outage watch, stop",
 	"engine/gate.go gate.pass":         "the gate's waits in their one order (budget, pause, breaker, cooldown, limiters, slot last), read at once",
 	"engine/engine.go dispatcher.run":  "the dispatch loop's one select over pulls, settles and stops, so its wake-ups read together",
