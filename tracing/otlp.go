@@ -14,6 +14,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -34,7 +35,39 @@ type otlpClient struct {
 	timeout     time.Duration
 	http        *http.Client
 	maxAttempts int
+
+	// The uploads' outcomes. A failed upload is counted and kept here,
+	// not returned: the SDK would hand it to OpenTelemetry's global error
+	// handler, whose log lines land on stderr through a run's progress
+	// line, one per batch, for as long as the collector is away. The
+	// Tracer tells of them once, as the command ends (failures).
+	uploads, failed atomic.Int64
+	lastErr         atomic.Pointer[error]
 }
+
+// failures returns nil when every upload went through, else one error
+// that counts the failed ones and keeps the last one's reason.
+func (c *otlpClient) failures() error {
+	n := c.failed.Load()
+	if n == 0 {
+		return nil
+	}
+	return &ExportError{Failed: n, Uploads: c.uploads.Load(), Err: *c.lastErr.Load()}
+}
+
+// ExportError is spans that never reached the collector: Failed of
+// Uploads batches were dropped, the last for Err. Tracer.Shutdown
+// returns it.
+type ExportError struct {
+	Failed, Uploads int64
+	Err             error
+}
+
+func (e *ExportError) Error() string {
+	return fmt.Sprintf("%d of %d span uploads failed, their spans dropped; the last: %v", e.Failed, e.Uploads, e.Err)
+}
+
+func (e *ExportError) Unwrap() error { return e.Err }
 
 // otlpEnv reads the traces' variable name, else the general one.
 func otlpEnv(name string) string {
@@ -135,8 +168,19 @@ func (c *otlpClient) Stop(context.Context) error {
 
 // UploadTraces sends one ExportTraceServiceRequest holding spans, trying
 // again after a 429, 502, 503 or 504 (after the server's Retry-After when
-// it names one) until the timeout.
+// it names one) until the timeout. A failure is counted (failures), and
+// the spans dropped.
 func (c *otlpClient) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSpans) error {
+	c.uploads.Add(1)
+	if err := c.upload(ctx, spans); err != nil {
+		c.failed.Add(1)
+		c.lastErr.Store(&err)
+	}
+	return nil
+}
+
+// upload is UploadTraces' work: its error is the upload's failure.
+func (c *otlpClient) upload(ctx context.Context, spans []*tracepb.ResourceSpans) error {
 	body, err := exportRequest(spans)
 	if err != nil {
 		return err

@@ -102,8 +102,8 @@ func TestOTLPClientSendsWhatACollectorDecodes(t *testing.T) {
 		{ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{{Name: "item 0"}, {Name: "attempt 1"}}}}},
 		{ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{{Name: "item 1"}}}}},
 	}
-	if err := c.UploadTraces(context.Background(), spans); err != nil {
-		t.Fatalf("UploadTraces: %v, want the second try (after a 503) to succeed", err)
+	if err := c.UploadTraces(context.Background(), spans); err != nil || c.failures() != nil {
+		t.Fatalf("UploadTraces: %v, failures %v; want the second try (after a 503) to succeed", err, c.failures())
 	}
 	if calls.Load() != 2 || !proto.Equal(&got, &coltracepb.ExportTraceServiceRequest{ResourceSpans: spans}) {
 		t.Errorf("after %d requests the collector decoded %v, want the spans sent in 2 requests", calls.Load(), &got)
@@ -116,7 +116,7 @@ func TestOTLPClientSendsWhatACollectorDecodes(t *testing.T) {
 	defer bad.Close()
 	c.url = bad.URL + "/v1/traces"
 	calls.Store(0)
-	if err := c.UploadTraces(context.Background(), spans); err == nil || calls.Load() != 1 {
+	if err := c.upload(context.Background(), spans); err == nil || calls.Load() != 1 {
 		t.Errorf("a 400 gave %v after %d requests, want its error after 1 (not tried again)", err, calls.Load())
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -196,5 +198,55 @@ func TestNothingIsExportedWithoutAnEndpoint(t *testing.T) {
 				t.Errorf("the collector got %d requests, want none while tracing is off", c.requests)
 			}
 		})
+	}
+}
+
+// TestAFailingCollectorIsToldOnceAtShutdown: a collector refusing every
+// upload made the SDK hand each batch's error to OpenTelemetry's global
+// handler, which logged one line per batch on stderr, through a run's
+// progress line and after its summary, and Shutdown said nothing. Now
+// no error reaches the global handler, and Shutdown returns one
+// *ExportError that counts the failed uploads and gives the last reason.
+func TestAFailingCollectorIsToldOnceAtShutdown(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		http.Error(w, "no space left for spans", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	setEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL})
+	var handled []error
+	var mu sync.Mutex
+	prev := otel.GetErrorHandler()
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		handled = append(handled, err)
+	}))
+	defer otel.SetErrorHandler(prev)
+
+	tr, err := tracing.FromEnv(context.Background(), "v9.9.9")
+	if err != nil || !tr.Enabled() {
+		t.Fatalf("FromEnv = enabled %v, %v; want a Tracer that exports", tr.Enabled(), err)
+	}
+	ctx, run := tr.StartJob(context.Background(), tracing.Job{ID: "job_down", Provider: "mock", Model: "m"})
+	s, err := engine.New(engine.Config{Concurrency: 3, OnEvent: run.Observe}, instant(map[int][]string{0: {"ok"}, 1: {"ok"}}), discard{}).Run(ctx, source(2))
+	run.End(&s, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = tr.Shutdown(sctx)
+	var ee *tracing.ExportError
+	if !errors.As(err, &ee) || ee.Failed < 1 || ee.Failed != ee.Uploads {
+		t.Fatalf("Shutdown = %v; want an *ExportError counting every upload failed", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "500") || !strings.Contains(msg, "no space left for spans") {
+		t.Errorf("Shutdown's error %q does not give the collector's answer", msg)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(handled) > 0 {
+		t.Errorf("%d errors went to OpenTelemetry's global handler (stderr in tenax): %v", len(handled), handled)
 	}
 }

@@ -27,6 +27,9 @@ type Tracer struct {
 	// shutdown flushes and stops the exporter FromEnv set up; nil for a
 	// Tracer over a provider the caller owns.
 	shutdown func(context.Context) error
+	// failures tells of the uploads that failed (*ExportError), once
+	// shutdown has flushed the last; nil for a caller's provider.
+	failures func() error
 }
 
 // New returns a Tracer that makes its spans with tp: an SDK provider of
@@ -45,14 +48,20 @@ func Off() *Tracer {
 func (t *Tracer) Enabled() bool { return t != nil && t.on }
 
 // Shutdown exports the spans still buffered and stops the exporter, or
-// gives up when ctx ends. It does nothing for a Tracer FromEnv did not
-// set up.
+// gives up when ctx ends. It returns an *ExportError when uploads failed
+// during the run (their spans were dropped): the one report of them. It
+// does nothing for a Tracer FromEnv did not set up.
 func (t *Tracer) Shutdown(ctx context.Context) error {
 	if t == nil || t.shutdown == nil {
 		return nil
 	}
 	if err := t.shutdown(ctx); err != nil {
 		return fmt.Errorf("tracing: exporting the last spans: %w", err)
+	}
+	if t.failures != nil {
+		if err := t.failures(); err != nil {
+			return fmt.Errorf("tracing: %w", err)
+		}
 	}
 	return nil
 }
@@ -108,6 +117,7 @@ func FromEnv(ctx context.Context, version string) (*Tracer, error) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	t := New(tp)
 	t.shutdown = tp.Shutdown
+	t.failures = client.failures
 	return t, nil
 }
 
