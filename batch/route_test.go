@@ -12,6 +12,7 @@ import (
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/mock"
+	"github.com/tenaxhq/tenax/task"
 	"github.com/tenaxhq/tenax/task/llm"
 )
 
@@ -161,6 +162,31 @@ func TestRoutedResumePollsEachBatchOnItsOwnRoute(t *testing.T) {
 			if r := recs[idx]; r.Failed() || r.Route != "b" || len(r.Tries) != 1 || r.Tries[0].Route != "a" {
 				t.Errorf("item %d after the resume: route %q, tries %+v, error %q; want success on b after a", idx, r.Route, r.Tries, r.Error)
 			}
+		}
+	})
+}
+
+// TestItemsARouteRefusedCountOnceAgainstTheEnqueuedTokenCap: the items of
+// a batch whose route refused to create it were counted against
+// max_enqueued_tokens twice, once for the batch that never entered the
+// provider's queue and once for the next route's, so that a wave that
+// fitted under the cap deferred every one of them to the next wave.
+func TestItemsARouteRefusedCountOnceAgainstTheEnqueuedTokenCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, down := routedWorld(t, 30)
+		defer w.close()
+		routes := w.routes(down)
+		routes[0].Client = refusing{routes[0].Client}
+		est := w.task.EstimateTokens(task.Item{Idx: 29, Fields: map[string]any{"word": "w29"}})
+		sum, err := w.runner(0, func(c *batch.Config) {
+			c.Routes, c.Fallback = routes, true
+			c.MaxEnqueuedTokens = 31 * est
+		}).Run(context.Background(), w.input())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Waves != 1 || sum.Deferred != 0 || sum.Succeeded != 30 {
+			t.Errorf("%d waves, %d items deferred, %d succeeded; want the 30 items, which fit under the cap, in b's batch of wave 1", sum.Waves, sum.Deferred, sum.Succeeded)
 		}
 	})
 }

@@ -878,6 +878,10 @@ func (r *Runner) reroute(ctx context.Context, s *submission, ids []string, err e
 		if f == nil {
 			continue
 		}
+		// The refused batch never entered the provider's queue: what
+		// place counted for it there is given back before the next
+		// route's batch counts it.
+		s.enqueued -= r.estimate(f)
 		if !r.cfg.Fallback || !r.leave(f, err, class, false) {
 			r.routeFor(f)
 		}
