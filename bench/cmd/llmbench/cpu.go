@@ -26,14 +26,20 @@ import (
 // re-run as `llmbench mockserve`), so the mock's own CPU is not counted.
 // The figure is the job's user+system CPU (getrusage over the job.Run)
 // divided by the calls; the mock reports the TCP connections it accepted.
+// Provider picks the wire format: openai (chat completions) or anthropic
+// (messages), both of which the mock answers.
 type cpu struct {
 	Items, Concurrency, Rounds int
 	Latency                    time.Duration
 	Profile                    string
+	Provider                   string
 }
 
 func (c cpu) run(ctx context.Context, out io.Writer) error {
-	fmt.Fprintf(out, "cpu: %d calls at concurrency %d, mock latency %v, load %s\n", c.Items, c.Concurrency, c.Latency, loadAverage())
+	if c.Provider != "openai" && c.Provider != "anthropic" {
+		return fmt.Errorf("provider %q: want openai or anthropic", c.Provider)
+	}
+	fmt.Fprintf(out, "cpu: %d calls to %s at concurrency %d, mock latency %v, load %s\n", c.Items, c.Provider, c.Concurrency, c.Latency, loadAverage())
 	var perCall []float64
 	for round := range c.Rounds {
 		r, err := c.once(ctx, round)
@@ -82,19 +88,23 @@ func (c cpu) once(ctx context.Context, round int) (cpuRound, error) {
 		return cpuRound{}, fmt.Errorf("mockserve said nothing: %v", lines.Err())
 	}
 	addr := lines.Text()
+	baseURL := "http://" + addr + "/v1"
+	if c.Provider == "anthropic" {
+		baseURL = "http://" + addr // the SDK adds /v1/messages
+	}
 
 	spec := fmt.Sprintf(`name: cpu
 input: items.jsonl
 task:
   type: llm
-  provider: openai
-  base_url: http://%s/v1
+  provider: %s
+  base_url: %s
   api_key: any
   model: mock-echo
   prompt: "Translate into French: {{.word}}"
 concurrency: {max: %d}
 cache: {enabled: false}
-`, addr, c.Concurrency)
+`, c.Provider, baseURL, c.Concurrency)
 	path, cleanup, err := workDir(spec, c.Items)
 	if err != nil {
 		stdin.Close()

@@ -83,6 +83,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fs.IntVar(&c.Rounds, "rounds", 3, "runs")
 		fs.DurationVar(&c.Latency, "latency", 0, "the mock's answer latency")
 		fs.StringVar(&c.Profile, "cpuprofile", "", "write each run's CPU profile to this path, suffixed .ROUND")
+		fs.StringVar(&c.Provider, "provider", "openai", "the wire format of the calls: openai or anthropic")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
