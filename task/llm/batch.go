@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/anthropics/anthropic-sdk-go"
 	ooption "github.com/openai/openai-go/v3/option"
 
 	"github.com/tenaxhq/tenax/classify"
@@ -136,11 +135,11 @@ func (b *Batch) Result(item task.Item, body json.RawMessage) (task.Result, error
 	// input, not the text blocks).
 	var rep reply
 	if b.t.wire == ProviderAnthropic {
-		var m anthropic.Message
-		if err := json.Unmarshal(body, &m); err != nil {
+		m, err := decodeMessage(body)
+		if err != nil {
 			return task.Result{}, malformed(b.t.cfg.Provider, err)
 		}
-		rep = b.t.anthropicReply(&m)
+		rep = b.t.anthropicReply(m)
 	} else {
 		var err error
 		if rep, err = decodeChatCompletion(body); err != nil {

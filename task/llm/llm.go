@@ -202,7 +202,8 @@ type Task struct {
 	extra      map[string]any
 	counter    tokenCounter
 	scale      *tokenScale
-	chat       *chatRequest // the OpenAI wire's fixed request fields
+	chat       *chatRequest     // the OpenAI wire's fixed request fields
+	messages   *messagesRequest // the Anthropic wire's fixed request fields
 	send       func(ctx context.Context, c *call, cap *capture) (reply, error)
 }
 
@@ -339,6 +340,9 @@ func New(cfg Config) (*Task, error) {
 	t.scale = &tokenScale{}
 	t.cfg = cfg
 	if t.wire == ProviderAnthropic {
+		if t.messages, err = t.newMessagesRequest(); err != nil {
+			return nil, err
+		}
 		t.send = t.anthropicSender()
 	} else {
 		if t.chat, err = t.newChatRequest(); err != nil {

@@ -24,7 +24,7 @@ const secretKey = "sk-secret-test-key-0123456789"
 
 func item(fields map[string]any) task.Item { return task.Item{Idx: 3, Fields: fields} }
 
-func mustNew(t *testing.T, cfg Config) *Task {
+func mustNew(t testing.TB, cfg Config) *Task {
 	t.Helper()
 	tk, err := New(cfg)
 	if err != nil {

@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -16,12 +17,11 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	aparam "github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/azure"
 	ooption "github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
-
-	"github.com/tenaxhq/tenax/task"
 )
 
 // maxErrorBody caps how much of an error response is kept.
@@ -153,7 +153,9 @@ func reasoningModel(model string) bool {
 }
 
 // anthropicSender returns the call in Anthropic's wire format. The SDK
-// never retries, and reads no configuration from the environment.
+// never retries, and reads no configuration from the environment. It is
+// handed the body t.messages builds and gives back the answer's bytes,
+// which decodeMessage reads, as openAISender does.
 func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, error) {
 	opts := []aoption.RequestOption{
 		aoption.WithoutEnvironmentDefaults(),
@@ -175,31 +177,28 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 			opts = append(opts, aoption.WithQueryAdd(name, v))
 		}
 	}
-	for _, name := range sortedKeys(t.cfg.ExtraBody) {
-		opts = append(opts, aoption.WithJSONSet(sjsonKey(name), t.cfg.ExtraBody[name]))
-	}
 	client := anthropic.NewClient(opts...)
 
-	base := t.anthropicBase()
-	return func(ctx context.Context, c *call, cp *capture) (reply, error) {
-		params := base
-		params.MaxTokens = int64(c.maxTokens)
-		params.Messages = make([]anthropic.MessageParam, 0, len(c.msgs))
-		for _, m := range c.msgs {
-			switch m.Role {
-			case "system":
-				block := anthropic.TextBlockParam{Text: m.Content}
-				if t.cfg.CachePrompt {
-					block.CacheControl = anthropic.NewCacheControlEphemeralParam()
-				}
-				params.System = []anthropic.TextBlockParam{block}
-			case "assistant":
-				params.Messages = append(params.Messages, anthropic.NewAssistantMessage(anthropic.NewTextBlock(m.Content)))
-			default:
-				params.Messages = append(params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(m.Content)))
-			}
+	send := func(ctx context.Context, c *call, turns []json.RawMessage, cp *capture) (*message, error) {
+		body, err := t.messages.body(c.msgs, c.maxTokens, turns)
+		if err != nil {
+			return nil, err
 		}
-		msg, err := client.Messages.New(ctx, params, aoption.WithMiddleware(cp.middleware))
+		var params anthropic.MessageNewParams
+		aparam.SetJSON(body, &params)
+		var answer []byte
+		_, err = client.Messages.New(ctx, params,
+			aoption.WithMiddleware(cp.middleware), aoption.WithResponseBodyInto(&answer))
+		if err != nil {
+			return nil, err
+		}
+		if ct := cp.header.Get("Content-Type"); !jsonContentType(ct) {
+			return nil, fmt.Errorf("the answer's content-type %q is not JSON", ct)
+		}
+		return decodeMessage(answer)
+	}
+	return func(ctx context.Context, c *call, cp *capture) (reply, error) {
+		turn, err := send(ctx, c, nil, cp)
 		if err != nil {
 			return reply{}, err
 		}
@@ -207,20 +206,15 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 		// unfinished: as Anthropic documents, send the answer back as it
 		// is and the model goes on where it stopped. What every piece
 		// said and spent is the turn's.
-		turn := *msg
-		for n := 0; msg.StopReason == anthropic.StopReasonPauseTurn && n < maxPauseContinuations; n++ {
-			params.Messages = append(params.Messages, msg.ToParam())
-			if msg, err = client.Messages.New(ctx, params, aoption.WithMiddleware(cp.middleware)); err != nil {
+		var turns []json.RawMessage
+		for msg, n := turn, 0; msg.StopReason == string(anthropic.StopReasonPauseTurn) && n < maxPauseContinuations; n++ {
+			turns = append(turns, msg.Content)
+			if msg, err = send(ctx, c, turns, cp); err != nil {
 				return reply{}, err
 			}
-			turn.Content = append(turn.Content, msg.Content...)
-			turn.StopReason, turn.StopDetails = msg.StopReason, msg.StopDetails
-			turn.Usage.InputTokens += msg.Usage.InputTokens
-			turn.Usage.OutputTokens += msg.Usage.OutputTokens
-			turn.Usage.CacheCreationInputTokens += msg.Usage.CacheCreationInputTokens
-			turn.Usage.CacheReadInputTokens += msg.Usage.CacheReadInputTokens
+			turn.add(msg)
 		}
-		return t.anthropicReply(&turn), nil
+		return t.anthropicReply(turn), nil
 	}
 }
 
@@ -260,41 +254,6 @@ func (t *Task) anthropicBase() anthropic.MessageNewParams {
 // back before it gives up: a turn still paused then is recorded as not
 // finished (retryable), never as an answer.
 const maxPauseContinuations = 8
-
-// anthropicReply reads a message, online or from a batch's results: its
-// text, or under ModeTool the output tool's input.
-func (t *Task) anthropicReply(msg *anthropic.Message) reply {
-	u := msg.Usage
-	rep := reply{
-		finish: string(msg.StopReason),
-		usage: task.Usage{
-			InputTokens:       u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
-			OutputTokens:      u.OutputTokens,
-			CachedInputTokens: u.CacheReadInputTokens,
-			CacheWriteTokens:  u.CacheCreationInputTokens,
-		},
-	}
-	var b strings.Builder
-	for _, block := range msg.Content {
-		switch block.Type {
-		case "text":
-			b.WriteString(block.Text)
-		case "tool_use":
-			if t.structured.Mode == ModeTool && block.Name == outputTool {
-				b.Reset()
-				b.Write(block.Input)
-			}
-		}
-		// thinking and redacted_thinking blocks are the model's
-		// reasoning, not its answer: counted in the usage, kept out of
-		// the output.
-	}
-	rep.content = b.String()
-	if msg.StopReason == anthropic.StopReasonRefusal {
-		rep.refusal = msg.StopDetails.Explanation
-	}
-	return rep
-}
 
 // outputTool names the tool whose input is the answer, under ModeTool.
 const outputTool = "output"
