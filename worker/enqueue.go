@@ -172,7 +172,7 @@ const (
 // batch is one transaction of insertItems.
 type batch struct {
 	jobs    []river.InsertManyParams
-	copy    []storedInput // inputs of a new job, through COPY
+	copy    inputsCopy    // inputs of a new job, through COPY
 	store   []storedInput // inputs a resume stores if missing
 	replace []storedInput // inputs a resume replaces
 }
@@ -218,10 +218,8 @@ func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int
 // midway leaves whole batches behind.
 func (c *Client) insertBatch(ctx context.Context, jobID string, b *batch) error {
 	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		if len(b.copy) > 0 {
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tenax_inputs"}, inputColumns, &copyRows{jobID: jobID, rows: b.copy}); err != nil {
-				return fmt.Errorf("storing inputs: %w", err)
-			}
+		if err := b.copy.send(ctx, tx); err != nil {
+			return fmt.Errorf("storing inputs: %w", err)
 		}
 		if err := insertInputs(ctx, tx, jobID, b.store, `DO NOTHING`); err != nil {
 			return fmt.Errorf("storing inputs: %w", err)
@@ -256,7 +254,7 @@ func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue 
 		}
 	}
 	for {
-		it, err := r.Next()
+		it, err := r.NextRaw()
 		var le *input.LineError
 		bad := ""
 		switch {
@@ -286,7 +284,7 @@ func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue 
 		in := storedInput{idx: it.Idx, id: it.ID, input: it.Raw, bad: bad}
 		switch w {
 		case wantCopy:
-			b.copy = append(b.copy, in)
+			b.copy.add(jobID, in)
 		case wantStore:
 			b.store = append(b.store, in)
 		case wantReplace:
