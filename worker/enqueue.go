@@ -171,7 +171,11 @@ const (
 
 // batch is one transaction of insertItems.
 type batch struct {
-	jobs    []river.InsertManyParams
+	jobs []river.InsertManyParams
+	// opts and tags hold the jobs' InsertOpts and idx tags, a slice of
+	// each for the batch instead of two allocations per item.
+	opts    []river.InsertOpts
+	tags    []string
 	copy    inputsCopy    // inputs of a new job, through COPY
 	store   []storedInput // inputs a resume stores if missing
 	replace []storedInput // inputs a resume replaces
@@ -241,13 +245,16 @@ func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue 
 	// The span of the run that enqueues, for the workers' item spans to
 	// hang under; nil when it traces nothing.
 	meta := tracing.Metadata(ctx)
+	// Every River job of the enqueue has the same arguments: one value
+	// for them all, where each held its own copy.
+	var args river.JobArgs = ItemArgs{Job: jobID, Round: round}
 	send := func() bool {
 		if len(b.jobs) == 0 {
 			return true
 		}
 		select {
 		case out <- b:
-			b = &batch{}
+			b = &batch{copy: inputsCopy{size: len(b.copy.buf)}}
 			return true
 		case <-ctx.Done():
 			return false
@@ -276,11 +283,15 @@ func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue 
 		}
 		if b.jobs == nil {
 			b.jobs = make([]river.InsertManyParams, 0, insertBatch)
+			b.opts = make([]river.InsertOpts, 0, insertBatch)
+			b.tags = make([]string, 0, insertBatch)
 		}
-		b.jobs = append(b.jobs, river.InsertManyParams{
-			Args:       ItemArgs{Job: jobID, Round: round},
-			InsertOpts: &river.InsertOpts{Queue: queue, MaxAttempts: MaxAttempts, Tags: []string{IdxTag(it.Idx)}, Metadata: meta},
-		})
+		// The batch is sent when full: opts and tags, made as large,
+		// never move, and the pointers into them stay valid.
+		n := len(b.tags)
+		b.tags = append(b.tags, IdxTag(it.Idx))
+		b.opts = append(b.opts, river.InsertOpts{Queue: queue, MaxAttempts: MaxAttempts, Tags: b.tags[n : n+1 : n+1], Metadata: meta})
+		b.jobs = append(b.jobs, river.InsertManyParams{Args: args, InsertOpts: &b.opts[len(b.opts)-1]})
 		in := storedInput{idx: it.Idx, id: it.ID, input: it.Raw, bad: bad}
 		switch w {
 		case wantCopy:

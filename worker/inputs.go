@@ -74,6 +74,9 @@ type storedInput struct {
 type inputsCopy struct {
 	buf  []byte
 	rows int
+	// size is what the buffer is made to hold at first: the size of the
+	// batch before, so that it is not grown and copied row by row.
+	size int
 }
 
 // copyHeader starts a binary COPY: the signature, no flags, no header
@@ -83,7 +86,7 @@ const copyHeader = "PGCOPY\n\xff\r\n\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x
 // add appends in as a row of job jobID.
 func (c *inputsCopy) add(jobID string, in storedInput) {
 	if c.buf == nil {
-		c.buf = append(make([]byte, 0, 64<<10), copyHeader...)
+		c.buf = append(make([]byte, 0, max(c.size+c.size/8, 64<<10)), copyHeader...)
 	}
 	c.buf = binary.BigEndian.AppendUint16(c.buf, uint16(len(inputColumns)))
 	c.buf = appendCopyField(c.buf, jobID)
