@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 )
@@ -45,6 +46,42 @@ func FuzzReadJSONL(f *testing.F) {
 				t.Fatalf("bad line %+v after line %d for item %d", le, lastLine, item.Idx)
 			}
 			lastLine = le.Line
+		}
+	})
+}
+
+// FuzzNextRawAgreesWithNext reads the same bytes with Next and with
+// NextRaw, as JSONL, TXT and CSV: NextRaw must return the same Idx, ID and
+// Raw and the same error for every item, and no Fields; Scan's check must
+// find the same bad lines.
+func FuzzNextRawAgreesWithNext(f *testing.F) {
+	f.Add([]byte("{\"id\":\"x\",\"a\":1}\n{\"b\":[1,{\"id\":2}],\"id\":-3.5e2}\n"))
+	f.Add([]byte("{\"i\\u0064\":\"\\ud800y\", \"id\" : true}\n{\"id\":\"a\",\"id\":\"b\"}\n[1]\n"))
+	f.Add([]byte("id,b\nx,\"y\nz\"\n1,2,3\n"))
+	f.Add([]byte("{\"a\":\"\xff\"}\nnot json\n{ \"id\" :\t\"q\\\"}\" }"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, format := range []Format{JSONL, TXT, CSV} {
+			full := NewReader(bytes.NewReader(data), "fuzz", format)
+			raw := NewReader(bytes.NewReader(data), "fuzz", format)
+			check := NewReader(bytes.NewReader(data), "fuzz", format)
+			for _, r := range []*Reader{full, raw, check} {
+				r.maxLine = 64
+			}
+			for {
+				want, wantErr := full.Next()
+				got, gotErr := raw.NextRaw()
+				checked, checkErr := check.next(decodeCheck)
+				if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || fmt.Sprint(checkErr) != fmt.Sprint(wantErr) {
+					t.Fatalf("%s: Next says %v, NextRaw %v, the check %v", format, wantErr, gotErr, checkErr)
+				}
+				if wantErr == io.EOF {
+					break
+				}
+				if got.Idx != want.Idx || got.ID != want.ID || !bytes.Equal(got.Raw, want.Raw) || got.Fields != nil || checked.Idx != want.Idx {
+					t.Fatalf("%s: NextRaw gave idx %d id %q raw %q fields %v (the check idx %d); Next idx %d id %q raw %q",
+						format, got.Idx, got.ID, got.Raw, got.Fields, checked.Idx, want.Idx, want.ID, want.Raw)
+				}
+			}
 		}
 	})
 }

@@ -153,7 +153,29 @@ func (r *Reader) Close() error {
 // the line's text as a JSON string) together with a *LineError; reading
 // can go on after it. Any other error is an I/O error (or, for CSV, a bad
 // header, as a *LineError with Idx -1) after which reading cannot go on.
-func (r *Reader) Next() (task.Item, error) {
+func (r *Reader) Next() (task.Item, error) { return r.next(decodeFields) }
+
+// NextRaw is Next without the item's Fields: its Idx, ID and Raw, and the
+// same bad lines with the same errors, for a caller that stores items
+// rather than runs them (an enqueue for workers). A JSONL line is checked
+// and its top-level "id" found without decoding it into a map.
+func (r *Reader) NextRaw() (task.Item, error) { return r.next(decodeRaw) }
+
+// decoding is how much of an item Reader.next builds.
+type decoding int
+
+const (
+	// decodeFields builds the whole item (Next).
+	decodeFields decoding = iota
+	// decodeRaw builds its ID and Raw, not its Fields (NextRaw).
+	decodeRaw
+	// decodeCheck builds nothing but its Idx: what a Scan needs to find
+	// the bad lines. A bad line's item is built as by Next.
+	decodeCheck
+)
+
+// next is Next, building as much of the item as d says.
+func (r *Reader) next(d decoding) (task.Item, error) {
 	if !r.started {
 		if err := r.start(); err != nil {
 			return task.Item{}, err
@@ -161,9 +183,9 @@ func (r *Reader) Next() (task.Item, error) {
 	}
 	switch r.format {
 	case JSONL, TXT:
-		return r.nextLine()
+		return r.nextLine(d)
 	case CSV:
-		return r.nextRecord()
+		return r.nextRecord(d)
 	}
 	return task.Item{}, fmt.Errorf("input %s: unknown format %q (want jsonl, csv or txt)", r.path, r.format)
 }
@@ -185,7 +207,7 @@ func (r *Reader) Skip() (int, error) {
 	switch r.format {
 	case JSONL, TXT:
 	case CSV:
-		it, err := r.nextRecord()
+		it, err := r.nextRecord(decodeCheck)
 		var le *LineError
 		if errors.As(err, &le) && le.Idx >= 0 {
 			return it.Idx, nil
@@ -250,7 +272,7 @@ func (r *Reader) start() error {
 }
 
 // nextLine reads the next non-blank line of JSONL or TXT input.
-func (r *Reader) nextLine() (task.Item, error) {
+func (r *Reader) nextLine(d decoding) (task.Item, error) {
 	for {
 		line, tooLong, err := r.readLine()
 		if err != nil {
@@ -267,18 +289,23 @@ func (r *Reader) nextLine() (task.Item, error) {
 		}
 		r.itemLine = r.line
 		if r.format == TXT {
-			item := task.Item{Idx: r.idx, Fields: map[string]any{"text": string(line)}}
-			raw := append([]byte(`{"text":`), task.AppendJSONString(nil, string(line))...)
-			item.Raw = append(raw, '}')
+			item := task.Item{Idx: r.idx}
+			if d == decodeFields {
+				item.Fields = map[string]any{"text": string(line)}
+			}
+			if d != decodeCheck {
+				raw := append([]byte(`{"text":`), task.AppendJSONString(nil, string(line))...)
+				item.Raw = append(raw, '}')
+			}
 			r.idx++
 			return item, nil
 		}
-		return r.decodeJSONL(line)
+		return r.decodeJSONL(line, d)
 	}
 }
 
 // decodeJSONL turns one line into an item, or a bad line.
-func (r *Reader) decodeJSONL(line []byte) (task.Item, error) {
+func (r *Reader) decodeJSONL(line []byte, d decoding) (task.Item, error) {
 	if !json.Valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v)
@@ -290,6 +317,18 @@ func (r *Reader) decodeJSONL(line []byte) (task.Item, error) {
 	trimmed := bytes.TrimSpace(line)
 	if trimmed[0] != '{' {
 		return r.bad(line, r.line, fmt.Errorf("%w (got %s)", ErrNotObject, jsonKind(trimmed[0])))
+	}
+	// A valid JSON object always decodes into a map: the lean paths
+	// accept and refuse the same lines as the decoding one.
+	switch d {
+	case decodeCheck:
+		item := task.Item{Idx: r.idx}
+		r.idx++
+		return item, nil
+	case decodeRaw:
+		item := task.Item{Idx: r.idx, ID: idOfObject(trimmed), Raw: bytes.Clone(trimmed)}
+		r.idx++
+		return item, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.UseNumber()
@@ -308,7 +347,7 @@ func (r *Reader) decodeJSONL(line []byte) (task.Item, error) {
 }
 
 // nextRecord reads the next non-blank CSV record.
-func (r *Reader) nextRecord() (task.Item, error) {
+func (r *Reader) nextRecord(d decoding) (task.Item, error) {
 	if r.header == nil {
 		return task.Item{}, io.EOF
 	}
@@ -348,11 +387,25 @@ func (r *Reader) nextRecord() (task.Item, error) {
 				return r.bad(csvText(rec), line, ErrInvalidUTF8)
 			}
 		}
-		fields := make(map[string]any, len(rec))
+		if d == decodeCheck {
+			item := task.Item{Idx: r.idx}
+			r.idx++
+			return item, nil
+		}
+		var fields map[string]any
+		if d == decodeFields {
+			fields = make(map[string]any, len(rec))
+		}
+		id := ""
 		raw := make([]byte, 0, size+len(rec)*8+2)
 		raw = append(raw, '{')
 		for i, f := range rec {
-			fields[r.header[i]] = f
+			if fields != nil {
+				fields[r.header[i]] = f
+			}
+			if r.header[i] == "id" {
+				id = f
+			}
 			if i > 0 {
 				raw = append(raw, ',')
 			}
@@ -361,7 +414,7 @@ func (r *Reader) nextRecord() (task.Item, error) {
 			raw = task.AppendJSONString(raw, f)
 		}
 		raw = append(raw, '}')
-		item := task.Item{Idx: r.idx, ID: idOf(fields["id"]), Fields: fields, Raw: raw}
+		item := task.Item{Idx: r.idx, ID: id, Fields: fields, Raw: raw}
 		r.idx++
 		return item, nil
 	}
@@ -474,4 +527,113 @@ func csvText(rec []string) []byte {
 	_ = w.Write(rec) // writes to a bytes.Buffer cannot fail
 	w.Flush()
 	return trimEOL(b.Bytes())
+}
+
+// idOfObject returns what idOf(fields["id"]) is for obj, a valid JSON
+// object, decoded into fields: the value of its last top-level "id"
+// member, when that is a string or a number. It walks the object's
+// top-level members without decoding any other value.
+func idOfObject(obj []byte) string {
+	id := ""
+	i := skipSpace(obj, 1) // past the '{'
+	for i < len(obj) && obj[i] == '"' {
+		keyEnd := endOfString(obj, i)
+		key := obj[i:keyEnd]
+		i = skipSpace(obj, skipSpace(obj, keyEnd)+1) // past the ':'
+		valEnd := endOfValue(obj, i)
+		if jsonString(key) == "id" {
+			id = idText(obj[i:valEnd])
+		}
+		i = skipSpace(obj, valEnd)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return id
+}
+
+// idText is idOf of the JSON value v.
+func idText(v []byte) string {
+	switch c := v[0]; {
+	case c == '"':
+		return jsonString(v)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return string(v)
+	}
+	return ""
+}
+
+// jsonString decodes the valid JSON string s. One without escapes is its
+// bytes between the quotes, as encoding/json decodes it from valid UTF-8.
+func jsonString(s []byte) string {
+	if bytes.IndexByte(s, '\\') < 0 {
+		return string(s[1 : len(s)-1])
+	}
+	var out string
+	if err := json.Unmarshal(s, &out); err != nil {
+		return "" // cannot happen: s is a valid JSON string
+	}
+	return out
+}
+
+// skipSpace returns the index of the first byte of b at or after i that
+// is not JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// endOfString returns the index just past the valid JSON string that
+// starts at b[i].
+func endOfString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// endOfValue returns the index just past the valid JSON value that
+// starts at b[i].
+func endOfValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return endOfString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = endOfString(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return j
+		}
+		j++
+	}
+	return j
 }

@@ -97,7 +97,7 @@ func Scan(ctx context.Context, path string, f Format, opts ScanOptions) (Summary
 		if opts.CountOnly {
 			_, err = r.Skip()
 		} else {
-			_, err = r.Next()
+			_, err = r.next(decodeCheck)
 		}
 		if err == io.EOF {
 			break

@@ -171,8 +171,12 @@ const (
 
 // batch is one transaction of insertItems.
 type batch struct {
-	jobs    []river.InsertManyParams
-	copy    []storedInput // inputs of a new job, through COPY
+	jobs []river.InsertManyParams
+	// opts and tags hold the jobs' InsertOpts and idx tags, a slice of
+	// each for the batch instead of two allocations per item.
+	opts    []river.InsertOpts
+	tags    []string
+	copy    inputsCopy    // inputs of a new job, through COPY
 	store   []storedInput // inputs a resume stores if missing
 	replace []storedInput // inputs a resume replaces
 }
@@ -218,10 +222,8 @@ func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int
 // midway leaves whole batches behind.
 func (c *Client) insertBatch(ctx context.Context, jobID string, b *batch) error {
 	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		if len(b.copy) > 0 {
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tenax_inputs"}, inputColumns, &copyRows{jobID: jobID, rows: b.copy}); err != nil {
-				return fmt.Errorf("storing inputs: %w", err)
-			}
+		if err := b.copy.send(ctx, tx); err != nil {
+			return fmt.Errorf("storing inputs: %w", err)
 		}
 		if err := insertInputs(ctx, tx, jobID, b.store, `DO NOTHING`); err != nil {
 			return fmt.Errorf("storing inputs: %w", err)
@@ -243,20 +245,23 @@ func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue 
 	// The span of the run that enqueues, for the workers' item spans to
 	// hang under; nil when it traces nothing.
 	meta := tracing.Metadata(ctx)
+	// Every River job of the enqueue has the same arguments: one value
+	// for them all, where each held its own copy.
+	var args river.JobArgs = ItemArgs{Job: jobID, Round: round}
 	send := func() bool {
 		if len(b.jobs) == 0 {
 			return true
 		}
 		select {
 		case out <- b:
-			b = &batch{}
+			b = &batch{copy: inputsCopy{size: len(b.copy.buf)}}
 			return true
 		case <-ctx.Done():
 			return false
 		}
 	}
 	for {
-		it, err := r.Next()
+		it, err := r.NextRaw()
 		var le *input.LineError
 		bad := ""
 		switch {
@@ -278,15 +283,19 @@ func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue 
 		}
 		if b.jobs == nil {
 			b.jobs = make([]river.InsertManyParams, 0, insertBatch)
+			b.opts = make([]river.InsertOpts, 0, insertBatch)
+			b.tags = make([]string, 0, insertBatch)
 		}
-		b.jobs = append(b.jobs, river.InsertManyParams{
-			Args:       ItemArgs{Job: jobID, Round: round},
-			InsertOpts: &river.InsertOpts{Queue: queue, MaxAttempts: MaxAttempts, Tags: []string{IdxTag(it.Idx)}, Metadata: meta},
-		})
+		// The batch is sent when full: opts and tags, made as large,
+		// never move, and the pointers into them stay valid.
+		n := len(b.tags)
+		b.tags = append(b.tags, IdxTag(it.Idx))
+		b.opts = append(b.opts, river.InsertOpts{Queue: queue, MaxAttempts: MaxAttempts, Tags: b.tags[n : n+1 : n+1], Metadata: meta})
+		b.jobs = append(b.jobs, river.InsertManyParams{Args: args, InsertOpts: &b.opts[len(b.opts)-1]})
 		in := storedInput{idx: it.Idx, id: it.ID, input: it.Raw, bad: bad}
 		switch w {
 		case wantCopy:
-			b.copy = append(b.copy, in)
+			b.copy.add(jobID, in)
 		case wantStore:
 			b.store = append(b.store, in)
 		case wantReplace:

@@ -1,7 +1,9 @@
 package worker
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -64,33 +66,69 @@ type storedInput struct {
 	bad string
 }
 
-// copyRows is a batch of storedInputs as pgx.CopyFromSource.
-type copyRows struct {
-	jobID string
-	rows  []storedInput
-	i     int
-	vals  [5]any
+// inputsCopy is a new job's inputs in PostgreSQL's binary COPY format,
+// rows of inputColumns: the goroutine that reads the input encodes each
+// batch's rows while the connections insert the batches before it, and a
+// connection sends the bytes as they are, without pgx's encoding of a
+// value at a time through interfaces.
+type inputsCopy struct {
+	buf  []byte
+	rows int
+	// size is what the buffer is made to hold at first: the size of the
+	// batch before, so that it is not grown and copied row by row.
+	size int
 }
 
-func (c *copyRows) Next() bool {
-	c.i++
-	return c.i <= len(c.rows)
+// copyHeader starts a binary COPY: the signature, no flags, no header
+// extension.
+const copyHeader = "PGCOPY\n\xff\r\n\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00"
+
+// add appends in as a row of job jobID.
+func (c *inputsCopy) add(jobID string, in storedInput) {
+	if c.buf == nil {
+		c.buf = append(make([]byte, 0, max(c.size+c.size/8, 64<<10)), copyHeader...)
+	}
+	c.buf = binary.BigEndian.AppendUint16(c.buf, uint16(len(inputColumns)))
+	c.buf = appendCopyField(c.buf, jobID)
+	c.buf = binary.BigEndian.AppendUint32(c.buf, 8)
+	c.buf = binary.BigEndian.AppendUint64(c.buf, uint64(in.idx))
+	c.buf = appendCopyText(c.buf, in.id)
+	c.buf = appendCopyField(c.buf, in.input)
+	c.buf = appendCopyText(c.buf, in.bad)
+	c.rows++
 }
 
-func (c *copyRows) Values() ([]any, error) {
-	r := &c.rows[c.i-1]
-	c.vals = [5]any{c.jobID, int64(r.idx), nullText(r.id), r.input, nullText(r.bad)}
-	return c.vals[:], nil
-}
-
-func (c *copyRows) Err() error { return nil }
-
-// nullText is s as a text value, NULL when empty.
-func nullText(s string) any {
-	if s == "" {
+// send copies the rows into tenax_inputs on tx's connection.
+func (c *inputsCopy) send(ctx context.Context, tx pgx.Tx) error {
+	if c.rows == 0 {
 		return nil
 	}
-	return validText(s)
+	data := binary.BigEndian.AppendUint16(c.buf, 0xffff) // the trailer: -1
+	tag, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(data),
+		`COPY tenax_inputs (`+strings.Join(inputColumns, ", ")+`) FROM STDIN (FORMAT binary)`)
+	if err != nil {
+		return err
+	}
+	if n := tag.RowsAffected(); n != int64(c.rows) {
+		return fmt.Errorf("COPY stored %d inputs of %d", n, c.rows)
+	}
+	return nil
+}
+
+// appendCopyText appends s as a text field of a binary COPY row: NULL
+// when empty, as the resumes' insertInputs stores it.
+func appendCopyText(buf []byte, s string) []byte {
+	if s == "" {
+		return binary.BigEndian.AppendUint32(buf, 0xffffffff) // NULL: -1
+	}
+	return appendCopyField(buf, validText(s))
+}
+
+// appendCopyField appends v as a field of a binary COPY row: its length,
+// then its bytes (text and bytea are sent as they are).
+func appendCopyField[T string | []byte](buf []byte, v T) []byte {
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(v)))
+	return append(buf, v...)
 }
 
 // validText is s as PostgreSQL's text takes it: invalid UTF-8 and NUL

@@ -432,3 +432,49 @@ func TestTwoResumesAtOnceStoreTheMissingInputsWithoutFailing(t *testing.T) {
 	waitDone(t, c, e.JobID)
 	oneRecordEach(t, dsn, e.JobID, n, "after two resumes at once")
 }
+
+// TestEnqueueStoresIDsThatTextCannotHold enqueues items whose id holds
+// what PostgreSQL's text refuses (a NUL, an unpaired surrogate) or is a
+// number or no string at all: the binary COPY stores each id as the
+// resumes' INSERT would, NUL and invalid UTF-8 replaced, a number as its
+// text, anything else NULL, and the line itself byte for byte.
+func TestEnqueueStoresIDsThatTextCannotHold(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	cases := []struct {
+		line string
+		id   *string
+	}{
+		{`{"id": "a\u0000b", "word": "x"}`, ptr("a\uFFFDb")},
+		{`{"id": "\ud800z", "word": "x"}`, ptr("\uFFFDz")},
+		{`{"word": "x", "id": -1.5e3}`, ptr("-1.5e3")},
+		{`{"id": ["n"], "word": "x"}`, nil},
+		{`{"word": "x"}`, nil},
+	}
+	lines := make([]string, len(cases))
+	for i, tc := range cases {
+		lines[i] = tc.line
+	}
+	e := enqueue(t, c, writeLines(t, lines))
+	conn := connect(t, dsn)
+	for idx, tc := range cases {
+		var id *string
+		var in []byte
+		if err := conn.QueryRow(t.Context(), `SELECT id, input FROM tenax_inputs WHERE job_id = $1 AND idx = $2`, e.JobID, idx).Scan(&id, &in); err != nil {
+			t.Fatalf("tenax_inputs of idx %d: %v", idx, err)
+		}
+		if (id == nil) != (tc.id == nil) || (id != nil && *id != *tc.id) || string(in) != tc.line {
+			t.Errorf("line %s stored as id %v, input %q; want id %v and the line byte for byte", tc.line, deref(id), in, deref(tc.id))
+		}
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// deref shows an id that may be NULL.
+func deref(s *string) string {
+	if s == nil {
+		return "NULL"
+	}
+	return fmt.Sprintf("%q", *s)
+}
