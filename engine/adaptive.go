@@ -100,6 +100,13 @@ type callStart struct {
 	gen        uint64    // the decrease generation it started in
 	atCapacity bool      // it took the last free slot, or waited for one
 	at         time.Time // when it started, for its round trip
+	// seq is its number in the order calls started (limiter.starts), 0
+	// for no call: it dates the quota its answer carries.
+	seq uint64
+	// spaced says it waited its turn in the request limiter: it went on
+	// its own, spaced from the calls around it by the pace, so the
+	// provider counted those calls in the order they started.
+	spaced bool
 }
 
 func newLimiter(cfg Config) *limiter {

@@ -204,15 +204,21 @@ func (e *Engine) Cooldown(until time.Time, reason string) {
 // is a cooldown until its reset, or until the response's retry hint, which
 // wins; and a 429 met while the quota showed room is sporadic: it delays
 // only its own item.
-func (e *Engine) ObserveQuota(q Quota) {
+func (e *Engine) ObserveQuota(q Quota) { e.observeQuota(q, callStart{}) }
+
+// observeQuota is ObserveQuota for the headers of the answer to call c,
+// which date the counts (gate.learnFrom). A share of a quota other engines
+// spend from is not dated: their calls since are not counted here.
+func (e *Engine) observeQuota(q Quota, c callStart) {
 	if e.cfg.QuotaShare != nil {
 		q = q.share(e.cfg.QuotaShare())
+		c = callStart{}
 	}
 	if e.cfg.Retry.MaxHint < 0 {
 		q.RetryAfter = 0 // hints are off
 	}
 	q.RetryAfter = min(q.RetryAfter, e.maxHint())
-	if until, reason := e.gate.learn(q, int(e.gate.conc.executing.Load())); !until.IsZero() {
+	if until, reason := e.gate.learnFrom(q, int(e.gate.conc.executing.Load()), c); !until.IsZero() {
 		e.Cooldown(until, reason)
 	}
 }

@@ -131,3 +131,40 @@ func TestSporadicRetryHintsKeepTheLearnedPace(t *testing.T) {
 		}
 	})
 }
+
+// TestQuotaRoomForDatesTheHeadersByTheirCall: a 429 is sporadic when the
+// provider's bucket held its call's request. Judged by the latest
+// remaining count against the calls under way, a bucket kept a few calls
+// from empty read every sporadic 429 as the limit; dated by the call the
+// headers came with, the count tells what the bucket held when the 429's
+// own call went.
+func TestQuotaRoomForDatesTheHeadersByTheirCall(t *testing.T) {
+	now := time.Now()
+	const perSecond = 100
+	for _, tt := range []struct {
+		name      string
+		remaining int
+		tokens    int       // TokensRemaining
+		headers   callStart // the call the headers came with
+		call      callStart // the call that met the 429
+		room      bool
+	}{
+		{"its own headers show a few left", 3, -1, callStart{seq: 500, at: now}, callStart{seq: 500, at: now}, true},
+		{"its own headers show none left", 0, -1, callStart{seq: 500, at: now}, callStart{seq: 500, at: now}, false},
+		{"its own headers show no tokens left", 3, 0, callStart{seq: 500, at: now}, callStart{seq: 500, at: now}, false},
+		{"an earlier call's: 30 refilled, 40 taken since", 5, -1, callStart{seq: 500, at: now.Add(-300 * time.Millisecond)}, callStart{seq: 540, at: now}, false},
+		{"an earlier call's: 30 refilled, 20 taken since", 5, -1, callStart{seq: 500, at: now.Add(-300 * time.Millisecond)}, callStart{seq: 520, at: now}, true},
+		{"undated, fewer left than the 30 under way", 3, -1, callStart{}, callStart{seq: 500, at: now}, false},
+		{"undated, more left than the 30 under way", 40, -1, callStart{}, callStart{seq: 500, at: now}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGate(Config{Concurrency: 64}, breaker.New(breaker.Settings{}), func() (int64, float64) { return 0, 0 })
+			g.quota.Store(&quotaSeen{at: time.Now(), call: tt.headers, Quota: Quota{RequestsLimit: perSecond * 60,
+				RequestsRemaining: tt.remaining, RequestsReset: time.Second, TokensLimit: -1, TokensRemaining: tt.tokens}})
+			room, known := g.quotaRoomFor(tt.call, 30)
+			if !known || room != tt.room {
+				t.Errorf("room %v (known %v), want %v with 30 calls under way", room, known, tt.room)
+			}
+		})
+	}
+}

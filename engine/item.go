@@ -167,7 +167,7 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 		if routed {
 			e.observeRoute(r.route.cur, Quota(*res.Quota))
 		} else {
-			e.ObserveQuota(Quota(*res.Quota))
+			e.observeQuota(Quota(*res.Quota), t.call)
 		}
 	}
 	e.callsN.Add(1)
@@ -265,7 +265,7 @@ func (e *Engine) called(r *itemRun, res task.Result, next Next) {
 func (e *Engine) settleFailure(t *ticket, next Next) {
 	o, cooled := outcomeNeutral, false
 	if next.Step != StepPending && next.Decision.Class == classify.Retryable && isRateLimit(next.Err) {
-		o, cooled = e.rateLimited(next.Err)
+		o, cooled = e.rateLimited(next.Err, t.call)
 	}
 	e.endCall(t, o, cooled)
 }
@@ -277,8 +277,8 @@ func (e *Engine) settleFailure(t *ticket, next Next) {
 // signal for adaptive concurrency and, with a retry hint, a cooldown that
 // pauses every call to the provider until the hint expires (docs/concurrency.md), so
 // the herd does not come back at once.
-func (e *Engine) rateLimited(err error) (o outcome, cooled bool) {
-	if room, known := e.gate.quotaRoom(int(e.gate.conc.executing.Load())); known && room {
+func (e *Engine) rateLimited(err error, c callStart) (o outcome, cooled bool) {
+	if room, known := e.gate.quotaRoomFor(c, int(e.gate.conc.executing.Load())); known && room {
 		return outcomeNeutral, false
 	}
 	if until, ok := e.hintUntil(err); ok {
