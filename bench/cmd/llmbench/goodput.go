@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,11 @@ type goodputRun struct {
 	// limit is the limit the run is measured against, when not the
 	// scenario's RPM (the routes variant: the sum of its routes').
 	limit int
+	// unused is the median request count the provider's answers said
+	// remained in its bucket over the middle 80% of the run: quota the
+	// run leaves unspent, -1 when not measured or the mock's answers
+	// carried none.
+	unused float64
 }
 
 // limitRPM is the limit r is measured against.
@@ -89,8 +95,8 @@ func (g goodput) run(ctx context.Context, out io.Writer) error {
 	variants := strings.Split(g.Variants, ",")
 	fmt.Fprintf(out, "goodput: %d requests, hidden limit %d rpm, latency %v, sporadic 429s %.0f%%, 5xx %.0f%%, concurrency max %d, prefill %v, rate-limit headers %v\n",
 		g.Items, g.RPM, g.Latency, 100*g.Sporadic429, 100*g.Server5xx, g.Concurrency, g.Prefill, !g.NoHeaders)
-	fmt.Fprintf(out, "%-5s %-13s %8s %5s %6s %7s %9s %6s %7s %7s %6s %6s %9s %9s %4s %5s %6s %7s  %-22s %s\n",
-		"round", "variant", "seconds", "ok", "failed", "pending", "ok/min", "limit%", "calls", "mockreq", "429s", "429%", "cooldowns", "decreases", "min", "final", "to90%", "steady%", "load", "stop")
+	fmt.Fprintf(out, "%-5s %-13s %8s %5s %6s %7s %9s %6s %7s %7s %6s %6s %9s %9s %4s %5s %6s %7s %6s  %-22s %s\n",
+		"round", "variant", "seconds", "ok", "failed", "pending", "ok/min", "limit%", "calls", "mockreq", "429s", "429%", "cooldowns", "decreases", "min", "final", "to90%", "steady%", "unused", "load", "stop")
 	byVariant := map[string][]goodputRun{}
 	for round := 1; round <= g.Rounds; round++ {
 		for _, v := range variants {
@@ -100,14 +106,14 @@ func (g goodput) run(ctx context.Context, out io.Writer) error {
 				return fmt.Errorf("%s: %w", v, err)
 			}
 			byVariant[v] = append(byVariant[v], r)
-			fmt.Fprintf(out, "%-5d %-13s %8.2f %5d %6d %7d %9.0f %5.1f%% %7d %7d %6d %5.1f%% %9d %9d %4d %5d %5.1fs %6.1f%%  %-22s %s\n",
+			fmt.Fprintf(out, "%-5d %-13s %8.2f %5d %6d %7d %9.0f %5.1f%% %7d %7d %6d %5.1f%% %9d %9d %4d %5d %5.1fs %6.1f%% %6.0f  %-22s %s\n",
 				round, v, r.elapsed.Seconds(), r.succeeded, r.failed, r.pending, r.perMinute(), 100*r.perMinute()/g.limitRPM(r),
-				r.calls, r.requests, r.limited, 100*r.share429(), r.cooldowns, r.decreases, r.minimum, r.final, r.to90.Seconds(), 100*r.steady*60/g.limitRPM(r), load, r.stop)
+				r.calls, r.requests, r.limited, 100*r.share429(), r.cooldowns, r.decreases, r.minimum, r.final, r.to90.Seconds(), 100*r.steady*60/g.limitRPM(r), r.unused, load, r.stop)
 		}
 	}
 	fmt.Fprintln(out)
 	for _, v := range variants {
-		var perMin, share, secs, to90, steady []float64
+		var perMin, share, secs, to90, steady, unused []float64
 		lim := float64(g.RPM)
 		for _, r := range byVariant[v] {
 			lim = g.limitRPM(r)
@@ -116,9 +122,10 @@ func (g goodput) run(ctx context.Context, out io.Writer) error {
 			share = append(share, r.share429())
 			secs = append(secs, r.elapsed.Seconds())
 			to90 = append(to90, r.to90.Seconds())
+			unused = append(unused, r.unused)
 		}
-		fmt.Fprintf(out, "median %-13s %8.2f s  %6.0f ok/min = %5.1f%% of the limit (steady %5.1f%%)  429s %5.1f%% of requests  90%% of the limit after %.1f s\n",
-			v, median(secs), median(perMin), 100*median(perMin)/lim, 100*median(steady)*60/lim, 100*median(share), median(to90))
+		fmt.Fprintf(out, "median %-13s %8.2f s  %6.0f ok/min = %5.1f%% of the limit (steady %5.1f%%)  429s %5.1f%% of requests  90%% of the limit after %.1f s  unused %.0f\n",
+			v, median(secs), median(perMin), 100*median(perMin)/lim, 100*median(steady)*60/lim, 100*median(share), median(to90), median(unused))
 	}
 	return nil
 }
@@ -142,7 +149,9 @@ func (g goodput) once(ctx context.Context, variant string, round int) (goodputRu
 		rateLimit = fmt.Sprintf("rate_limit: {requests_per_minute: %d}\n", g.RPM)
 	case "cookbook", "cookbook-half":
 	case "routes":
-		return g.routes(ctx, round)
+		r, err := g.routes(ctx, round)
+		r.unused = -1 // not measured
+		return r, err
 	default:
 		return goodputRun{}, fmt.Errorf("unknown variant %q: want adaptive, fixed, told, cookbook, cookbook-half or routes", variant)
 	}
@@ -150,9 +159,10 @@ func (g goodput) once(ctx context.Context, variant string, round int) (goodputRu
 		Faults: mock.Faults{RateLimit: g.Sporadic429, Server: g.Server5xx}})
 	// The cookbook's script accepts only https:// URLs.
 	cook := strings.HasPrefix(variant, "cookbook")
-	var h http.Handler = srv
+	left := &remainingLog{}
+	var h http.Handler = left.wrap(srv)
 	if g.NoHeaders {
-		h = stripRateLimitHeaders(srv)
+		h = stripRateLimitHeaders(h)
 	}
 	var hs *httptest.Server
 	if cook {
@@ -171,7 +181,9 @@ func (g goodput) once(ctx context.Context, variant string, round int) (goodputRu
 		if variant == "cookbook-half" {
 			rpm /= 2
 		}
-		return g.cookbook(ctx, variant, srv, hs, rpm)
+		r, err := g.cookbook(ctx, variant, srv, hs, rpm)
+		r.unused = -1 // not measured
+		return r, err
 	}
 	spec := fmt.Sprintf(`name: goodput-%s
 input: items.jsonl
@@ -224,6 +236,7 @@ retry: {max_attempts: 10}
 	}
 	series.limit(0, r.final)
 	before := srv.Stats()
+	left.reset(start)
 	res, err := job.Run(ctx, path, job.Options{Home: filepath.Join(filepath.Dir(path), "home"), Logger: quietLogger(), OnEvent: onEvent})
 	r.elapsed = time.Since(start)
 	if err != nil {
@@ -241,12 +254,63 @@ retry: {max_attempts: 10}
 	r.limited = after.RateLimited - before.RateLimited
 	r.to90 = series.reached(0.9 * float64(g.RPM) / 60)
 	r.steady = series.steady()
+	r.unused = left.median(r.elapsed)
 	if g.Series != "" {
 		if err := series.write(filepath.Join(g.Series, fmt.Sprintf("%s-%d.csv", variant, round))); err != nil {
 			return goodputRun{}, err
 		}
 	}
 	return r, nil
+}
+
+// remainingLog records the request count the mock's answers say remains
+// in its bucket, by when the request came: what a run leaves unspent.
+type remainingLog struct {
+	mu    sync.Mutex
+	start time.Time
+	at    []time.Duration
+	left  []float64
+}
+
+// reset forgets what came before start (the prefill's answers).
+func (l *remainingLog) reset(start time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.start, l.at, l.left = start, nil, nil
+}
+
+func (l *remainingLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		came := time.Since(l.start)
+		l.mu.Unlock()
+		h.ServeHTTP(w, r)
+		// The header map outlives the answer: read what the mock set.
+		n, err := strconv.Atoi(w.Header().Get("x-ratelimit-remaining-requests"))
+		if err != nil {
+			return
+		}
+		l.mu.Lock()
+		l.at, l.left = append(l.at, came), append(l.left, float64(n))
+		l.mu.Unlock()
+	})
+}
+
+// median is the median remaining count of the requests that came in the
+// middle 80% of a run of elapsed, -1 without any.
+func (l *remainingLog) median(elapsed time.Duration) float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var xs []float64
+	for i, at := range l.at {
+		if at >= elapsed/10 && at <= elapsed-elapsed/10 {
+			xs = append(xs, l.left[i])
+		}
+	}
+	if len(xs) == 0 {
+		return -1
+	}
+	return median(xs)
 }
 
 // prefill empties the mock's request bucket, as a client that has been

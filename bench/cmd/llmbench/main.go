@@ -11,6 +11,9 @@
 //	                          it opened
 //	llmbench plot [flags]     an SVG of the per-second series goodput
 //	                          -series wrote
+//	llmbench bound [flags]    the goodput scenario's ceiling: a perfect
+//	                          client's wall time under the same faults
+//	                          and tenax's default retry delays
 //
 // Each scenario runs its variants in turn, round after round, so that a
 // change in the machine's load falls on all of them alike, and prints one
@@ -94,6 +97,20 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		return mockServe(*latency)
+	case "bound":
+		var b bound
+		fs.IntVar(&b.Items, "items", 8000, "requests (items) per run")
+		fs.IntVar(&b.RPM, "rpm", 6000, "the limit of requests per minute (a bucket refilled continuously)")
+		fs.IntVar(&b.Runs, "runs", 500, "runs simulated")
+		fs.DurationVar(&b.Latency, "latency", 300*time.Millisecond, "the answer latency")
+		fs.Float64Var(&b.Sporadic429, "sporadic429", 0.02, "share of requests answered 429 at random")
+		fs.Float64Var(&b.Server5xx, "server5xx", 0.02, "share of requests answered 500 at random")
+		fs.IntVar(&b.Start, "start", 0, "requests in the bucket when the job starts")
+		fs.IntVar(&b.Reserve, "reserve", 0, "requests the client leaves in the bucket")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return b.run(out)
 	case "faults":
 		var f faults
 		fs.IntVar(&f.Items, "items", 2000, "items per run")
