@@ -26,7 +26,11 @@ import (
 // concurrency find the pace.
 type goodput struct {
 	Items, RPM, Concurrency, Rounds int
-	Prefill                         bool
+	// Seed is the mock's random seed in the first round, Seed+1 in the
+	// second...: which requests meet a fault, and so the retry tail of a
+	// run, follows it.
+	Seed    int64
+	Prefill bool
 	// NoHeaders strips the x-ratelimit-* headers from every answer, as an
 	// OpenAI-compatible server behind a rate-limiting proxy may: then only
 	// the 429s tell adaptive concurrency where the limit is.
@@ -155,7 +159,7 @@ func (g goodput) once(ctx context.Context, variant string, round int) (goodputRu
 	default:
 		return goodputRun{}, fmt.Errorf("unknown variant %q: want adaptive, fixed, told, cookbook, cookbook-half or routes", variant)
 	}
-	srv := mock.New(mock.Config{RPM: g.RPM, Latency: g.Latency, Seed: int64(round),
+	srv := mock.New(mock.Config{RPM: g.RPM, Latency: g.Latency, Seed: g.Seed + int64(round) - 1,
 		Faults: mock.Faults{RateLimit: g.Sporadic429, Server: g.Server5xx}})
 	// The cookbook's script accepts only https:// URLs.
 	cook := strings.HasPrefix(variant, "cookbook")

@@ -58,6 +58,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fs.BoolVar(&g.Prefill, "prefill", false, "empty the mock's request bucket before each job, so the job meets the limit in steady state")
 		fs.BoolVar(&g.NoHeaders, "noheaders", false, "strip the mock's x-ratelimit-* headers, so only 429s say where the limit is")
 		fs.IntVar(&g.Rounds, "rounds", 3, "rounds of adaptive and fixed concurrency")
+		fs.Int64Var(&g.Seed, "seed", 1, "the mock's random seed in the first round, one more in each next round")
 		fs.StringVar(&g.Variants, "variants", "adaptive,fixed", "which variants to run, in order: adaptive, fixed, told, cookbook, cookbook-half")
 		fs.DurationVar(&g.Latency, "latency", 0, "the mock's answer latency")
 		fs.Float64Var(&g.Sporadic429, "sporadic429", 0, "share of requests the mock answers 429 at random, whatever the limit")
