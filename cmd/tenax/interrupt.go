@@ -47,6 +47,9 @@ func stopOnInterrupt(ctx context.Context, g *globals, cancel context.CancelCause
 		return
 	case <-g.interrupts:
 	}
+	// Said at once: a command that reads no context (a long validate)
+	// goes on until it ends or the second signal comes.
+	fmt.Fprintln(g.stderr, "\ntenax: interrupted: stopping (again to exit at once)")
 	cancel(errInterrupted)
 	select {
 	case <-g.interrupts:

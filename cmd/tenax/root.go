@@ -198,7 +198,6 @@ func executeWith(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs 
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if errors.Is(context.Cause(ctx), errInterrupted) {
-		fmt.Fprintln(stderr, "tenax: interrupted")
 		return exitcode.Interrupted
 	}
 	if err == nil {
