@@ -39,6 +39,20 @@ func (l *lockedBuffer) String() string {
 // The first signal now cancels such a command's context, and tenax exits
 // 130, saying it was interrupted.
 func TestCtrlCStopsACommandWaitingOnItsStore(t *testing.T) {
+	code, stderr := interruptWhenConnected(t, []string{"status", "--home", t.TempDir()})
+	if code != exitcode.Interrupted {
+		t.Errorf("exit %d after Ctrl-C, want %d (interrupted); stderr:\n%s", code, exitcode.Interrupted, stderr)
+	}
+	if !strings.Contains(stderr, "tenax: interrupted") {
+		t.Errorf("stderr does not say the command was interrupted:\n%s", stderr)
+	}
+}
+
+// interruptWhenConnected runs tenax with args and --store a PostgreSQL
+// server that accepts connections and never answers, sends one SIGINT
+// once tenax has connected, and returns its exit code and stderr.
+func interruptWhenConnected(t *testing.T, args []string) (int, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -71,30 +85,53 @@ func TestCtrlCStopsACommandWaitingOnItsStore(t *testing.T) {
 	code := make(chan int, 1)
 	url := "postgres://tenax@" + ln.Addr().String() + "/tenax?sslmode=disable"
 	go func() {
-		code <- executeWith([]string{"status", "--home", t.TempDir(), "--store", url}, strings.NewReader(""), &bytes.Buffer{}, &stderr, sigs)
+		code <- executeWith(append(args, "--store", url), strings.NewReader(""), &bytes.Buffer{}, &stderr, sigs)
 	}()
 	deadline := time.Now().Add(2 * time.Minute) // a safety net, not the assertion
 	for accepted.Load() == 0 {
 		select {
 		case c := <-code:
-			t.Fatalf("status ended (exit %d) before it reached the store: %s", c, stderr.String())
+			t.Fatalf("tenax %v ended (exit %d) before it reached the store: %s", args, c, stderr.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("status never connected to the store")
+			t.Fatalf("tenax %v never connected to the store", args)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	sigs <- syscall.SIGINT
 	select {
 	case c := <-code:
-		if c != exitcode.Interrupted {
-			t.Errorf("exit %d after Ctrl-C, want %d (interrupted); stderr:\n%s", c, exitcode.Interrupted, stderr.String())
-		}
-		if !strings.Contains(stderr.String(), "tenax: interrupted") {
-			t.Errorf("stderr does not say the command was interrupted:\n%s", stderr.String())
-		}
+		return c, stderr.String()
 	case <-time.After(2 * time.Minute):
-		t.Fatal("status still waiting on its store two minutes after Ctrl-C")
+		t.Fatalf("tenax %v still waiting on its store two minutes after Ctrl-C", args)
+		return 0, ""
+	}
+}
+
+// TestCtrlCStopsAnEnqueue: tenax run --workers handles signals itself,
+// but read them only once its workers ran: until the items were
+// enqueued (a million take seconds) Ctrl-C did nothing, and with
+// --workers 0 never. Here the store accepts the connection and never
+// answers: the first signal must stop the run, exit 130.
+func TestCtrlCStopsAnEnqueue(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "job.yaml", "--workers", "0"},
+		{"run", "job.yaml", "--workers", "2"},
+		{"resume", "job_x", "--workers", "0"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			w := newWorkdir(t)
+			w.items("items.jsonl", 3)
+			w.write("job.yaml", "input: items.jsonl\ntask: {type: exec, argv: [echo, '{{.n}}']}\n", 0o644)
+			t.Chdir(w.dir)
+			code, stderr := interruptWhenConnected(t, append(args, "--home", w.home))
+			if code != exitcode.Interrupted {
+				t.Errorf("exit %d after Ctrl-C, want %d (interrupted); stderr:\n%s", code, exitcode.Interrupted, stderr)
+			}
+			if !strings.Contains(stderr, "interrupted") {
+				t.Errorf("stderr does not say the run was interrupted:\n%s", stderr)
+			}
+		})
 	}
 }

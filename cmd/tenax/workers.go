@@ -339,23 +339,45 @@ func runOnWorkers(ctx context.Context, g *globals, specPath string, f runFlags, 
 	if err != nil {
 		return err
 	}
-	c, err := openWorkers(ctx, g)
+	// Until the items are enqueued a signal stops the connection, the
+	// check of the input and the enqueue (each of its batches a
+	// transaction: the job holds whole ones, and a resume enqueues the
+	// rest); the workers then handle signals themselves (runWorkers).
+	cctx, created := g.cancelOnInterrupt(ctx, stoppingEnqueue)
+	c, cr, err := createOnWorkers(cctx, g, specPath, f, log)
+	interrupted := cctx.Err() != nil
+	created()
+	if c != nil {
+		defer c.Close()
+	}
+	if interrupted {
+		if cr != nil {
+			// The signal came as the job was written: it has no item
+			// enqueued, and says so in tenax status.
+			fmt.Fprintf(g.stderr, "tenax: job %s was created; none of its items was enqueued\n", cr.Job.Manifest().ID)
+			cr.Job.Close()
+		}
+		return &exitError{code: exitcode.Interrupted}
+	}
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	opts := job.Options{Home: g.homeDir(), Version: version, Input: f.input, Limit: f.limit, AllowEmpty: f.allowEmpty, Logger: log}
-	cr, err := job.Create(ctx, specPath, c.Store(), opts)
-	if err != nil {
-		return err
-	}
+	id := cr.Job.Manifest().ID
 	// The job span covers the enqueue and, with in-process workers, the
 	// run; the workers' item spans hang under it (River job metadata).
 	tr, stopTracing := g.startTracing(ctx)
 	defer stopTracing()
-	ctx, trace := tr.StartJob(ctx, traceJob(cr.Job.Manifest().ID, cr.Spec, nil))
-	e, err := c.Enqueue(ctx, cr)
+	ctx, trace := tr.StartJob(ctx, traceJob(id, cr.Spec, nil))
+	qctx, queued := g.cancelOnInterrupt(ctx, stoppingEnqueue)
+	e, err := c.Enqueue(qctx, cr)
+	interrupted = qctx.Err() != nil
+	queued()
 	cr.Job.Close()
+	if interrupted {
+		trace.End(nil, context.Canceled)
+		fmt.Fprintf(g.stderr, "tenax: job %s: enqueue interrupted; tenax resume %s %s --workers 0 enqueues the rest\n", id, id, storeArgument(g))
+		return &exitError{code: exitcode.Interrupted}
+	}
 	if err != nil {
 		trace.End(nil, err)
 		return &exitError{code: exitcode.Storage, err: err}
@@ -371,24 +393,67 @@ func runOnWorkers(ctx context.Context, g *globals, specPath string, f runFlags, 
 	return err
 }
 
+// createOnWorkers connects to the --store database and creates the job
+// from the spec at specPath; the client is returned open even when the
+// job could not be created.
+func createOnWorkers(ctx context.Context, g *globals, specPath string, f runFlags, log *slog.Logger) (*worker.Client, *job.Created, error) {
+	c, err := openWorkers(ctx, g)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := job.Options{Home: g.homeDir(), Version: version, Input: f.input, Limit: f.limit, AllowEmpty: f.allowEmpty, Logger: log}
+	cr, err := job.Create(ctx, specPath, c.Store(), opts)
+	if err != nil {
+		return c, nil, err
+	}
+	return c, cr, nil
+}
+
+// interruptedOr is err, or the exit of an interrupted command when a
+// signal canceled ctx.
+func interruptedOr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return &exitError{code: exitcode.Interrupted}
+	}
+	return err
+}
+
+// stoppingEnqueue is what a signal during an enqueue says.
+const stoppingEnqueue = "\ntenax: interrupted: stopping the enqueue"
+
 // resumeOnWorkers is `tenax resume JOB --store postgres://…`.
 func resumeOnWorkers(ctx context.Context, g *globals, id string, f runFlags, n int) error {
 	log, err := g.loggerOn(g.stderr)
 	if err != nil {
 		return err
 	}
-	c, err := openWorkers(ctx, g)
+	// As in runOnWorkers: until the items are enqueued a signal stops
+	// the connection and the enqueue; then the workers handle signals.
+	qctx, queued := g.cancelOnInterrupt(ctx, stoppingEnqueue)
+	defer queued()
+	c, err := openWorkers(qctx, g)
 	if err != nil {
-		return err
+		return interruptedOr(qctx, err)
 	}
 	defer c.Close()
-	if id, err = job.ResolveID(ctx, c.Store(), id); err != nil {
-		return err
+	if id, err = job.ResolveID(qctx, c.Store(), id); err != nil {
+		return interruptedOr(qctx, err)
 	}
 	tr, stopTracing := g.startTracing(ctx)
 	defer stopTracing()
 	ctx, trace := tr.StartJob(ctx, traceJob(id, nil, nil))
-	e, err := c.Requeue(ctx, id, worker.RequeueOptions{RetryFailures: f.retryFailures, Force: f.force})
+	// The trace's context, canceled with qctx.
+	rctx, stopRequeue := context.WithCancel(ctx)
+	defer stopRequeue()
+	context.AfterFunc(qctx, stopRequeue)
+	e, err := c.Requeue(rctx, id, worker.RequeueOptions{RetryFailures: f.retryFailures, Force: f.force})
+	interrupted := qctx.Err() != nil
+	queued()
+	if interrupted {
+		trace.End(nil, context.Canceled)
+		fmt.Fprintf(g.stderr, "tenax: job %s: enqueue interrupted; tenax resume %s %s --workers 0 enqueues the rest\n", id, id, storeArgument(g))
+		return &exitError{code: exitcode.Interrupted}
+	}
 	if err != nil {
 		trace.End(nil, err)
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, worker.ErrNotQueued) {
