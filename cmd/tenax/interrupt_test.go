@@ -109,13 +109,16 @@ func interruptWhenConnected(t *testing.T, args []string) (int, string) {
 	}
 }
 
-// TestCtrlCStopsAnEnqueue: tenax run --workers handles signals itself,
-// but read them only once its workers ran: until the items were
-// enqueued (a million take seconds) Ctrl-C did nothing, and with
-// --workers 0 never. Here the store accepts the connection and never
-// answers: the first signal must stop the run, exit 130.
-func TestCtrlCStopsAnEnqueue(t *testing.T) {
+// TestCtrlCStopsARunStillConnectingOrEnqueuing: run and resume handle
+// signals themselves, but read them only once their engine or workers
+// ran: until then (connecting to the store, enqueuing a million items)
+// Ctrl-C did nothing, and with --workers 0 never. Here the store accepts
+// the connection and never answers: the first signal must stop the
+// command, exit 130.
+func TestCtrlCStopsARunStillConnectingOrEnqueuing(t *testing.T) {
 	for _, args := range [][]string{
+		{"run", "job.yaml"},
+		{"resume", "job_x"},
 		{"run", "job.yaml", "--workers", "0"},
 		{"run", "job.yaml", "--workers", "2"},
 		{"resume", "job_x", "--workers", "0"},

@@ -207,8 +207,15 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Signals are handled from the start: opening a PostgreSQL store that
+	// does not answer is stopped by the first, as the input's check is.
+	var running atomic.Pointer[engine.Engine]
+	go handleSignals(ctx, g, screen, &running, cancel)
 	st, closeStore, err := g.openStore(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{code: exitcode.Interrupted}
+		}
 		return err
 	}
 	defer closeStore()
@@ -241,8 +248,6 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	trace, stopTracing := g.traceRun(ctx, &opts)
 	defer stopTracing()
 	stopProgress := func() {}
-	var running atomic.Pointer[engine.Engine]
-	go handleSignals(ctx, g, screen, &running, cancel)
 	opts.OnStart = func(s job.Started) {
 		trace.started(ctx, s)
 		fmt.Fprintf(screen, "tenax: job %s (%s)\n", s.JobID, cmp.Or(s.Dir, s.Store))
