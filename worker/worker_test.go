@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -395,6 +396,9 @@ func promptJob(t *testing.T, c *worker.Client) worker.Enqueued {
 	return enqueue(t, c, writeJob(t, 200, "mock:\n  latency: 1ms\n  errors: {auth: 1}\nbreaker: {threshold: 3, on_trip: prompt}\n"))
 }
 
+// consecutiveFailures finds the count in a trip's summary.
+var consecutiveFailures = regexp.MustCompile(`Circuit breaker open: (\d+) consecutive failures`)
+
 func TestAttendedOperatorsAnswersReachEveryWorker(t *testing.T) {
 	c := open(t, testDSN(t))
 	e := promptJob(t, c)
@@ -415,8 +419,16 @@ func TestAttendedOperatorsAnswersReachEveryWorker(t *testing.T) {
 		t.Fatalf("asked %+v, want the first and the second trip, once each", asked)
 	}
 	for _, q := range asked {
-		if !strings.Contains(q.Summary, "Circuit breaker open: 3 consecutive failures") || len(q.Failures) == 0 || !strings.Contains(q.Failures[0], "Status:     401") {
-			t.Errorf("question %+v, want the breaker's summary and the 401 in full, as the terminal prompt shows them", q)
+		// 3 is the threshold; a failure of the worker's other call in
+		// flight can land before the trip's counts are read (4 seen
+		// under load).
+		m := consecutiveFailures.FindStringSubmatch(q.Summary)
+		n := 0
+		if m != nil {
+			n, _ = strconv.Atoi(m[1])
+		}
+		if n < 3 || len(q.Failures) == 0 || !strings.Contains(q.Failures[0], "Status:     401") {
+			t.Errorf("question %+v, want the breaker's summary (3 or more consecutive failures) and the 401 in full, as the terminal prompt shows them", q)
 		}
 	}
 	if len(settled) != 0 {
