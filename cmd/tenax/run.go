@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/jsonl"
 )
 
@@ -219,27 +221,7 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 		return err
 	}
 	defer closeStore()
-	if js, ok := st.(*jsonl.Store); ok {
-		// A resume of a job without results.idx reads its whole log first.
-		js.Logger = log
-	}
-	interactive := g.interactive()
-	opts := job.Options{
-		Home: g.homeDir(), Store: st, StoreFlag: g.storeURL, Version: version, Input: f.input, Output: f.output, Limit: f.limit,
-		RetryFailures: f.retryFailures, RetryClasses: f.classes, RetryFingerprints: f.fingerprints, RetryRoutes: f.routes,
-		Force: f.force, AllowEmpty: f.allowEmpty, Interactive: interactive, Logger: log,
-		Batch: f.batch,
-	}
-
-	var prompter *console.Prompter
-	if interactive {
-		prompter = console.NewPrompter(g.stdin, screen)
-		// Inspect pages through the failures the breaker drained.
-		failures := console.NewFailureLog(console.DefaultFailureLogSize)
-		prompter.Failures = failures
-		opts.Operator = prompter
-		opts.OnEvent = failures.Observe
-	}
+	opts, prompter := runOptions(g, f, st, screen, log)
 	w, err := startWatch(screen, f, &opts)
 	if err != nil {
 		return err
@@ -279,6 +261,32 @@ func runJob(ctx context.Context, g *globals, f runFlags, start func(context.Cont
 	stopProgress()
 	w.end()
 	return ended(g, res, runErr)
+}
+
+// runOptions are a run's job.Options from its flags and store, and on a
+// terminal the prompter that answers its breaker (nil otherwise).
+func runOptions(g *globals, f runFlags, st store.Store, screen io.Writer, log *slog.Logger) (job.Options, *console.Prompter) {
+	if js, ok := st.(*jsonl.Store); ok {
+		// A resume of a job without results.idx reads its whole log first.
+		js.Logger = log
+	}
+	interactive := g.interactive()
+	opts := job.Options{
+		Home: g.homeDir(), Store: st, StoreFlag: g.storeURL, Version: version, Input: f.input, Output: f.output, Limit: f.limit,
+		RetryFailures: f.retryFailures, RetryClasses: f.classes, RetryFingerprints: f.fingerprints, RetryRoutes: f.routes,
+		Force: f.force, AllowEmpty: f.allowEmpty, Interactive: interactive, Logger: log,
+		Batch: f.batch,
+	}
+	if !interactive {
+		return opts, nil
+	}
+	prompter := console.NewPrompter(g.stdin, screen)
+	// Inspect pages through the failures the breaker drained.
+	failures := console.NewFailureLog(console.DefaultFailureLogSize)
+	prompter.Failures = failures
+	opts.Operator = prompter
+	opts.OnEvent = failures.Observe
+	return opts, prompter
 }
 
 // ended prints the summary of a run that returned res and runErr and
