@@ -39,15 +39,9 @@ func (t *Task) newChatRequest() (*chatRequest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llm: encoding the request: %w", err)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, fmt.Errorf("llm: encoding the request: %w", err)
-	}
-	delete(fields, "messages")
-	for name, v := range t.cfg.ExtraBody {
-		if fields[name], err = json.Marshal(v); err != nil {
-			return nil, fmt.Errorf("llm: extra_body %q: %w", name, err)
-		}
+	fields, err := t.fixedFields(raw, "messages")
+	if err != nil {
+		return nil, err
 	}
 	r := &chatRequest{messages: true, tokensKey: "max_tokens"}
 	if reasoningModel(t.cfg.Model) {
@@ -59,6 +53,37 @@ func (t *Task) newChatRequest() (*chatRequest, error) {
 	if _, ok := fields[r.tokensKey]; ok {
 		r.tokensKey = ""
 	}
+	if r.rest, err = joinFields(fields); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// fixedFields decodes raw, the SDK's encoding of a task's fixed request
+// fields, drops perCall (each call writes its own) and sets extra_body's,
+// which win over the SDK's as they did set after its encoding. A value of
+// extra_body that cannot be encoded as JSON is an error.
+func (t *Task) fixedFields(raw []byte, perCall ...string) (map[string]json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, fmt.Errorf("llm: encoding the request: %w", err)
+	}
+	for _, name := range perCall {
+		delete(fields, name)
+	}
+	for name, v := range t.cfg.ExtraBody {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("llm: extra_body %q: %w", name, err)
+		}
+		fields[name] = b
+	}
+	return fields, nil
+}
+
+// joinFields encodes fields compact, each preceded by a comma, in key
+// order: the fixed tail of every call's body.
+func joinFields(fields map[string]json.RawMessage) ([]byte, error) {
 	var buf bytes.Buffer
 	for _, name := range sortedKeys(fields) {
 		key, _ := json.Marshal(name)
@@ -69,8 +94,7 @@ func (t *Task) newChatRequest() (*chatRequest, error) {
 			return nil, fmt.Errorf("llm: encoding the request's %s: %w", name, err)
 		}
 	}
-	r.rest = buf.Bytes()
-	return r, nil
+	return buf.Bytes(), nil
 }
 
 // body is the request's JSON for msgs and maxTokens (0 sends none):

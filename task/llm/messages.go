@@ -41,34 +41,18 @@ func (t *Task) newMessagesRequest() (*messagesRequest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llm: encoding the request: %w", err)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, fmt.Errorf("llm: encoding the request: %w", err)
-	}
 	// The per-call fields: the SDK writes the required ones even unset.
-	delete(fields, "messages")
-	delete(fields, "max_tokens")
-	delete(fields, "system")
-	for name, v := range t.cfg.ExtraBody {
-		if fields[name], err = json.Marshal(v); err != nil {
-			return nil, fmt.Errorf("llm: extra_body %q: %w", name, err)
-		}
+	fields, err := t.fixedFields(raw, "messages", "max_tokens", "system")
+	if err != nil {
+		return nil, err
 	}
 	_, fixedMessages := fields["messages"]
 	_, fixedSystem := fields["system"]
 	_, fixedMaxTokens := fields["max_tokens"]
 	r := &messagesRequest{messages: !fixedMessages, system: !fixedSystem, maxTokens: !fixedMaxTokens, cacheSystem: t.cfg.CachePrompt}
-	var buf bytes.Buffer
-	for _, name := range sortedKeys(fields) {
-		key, _ := json.Marshal(name)
-		buf.WriteByte(',')
-		buf.Write(key)
-		buf.WriteByte(':')
-		if err := json.Compact(&buf, fields[name]); err != nil {
-			return nil, fmt.Errorf("llm: encoding the request's %s: %w", name, err)
-		}
+	if r.rest, err = joinFields(fields); err != nil {
+		return nil, err
 	}
-	r.rest = buf.Bytes()
 	return r, nil
 }
 
