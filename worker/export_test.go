@@ -13,3 +13,8 @@ func WrapTask(cfg *Config, wrap func(task.Task) task.Task) { cfg.wrapTask = wrap
 // FinalizeEvery sets how often cfg's worker looks whether its jobs are
 // drained while it runs, for tests of the end written as it stops.
 func FinalizeEvery(cfg *Config, d time.Duration) { cfg.finalizeEvery = d }
+
+// NoIdleLook keeps cfg's worker from looking whether a job is drained
+// when its last execution ends, so that only the periodic look and the
+// stop write a job's end.
+func NoIdleLook(cfg *Config) { cfg.noIdleLook = true }

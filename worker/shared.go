@@ -218,7 +218,7 @@ func (s *shared) poll() {
 				r.eng.Cooldown(until, "rate limited: a 429 met by a worker of this job")
 			}
 		}
-		if s.idle.Swap(false) || time.Since(lastFinalize) > cmp.Or(r.w.cfg.finalizeEvery, finalizeEvery) {
+		if s.idle.Swap(false) && !r.w.cfg.noIdleLook || time.Since(lastFinalize) > cmp.Or(r.w.cfg.finalizeEvery, finalizeEvery) {
 			lastFinalize = time.Now()
 			if drained, err := r.w.c.drained(ctx, r.queue); err == nil && drained && r.inFlight() == 0 {
 				if err := r.w.c.finalize(ctx, r.jobID); err != nil {

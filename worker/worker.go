@@ -80,6 +80,9 @@ type Config struct {
 	wrapTask func(task.Task) task.Task
 	// finalizeEvery, set by tests, replaces the default finalizeEvery.
 	finalizeEvery time.Duration
+	// noIdleLook, set by tests of the end written as a worker stops,
+	// keeps a runner's last execution from asking for a look at once.
+	noIdleLook bool
 }
 
 // JobRun is a job as a worker runs it: what Config.OnJob is told.
