@@ -141,6 +141,12 @@ BEGIN
 		WHERE table_schema = current_schema() AND table_name = 'tenax_queues' AND column_name = 'resumes') THEN
 		ALTER TABLE tenax_queues ADD COLUMN IF NOT EXISTS resumes integer NOT NULL DEFAULT 0;
 	END IF;
+	-- How many items one River job of the job holds (GroupItems), for
+	-- a resume's. Jobs enqueued before it held one.
+	IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = 'tenax_queues' AND column_name = 'group_items') THEN
+		ALTER TABLE tenax_queues ADD COLUMN IF NOT EXISTS group_items integer NOT NULL DEFAULT 1;
+	END IF;
 	-- A worker's --rescue-after: without a heartbeat for that long it is
 	-- lost (workerAlive). Rows of older workers keep the default's minute.
 	IF NOT EXISTS (SELECT 1 FROM information_schema.columns

@@ -11,15 +11,17 @@ import (
 )
 
 // Grouped records: the final records of several items are written, their
-// (job, idx, round) claimed in tenax_finals and their River jobs
-// completed in one transaction, so that a worker pays one commit (one WAL
-// flush) for a group instead of one per item. A group is written when it
-// holds groupMax records, when every execution under way on the runner
-// has put its record in a group (nothing else could join it), when the
-// job stops here, or groupWait after its first record, whichever comes
-// first. An item whose group did not commit (the worker killed, the
-// transaction failed) has no record and a River job still running: it is
-// rescued or retried, and run again. docs/workers.md tells the figures.
+// (job, idx, round) claimed in tenax_finals and the River jobs whose last
+// records they are completed in one transaction, so that a worker pays
+// one commit (one WAL flush) for a group instead of one per item. A group
+// is due when it holds groupMax records, when every execution under way
+// on the runner has put its record in a group (nothing else could join
+// it), when the job stops here, or groupWait after its first record,
+// whichever comes first; it is written once the group before it is, and
+// records that come meanwhile join it. An item whose group did not commit
+// (the worker killed, the transaction failed) has no record and a River
+// job still running: it is rescued or retried, and run again.
+// docs/workers.md tells the figures.
 const (
 	// groupMax is the most records one group writes.
 	groupMax = 128
@@ -32,6 +34,9 @@ const (
 type pending struct {
 	x   *execution
 	rec postgres.Encoded
+	// last is set, as the record joins its commit group, for the last
+	// record of its River job's group (groupRun.joined).
+	last bool
 	// added is set by the group's write: the record was the first for
 	// its (job, idx, round) and was added. A duplicate execution's
 	// record is not added; its River job is completed all the same.
@@ -42,8 +47,25 @@ type pending struct {
 type group struct {
 	entries []*pending
 	flush   chan struct{} // closed when the group is to be written now
+	due     bool          // flush is closed
 	done    chan struct{} // closed once the group was written or failed
 	err     error
+	// prev is the group opened before this one: this one is written once
+	// prev is done.
+	prev *group
+}
+
+// riverID is the River job p's transaction completes: its own for a
+// River job of one item, its group's for the last record of a River job
+// of several (groupRun.completes); 0 for none.
+func (p *pending) riverID() int64 {
+	switch {
+	case p.x == nil:
+		return 0
+	case p.x.group != nil:
+		return p.x.group.completes(p)
+	}
+	return p.x.riverID
 }
 
 // committer gathers records into groups. The first record of a group
@@ -61,19 +83,26 @@ type committer struct {
 
 	mu   sync.Mutex
 	open *group // the group records join, nil when none
+	last *group // the group opened last
 }
 
 // add puts p in the open group and returns once its group was written,
-// with the group's error.
+// with the group's error. Groups are written one after another, in the
+// order they were opened: a record's transaction commits after those of
+// the records that joined before it, which a River job of several items
+// completed with its last record relies on (items.go).
 func (c *committer) add(ctx context.Context, p *pending) error {
 	c.mu.Lock()
 	g := c.open
 	writer := g == nil
 	if writer {
-		g = &group{flush: make(chan struct{}), done: make(chan struct{})}
-		c.open = g
+		g = &group{flush: make(chan struct{}), done: make(chan struct{}), prev: c.last}
+		c.open, c.last = g, g
 	}
 	g.entries = append(g.entries, p)
+	if p.x != nil && p.x.group != nil {
+		p.last = p.x.group.joined()
+	}
 	c.checkLocked()
 	c.mu.Unlock()
 	if !writer {
@@ -87,6 +116,13 @@ func (c *committer) add(ctx context.Context, p *pending) error {
 	case <-c.stop:
 	}
 	t.Stop()
+	// The group stays open to new records while the one before it is
+	// written: the records that come meanwhile share its commit instead
+	// of starting a group of their own.
+	if g.prev != nil {
+		<-g.prev.done
+		g.prev = nil
+	}
 	c.mu.Lock()
 	if c.open == g {
 		c.open = nil
@@ -94,6 +130,15 @@ func (c *committer) add(ctx context.Context, p *pending) error {
 	entries := g.entries
 	c.mu.Unlock()
 	g.err = c.write(ctx, entries)
+	if g.err != nil {
+		// Before done: the next group, which may hold the last record of
+		// a River job these records belong to, must not complete it.
+		for _, p := range entries {
+			if p.x != nil && p.x.group != nil {
+				p.x.group.failed.Store(true)
+			}
+		}
+	}
 	close(g.done)
 	return g.err
 }
@@ -106,16 +151,21 @@ func (c *committer) recheck() {
 	c.mu.Unlock()
 }
 
-// checkLocked closes the open group, to be written now, when it is full
-// or no execution is left whose record could join it. c.mu is held.
+// checkLocked makes the open group due, to be written as soon as the
+// group before it is, when no execution is left whose record could join
+// it; a full group is closed to new records too. c.mu is held.
 func (c *committer) checkLocked() {
 	g := c.open
 	if g == nil {
 		return
 	}
-	if len(g.entries) >= c.max || c.calling() == 0 {
-		close(g.flush)
+	full := len(g.entries) >= c.max
+	if full {
 		c.open = nil
+	}
+	if !g.due && (full || c.calling() == 0) {
+		g.due = true
+		close(g.flush)
 	}
 }
 
@@ -165,7 +215,7 @@ func (r *runner) writeGroup(ctx context.Context, entries []*pending) error {
 	docs, riverIDs := make([]string, n), make([]int64, n)
 	for i, p := range entries {
 		idxs[i], rounds[i], failed[i] = p.rec.Idx, int32(p.x.round), p.rec.Failed
-		docs[i], riverIDs[i] = p.rec.Doc, p.x.job.ID
+		docs[i], riverIDs[i] = p.rec.Doc, p.riverID()
 	}
 	type claim struct {
 		idx   int64

@@ -218,7 +218,9 @@ func runningItems(t *testing.T, c *Client, n int) (*runner, []*river.Job[ItemArg
 	for i := range n {
 		fmt.Fprintf(&in, "{\"id\": \"g%d\", \"word\": \"w%d\"}\n", i, i)
 	}
-	spec := "name: groups\ninput: items.jsonl\ntask: {type: llm, provider: mock, model: mock-json, prompt: \"Say {{.word}}\"}\n"
+	// A concurrency of one: each River job holds one item, which the
+	// tests complete with its record.
+	spec := "name: groups\ninput: items.jsonl\nconcurrency: {max: 1}\ntask: {type: llm, provider: mock, model: mock-json, prompt: \"Say {{.word}}\"}\n"
 	if err := os.WriteFile(filepath.Join(dir, "items.jsonl"), []byte(in.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +238,7 @@ func runningItems(t *testing.T, c *Client, n int) (*runner, []*river.Job[ItemArg
 		t.Fatal(err)
 	}
 	rows, err := c.pool.Query(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now()
-		WHERE queue = $1 RETURNING id, `+idxSQL, e.Queue)
+		WHERE queue = $1 RETURNING id, (args->>'items')::bigint`, e.Queue)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +271,7 @@ func entriesOf(t *testing.T, jobs []*river.Job[ItemArgs], round int) []*pending 
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[i] = &pending{x: &execution{job: j, round: round}, rec: enc}
+		out[i] = &pending{x: &execution{idx: j.Args.Idx, round: round, riverID: j.ID}, rec: enc}
 	}
 	return out
 }
@@ -351,5 +353,62 @@ func TestAGroupCommitsDurablyWhenTheSessionTurnedSynchronousCommitOff(t *testing
 	}
 	if session != "off" {
 		t.Errorf("the DSN's synchronous_commit reads %s outside a group, want off kept for the session", session)
+	}
+}
+
+// TestARiverJobOfSeveralItemsCompletesOnlyAfterItsEarlierRecords: the
+// last record of a River job of several items joins a later commit group
+// than the others; that group is written only once the earlier one is
+// done, and completes the River job only if the earlier one committed —
+// else the River job stays running, to run its items again, and none is
+// left completed without its record. In fake time: "not written yet" is
+// every goroutine blocked, not a sleep.
+func TestARiverJobOfSeveralItemsCompletesOnlyAfterItsEarlierRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		earlierErr   error
+		wantComplete int64
+	}{
+		{name: "earlier group committed", wantComplete: 42},
+		{name: "earlier group failed", earlierErr: errors.New("connection lost"), wantComplete: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				release := make(chan struct{})
+				var (
+					mu        sync.Mutex
+					completes []int64 // the River job each write completed
+				)
+				c := &committer{max: 1, wait: groupWait, calling: func() int { return 1 }, stop: make(chan struct{}),
+					write: func(_ context.Context, entries []*pending) error {
+						mu.Lock()
+						first := len(completes) == 0
+						completes = append(completes, entries[0].riverID())
+						mu.Unlock()
+						if first {
+							<-release
+							return tc.earlierErr
+						}
+						return nil
+					}}
+				g := &groupRun{id: 42, remaining: 2}
+				go func() { _ = c.add(context.Background(), &pending{x: &execution{idx: 0, round: 1, group: g}}) }()
+				synctest.Wait()
+				go func() { _ = c.add(context.Background(), &pending{x: &execution{idx: 1, round: 1, group: g}}) }()
+				synctest.Wait()
+				mu.Lock()
+				if len(completes) != 1 {
+					t.Errorf("%d groups written while the first was still being written, want the second to wait for it", len(completes))
+				}
+				mu.Unlock()
+				close(release)
+				synctest.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				if len(completes) != 2 || completes[0] != 0 || completes[1] != tc.wantComplete {
+					t.Errorf("the groups completed River jobs %v, want [0 %d]: the River job with its last record, and only if the earlier record committed", completes, tc.wantComplete)
+				}
+			})
+		})
 	}
 }

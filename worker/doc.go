@@ -2,28 +2,36 @@
 // (github.com/riverqueue/river) and PostgreSQL: an existing distributed
 // engine, not a home-made queue.
 //
-// Each item of a job is one River job (kind tenax_item) in the job's own
-// queue whose arguments say only which item of which job in which round;
-// the item's input is a row of tenax_inputs. Both are inserted in bulk
-// through COPY, a batch of items and their inputs in one transaction
-// (Client.Enqueue). A Worker is a
-// River client: each execution calls engine.Engine.Do for its item, under
-// River's context, on an engine built from the job's stored spec source
-// with the worker's own environment for secrets, so tenax's whole per-item
-// logic (the gate, retries with backoff, the heal loop, classification)
-// runs inside one River execution. River's own
-// retries are only a safety net for executions that died.
+// A job's items are River jobs (kind tenax_items) in the job's own queue,
+// a group of up to eight consecutive items to a River job (GroupItems),
+// whose arguments say only which job, round and items; each item's input
+// is a row of tenax_inputs. Both are inserted in bulk through COPY, a
+// batch of items and their inputs in one transaction (Client.Enqueue).
+// One River job per group instead of per item divides River's own work
+// per item — its row, its fetch, its completion — by the group's size. A
+// Worker is a River client: each execution reads its group's inputs in
+// one query and calls engine.Engine.Do for each item not yet recorded
+// this round, side by side, under River's context, on an engine built
+// from the job's stored spec source with the worker's own environment for
+// secrets, so tenax's whole per-item logic (the gate, retries with
+// backoff, the heal loop, classification) runs inside one River
+// execution. River's own retries are only a safety net for executions
+// that died.
 //
 // Exactly one final record per item per round: the engine's checkpoint
-// writes each record, claims (job, idx, round) in tenax_finals and
-// completes the item's River job (as river.JobCompleteTx does) in one
-// transaction, shared by a group of the job's items on the worker so that
-// they pay one commit (commit.go): the River job reaches the checkpoint
-// in the context Do was given. A duplicate execution — River rescued a
-// job whose first worker was alive after all — finds the claim taken and
-// adds no record. River runs four executions per place of concurrency,
-// at most concurrency of them in the engine, so that items waiting for
-// their group's commit do not keep others from their calls.
+// writes each record and claims (job, idx, round) in tenax_finals in one
+// transaction, shared by a group of the job's records on the worker so
+// that they pay one commit (commit.go); the River job is completed in the
+// transaction of its last item's record, once its other items' records
+// are committed (items.go). An execution that stops with items left
+// unrecorded (the worker or the job stopping) is snoozed, and its next
+// execution, on any worker, runs only those. A duplicate execution — River
+// rescued a job whose first worker was alive after all — finds the claims
+// taken and adds no record. River runs enough executions for sixteen items
+// per place of concurrency, at most concurrency of them in the engine, so
+// that items waiting for their group's commit do not keep others from
+// their calls. River jobs of one item (ItemKind, LegacyItemKind), which
+// older versions enqueued, still run.
 //
 // Takeover: a worker's heartbeat (every RescueAfter/6) refreshes the
 // attempted_at of the River jobs whose executions are under way on it (a

@@ -25,17 +25,24 @@ import (
 	"github.com/tenaxhq/tenax/tracing"
 )
 
-// ItemKind is the River job kind of a tenax item: its arguments say which
-// job and round, its tag (IdxTag) which item, and its input is in
-// tenax_inputs.
+// ItemsKind is the River job kind of a group of a job's items, up to
+// maxGroupItems of them (GroupItems): its arguments (ItemsArgs) say which
+// job, round and items, and the items' inputs are in tenax_inputs. One
+// River job per group instead of per item divides River's own work — its
+// row, its fetch, its completion — by the group's size, at enqueue and on
+// the workers. A worker from before ItemsKind does not know it: River
+// fails such an execution as an unknown kind and runs it again later, on
+// another worker.
+const ItemsKind = "tenax_items"
+
+// ItemKind is the River job kind of one tenax item, as tenax enqueued
+// items before ItemsKind: its arguments say which job and round, its tag
+// (IdxTag) which item. Workers still run them.
 const ItemKind = "tenax_item_v2"
 
 // LegacyItemKind is the River job kind of the items tenax enqueued before
 // ItemKind, with the item's idx and input in the arguments
-// (LegacyItemArgs). Workers still run them. A worker from before ItemKind
-// does not know ItemKind: River fails such an execution as an unknown
-// kind and runs it again later, on another worker, instead of the old
-// worker running an item it cannot read.
+// (LegacyItemArgs). Workers still run them.
 const LegacyItemKind = "tenax_item"
 
 // MaxAttempts is how many times River itself runs one item's River job
@@ -56,13 +63,42 @@ const insertBatch = 10_000
 // between them.
 const insertConns = 2
 
-// ItemArgs is one item of a job as a River job's arguments: which job, in
-// which round. Enqueue puts the item's idx in the River job's tag
-// (IdxTag), not in the arguments, and its input in tenax_inputs: River
-// indexes every key and value of the arguments (a GIN index on
-// river_job.args), an idx there is one more distinct entry per item, and
-// an input one per field. A River job with no idx tag runs the item of
-// its Idx argument.
+// ItemsArgs is a group of a job's items as a River job's arguments.
+type ItemsArgs struct {
+	Job   string `json:"job"`
+	Round int    `json:"round"`
+	// Items are the items' idx as an item set: ascending runs of
+	// consecutive idx, "0-31" or "3,7,12-15" — one string, one entry of
+	// the GIN index River keeps on its arguments, where a list would be
+	// one per item.
+	Items string `json:"items"`
+	// N is how many items Items names, for counting a job's items by the
+	// state of their River jobs in SQL.
+	N int `json:"n"`
+}
+
+// Kind returns ItemsKind.
+func (ItemsArgs) Kind() string { return ItemsKind }
+
+// maxGroupItems is the most items one River job holds.
+const maxGroupItems = 8
+
+// GroupItems is how many items one River job of a job with spec s holds:
+// maxGroupItems, or the spec's concurrency.max when lower, so that a
+// worker that runs the spec's concurrency holds a few River jobs at once
+// rather than one larger than what it runs; one for a job with check-ins,
+// which stop the job after the items taken when a check-in came due.
+func GroupItems(s *spec.Spec) int {
+	if s.CheckinEvery > 0 {
+		return 1
+	}
+	return max(1, min(maxGroupItems, s.Concurrency.Max))
+}
+
+// ItemArgs is one item of a job as a River job's arguments, as tenax
+// enqueued items before ItemsKind: which job, in which round. The item's
+// idx is in the River job's tag (IdxTag), not in the arguments. A River
+// job with no idx tag runs the item of its Idx argument.
 type ItemArgs struct {
 	Job   string `json:"job"`
 	Round int    `json:"round"`
@@ -114,7 +150,7 @@ type Enqueued struct {
 	JobID string
 	Queue string
 	Round int
-	// Items is how many River jobs were inserted.
+	// Items is how many items were inserted, GroupItems to a River job.
 	Items   int
 	Elapsed time.Duration
 }
@@ -128,14 +164,15 @@ func (c *Client) Enqueue(ctx context.Context, cr *job.Created) (Enqueued, error)
 	start := time.Now()
 	m := cr.Job.Manifest()
 	q := queueName(m.ID)
+	group := GroupItems(cr.Spec)
 	_, err := c.pool.Exec(ctx,
-		`INSERT INTO tenax_queues (job_id, queue, spec_path, spec_source, format) VALUES ($1, $2, $3, $4, $5)`,
-		m.ID, q, m.SpecPath, string(cr.SpecSource), string(cr.Format))
+		`INSERT INTO tenax_queues (job_id, queue, spec_path, spec_source, format, group_items) VALUES ($1, $2, $3, $4, $5, $6)`,
+		m.ID, q, m.SpecPath, string(cr.SpecSource), string(cr.Format), group)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("worker: recording job %s for workers: %w", m.ID, err)
 	}
 	// A --limit run's job holds the input's first m.Items items.
-	n, err := c.insertItems(ctx, m.ID, q, 1, cr.InputPath, cr.Format, func(idx int) want {
+	n, err := c.insertItems(ctx, m.ID, q, 1, group, cr.InputPath, cr.Format, func(idx int) want {
 		if idx >= m.Items {
 			return wantStop
 		}
@@ -172,19 +209,18 @@ const (
 // batch is one transaction of insertItems.
 type batch struct {
 	jobs []river.InsertManyParams
-	// opts and tags hold the jobs' InsertOpts and idx tags, a slice of
-	// each for the batch instead of two allocations per item.
-	opts    []river.InsertOpts
-	tags    []string
+	// items counts the items of the River jobs.
+	items   int
 	copy    inputsCopy    // inputs of a new job, through COPY
 	store   []storedInput // inputs a resume stores if missing
 	replace []storedInput // inputs a resume replaces
 }
 
-// insertItems inserts the items of the input as wants says: one goroutine
-// reads the input into batches, insertConns others insert them. The first
-// error stops them all; the batches inserted before it stay.
-func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int, inPath string, format input.Format, wants func(idx int) want) (int, error) {
+// insertItems inserts the items of the input as wants says, groupItems
+// to a River job: one goroutine reads the input into batches, insertConns
+// others insert them. The first error stops them all; the batches
+// inserted before it stay.
+func (c *Client) insertItems(ctx context.Context, jobID, queue string, round, groupItems int, inPath string, format input.Format, wants func(idx int) want) (int, error) {
 	r, err := input.Open(inPath, format)
 	if err != nil {
 		return 0, fmt.Errorf("worker: %w", err)
@@ -204,11 +240,12 @@ func (c *Client) insertItems(ctx context.Context, jobID, queue string, round int
 					cancel(fmt.Errorf("worker: inserting items of job %s: %w", jobID, err))
 					return
 				}
-				inserted.Add(int64(len(b.jobs)))
+				inserted.Add(int64(b.items))
 			}
 		})
 	}
-	readErr := c.readBatches(ctx, r, jobID, queue, round, wants, batches)
+	g := grouper{jobID: jobID, queue: queue, round: round, size: max(1, groupItems), meta: tracing.Metadata(ctx)}
+	readErr := g.read(ctx, r, wants, batches)
 	close(batches)
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
@@ -238,23 +275,34 @@ func (c *Client) insertBatch(ctx context.Context, jobID string, b *batch) error 
 	})
 }
 
-// readBatches reads the input into batches until its end, an error, or
-// ctx is done (an insert failed).
-func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue string, round int, wants func(idx int) want, out chan<- *batch) error {
-	b := &batch{}
-	// The span of the run that enqueues, for the workers' item spans to
-	// hang under; nil when it traces nothing.
-	meta := tracing.Metadata(ctx)
-	// Every River job of the enqueue has the same arguments: one value
-	// for them all, where each held its own copy.
-	var args river.JobArgs = ItemArgs{Job: jobID, Round: round}
+// grouper reads an input into batches of River jobs, size items to a
+// River job (ItemsArgs); a group never spans two batches, so that each
+// River job is inserted with its items' inputs.
+type grouper struct {
+	jobID, queue string
+	round, size  int
+	// meta is the span of the run that enqueues, for the workers' item
+	// spans to hang under; nil when it traces nothing.
+	meta []byte
+
+	b    *batch
+	set  itemSet
+	opts *river.InsertOpts // one value for every River job
+}
+
+// read reads the input into batches until its end, an error, or ctx is
+// done (an insert failed).
+func (g *grouper) read(ctx context.Context, r *input.Reader, wants func(idx int) want, out chan<- *batch) error {
+	g.b = &batch{}
+	g.opts = &river.InsertOpts{Queue: g.queue, MaxAttempts: MaxAttempts, Metadata: g.meta}
 	send := func() bool {
-		if len(b.jobs) == 0 {
+		g.closeGroup()
+		if g.b.items == 0 {
 			return true
 		}
 		select {
-		case out <- b:
-			b = &batch{copy: inputsCopy{size: len(b.copy.buf)}}
+		case out <- g.b:
+			g.b = &batch{copy: inputsCopy{size: len(g.b.copy.buf)}}
 			return true
 		case <-ctx.Done():
 			return false
@@ -281,30 +329,38 @@ func (c *Client) readBatches(ctx context.Context, r *input.Reader, jobID, queue 
 		if w == wantSkip {
 			continue
 		}
-		if b.jobs == nil {
-			b.jobs = make([]river.InsertManyParams, 0, insertBatch)
-			b.opts = make([]river.InsertOpts, 0, insertBatch)
-			b.tags = make([]string, 0, insertBatch)
+		g.set.add(it.Idx)
+		g.b.items++
+		if g.set.n == g.size {
+			g.closeGroup()
 		}
-		// The batch is sent when full: opts and tags, made as large,
-		// never move, and the pointers into them stay valid.
-		n := len(b.tags)
-		b.tags = append(b.tags, IdxTag(it.Idx))
-		b.opts = append(b.opts, river.InsertOpts{Queue: queue, MaxAttempts: MaxAttempts, Tags: b.tags[n : n+1 : n+1], Metadata: meta})
-		b.jobs = append(b.jobs, river.InsertManyParams{Args: args, InsertOpts: &b.opts[len(b.opts)-1]})
 		in := storedInput{idx: it.Idx, id: it.ID, input: it.Raw, bad: bad}
 		switch w {
 		case wantCopy:
-			b.copy.add(jobID, in)
+			g.b.copy.add(g.jobID, in)
 		case wantStore:
-			b.store = append(b.store, in)
+			g.b.store = append(g.b.store, in)
 		case wantReplace:
-			b.replace = append(b.replace, in)
+			g.b.replace = append(g.b.replace, in)
 		}
-		if len(b.jobs) == insertBatch && !send() {
+		if g.b.items >= insertBatch && !send() {
 			return nil
 		}
 	}
+}
+
+// closeGroup makes the items read since the last group a River job of
+// the batch.
+func (g *grouper) closeGroup() {
+	if g.set.n == 0 {
+		return
+	}
+	if g.b.jobs == nil {
+		g.b.jobs = make([]river.InsertManyParams, 0, insertBatch/g.size+1)
+	}
+	args := ItemsArgs{Job: g.jobID, Round: g.round, Items: g.set.String(), N: g.set.n}
+	g.b.jobs = append(g.b.jobs, river.InsertManyParams{Args: args, InsertOpts: g.opts})
+	g.set.reset()
 }
 
 // RequeueOptions are what `tenax resume` takes for a job run by workers.
@@ -339,10 +395,13 @@ func (c *Client) refreshSpec(ctx context.Context, jobID string) error {
 	if err != nil {
 		return fmt.Errorf("worker: reading the spec of job %s: %w", jobID, err)
 	}
-	if _, err := spec.Parse(path, source, filepath.Dir(path), os.LookupEnv); err != nil {
+	s, err := spec.Parse(path, source, filepath.Dir(path), os.LookupEnv)
+	if err != nil {
 		return fmt.Errorf("the spec %s changed since job %s was created and no longer parses: %w", path, jobID, err)
 	}
-	if _, err := c.pool.Exec(ctx, `UPDATE tenax_queues SET spec_source = $2 WHERE job_id = $1`, jobID, string(source)); err != nil {
+	// The items enqueued from now on are grouped for the spec as edited
+	// (a check-in added runs them one to a River job).
+	if _, err := c.pool.Exec(ctx, `UPDATE tenax_queues SET spec_source = $2, group_items = $3 WHERE job_id = $1`, jobID, string(source), GroupItems(s)); err != nil {
 		return fmt.Errorf("worker: storing the spec of job %s: %w", jobID, err)
 	}
 	return nil
@@ -420,7 +479,11 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 	if err := c.reopen(ctx, j, queue); err != nil {
 		return Enqueued{}, err
 	}
-	n, err := c.insertItems(ctx, jobID, queue, round, m.InputPath, input.Format(format), wants)
+	var group int
+	if err := c.pool.QueryRow(ctx, `SELECT group_items FROM tenax_queues WHERE job_id = $1`, jobID).Scan(&group); err != nil {
+		return Enqueued{}, fmt.Errorf("worker: job %s: %w", jobID, err)
+	}
+	n, err := c.insertItems(ctx, jobID, queue, round, group, m.InputPath, input.Format(format), wants)
 	return Enqueued{JobID: jobID, Queue: queue, Round: round, Items: n, Elapsed: time.Since(start)}, err
 }
 
@@ -458,13 +521,28 @@ func checkResumedInput(ctx context.Context, j store.Job, m *store.Manifest, form
 // still run.
 func (c *Client) liveItems(ctx context.Context, jobID, queue string) (map[int]bool, error) {
 	live := map[int]bool{}
-	rows, err := c.pool.Query(ctx, `SELECT `+idxSQL+` FROM river_job
+	rows, err := c.pool.Query(ctx, `SELECT coalesce(args->>'items', ''), coalesce(`+idxSQL+`, 0) FROM river_job
 		WHERE queue = $1 AND state IN ('available', 'running', 'retryable', 'scheduled', 'pending')`, queue)
 	if err != nil {
 		return nil, fmt.Errorf("worker: reading the queue of job %s: %w", jobID, err)
 	}
-	var idx int64
-	if _, err := pgx.ForEachRow(rows, []any{&idx}, func() error { live[int(idx)] = true; return nil }); err != nil {
+	var (
+		items string
+		idx   int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&items, &idx}, func() error {
+		if items == "" {
+			live[int(idx)] = true
+			return nil
+		}
+		// A River job whose item set does not parse runs nothing (its
+		// execution is cancelled): its items are not live.
+		idxs, _ := parseItemSet(items)
+		for _, i := range idxs {
+			live[i] = true
+		}
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("worker: reading the queue of job %s: %w", jobID, err)
 	}
 	return live, nil

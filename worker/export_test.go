@@ -18,3 +18,6 @@ func FinalizeEvery(cfg *Config, d time.Duration) { cfg.finalizeEvery = d }
 // when its last execution ends, so that only the periodic look and the
 // stop write a job's end.
 func NoIdleLook(cfg *Config) { cfg.noIdleLook = true }
+
+// ParseItemSet returns the idx of a River job's item set (ItemsArgs.Items).
+var ParseItemSet = parseItemSet

@@ -166,10 +166,10 @@ func insertInputs(ctx context.Context, tx pgx.Tx, jobID string, rows []storedInp
 var errNoInput = errors.New("its input is not in tenax_inputs")
 
 // inputLoader reads the inputs of a job's items for the River executions
-// of a worker, many at once: an execution asks for its item's input, and
+// of a worker, many at once: an execution asks for its items' inputs, and
 // the asks that arrive while a read is under way are read together by the
-// next, so a batch of River jobs fetched together costs a query or two,
-// not one per item.
+// next, so the River jobs fetched together cost a query or two, not one
+// each.
 type inputLoader struct {
 	c     *Client
 	ctx   context.Context
@@ -184,21 +184,44 @@ type inputLoader struct {
 	reading bool
 }
 
+// inputAsk is one execution's ask: the items of idxs in round.
 type inputAsk struct {
-	idx   int
+	idxs  []int
+	round int
 	reply chan<- inputReply
 }
 
 type inputReply struct {
-	in  storedInput
-	err error
+	items []groupInput
+	err   error
+}
+
+// groupInput is one item as an execution reads it.
+type groupInput struct {
+	in       storedInput
+	recorded bool // the round has its final record (no input is read)
+	missing  bool // tenax_inputs has no input for it
 }
 
 // load returns the stored input of item idx.
 func (l *inputLoader) load(idx int) (storedInput, error) {
+	items, err := l.group([]int{idx}, 0)
+	switch {
+	case err != nil:
+		return storedInput{}, err
+	case items[0].missing:
+		return storedInput{}, fmt.Errorf("worker: item %d of job %s: %w", idx, l.jobID, errNoInput)
+	}
+	return items[0].in, nil
+}
+
+// group returns the items of idxs in their order: their inputs, and
+// whether round has their final records (round 0: never asked). It
+// answers errResumed when the job was resumed since the runner was built.
+func (l *inputLoader) group(idxs []int, round int) ([]groupInput, error) {
 	reply := make(chan inputReply, 1)
 	l.mu.Lock()
-	l.asks = append(l.asks, inputAsk{idx: idx, reply: reply})
+	l.asks = append(l.asks, inputAsk{idxs: idxs, round: round, reply: reply})
 	start := !l.reading
 	l.reading = true
 	l.mu.Unlock()
@@ -206,7 +229,7 @@ func (l *inputLoader) load(idx int) (storedInput, error) {
 		go l.read()
 	}
 	r := <-reply
-	return r.in, r.err
+	return r.items, r.err
 }
 
 // read answers the asks waiting, one query for all of them, until none
@@ -224,42 +247,53 @@ func (l *inputLoader) read() {
 		l.mu.Unlock()
 		found, err := l.query(asks)
 		for _, a := range asks {
-			var r inputReply
-			switch in, ok := found[a.idx]; {
-			case err != nil:
-				r.err = err
-			case !ok:
-				r.err = fmt.Errorf("worker: item %d of job %s: %w", a.idx, l.jobID, errNoInput)
-			default:
-				r.in = in
+			r := inputReply{err: err}
+			if err == nil {
+				r.items = make([]groupInput, len(a.idxs))
+				for i, idx := range a.idxs {
+					r.items[i] = found[itemRound{idx, a.round}]
+				}
 			}
 			a.reply <- r
 		}
 	}
 }
 
-func (l *inputLoader) query(asks []inputAsk) (map[int]storedInput, error) {
-	idx := make([]int64, len(asks))
-	for i, a := range asks {
-		idx[i] = int64(a.idx)
+// itemRound is an item in a round.
+type itemRound struct{ idx, round int }
+
+func (l *inputLoader) query(asks []inputAsk) (map[itemRound]groupInput, error) {
+	var idxs []int64
+	var rounds []int32
+	for _, a := range asks {
+		for _, idx := range a.idxs {
+			idxs = append(idxs, int64(idx))
+			rounds = append(rounds, int32(a.round))
+		}
 	}
-	rows, err := l.c.pool.Query(l.ctx, `SELECT idx, coalesce(id, ''), input, coalesce(bad, ''),
+	rows, err := l.c.pool.Query(l.ctx, `SELECT u.idx, u.round, i.idx IS NULL, coalesce(i.id, ''),
+			CASE WHEN f.idx IS NULL THEN i.input END, coalesce(i.bad, ''), f.idx IS NOT NULL,
 			(SELECT resumes FROM tenax_queues WHERE job_id = $1)
-		FROM tenax_inputs WHERE job_id = $1 AND idx = ANY($2)`, l.jobID, idx)
+		FROM unnest($2::bigint[], $3::integer[]) AS u (idx, round)
+		LEFT JOIN tenax_inputs i ON i.job_id = $1 AND i.idx = u.idx
+		LEFT JOIN tenax_finals f ON f.job_id = $1 AND f.idx = u.idx AND f.round = u.round`, l.jobID, idxs, rounds)
 	if err != nil {
 		return nil, fmt.Errorf("worker: reading the inputs of job %s: %w", l.jobID, err)
 	}
-	found := make(map[int]storedInput, len(asks))
-	var in storedInput
-	var i int64
-	var resumes *int32
-	_, err = pgx.ForEachRow(rows, []any{&i, &in.id, &in.input, &in.bad, &resumes}, func() error {
+	found := make(map[itemRound]groupInput, len(idxs))
+	var (
+		gi      groupInput
+		idx     int64
+		round   int32
+		resumes *int32
+	)
+	_, err = pgx.ForEachRow(rows, []any{&idx, &round, &gi.missing, &gi.in.id, &gi.in.input, &gi.in.bad, &gi.recorded, &resumes}, func() error {
 		if resumes != nil && int(*resumes) != l.resumes {
 			return errResumed
 		}
-		in.idx = int(i)
-		found[in.idx] = in
-		in.input = nil // a new slice for the next row
+		gi.in.idx = int(idx)
+		found[itemRound{int(idx), int(round)}] = gi
+		gi.in.input = nil // a new slice for the next row
 		return nil
 	})
 	if err != nil {

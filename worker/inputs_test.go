@@ -115,20 +115,12 @@ func TestEnqueueKeepsInputsOutOfRiverArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(jobs) != len(lines) {
-		t.Fatalf("%d River jobs, want %d", len(jobs), len(lines))
+	if len(jobs) != 1 {
+		t.Fatalf("%d River jobs, want the %d items in one", len(jobs), len(lines))
 	}
-	tagged := map[string]bool{}
-	for _, j := range jobs {
-		if j.Kind != worker.ItemKind || len(j.Args) != 2 || j.Args["job"] != e.JobID || j.Args["round"] != float64(1) || len(j.Tags) != 1 {
-			t.Errorf("River job %s %v tagged %v, want %s with only {job, round} and the idx tag: River indexes every key and value of the arguments", j.Kind, j.Args, j.Tags, worker.ItemKind)
-		}
-		tagged[strings.Join(j.Tags, ",")] = true
-	}
-	for idx := range lines {
-		if !tagged[worker.IdxTag(idx)] {
-			t.Errorf("no River job tagged %s, want one per item", worker.IdxTag(idx))
-		}
+	if j := jobs[0]; j.Kind != worker.ItemsKind || len(j.Args) != 4 || j.Args["job"] != e.JobID || j.Args["round"] != float64(1) ||
+		j.Args["items"] != "0-2" || j.Args["n"] != float64(3) || len(j.Tags) != 0 {
+		t.Errorf("River job %s %v tagged %v, want %s with only {job, round, items: 0-2, n: 3}: River indexes every key and value of the arguments", j.Kind, j.Args, j.Tags, worker.ItemsKind)
 	}
 	for idx, line := range lines {
 		var id, bad *string
@@ -199,10 +191,10 @@ func TestResumeAfterAnInterruptedEnqueueStoresTheMissingInputs(t *testing.T) {
 	c := open(t, dsn)
 	const n = 30
 	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
-	stopEnqueueAfterTen(t, dsn, e)
+	kept := stopEnqueueAfterFirst(t, dsn, e)
 	r := resume(t, c, e.JobID, worker.RequeueOptions{})
-	if r.Items != n-10 {
-		t.Errorf("resume enqueued %d items, want the %d missing", r.Items, n-10)
+	if r.Items != n-kept {
+		t.Errorf("resume enqueued %d items, want the %d missing", r.Items, n-kept)
 	}
 	var inputs int
 	if err := connect(t, dsn).QueryRow(t.Context(), `SELECT count(*) FROM tenax_inputs WHERE job_id = $1`, e.JobID).Scan(&inputs); err != nil {
@@ -286,11 +278,14 @@ func TestAnItemWithoutItsInputIsCanceledAndAResumeRunsIt(t *testing.T) {
 	}
 	var state string
 	var errs []byte
-	if err := conn.QueryRow(t.Context(), `SELECT state, errors::text FROM river_job WHERE queue = $1 AND tags = $2`, e.Queue, []string{worker.IdxTag(1)}).Scan(&state, &errs); err != nil {
+	if err := conn.QueryRow(t.Context(), `SELECT state, errors::text FROM river_job WHERE queue = $1`, e.Queue).Scan(&state, &errs); err != nil {
 		t.Fatal(err)
 	}
-	if state != "cancelled" || !bytes.Contains(errs, []byte("tenax resume "+e.JobID)) {
-		t.Errorf("River job of idx 1: %s with errors %s, want cancelled saying to resume", state, errs)
+	if state != "cancelled" || !bytes.Contains(errs, []byte("items 1 of job")) || !bytes.Contains(errs, []byte("tenax resume "+e.JobID)) {
+		t.Errorf("River job of idx 0 and 1: %s with errors %s, want cancelled naming item 1 and saying to resume", state, errs)
+	}
+	if recs := latestRecords(t, c, e.JobID); len(recs) != 1 || recs[0].Class != classify.Unknown {
+		t.Errorf("records %v before the resume, want item 0's alone, succeeded beside the item without its input", recs)
 	}
 	resume(t, c, e.JobID, worker.RequeueOptions{})
 	waitDone(t, c, e.JobID)
@@ -331,26 +326,21 @@ func TestDeletingAJobDeletesItsInputs(t *testing.T) {
 	}
 }
 
-// firstTen are the idx tags of items 0..9.
-// stopEnqueueAfterTen makes e's job look as if its enqueue stopped after
-// items 0..9: the others have neither a River job nor an input.
-func stopEnqueueAfterTen(t *testing.T, dsn string, e worker.Enqueued) {
+// stopEnqueueAfterFirst makes e's job look as if its enqueue stopped
+// after its first River job: the others have neither a River job nor an
+// input. It returns how many items that River job holds.
+func stopEnqueueAfterFirst(t *testing.T, dsn string, e worker.Enqueued) int {
 	t.Helper()
 	conn := connect(t, dsn)
-	if _, err := conn.Exec(t.Context(), `DELETE FROM river_job WHERE queue = $1 AND tags[1] <> ALL ($2)`, e.Queue, firstTen()); err != nil {
+	var kept int
+	if err := conn.QueryRow(t.Context(), `DELETE FROM river_job WHERE queue = $1 AND id <> (SELECT min(id) FROM river_job WHERE queue = $1)
+		RETURNING (SELECT (args->>'n')::int FROM river_job WHERE queue = $1 ORDER BY id LIMIT 1)`, e.Queue).Scan(&kept); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_inputs WHERE job_id = $1 AND idx >= 10`, e.JobID); err != nil {
+	if _, err := conn.Exec(t.Context(), `DELETE FROM tenax_inputs WHERE job_id = $1 AND idx >= $2`, e.JobID, kept); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func firstTen() []string {
-	var tags []string
-	for idx := range 10 {
-		tags = append(tags, worker.IdxTag(idx))
-	}
-	return tags
+	return kept
 }
 
 // olderWorker is a worker from before ItemKind: it knows only
@@ -393,10 +383,10 @@ func TestAnOlderWorkerLeavesNewItemsToCurrentWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn := connect(t, dsn)
-	waitFor(t, "the older worker to try every item", func() (bool, error) {
-		var tried int
-		err := conn.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE queue = $1 AND errors IS NOT NULL`, e.Queue).Scan(&tried)
-		return tried == n, err
+	waitFor(t, "the older worker to try every River job", func() (bool, error) {
+		var tried, all int
+		err := conn.QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE errors IS NOT NULL), count(*) FROM river_job WHERE queue = $1`, e.Queue).Scan(&tried, &all)
+		return tried == all, err
 	})
 	if err := old.Stop(t.Context()); err != nil {
 		t.Fatal(err)
@@ -414,7 +404,7 @@ func TestTwoResumesAtOnceStoreTheMissingInputsWithoutFailing(t *testing.T) {
 	c := open(t, dsn)
 	const n = 30
 	e := enqueue(t, c, writeJob(t, n, "mock:\n  latency: 1ms\n"))
-	stopEnqueueAfterTen(t, dsn, e)
+	stopEnqueueAfterFirst(t, dsn, e)
 	// Both find the same inputs missing and store them.
 	errs := make(chan error, 2)
 	for range 2 {

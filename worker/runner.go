@@ -41,10 +41,13 @@ type runner struct {
 	// resumes is the job's count of resumes when this run of it was
 	// built from its spec: a later resume stops it (resumed).
 	resumes int
-	plan    *job.Plan
-	eng     *engine.Engine
-	sj      *postgres.Job
-	shared  *shared
+	// groupItems is how many items the job's River jobs hold (GroupItems
+	// when they were enqueued).
+	groupItems int
+	plan       *job.Plan
+	eng        *engine.Engine
+	sj         *postgres.Job
+	shared     *shared
 	// trace follows the job's items for the worker's Tracer; nil when
 	// it traces nothing.
 	trace *tracing.Run
@@ -75,12 +78,18 @@ type runner struct {
 	duplicates atomic.Int64
 }
 
-// execution is the River execution of an item, carried in the context
-// Do is given to the checkpoint's Append: its record is written in the
-// transaction that completes its River job.
+// execution is an item's run in a River execution, carried in the
+// context Do is given to the checkpoint's Append: its record is written
+// in a transaction with others (commit.go), which completes its River job
+// when the item is the River job's last.
 type execution struct {
-	job   *river.Job[ItemArgs]
-	round int
+	idx, round int
+	// riverID is the River job of one item (ItemKind) that the item's
+	// record completes in its transaction; 0 for an item of a group.
+	riverID int64
+	// group is the River execution of the item's group (ItemsKind); nil
+	// for a River job of one item.
+	group *groupRun
 	// leave gives back the execution's concurrency token (runner.enter)
 	// once its record is made.
 	leave func()
@@ -97,8 +106,8 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 		return nil, errJobStopped
 	}
 	var queue, specPath, source string
-	var resumes int
-	err := w.c.pool.QueryRow(ctx, `SELECT queue, spec_path, spec_source, resumes FROM tenax_queues WHERE job_id = $1`, jobID).Scan(&queue, &specPath, &source, &resumes)
+	var resumes, group int
+	err := w.c.pool.QueryRow(ctx, `SELECT queue, spec_path, spec_source, resumes, group_items FROM tenax_queues WHERE job_id = $1`, jobID).Scan(&queue, &specPath, &source, &resumes, &group)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("worker: job %s: %w", jobID, ErrNotQueued)
 	}
@@ -123,7 +132,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 		return nil, err
 	}
 	r := &runner{
-		w: w, jobID: jobID, queue: queue, resumes: resumes, plan: plan, sj: sj.(*postgres.Job),
+		w: w, jobID: jobID, queue: queue, resumes: resumes, groupItems: max(1, group), plan: plan, sj: sj.(*postgres.Job),
 		stopped: make(chan struct{}), done: make(chan struct{}),
 		running: map[int]chan struct{}{},
 		inputs:  &inputLoader{c: w.c, ctx: w.hard, jobID: jobID, resumes: resumes},
@@ -313,10 +322,10 @@ func (r *runner) enter(ctx context.Context) (leave func(), err error) {
 	}, nil
 }
 
-// work is one River execution: it runs the item through the engine's Do
-// under River's context, its record written in the transaction that
-// completes the River job. An item stopped without a record is snoozed,
-// to run again on any worker.
+// work is the River execution of one item (ItemKind): it runs the item
+// through the engine's Do under River's context, its record written in
+// the transaction that completes the River job. An item stopped without
+// a record is snoozed, to run again on any worker.
 func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs], in *storedInput) error {
 	idx := j.Args.Idx
 	end, waited, err := r.begin(ctx, idx)
@@ -342,17 +351,31 @@ func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs], in *storedInp
 	if err != nil {
 		return err
 	}
-	leave, err := r.enter(ctx)
-	if err != nil {
+	x := &execution{idx: idx, round: j.Args.Round, riverID: j.ID}
+	err = r.call(ctx, x, item, bad, j.Metadata)
+	if errors.Is(err, errPending) {
 		return river.JobSnooze(0)
 	}
+	return err
+}
+
+// call runs one item through the engine's Do, as one of at most
+// concurrency in the engine, under ctx, River's execution context. It
+// returns nil once the item's record is committed, errPending when the
+// item stopped without a record (the job or the worker stopping), and
+// the error of a record that could not be written.
+func (r *runner) call(ctx context.Context, x *execution, item task.Item, bad error, meta []byte) error {
+	leave, err := r.enter(ctx)
+	if err != nil {
+		return errPending
+	}
 	defer leave()
+	x.leave = leave
 	cctx, cancel := r.callContext(ctx)
 	defer cancel()
-	x := &execution{job: j, round: j.Args.Round, leave: leave}
 	cctx = context.WithValue(cctx, executionKey{}, x)
 	if r.trace != nil {
-		r.trace.ItemParent(idx, j.Metadata)
+		r.trace.ItemParent(x.idx, meta)
 	}
 	if bad != nil {
 		_, err = r.eng.DoBad(cctx, &engine.BadItem{Item: item, Err: bad})
@@ -363,9 +386,9 @@ func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs], in *storedInp
 	case x.err != nil:
 		return x.err
 	case err == nil:
-		return nil // completed in the record's transaction
+		return nil
 	case errors.Is(err, engine.ErrPending):
-		return river.JobSnooze(0)
+		return errPending
 	default:
 		return err
 	}
@@ -537,7 +560,7 @@ func (t *txJob) Append(ctx context.Context, recs ...store.Record) error {
 	x, _ := ctx.Value(executionKey{}).(*execution)
 	for i := range recs {
 		rec := &recs[i]
-		if x == nil || x.job.Args.Idx != rec.Idx {
+		if x == nil || x.idx != rec.Idx {
 			return fmt.Errorf("worker: a record for item %d, which no River job is running", rec.Idx)
 		}
 		x.leave()

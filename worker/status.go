@@ -63,15 +63,19 @@ func (c *Client) Workers(ctx context.Context) ([]Info, error) {
 	return list, nil
 }
 
-// Progress is where a job run by workers stands, from its River jobs.
+// Progress is where a job run by workers stands, from its River jobs:
+// each count is of items, a River job counting the items of its group.
 type Progress struct {
-	// Finished counts the River jobs completed: items with their final
-	// record this round.
+	// Finished counts the items of the River jobs completed: items with
+	// their final record this round.
 	Finished int
-	// Waiting, Running and Retrying count the River jobs still to run.
+	// Waiting, Running and Retrying count the items of the River jobs
+	// still to run. A group under way counts as Running until its last
+	// item is recorded.
 	Waiting, Running, Retrying int
-	// Discarded counts River jobs River gave up on (MaxAttempts crashed
-	// executions): their items are pending until `tenax resume`.
+	// Discarded counts the items of River jobs River gave up on
+	// (MaxAttempts crashed executions) or cancelled (inputs missing):
+	// they are pending until `tenax resume`.
 	Discarded int
 	// Paused is set while the job's queue is paused (the shared breaker).
 	Paused bool
@@ -139,7 +143,8 @@ func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
 	if err != nil {
 		return p, fmt.Errorf("worker: job %s: %w", jobID, err)
 	}
-	rows, err := c.pool.Query(ctx, `SELECT state, count(*) FROM river_job WHERE queue = $1 GROUP BY state`, queue)
+	// Items, not River jobs: a group's River job counts its items.
+	rows, err := c.pool.Query(ctx, `SELECT state, sum(coalesce((args->>'n')::bigint, 1)) FROM river_job WHERE queue = $1 GROUP BY state`, queue)
 	if err != nil {
 		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
 	}

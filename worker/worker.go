@@ -214,11 +214,12 @@ func (w *Worker) Run(ctx context.Context) error {
 			// paused queue, which this worker serves once the operator
 			// continues the job (Work builds the runner then).
 			var queue string
-			if qerr := w.c.pool.QueryRow(ctx, `SELECT queue FROM tenax_queues WHERE job_id = $1`, id).Scan(&queue); qerr != nil {
+			var group int
+			if qerr := w.c.pool.QueryRow(ctx, `SELECT queue, group_items FROM tenax_queues WHERE job_id = $1`, id).Scan(&queue, &group); qerr != nil {
 				return fmt.Errorf("worker: job %s: %w", id, qerr)
 			}
 			w.log.Warn("the job is stopped; its items wait until `tenax breaker continue` (its breaker) or `tenax resume` (its budget)", "job", id)
-			queues[queue] = river.QueueConfig{MaxWorkers: riverSlots(max(1, w.cfg.Concurrency))}
+			queues[queue] = river.QueueConfig{MaxWorkers: riverSlots(max(1, w.cfg.Concurrency), group)}
 			w.queues[id] = true
 			continue
 		}
@@ -241,7 +242,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		// The deadline River puts on an execution is never acted on (see
 		// itemWorker.Work): stuck-job reports would be false alarms.
 		JobStuckThreshold: 365 * 24 * time.Hour,
-		FetchCooldown:     20 * time.Millisecond,
+		// A fetch takes River jobs of several items each: one every 5 ms
+		// keeps a worker's places fed at zero latency for a fetch's
+		// commit per tens of items.
+		FetchCooldown:     5 * time.Millisecond,
 		FetchPollInterval: 500 * time.Millisecond,
 		Logger:            quietLogger(w.log),
 	})
@@ -456,6 +460,7 @@ type legacyItemWorker struct {
 // inserts.
 func itemWorkers(w *Worker) *river.Workers {
 	ws := river.NewWorkers()
+	river.AddWorker(ws, &itemsWorker{w: w})
 	river.AddWorker(ws, &itemWorker{w: w})
 	river.AddWorker(ws, &legacyItemWorker{w: w})
 	return ws
@@ -502,33 +507,39 @@ func (lw *legacyItemWorker) Work(ctx context.Context, j *river.Job[LegacyItemArg
 // work runs one River execution of an item; in is its input when the
 // River job carried it, nil to read it from tenax_inputs.
 func (w *Worker) work(ctx context.Context, j *river.Job[ItemArgs], in *storedInput) error {
+	return w.execute(ctx, j.ID, j.Args.Job, func(r *runner) error { return r.work(ctx, j, in) })
+}
+
+// execute runs River job riverID of job jobID with run, on the job's
+// runner, counting it among the executions under way here (heartbeat).
+func (w *Worker) execute(ctx context.Context, riverID int64, jobID string, run func(*runner) error) error {
 	if w == nil {
 		return errors.New("worker: this client only inserts")
 	}
 	w.liveMu.Lock()
-	w.live[j.ID]++
+	w.live[riverID]++
 	w.liveMu.Unlock()
 	defer func() {
 		w.liveMu.Lock()
-		if w.live[j.ID]--; w.live[j.ID] <= 0 {
-			delete(w.live, j.ID)
+		if w.live[riverID]--; w.live[riverID] <= 0 {
+			delete(w.live, riverID)
 		}
 		w.liveMu.Unlock()
 	}()
-	r, err := w.runnerFor(ctx, j.Args.Job)
+	r, err := w.runnerFor(ctx, jobID)
 	if errors.Is(err, errJobStopped) {
 		// The job was aborted (its queue is paused) or this worker is
-		// stopping: the item waits in the queue.
+		// stopping: the items wait in the queue.
 		return river.JobSnooze(5 * time.Second)
 	}
 	if err != nil {
-		w.log.Error("cannot run job", "job", j.Args.Job, "error", err)
+		w.log.Error("cannot run job", "job", jobID, "error", err)
 		if len(w.cfg.Jobs) > 0 {
 			w.fail(err)
 		}
 		return river.JobSnooze(time.Minute)
 	}
-	return r.work(ctx, j, in)
+	return run(r)
 }
 
 // retryPolicy is River's retry policy for item jobs. River runs an item's
@@ -581,17 +592,30 @@ func hostname() string {
 }
 
 // riverSlots is how many River executions of a job a worker runs at once
-// for a concurrency of c: four times as many, of which c at most in the
-// engine (runner.enter). The others are items whose records wait for
-// their group's commit and items fetched ahead, ready when a call ends:
-// a worker's items are not kept from their calls by River's fetch
-// cooldown and the group commits' round trips.
-func riverSlots(c int) int {
-	return riverSlotsPerCall * c
+// for a concurrency of c and River jobs of group items each: enough for
+// itemsPerPlace items per place, and at least two River jobs; four per
+// place for River jobs of one item, each an execution of its own. At
+// most c items are in the engine (runner.enter): the others are items
+// whose records wait for their group's commit and items fetched ahead,
+// ready when a call ends, so that River's fetch cooldown and the group
+// commits' wait do not idle a worker's places. An item's stay on a worker
+// is at least a group commit's wait (groupWait), so a worker's items per
+// second are at most what it holds over that wait: at 16 places, 256
+// items held allow about 10,000 a second, 64 (the four of one-item River
+// jobs) 3,000 (docs/benchmarks.md).
+func riverSlots(c, group int) int {
+	if group <= 1 {
+		return riverSlotsPerCall * c
+	}
+	return max(2, (itemsPerPlace*c+group-1)/group)
 }
 
-// riverSlotsPerCall is riverSlots' multiple.
+// riverSlotsPerCall is riverSlots' multiple for River jobs of one item.
 const riverSlotsPerCall = 4
+
+// itemsPerPlace is how many items of River jobs of several a worker holds
+// per place of concurrency.
+const itemsPerPlace = 16
 
 // riverSlots is the package's riverSlots for the job's concurrency, or
 // the concurrency itself for a job with check-ins: a check-in stops the
@@ -601,5 +625,5 @@ func (r *runner) riverSlots() int {
 	if r.plan.Spec.CheckinEvery > 0 {
 		return r.concurrency
 	}
-	return riverSlots(r.concurrency)
+	return riverSlots(r.concurrency, r.groupItems)
 }
