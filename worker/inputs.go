@@ -165,6 +165,9 @@ func insertInputs(ctx context.Context, tx pgx.Tx, jobID string, rows []storedInp
 // errNoInput is an item whose River job has no input in tenax_inputs.
 var errNoInput = errors.New("its input is not in tenax_inputs")
 
+// errNoInputs is errNoInput for several items.
+var errNoInputs = errors.New("their inputs are not in tenax_inputs")
+
 // inputLoader reads the inputs of a job's items for the River executions
 // of a worker, many at once: an execution asks for its items' inputs, and
 // the asks that arrive while a read is under way are read together by the

@@ -281,7 +281,7 @@ func TestAnItemWithoutItsInputIsCanceledAndAResumeRunsIt(t *testing.T) {
 	if err := conn.QueryRow(t.Context(), `SELECT state, errors::text FROM river_job WHERE queue = $1`, e.Queue).Scan(&state, &errs); err != nil {
 		t.Fatal(err)
 	}
-	if state != "cancelled" || !bytes.Contains(errs, []byte("items 1 of job")) || !bytes.Contains(errs, []byte("tenax resume "+e.JobID)) {
+	if state != "cancelled" || !bytes.Contains(errs, []byte("item 1 of job")) || !bytes.Contains(errs, []byte("tenax resume "+e.JobID)) {
 		t.Errorf("River job of idx 0 and 1: %s with errors %s, want cancelled naming item 1 and saying to resume", state, errs)
 	}
 	if recs := latestRecords(t, c, e.JobID); len(recs) != 1 || recs[0].Class != classify.Unknown {

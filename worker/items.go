@@ -135,9 +135,14 @@ func (r *runner) workItems(ctx context.Context, j *river.Job[ItemsArgs]) error {
 	if stopped {
 		return river.JobSnooze(0)
 	}
-	if len(missing) > 0 {
+	switch len(missing) {
+	case 0:
+	case 1:
+		return river.JobCancel(fmt.Errorf("worker: item %s of job %s: %w; `tenax resume %s --workers 0` enqueues it again",
+			missing[0], r.jobID, errNoInput, r.jobID))
+	default:
 		return river.JobCancel(fmt.Errorf("worker: items %s of job %s: %w; `tenax resume %s --workers 0` enqueues them again",
-			strings.Join(missing, ", "), r.jobID, errNoInput, r.jobID))
+			strings.Join(missing, ", "), r.jobID, errNoInputs, r.jobID))
 	}
 	return nil
 }
