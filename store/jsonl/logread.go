@@ -130,6 +130,10 @@ type logReader struct {
 	// slow turns the fast path off, for the tests and benchmarks that
 	// hold it against the byte-at-a-time scanner.
 	slow bool
+	// scan is the byte-at-a-time scanner's state of the current line,
+	// kept here: a lineScan of next's own escapes (its step functions
+	// take its address), one allocation per line.
+	scan lineScan
 }
 
 func newLogReader(r io.Reader, path string, base int64) *logReader {
@@ -169,15 +173,16 @@ func (lr *logReader) fill() bool {
 // returns io.EOF, with tornAt set when the log ends in an incomplete line.
 // A damaged line that is not the last is a *CorruptError.
 func (lr *logReader) next() (lineInfo, error) {
-	s := lineScan{lineNo: lr.lineNo + 1}
 	if !lr.slow {
 		if line, ok := lr.fast(); ok {
 			return line, nil
 		}
 	}
+	s := &lr.scan
+	*s = lineScan{lineNo: lr.lineNo + 1}
 	for {
 		if lr.pos == lr.n && !lr.fill() {
-			return lr.atEOF(&s)
+			return lr.atEOF(s)
 		}
 		buf := lr.buf[:lr.n]
 		for i := lr.pos; i < len(buf); i++ {
@@ -197,7 +202,7 @@ func (lr *logReader) next() (lineInfo, error) {
 			case s.st == stLineStart:
 				s.begin(c, lr.base+int64(i), lr.lineNo+1)
 			default:
-				steps[s.st](&s, c)
+				steps[s.st](s, c)
 			}
 		}
 		lr.pos = lr.n

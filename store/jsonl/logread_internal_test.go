@@ -71,3 +71,27 @@ func FuzzLogReader(f *testing.F) {
 		}
 	})
 }
+
+// TestReadingALineDoesNotAllocate: the byte scanner's state of a line
+// escaped to the heap, one allocation per line read (a million for a
+// resume of a million records), the fast path's lines included.
+func TestReadingALineDoesNotAllocate(t *testing.T) {
+	lines := map[string]string{
+		"fast path":    `{"_idx":1,"error":"x","class":"item","o":{"a":[1]}}`,
+		"byte scanner": ` {"_idx" : 1, "error":"x"}`,
+	}
+	for name, line := range lines {
+		t.Run(name, func(t *testing.T) {
+			log := bytes.Repeat([]byte(line+"\n"), 200)
+			lr := newLogReader(bytes.NewReader(log), "results.jsonl", 0)
+			allocs := testing.AllocsPerRun(100, func() {
+				if _, err := lr.next(); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs > 0 {
+				t.Errorf("reading a line allocates %.2f times, want 0", allocs)
+			}
+		})
+	}
+}
