@@ -8,6 +8,6 @@ import "os"
 
 func adviseSequential(*os.File, int64, int64) {}
 
-func adviseWillNeed(*os.File, int64, int64) {}
-
 func adviseDontNeed(*os.File, int64, int64) {}
+
+func cachedWhole(*os.File, int64, int64) bool { return false }

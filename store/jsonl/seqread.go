@@ -9,19 +9,26 @@ import (
 // A long read of the log (building results.idx from a log without one:
 // 2.2 GB for a million records of 2 KB) reads it front to back once, and
 // tells the kernel so, as `cat` cannot: the whole stretch is sequential
-// (readahead doubles), the next window is wanted now (its reads are
-// queued while the scanner works on this one), and what is behind will not
-// be read again (its pages are dropped, so the read neither fills the page
-// cache with a log nobody rereads nor pushes out what others use; a cache
-// under pressure dropped readahead before it was used, and one such
-// resume read the device 33 times over). Only a stretch of at least
-// seqHintFrom gets the hints: a short one is the tail a writer's index
-// lacks.
+// (readahead doubles, and runs ahead of the reader on its own), and what
+// is behind will not be read again (its pages are dropped, so the read
+// neither fills the page cache with a log nobody rereads nor pushes out
+// what others use; a cache under pressure dropped readahead before it was
+// used, and one such resume read the device 33 times over). A log that was
+// all in the page cache before the read is left there: dropping it would
+// only empty the cache of what somebody just read. The kernel is not
+// asked for the next window (FADV_WILLNEED): it reads that in pages of
+// 4 KB, where its own readahead uses large folios, and a cold read took
+// 1.5 times as long with it (docs/benchmarks.md, issue 26). Only a
+// stretch of at least seqHintFrom gets the hints: a short one is the tail
+// a writer's index lacks.
 const (
 	seqHintFrom = 16 << 20
-	// seqWindow is how far ahead of the reader the kernel is asked to
-	// read, and how much is read before the pages behind are dropped.
+	// seqWindow is how much is read before the pages behind are dropped.
 	seqWindow = 16 << 20
+	// maxFolio is the largest folio of the page cache on x86-64, a huge
+	// page: the kernel drops a folio only when the whole of it is asked
+	// for.
+	maxFolio = 2 << 20
 	// seqBuf is the size of one read.
 	seqBuf = 1 << 20
 	// progressEvery is how often a long read says how far it is.
@@ -31,23 +38,55 @@ const (
 // seqReader reads f from off to end in order, hinting the kernel as above
 // for a long stretch and reporting progress.
 type seqReader struct {
-	f                  *os.File
-	start, off, end    int64
-	hint               bool
-	ahead, dropped     int64 // WILLNEED asked up to ahead; DONTNEED given below dropped
+	f               *os.File
+	start, off, end int64
+	hint            bool
+	drop            bool  // drop what is behind: the stretch was not all cached
+	dropped         int64 // DONTNEED given below dropped
+	report          progressReport
+}
+
+// progressReport tells progress, when not nil, how far a long read is:
+// every progressEvery, and once at the end when it told before.
+type progressReport struct {
 	progress           func(read, total int64)
-	nextReport, begun  time.Time
+	nextReport         time.Time
 	reportedAtLeastOne bool
+}
+
+func newProgressReport(progress func(read, total int64)) progressReport {
+	return progressReport{progress: progress, nextReport: time.Now().Add(progressEvery)}
+}
+
+// tick reports read of total when progressEvery has passed since the last
+// report.
+func (p *progressReport) tick(read, total int64) {
+	if p.progress == nil {
+		return
+	}
+	if now := time.Now(); now.After(p.nextReport) {
+		p.progress(read, total)
+		p.reportedAtLeastOne = true
+		p.nextReport = now.Add(progressEvery)
+	}
+}
+
+// end reports the read's end, read of total, when it reported before.
+func (p *progressReport) end(read, total int64) {
+	if p.progress != nil && p.reportedAtLeastOne {
+		p.progress(read, total)
+		p.reportedAtLeastOne = false
+	}
 }
 
 // newSeqReader reads f from off to end. progress, if not nil, is called
 // every progressEvery with the bytes read so far and the stretch's length,
 // and once at the end when it was called before.
 func newSeqReader(f *os.File, off, end int64, progress func(read, total int64)) *seqReader {
-	now := time.Now()
-	r := &seqReader{f: f, start: off, off: off, end: end, ahead: off, dropped: off,
-		hint: end-off >= seqHintFrom, progress: progress, begun: now, nextReport: now.Add(progressEvery)}
+	r := &seqReader{f: f, start: off, off: off, end: end, dropped: off,
+		hint: end-off >= seqHintFrom, report: newProgressReport(progress)}
 	if r.hint {
+		r.drop = !cachedWhole(f, off, end-off)
 		adviseSequential(f, off, end-off)
 	}
 	return r
@@ -58,26 +97,17 @@ func (r *seqReader) Read(p []byte) (int, error) {
 		r.finish()
 		return 0, io.EOF
 	}
-	if r.hint && r.ahead < r.end && r.ahead-r.off < seqWindow {
-		// Keep one window queued ahead of the reader.
-		n := min(seqWindow, r.end-r.ahead)
-		adviseWillNeed(r.f, r.ahead, n)
-		r.ahead += n
-	}
 	p = p[:min(int64(len(p)), r.end-r.off)]
 	n, err := r.f.ReadAt(p, r.off)
 	r.off += int64(n)
-	if r.hint && r.off-r.dropped >= seqWindow {
-		adviseDontNeed(r.f, r.dropped, r.off-r.dropped)
-		r.dropped = r.off
+	if r.drop && r.off-r.dropped >= seqWindow {
+		// Up to a folio's start: the kernel drops only whole folios, and
+		// the next drop starts there.
+		upTo := r.off &^ (maxFolio - 1)
+		adviseDontNeed(r.f, r.dropped, upTo-r.dropped)
+		r.dropped = upTo
 	}
-	if r.progress != nil {
-		if now := time.Now(); now.After(r.nextReport) {
-			r.progress(r.off-r.start, r.end-r.start)
-			r.reportedAtLeastOne = true
-			r.nextReport = now.Add(progressEvery)
-		}
-	}
+	r.report.tick(r.off-r.start, r.end-r.start)
 	if err == io.EOF && r.off < r.end {
 		// The file is shorter than it was: a reader of a stretch sees the
 		// end early, as io.SectionReader does.
@@ -95,12 +125,9 @@ func (r *seqReader) Read(p []byte) (int, error) {
 // finish drops what is left behind and reports the end of a read that
 // reported progress before.
 func (r *seqReader) finish() {
-	if r.hint && r.off > r.dropped {
+	if r.drop && r.off > r.dropped {
 		adviseDontNeed(r.f, r.dropped, r.off-r.dropped)
 		r.dropped = r.off
 	}
-	if r.progress != nil && r.reportedAtLeastOne {
-		r.progress(r.off-r.start, r.end-r.start)
-		r.reportedAtLeastOne = false
-	}
+	r.report.end(r.off-r.start, r.end-r.start)
 }

@@ -82,7 +82,7 @@ func TestSeqReaderReportsProgress(t *testing.T) {
 	if _, err := r.Read(buf); err != nil {
 		t.Fatal(err)
 	}
-	r.nextReport = time.Now().Add(-time.Millisecond) // progressEvery has passed
+	r.report.nextReport = time.Now().Add(-time.Millisecond) // progressEvery has passed
 	for {
 		if _, err := r.Read(buf); err == io.EOF {
 			break
@@ -178,5 +178,34 @@ func TestStoreLoggerHearsHowFarALongReadIs(t *testing.T) {
 		if !strings.Contains(logged.String(), want) {
 			t.Errorf("progress line %q lacks %q", logged.String(), want)
 		}
+	}
+}
+
+// TestCachedWholeTellsACachedStretchFromADroppedOne: a long read leaves a
+// log that was all in the page cache there, and drops one that was not;
+// cachedWhole is what tells them apart.
+func TestCachedWholeTellsACachedStretchFromADroppedOne(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MB
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil { // dirty pages are not dropped
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(f); err != nil {
+		t.Fatal(err)
+	}
+	if !cachedWhole(f, 100, int64(len(data))-200) {
+		t.Skip("cachestat(2) cannot say (not Linux 6.5 or later): a long read drops what it read")
+	}
+	adviseDontNeed(f, 0, int64(len(data)))
+	if cachedWhole(f, 100, int64(len(data))-200) {
+		t.Error("cachedWhole says a stretch just dropped from the page cache is all in it")
 	}
 }
