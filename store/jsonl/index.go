@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/tenaxhq/tenax/store"
 )
@@ -187,44 +188,73 @@ func lineMatches(f *os.File, e indexEntry, buf []byte) bool {
 
 // walkIndex calls fn with every line of the log f up to size, in log
 // order: the first n from the index idx (nil for none), the rest read from
-// the log after covered, in one sequential pass (seqReader; progress, when
-// set, hears how far a long one is). fromLog, when set, also receives the
-// lines read from the log, for a writer to add them to the index. An index
-// found out of order midway is errIndexBad.
+// the log after covered (readLog; progress, when set, hears how far a
+// long read is). fromLog, when set, also receives the lines read from the
+// log, for a writer to add them to the index. An index found out of order
+// midway is errIndexBad.
 func walkIndex(ctx context.Context, idx *os.File, n, covered int64, f *os.File, size int64, path string,
 	fn func(indexEntry), fromLog func(indexEntry), progress func(read, total int64)) error {
 	if idx != nil && n > 0 {
-		br := bufio.NewReaderSize(io.NewSectionReader(idx, int64(len(indexHeader)), n*indexEntrySize), 64<<10)
-		var raw [indexEntrySize]byte
-		var prevEnd int64
-		for i := range n {
-			if i%ctxCheckEvery == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			if _, err := io.ReadFull(br, raw[:]); err != nil {
-				return errIndexBad
-			}
-			e, ok := decodeEntry(raw[:])
-			if !ok || e.start < prevEnd || e.length == 0 || e.end() > covered || e.idx > maxIdx {
-				return errIndexBad
-			}
-			prevEnd = e.end()
-			fn(e)
+		if err := walkEntries(ctx, idx, n, covered, fn); err != nil {
+			return err
 		}
 	}
 	if covered >= size {
 		return nil
 	}
-	buf := make([]byte, 64<<10)
-	if size-covered >= seqHintFrom {
-		buf = make([]byte, seqBuf)
+	emit := fn
+	if fromLog != nil {
+		emit = func(e indexEntry) {
+			fn(e)
+			fromLog(e)
+		}
 	}
-	lr := newLogReaderBuf(newSeqReader(f, covered, size, progress), path, covered, buf)
 	// The index has an entry per line before covered: error messages
 	// count lines from there.
-	lr.lineNo = int(n)
+	return readLog(ctx, f, covered, size, path, int(n), emit, progress)
+}
+
+// walkEntries calls fn with the first n entries of the index idx, which
+// must lie in order within the log's first covered bytes.
+func walkEntries(ctx context.Context, idx *os.File, n, covered int64, fn func(indexEntry)) error {
+	br := bufio.NewReaderSize(io.NewSectionReader(idx, int64(len(indexHeader)), n*indexEntrySize), 64<<10)
+	var raw [indexEntrySize]byte
+	var prevEnd int64
+	for i := range n {
+		if i%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if _, err := io.ReadFull(br, raw[:]); err != nil {
+			return errIndexBad
+		}
+		e, ok := decodeEntry(raw[:])
+		if !ok || e.start < prevEnd || e.length == 0 || e.end() > covered || e.idx > maxIdx {
+			return errIndexBad
+		}
+		prevEnd = e.end()
+		fn(e)
+	}
+	return nil
+}
+
+// readLog calls fn with every line of the log f from off, a line's start,
+// to size, in log order; lineNo lines precede off. A long stretch is read
+// by one goroutine per CPU tenax may use (chunkScan), a short one by the
+// caller's in one sequential pass (seqReader).
+func readLog(ctx context.Context, f *os.File, off, size int64, path string, lineNo int, fn func(indexEntry), progress func(read, total int64)) error {
+	if workers := runtime.GOMAXPROCS(0); size-off >= seqHintFrom && workers > 1 {
+		c := &chunkScan{f: f, path: path, from: off, to: size, lineNo: lineNo,
+			workers: workers, chunk: chunkSize, hint: true, mapped: true, progress: progress}
+		return c.run(ctx, fn)
+	}
+	buf := make([]byte, 64<<10)
+	if size-off >= seqHintFrom {
+		buf = make([]byte, seqBuf)
+	}
+	lr := newLogReaderBuf(newSeqReader(f, off, size, progress), path, off, buf)
+	lr.lineNo = lineNo
 	for n := 0; ; n++ {
 		if n%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -238,11 +268,7 @@ func walkIndex(ctx context.Context, idx *os.File, n, covered int64, f *os.File, 
 		if err != nil {
 			return err
 		}
-		e := entryOf(line)
-		fn(e)
-		if fromLog != nil {
-			fromLog(e)
-		}
+		fn(entryOf(line))
 	}
 }
 

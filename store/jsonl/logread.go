@@ -147,6 +147,13 @@ func newLogReaderBuf(r io.Reader, path string, base int64, buf []byte) *logReade
 		nextQuote: -1, nextSlash: -1, nextNL: -1}
 }
 
+// newLogReaderBytes reads the log bytes data, which start at base, from
+// memory.
+func newLogReaderBytes(data []byte, path string, base int64) *logReader {
+	return &logReader{path: path, buf: data, n: len(data), eof: true, base: base, tornAt: -1,
+		nextQuote: -1, nextSlash: -1, nextNL: -1}
+}
+
 func (lr *logReader) fill() bool {
 	if lr.eof || lr.err != nil {
 		return false
