@@ -215,26 +215,30 @@ func walkIndex(ctx context.Context, idx *os.File, n, covered int64, f *os.File, 
 }
 
 // walkEntries calls fn with the first n entries of the index idx, which
-// must lie in order within the log's first covered bytes.
+// must lie in order within the log's first covered bytes. It reads them
+// a block at a time: through a bufio.Reader, sixteen bytes a call, they
+// took a resume more time than summing and checking them.
 func walkEntries(ctx context.Context, idx *os.File, n, covered int64, fn func(indexEntry)) error {
-	br := bufio.NewReaderSize(io.NewSectionReader(idx, int64(len(indexHeader)), n*indexEntrySize), 64<<10)
-	var raw [indexEntrySize]byte
+	buf := make([]byte, ctxCheckEvery/4*indexEntrySize)
 	var prevEnd int64
-	for i := range n {
-		if i%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
+	for i := int64(0); i < n; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m := min(n-i, int64(len(buf)/indexEntrySize))
+		b := buf[:m*indexEntrySize]
+		if _, err := idx.ReadAt(b, int64(len(indexHeader))+i*indexEntrySize); err != nil {
+			return errIndexBad
+		}
+		for ; len(b) > 0; b = b[indexEntrySize:] {
+			e, ok := decodeEntry(b)
+			if !ok || e.start < prevEnd || e.length == 0 || e.end() > covered || e.idx > maxIdx {
+				return errIndexBad
 			}
+			prevEnd = e.end()
+			fn(e)
 		}
-		if _, err := io.ReadFull(br, raw[:]); err != nil {
-			return errIndexBad
-		}
-		e, ok := decodeEntry(raw[:])
-		if !ok || e.start < prevEnd || e.length == 0 || e.end() > covered || e.idx > maxIdx {
-			return errIndexBad
-		}
-		prevEnd = e.end()
-		fn(e)
+		i += m
 	}
 	return nil
 }
