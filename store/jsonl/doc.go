@@ -28,8 +28,9 @@
 // its last usable entry and a sample of others must name the lines really
 // there in the log); the lines it lacks are
 // read from the log, scanning each for its top-level _idx, error and class
-// keys only, and an index that does not match is rebuilt. Scan remembers
-// one offset per item and decodes one record at a time.
+// keys only (a long stretch in chunks, by one goroutine per CPU, its lines
+// taken in log order), and an index that does not match is rebuilt. Scan
+// remembers one offset per item and decodes one record at a time.
 //
 // A failed write or fsync (a full disk) is kept: every later Append and
 // Flush returns it, with the path and the OS error, and Append refuses its
