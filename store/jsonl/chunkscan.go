@@ -212,7 +212,9 @@ func (c *chunkScan) work(ctx context.Context, jobs <-chan *scannedChunk, free ch
 	// A mapped chunk the file no longer has (cut short meanwhile) faults:
 	// read turns that into an error.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	buf := make([]byte, seqBuf)
+	// Enough to find where a chunk's lines start; read grows it to seqBuf
+	// for a chunk it cannot map.
+	buf := make([]byte, 64<<10)
 	for ch := range jobs {
 		select {
 		case ch.lines = <-free:
@@ -225,15 +227,15 @@ func (c *chunkScan) work(ctx context.Context, jobs <-chan *scannedChunk, free ch
 		if ch.err != nil {
 			ch.err = fmt.Errorf("jsonl: reading %s: %w", c.path, ch.err)
 		} else {
-			ch.err = c.read(ctx, ch, buf)
+			ch.err = c.read(ctx, ch, &buf)
 		}
 		close(ch.done)
 	}
 }
 
 // read reads the lines of the chunk ch, whose start and end are set:
-// mapped when it can be, else through buf.
-func (c *chunkScan) read(ctx context.Context, ch *scannedChunk, buf []byte) (err error) {
+// mapped when it can be, else through *buf.
+func (c *chunkScan) read(ctx context.Context, ch *scannedChunk, buf *[]byte) (err error) {
 	if ch.start >= ch.end {
 		return nil
 	}
@@ -243,7 +245,10 @@ func (c *chunkScan) read(ctx context.Context, ch *scannedChunk, buf []byte) (err
 		defer recoverFault(&err, c.path)
 		lr = newLogReaderBytes(data, c.path, ch.start)
 	} else {
-		lr = newLogReaderBuf(io.NewSectionReader(c.f, ch.start, ch.end-ch.start), c.path, ch.start, buf)
+		if len(*buf) < seqBuf {
+			*buf = make([]byte, seqBuf)
+		}
+		lr = newLogReaderBuf(io.NewSectionReader(c.f, ch.start, ch.end-ch.start), c.path, ch.start, *buf)
 	}
 	for n := 1; ; n++ {
 		if n%ctxCheckEvery == 0 {

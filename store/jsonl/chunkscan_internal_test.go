@@ -201,7 +201,8 @@ func TestAMappedChunkCutShortIsAnErrorNotACrash(t *testing.T) {
 	// As in a worker.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	ch := &scannedChunk{start: 0, end: int64(len(log))}
-	err := c.read(t.Context(), ch, make([]byte, 4096))
+	buf := make([]byte, 4096)
+	err := c.read(t.Context(), ch, &buf)
 	if err == nil || !strings.Contains(err.Error(), "cut short") {
 		t.Fatalf("scan of a mapped chunk whose file was emptied: %v, want an error saying it was cut short", err)
 	}
