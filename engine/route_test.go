@@ -322,13 +322,16 @@ func TestRecoveredRouteGetsTrafficBack(t *testing.T) {
 func TestItemsGoElsewhereWhileAProbeIsOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		var probeEnd time.Time
+		var (
+			probeEnd time.Time
+			probed   sync.Once // a's calls after the probe end too
+		)
 		a := &routeTask{fn: func(_ task.Item, call int) (task.Result, error) {
 			if call <= 2 {
 				return task.Result{}, err503
 			}
 			time.Sleep(20 * time.Second) // the probe
-			probeEnd = time.Now()
+			probed.Do(func() { probeEnd = time.Now() })
 			return ok("a")
 		}}
 		b := &routeTask{fn: func(task.Item, int) (task.Result, error) {
