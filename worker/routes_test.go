@@ -224,10 +224,11 @@ func TestARouteCooldownMetByOneWorkerHoldsTheOther(t *testing.T) {
 	c := open(t, dsn)
 	var aCalls, bCalls keyCounter
 	// An item that had picked a before the cooldown began waits it out at
-	// a's gate and meets a second one there: the job lasts up to two
-	// cooldowns, which must fit in waitFor's 3 minutes on a loaded
-	// machine (120 s did not), and one must outlast the second worker's
-	// items on b.
+	// a's gate and may meet another there, once per attempt: the job
+	// lasts one to max_attempts (4) cooldowns — 45 s to 3 minutes, and
+	// 135 s was seen on an idle machine — so the wait for its end has a
+	// safety net of 8 minutes; and one cooldown must outlast the second
+	// worker's items on b.
 	a := httptest.NewServer(aCalls.wrap(answering(http.StatusTooManyRequests, map[string]string{"Retry-After": "45"})))
 	t.Cleanup(a.Close)
 	var hold atomic.Bool
@@ -242,7 +243,7 @@ func TestARouteCooldownMetByOneWorkerHoldsTheOther(t *testing.T) {
 	})
 	hold.Store(true)
 	startWorkers(t, c, 1, keyed(e.JobID, "second"))
-	waitFor(t, "the job to finish", func() (bool, error) {
+	waitForUpTo(t, "the job to finish", 8*time.Minute, func() (bool, error) {
 		return jobState(t, c, e.JobID) != store.StateRunning, nil
 	})
 

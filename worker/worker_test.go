@@ -129,7 +129,14 @@ func startWorkers(t *testing.T, c *worker.Client, n int, cfg worker.Config) []*w
 // waitFor polls cond until it holds; the deadline is only a safety net.
 func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
+	waitForUpTo(t, what, 3*time.Minute, cond)
+}
+
+// waitForUpTo is waitFor with a safety net of limit, for a wait whose
+// own length is minutes by design.
+func waitForUpTo(t *testing.T, what string, limit time.Duration, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for {
 		ok, err := cond()
 		if err != nil {
