@@ -32,20 +32,7 @@ if [ ${#bins[@]} -eq 0 ]; then
   bins=("$work/tenax")
 fi
 cd "$work"
-cat > job.yaml <<'YAML'
-name: anatomy
-input: items.jsonl
-task:
-  type: llm
-  provider: openai
-  base_url: http://127.0.0.1:8094/v1
-  api_key: ${MOCK_KEY}
-  model: mock-echo
-  prompt: "Say {{.word}}"
-concurrency: {max: 16}
-cache: {enabled: false}
-YAML
-export MOCK_KEY=k
+bench_mock_spec anatomy 8094
 q() { psql -Atq "$pg/$db?sslmode=disable" -c "$1"; }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system, in 10 ms ticks
 machine() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8, $5 + $6}' /proc/stat; }

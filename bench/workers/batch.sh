@@ -35,21 +35,8 @@ if [ ${#bins[@]} -eq 0 ]; then
 fi
 cd "$work"
 spec() { # port
-  cat > job.yaml <<YAML
-name: batch
-input: items.jsonl
-task:
-  type: llm
-  provider: openai
-  base_url: http://127.0.0.1:$1/v1
-  api_key: \${MOCK_KEY}
-  model: mock-echo
-  prompt: "Say {{.word}}"
-concurrency: {max: 16}
-cache: {enabled: false}
-YAML
+  bench_mock_spec batch "$1"
 }
-export MOCK_KEY=k
 q() { psql -Atq "$psql_dsn" -c "$1"; }
 rate_pg() { # job
   q "SELECT round(count(*) / extract(epoch FROM max((record->>'finished_at')::timestamptz) - min((record->>'finished_at')::timestamptz))::numeric, 1) FROM $schema.tenax_records WHERE job_id = '$1'"

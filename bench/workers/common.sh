@@ -26,3 +26,23 @@ PY
 bench_build() {
   go build -o "$work/tenax" "$root/cmd/tenax"
 }
+
+# bench_mock_spec NAME PORT writes ./job.yaml: NAME's job over items.jsonl,
+# 16 in flight, against the OpenAI dialect of a `tenax mock` on PORT
+# (mock-echo, no cache), and exports the MOCK_KEY it names.
+bench_mock_spec() {
+  cat > job.yaml <<YAML
+name: $1
+input: items.jsonl
+task:
+  type: llm
+  provider: openai
+  base_url: http://127.0.0.1:$2/v1
+  api_key: \${MOCK_KEY}
+  model: mock-echo
+  prompt: "Say {{.word}}"
+concurrency: {max: 16}
+cache: {enabled: false}
+YAML
+  export MOCK_KEY=k
+}

@@ -14,20 +14,7 @@ bins=("$@")
 source "$(dirname "$0")/common.sh"
 bench_setup "$items" p
 cd "$work"
-cat > job.yaml <<'YAML'
-name: peritem
-input: items.jsonl
-task:
-  type: llm
-  provider: openai
-  base_url: http://127.0.0.1:8099/v1
-  api_key: ${MOCK_KEY}
-  model: mock-echo
-  prompt: "Say {{.word}}"
-concurrency: {max: 16}
-cache: {enabled: false}
-YAML
-export MOCK_KEY=k
+bench_mock_spec peritem 8099
 "${bins[0]}" mock --addr 127.0.0.1:8099 >/dev/null 2>&1 & pids+=($!)
 sleep 1
 for round in $(seq 1 "${ROUNDS:-3}"); do

@@ -13,21 +13,8 @@ bench_setup "$items" s
 bench_build
 cd "$work"
 spec() { # latency
-  cat > job.yaml <<YAML
-name: scaling
-input: items.jsonl
-task:
-  type: llm
-  provider: openai
-  base_url: http://127.0.0.1:8098/v1
-  api_key: \${MOCK_KEY}
-  model: mock-echo
-  prompt: "Say {{.word}}"
-concurrency: {max: 16}
-cache: {enabled: false}
-YAML
+  bench_mock_spec scaling 8098
 }
-export MOCK_KEY=k
 rate() { # job → items/s between the first and the last record
   psql "$psql_dsn" -Atc "SELECT round(count(*) / extract(epoch FROM max((record->>'finished_at')::timestamptz) - min((record->>'finished_at')::timestamptz))::numeric, 1) FROM $schema.tenax_records WHERE job_id = '$1'"
 }
