@@ -83,11 +83,12 @@ func newWorkerCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run the items of jobs enqueued in PostgreSQL, beside any number of other workers",
-		Long: `A worker is a River client on the --store database. Each item of a job enqueued
-with 'tenax run SPEC --store postgres://… --workers 0' is a River job; the worker runs
-tenax's whole per-item logic on it (retries with backoff, the heal loop,
-classification) and writes the final record in the transaction that completes the
-River job, so each item gets exactly one final record per round.
+		Long: `A worker is a River client on the --store database. The items of a job enqueued
+with 'tenax run SPEC --store postgres://… --workers 0' are River jobs of up to 8
+items each; the worker runs tenax's whole per-item logic on each item (retries with
+backoff, the heal loop, classification), writes its final record with a claim of
+its round, and completes the River job with its last record, so each item gets
+exactly one final record per round.
 
 The task is built from the job's spec as stored; secrets (${OPENAI_API_KEY}) come
 from this worker's own environment. The circuit breaker, 429 cooldowns, the
