@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -66,16 +68,16 @@ func (c *Client) Workers(ctx context.Context) ([]Info, error) {
 // Progress is where a job run by workers stands, from its River jobs:
 // each count is of items, a River job counting the items of its group.
 type Progress struct {
-	// Finished counts the items of the River jobs completed: items with
-	// their final record this round.
+	// Finished counts the items with their final record this round: those
+	// of the River jobs completed, and those already recorded in a group
+	// still under way or to be run again.
 	Finished int
-	// Waiting, Running and Retrying count the items of the River jobs
-	// still to run. A group under way counts as Running until its last
-	// item is recorded.
+	// Waiting, Running and Retrying count the items still to record, by
+	// the state of their River job.
 	Waiting, Running, Retrying int
-	// Discarded counts the items of River jobs River gave up on
-	// (MaxAttempts crashed executions) or cancelled (inputs missing):
-	// they are pending until `tenax resume`.
+	// Discarded counts the items without a record of River jobs River
+	// gave up on (MaxAttempts crashed executions) or cancelled (inputs
+	// missing): they are pending until `tenax resume`.
 	Discarded int
 	// Paused is set while the job's queue is paused (the shared breaker).
 	Paused bool
@@ -143,31 +145,33 @@ func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
 	if err != nil {
 		return p, fmt.Errorf("worker: job %s: %w", jobID, err)
 	}
-	// Items, not River jobs: a group's River job counts its items.
-	rows, err := c.pool.Query(ctx, `SELECT state, sum(coalesce((args->>'n')::bigint, 1)) FROM river_job WHERE queue = $1 GROUP BY state`, queue)
+	// Items, not River jobs: a group's River job counts its items. The
+	// groups already tried and not completed ("round:items") may hold
+	// items recorded this round: countRecorded moves those to Finished.
+	rows, err := c.pool.Query(ctx, `SELECT state, sum(coalesce((args->>'n')::bigint, 1)),
+		coalesce(array_agg(coalesce(args->>'round', '0') || ':' || (args->>'items'))
+			FILTER (WHERE kind = $2 AND attempt > 0 AND state <> 'completed' AND args ? 'items'), '{}')
+		FROM river_job WHERE queue = $1 GROUP BY state`, queue, ItemsKind)
 	if err != nil {
 		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
 	}
 	var (
 		state string
 		n     int
+		sets  []string
+		tried []triedGroup
 	)
-	_, err = pgx.ForEachRow(rows, []any{&state, &n}, func() error {
-		switch state {
-		case "completed":
-			p.Finished += n
-		case "available", "scheduled", "pending":
-			p.Waiting += n
-		case "running":
-			p.Running += n
-		case "retryable":
-			p.Retrying += n
-		case "discarded", "cancelled":
-			p.Discarded += n
+	_, err = pgx.ForEachRow(rows, []any{&state, &n, &sets}, func() error {
+		*p.count(state) += n
+		for _, s := range sets {
+			tried = append(tried, triedGroup{state: state, set: s})
 		}
 		return nil
 	})
 	if err != nil {
+		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
+	}
+	if err := c.countRecorded(ctx, jobID, tried, &p); err != nil {
 		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
 	}
 	err = c.pool.QueryRow(ctx, `SELECT paused_at IS NOT NULL FROM river_queue WHERE name = $1`, queue).Scan(&p.Paused)
@@ -204,6 +208,78 @@ func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
 	p.Breaker = BreakerState{Open: b.State == "open", Action: b.Action, Reason: b.Reason, LastError: b.LastError, Owner: b.Owner, Decision: b.Decision, DecidedBy: b.DecidedBy, Trips: b.Trips,
 		Summary: b.Summary, Failures: b.Failures}
 	return p, nil
+}
+
+// count is the field of p that counts the items of River jobs in state;
+// a state River adds later counts nowhere.
+func (p *Progress) count(state string) *int {
+	switch state {
+	case "completed":
+		return &p.Finished
+	case "available", "scheduled", "pending":
+		return &p.Waiting
+	case "running":
+		return &p.Running
+	case "retryable":
+		return &p.Retrying
+	case "discarded", "cancelled":
+		return &p.Discarded
+	}
+	return new(int)
+}
+
+// triedGroup is a River job of a group of items that ran at least once
+// and is not completed: its state and "round:items".
+type triedGroup struct{ state, set string }
+
+// countRecorded moves to Finished the items that have their final record
+// this round though their River job is not completed: a group under way
+// completes with its last item, a group whose execution failed or was
+// rescued runs again for its items without a record, and a group
+// cancelled for a missing input keeps the items that ran. Only River jobs
+// already tried (attempt > 0) can hold such items, which keeps the read
+// to the groups under way and the few tried again.
+func (c *Client) countRecorded(ctx context.Context, jobID string, tried []triedGroup, p *Progress) error {
+	type group struct {
+		field *int
+		round int
+		idxs  []int
+	}
+	var groups []group
+	asked := map[int][]int{} // round → the groups' idx
+	for _, t := range tried {
+		r, set, _ := strings.Cut(t.set, ":")
+		round, err := strconv.Atoi(r)
+		if err != nil {
+			continue
+		}
+		idxs, err := parseItemSet(set)
+		if err != nil {
+			continue // counted by its state; the worker that runs it reports the damage
+		}
+		groups = append(groups, group{p.count(t.state), round, idxs})
+		asked[round] = append(asked[round], idxs...)
+	}
+	recorded := map[[2]int]bool{} // (round, idx)
+	for round, idxs := range asked {
+		rows, err := c.pool.Query(ctx, `SELECT idx FROM tenax_finals WHERE job_id = $1 AND round = $2 AND idx = ANY($3)`, jobID, round, idxs)
+		if err != nil {
+			return err
+		}
+		var idx int
+		if _, err := pgx.ForEachRow(rows, []any{&idx}, func() error { recorded[[2]int{round, idx}] = true; return nil }); err != nil {
+			return err
+		}
+	}
+	for _, g := range groups {
+		for _, idx := range g.idxs {
+			if recorded[[2]int{g.round, idx}] {
+				*g.field--
+				p.Finished++
+			}
+		}
+	}
+	return nil
 }
 
 // Decision is the operator's answer to a job's open shared breaker.
