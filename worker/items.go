@@ -119,7 +119,11 @@ func (r *runner) workItems(ctx context.Context, j *river.Job[ItemsArgs]) error {
 	errs := make([]error, len(todo))
 	var wg sync.WaitGroup
 	for i, it := range todo {
-		wg.Go(func() { errs[i] = r.groupItem(ctx, g, j, it) })
+		wg.Add(1)
+		r.w.items.Go(func() {
+			defer wg.Done()
+			errs[i] = r.groupItem(ctx, g, j, it)
+		})
 	}
 	wg.Wait()
 	stopped := false

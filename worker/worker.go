@@ -114,6 +114,7 @@ type Worker struct {
 
 	hard     context.Context // canceled by StopNow: calls in flight end
 	stopNow  context.CancelFunc
+	items    *goPool // the goroutines a group's items run on, ended with hard
 	finished atomic.Int64
 	failure  chan error
 	outage   outage
@@ -147,6 +148,7 @@ func (c *Client) NewWorker(cfg Config) (*Worker, error) {
 		failure: make(chan error, 1),
 	}
 	w.hard, w.stopNow = context.WithCancel(context.Background())
+	w.items = newGoPool(w.hard.Done())
 	c.nameConnections("tenax worker " + id)
 	return w, nil
 }
