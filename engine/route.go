@@ -296,6 +296,20 @@ func (ir *itemRoute) excluded(r *route) string {
 		return "tried"
 	case ir.refused != nil && ir.refused[r.idx]:
 		return "its half-open probe is out"
+	}
+	if why := ir.unfit(r); why != "" {
+		return why
+	}
+	if ir.move && ir.cur == r {
+		return "moved away"
+	}
+	return ""
+}
+
+// unfit says why r cannot take the item whatever the item met on it, ""
+// when it can.
+func (ir *itemRoute) unfit(r *route) string {
+	switch {
 	case r.Tier < ir.minTier:
 		return "below the escalated tier"
 	case ir.provider != "" && r.Provider == ir.provider:
@@ -304,10 +318,24 @@ func (ir *itemRoute) excluded(r *route) string {
 		return "context window too small"
 	case ir.estimate > 0 && r.ContextWindow > 0 && ir.estimate > r.ContextWindow:
 		return fmt.Sprintf("context window of %d tokens, the item needs about %d", r.ContextWindow, ir.estimate)
-	case ir.move && ir.cur == r:
-		return "moved away"
 	}
 	return ""
+}
+
+// noRouteCanServe reports whether every route the item fits, tried or
+// not, has its breaker open.
+func (e *Engine) noRouteCanServe(ir *itemRoute) bool {
+	fits := false
+	for _, r := range e.routes {
+		if ir.unfit(r) != "" {
+			continue
+		}
+		if r.br.State() != breaker.Open {
+			return false
+		}
+		fits = true
+	}
+	return fits
 }
 
 // pick chooses the route for the item's next call. With none, open says
@@ -687,7 +715,9 @@ func (e *Engine) routeAfter(r *itemRun, next Next) Next {
 
 // leave marks the item's route as left with next's error, if another
 // route may take the item; untried says only a route not tried yet will
-// do.
+// do, unless no route can serve the item now: a streak spent on an outage
+// of every route is the run breaker's to decide (the next pick trips it),
+// not the item's failure.
 func (e *Engine) leave(r *itemRun, next Next, untried bool) bool {
 	ir := &r.route
 	if ir.tried == nil {
@@ -696,7 +726,7 @@ func (e *Engine) leave(r *itemRun, next Next, untried bool) bool {
 	ir.tried[ir.cur.idx] = true
 	if other, _ := e.candidates(ir, false); other == nil {
 		ir.tried[ir.cur.idx] = false
-		if untried {
+		if untried && !e.noRouteCanServe(ir) {
 			return false
 		}
 		ir.move = true

@@ -486,3 +486,41 @@ func TestAnItemThatChoseARouteBeforeItsCooldownGoesElsewhere(t *testing.T) {
 		}
 	})
 }
+
+// TestRetriesSpentAsTheLastRouteOpensLeaveTheItemToTheOperator: an item
+// whose retry streak ran out on the call that opened the last route's
+// breaker, after it had tried every route, was failed, though no route
+// could serve: the outage the operator is asked about. Which item met it
+// depended on the order the strategy picked routes in. Now it waits for
+// the run breaker's decision like every item, and goes on after Continue.
+func TestRetriesSpentAsTheLastRouteOpensLeaveTheItemToTheOperator(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		fixed := false
+		down := func() *routeTask {
+			return &routeTask{fn: func(it task.Item, _ int) (task.Result, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if !fixed {
+					return task.Result{}, err503
+				}
+				return ok("fixed")
+			}}
+		}
+		p := &fixingPrompter{scriptedPrompter: scriptedPrompter{answers: []engine.TripDecision{engine.TripContinue}},
+			fix: func() { mu.Lock(); fixed = true; mu.Unlock() }}
+		twice := fastRetry
+		twice.MaxAttempts = 2 // spent on the second route's call, which opens its breaker
+		cfg := engine.Config{Concurrency: 1, Retry: twice, OnTrip: engine.TripPrompt, Operator: p,
+			Breaker:   breaker.Settings{Threshold: 1, ResetTimeout: time.Hour},
+			Routes:    []engine.Route{{Name: "a", Task: down()}, {Name: "b", Task: down()}},
+			Fallbacks: engine.Fallbacks{Outage: true}}
+		sum, recs := routeRun(t, cfg, 1)
+		if r := recs[0]; sum.Succeeded != 1 || r.Failed() {
+			t.Fatalf("%d succeeded, record %+v; want the item to succeed after Continue", sum.Succeeded, r)
+		}
+		if len(p.reports) != 1 || !strings.Contains(p.reports[0].Reason, "no route can serve") {
+			t.Errorf("the operator was asked %d times (%+v); want once, saying no route can serve", len(p.reports), p.reports)
+		}
+	})
+}
