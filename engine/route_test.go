@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -395,13 +396,20 @@ func TestOperatorIsAskedOnlyWhenNoRouteCanServe(t *testing.T) {
 			mu.Unlock()
 		}
 		var once sync.Once
+		var aOpen atomic.Bool
 		cfg := engine.Config{Concurrency: 1, Retry: fastRetry, OnTrip: engine.TripPrompt, Operator: p,
 			Breaker:   breaker.Settings{Threshold: 2, ResetTimeout: time.Hour},
 			Routes:    []engine.Route{{Name: "a", Task: a}, {Name: "b", Task: b}},
 			Fallbacks: engine.Fallbacks{Outage: true},
 			OnEvent: func(ev engine.Event) {
-				// After ten records on b alone, b goes down too.
-				if ev.Kind == engine.ItemFinished && ev.Record.Idx == 10 {
+				// Once a's breaker is open and ten records are in, b goes
+				// down too. Items pick a or b at random: a may still be
+				// closed after ten, and an item that then spends its
+				// retries on both before a's breaker opens fails as usual.
+				if ev.Kind == engine.RouteChanged && ev.Route == "a" && ev.State == breaker.Open {
+					aOpen.Store(true)
+				}
+				if ev.Kind == engine.ItemFinished && ev.Record.Idx >= 10 && aOpen.Load() {
 					once.Do(func() { mu.Lock(); down["b"] = true; mu.Unlock() })
 				}
 			}}
