@@ -10,7 +10,7 @@ import (
 // for each item began with a small stack and grew it, copying, through the
 // SDK's and net/http's frames on every call: 7.7% of a worker's CPU in
 // runtime.newstack, against 0.2% in the single process
-// (docs/benchmarks.md, "Goroutines kept for items").
+// (docs/benchmarks.md, "The heap's floor and goroutines kept for items").
 type goPool struct {
 	work chan func()
 	// quit ends the kept goroutines (the worker's end); idle ends one
