@@ -20,8 +20,11 @@ import (
 // route as an outage (a retryable error other than a 429, an expired or
 // unprocessed request, a fatal error) moves at once, its record's tries
 // naming the route and the error; its retries spent on one route, it
-// starts a fresh streak on a route it has not tried. The online tail runs
-// the engine over every route, the routes an item left counting as tried.
+// starts a fresh streak on a route it has not tried, or, with none left,
+// fails, unless the wave tripped the run's breaker: no route can serve,
+// and the item awaits the operator's decision with the items the trip
+// holds. The online tail runs the engine over every route, the routes an
+// item left counting as tried.
 
 // Route is one deployment a routed batch job may send its waves to.
 type Route struct {
@@ -119,10 +122,18 @@ func (r *Runner) openRoute(i int, why string) bool {
 }
 
 // leave moves f off its route with err, if another route may take it
-// (untried: only a route f has not left yet): the route and err join f's
-// tries. It reports whether f moved.
+// (untried: only a route f has not left yet, unless no route can serve:
+// a streak spent in the wave that tripped the run's breaker is the
+// operator's to decide, as for the items the trip holds, not f's
+// failure; f then goes to any route not open, else stays): the route and
+// err join f's tries. It reports whether f left.
 func (r *Runner) leave(f *flight, err error, class classify.Class, untried bool) bool {
 	to := r.nextRoute(f, untried)
+	if to < 0 && untried && r.outage {
+		if to = r.nextRoute(f, false); to < 0 {
+			to = f.route
+		}
+	}
 	if to < 0 {
 		return false
 	}

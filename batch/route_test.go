@@ -2,6 +2,8 @@ package batch_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -11,7 +13,10 @@ import (
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/engine/enginetest"
 	"github.com/tenaxhq/tenax/mock"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/memory"
 	"github.com/tenaxhq/tenax/task"
 	"github.com/tenaxhq/tenax/task/llm"
 )
@@ -187,6 +192,86 @@ func TestItemsARouteRefusedCountOnceAgainstTheEnqueuedTokenCap(t *testing.T) {
 		}
 		if sum.Waves != 1 || sum.Deferred != 0 || sum.Succeeded != 30 {
 			t.Errorf("%d waves, %d items deferred, %d succeeded; want the 30 items, which fit under the cap, in b's batch of wave 1", sum.Waves, sum.Deferred, sum.Succeeded)
+		}
+	})
+}
+
+// TestRetriesSpentInTheWaveThatLeavesNoRouteAwaitTheOperator: item 0,
+// having left b for a, spent its retries on a in the wave where a's
+// breaker opened and b's requests tripped the run's breaker: no route
+// could serve. It was recorded failed, while the items b's trip held
+// (had a and b been checked the other way round, item 0 among them)
+// waited for the operator. Now it awaits the decision too, and goes on
+// after Continue.
+func TestRetriesSpentInTheWaveThatLeavesNoRouteAwaitTheOperator(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		outage := func(msg string) batch.Answer {
+			return batch.Answer{Err: classify.WithClass(errors.New("503 "+msg), classify.Retryable, "test")}
+		}
+		body := func(a enginetest.Answer) batch.Answer {
+			b, _ := json.Marshal(scriptBody{Answer: a, Call: 1})
+			return batch.Answer{Body: b}
+		}
+		names := []string{"amber", "birch", "cedar"}
+		// Each item's answer by route and wave. Waves 1 and 2 fail each
+		// request its own way (no breaker trips); in wave 3 every request
+		// of a route fails alike.
+		answer := func(route string) func(batch.Request) batch.Answer {
+			return func(q batch.Request) batch.Answer {
+				idx, wave, err := batch.ParseCustomID(q.CustomID)
+				if err != nil {
+					panic(err)
+				}
+				switch {
+				case wave == 1, wave == 2 && idx == 0:
+					// a sends every item to b, b item 0 back to a.
+					return outage("replica " + names[idx] + " is down on " + route)
+				case wave == 2:
+					return body(enginetest.Invalid) // a re-ask: items 1 and 2 stay on b
+				case wave == 3:
+					return outage("route " + route + " is down")
+				}
+				return body(enginetest.Valid)
+			}
+		}
+		a, b := &fakeClient{answer: answer("a")}, &fakeClient{answer: answer("b")}
+		var st memory.Store
+		j, err := st.Create(context.Background(), store.Manifest{ID: "outage", Created: time.Now(), Items: 3, State: store.StateRunning})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ledger, err := batch.OpenFileLedger(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ledger.Close()
+		asked := &answering{answers: []engine.TripDecision{engine.TripContinue}}
+		cfg := batch.Config{
+			Routes:   []batch.Route{{Name: "a", Client: a, Codec: scriptCodec{}}, {Name: "b", Client: b, Codec: scriptCodec{}}},
+			Fallback: true, Ledger: ledger, Retry: enginetest.Policy(), Ops: enginetest.Policy(), // 3 attempts
+			Validator: enginetest.Validator{}, Heal: enginetest.Budget(), PollMin: time.Minute, Total: 3,
+			TripMinimum: 1, OnTrip: engine.TripPrompt, Operator: asked,
+		}
+		in := batch.Input{Open: func() (batch.Source, error) { return &sliceSource{n: 3}, nil }, Want: func(int) bool { return true }, Job: j, JobID: j.Manifest().ID}
+		sum, err := batch.New(cfg).Run(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := map[int]store.Record{}
+		if err := j.Scan(context.Background(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if r := recs[0]; sum.Succeeded != 3 || r.Failed() || r.Route != "b" {
+			t.Fatalf("%d succeeded; item 0: route %q, error %q, tries %+v; want every item to succeed on b after Continue", sum.Succeeded, r.Route, r.Error, r.Tries)
+		}
+		if tries := recs[0].Tries; len(tries) != 3 || tries[2].Route != "a" || !strings.Contains(tries[2].Error, "route a is down") {
+			t.Errorf("item 0's tries %+v; want a, b, then a's outage of wave 3", tries)
+		}
+		if len(asked.reports) != 1 || !strings.Contains(asked.reports[0].Reason, "no other route can serve") {
+			t.Errorf("the operator was asked %d times (%+v); want once, saying no other route can serve", len(asked.reports), asked.reports)
+		}
+		if sum.Waves != 4 {
+			t.Errorf("%d waves; want 4: the outage in wave 3, every item on b in wave 4", sum.Waves)
 		}
 	})
 }

@@ -217,6 +217,10 @@ type Runner struct {
 	// each did, for Stats.
 	open   []bool
 	counts []engine.RouteStats
+	// outage says the wave whose answers are being applied tripped the
+	// run's breaker on the last route not open: no route can serve. Only
+	// Run's goroutine reads and writes it.
+	outage bool
 }
 
 // New returns a Runner for cfg.
@@ -995,6 +999,7 @@ func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map
 	r.mu.Unlock()
 	carried := map[int]*flight{}
 	var held []*flight
+	r.outage = tripped != ""
 	for _, pa := range answers {
 		if tripped != "" && pa.f.route == tripRoute && pa.a.Err != nil && fingerprintOf(r.cfg.Retry.Classifier, pa.a.Err) == tripped {
 			held = append(held, pa.f)
@@ -1004,6 +1009,7 @@ func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map
 			carried[pa.f.Idx] = pa.f
 		}
 	}
+	r.outage = false
 	for _, f := range w.items {
 		if f.carry {
 			carried[f.Idx] = f
