@@ -265,6 +265,22 @@ func (l *inputLoader) read() {
 // itemRound is an item in a round.
 type itemRound struct{ idx, round int }
 
+// groupInputsQuery reads the inputs of the items $2 in rounds $3 (one
+// read for the groups of several executions), and whether each has its
+// final record that round. The joins repeat "idx = ANY($2)" so that both
+// tables are read by their primary key for the items asked alone: joined
+// on u.idx only, with the statistics of tables that had none yet (a job
+// just enqueued), PostgreSQL read every input of the job for each group
+// and hashed them — 20,000 rows and 23 ms a read for a job of 20,000
+// items, 88% of PostgreSQL's time on the worker's behalf, and a million
+// rows a read for a job of a million (TestAGroupsInputsAreReadByTheirKeys).
+const groupInputsQuery = `SELECT u.idx, u.round, i.idx IS NULL, coalesce(i.id, ''),
+		CASE WHEN f.idx IS NULL THEN i.input END, coalesce(i.bad, ''), f.idx IS NOT NULL,
+		(SELECT resumes FROM tenax_queues WHERE job_id = $1)
+	FROM unnest($2::bigint[], $3::integer[]) AS u (idx, round)
+	LEFT JOIN tenax_inputs i ON i.job_id = $1 AND i.idx = u.idx AND i.idx = ANY($2)
+	LEFT JOIN tenax_finals f ON f.job_id = $1 AND f.idx = u.idx AND f.round = u.round AND f.idx = ANY($2)`
+
 func (l *inputLoader) query(asks []inputAsk) (map[itemRound]groupInput, error) {
 	var idxs []int64
 	var rounds []int32
@@ -274,12 +290,7 @@ func (l *inputLoader) query(asks []inputAsk) (map[itemRound]groupInput, error) {
 			rounds = append(rounds, int32(a.round))
 		}
 	}
-	rows, err := l.c.pool.Query(l.ctx, `SELECT u.idx, u.round, i.idx IS NULL, coalesce(i.id, ''),
-			CASE WHEN f.idx IS NULL THEN i.input END, coalesce(i.bad, ''), f.idx IS NOT NULL,
-			(SELECT resumes FROM tenax_queues WHERE job_id = $1)
-		FROM unnest($2::bigint[], $3::integer[]) AS u (idx, round)
-		LEFT JOIN tenax_inputs i ON i.job_id = $1 AND i.idx = u.idx
-		LEFT JOIN tenax_finals f ON f.job_id = $1 AND f.idx = u.idx AND f.round = u.round`, l.jobID, idxs, rounds)
+	rows, err := l.c.pool.Query(l.ctx, groupInputsQuery, l.jobID, idxs, rounds)
 	if err != nil {
 		return nil, fmt.Errorf("worker: reading the inputs of job %s: %w", l.jobID, err)
 	}
