@@ -27,19 +27,8 @@ import json
 with open('$tmp/items.jsonl', 'w') as f:
     for i in range($items): f.write(json.dumps({'word': 'w%d' % i}) + '\n')
 "
-cat >"$tmp/job.yaml" <<YAML
-name: heapfloor
-input: items.jsonl
-task:
-  type: llm
-  provider: openai
-  base_url: http://127.0.0.1:$port/v1
-  api_key: \${MOCK_KEY}
-  model: mock-echo
-  prompt: "Say {{.word}}"
-concurrency: {max: 16}
-cache: {enabled: false}
-YAML
+source workers/common.sh # bench_mock_spec: the workers scripts' job, the same spec
+(cd "$tmp" && bench_mock_spec heapfloor $port)
 export MOCK_KEY=k
 for _ in $(seq 50); do curl -fs -o /dev/null "http://127.0.0.1:$port/v1/models" -H 'Authorization: Bearer k' && break; sleep 0.1; done
 one() { # label env… → "label wall cpu rss_kb gcs"
