@@ -227,7 +227,11 @@ func (j *Job) UpdateManifest(_ context.Context, fn func(*store.Manifest)) error 
 	id, created := m.ID, m.Created
 	fn(&m)
 	m.ID, m.Created, m.Updated = id, created, time.Now()
-	if err := writeManifest(j.dir, &m); err != nil {
+	err := writeManifest(j.dir, &m)
+	if noSpace(err) && j.freeReserve() {
+		err = writeManifest(j.dir, &m)
+	}
+	if err != nil {
 		return err
 	}
 	j.mu.Lock()
@@ -791,6 +795,7 @@ func (j *Job) Close() error {
 // release drops the lock of a job opened for writing.
 func (j *Job) release() {
 	if j.lock != nil {
+		j.freeReserve()
 		// The holder's name goes before the lock: a lock file that names a
 		// live process means that process holds the job (see Holder).
 		_ = j.lock.Truncate(0)

@@ -201,6 +201,7 @@ func (s *Store) open(_ context.Context, id string, readOnly bool) (*Job, error) 
 		j.release()
 		return nil, err
 	}
+	j.holdReserve()
 	j.flushEvery = cmp.Or(s.FlushEvery, DefaultFlushEvery)
 	j.startFlusher(cmp.Or(s.FlushInterval, DefaultFlushInterval))
 	return j, nil
