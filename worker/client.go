@@ -28,7 +28,9 @@ import (
 //     record. The record and this row are inserted, and the item's River
 //     job completed, in one transaction; a duplicate execution (a rescued
 //     job whose first worker was alive after all) finds the row taken and
-//     adds no record.
+//     adds no record. Like tenax_records, it has no foreign key (one
+//     checked per row was a third of a group's write); a trigger deletes
+//     a job's rows with its tenax_jobs row.
 //   - tenax_workers: every worker process, with its heartbeat.
 //   - tenax_limits: the shared rate limiters' schedules (GCRA) and the
 //     provider cooldown of each job.
@@ -55,11 +57,31 @@ CREATE TABLE IF NOT EXISTS tenax_queues (
 	created     timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE IF NOT EXISTS tenax_finals (
-	job_id text NOT NULL REFERENCES tenax_jobs (id) ON DELETE CASCADE,
+	job_id text NOT NULL,
 	idx    bigint NOT NULL,
 	round  integer NOT NULL,
 	PRIMARY KEY (job_id, idx, round)
 );
+CREATE OR REPLACE FUNCTION tenax_finals_delete_job() RETURNS trigger LANGUAGE plpgsql
+	SET search_path FROM CURRENT AS $$
+BEGIN
+	DELETE FROM tenax_finals WHERE job_id = OLD.id;
+	RETURN OLD;
+END $$;
+DO $$
+DECLARE fk text;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+		WHERE c.relname = 'tenax_jobs' AND c.relnamespace = current_schema()::regnamespace
+		AND t.tgname = 'tenax_finals_delete_job') THEN
+		CREATE TRIGGER tenax_finals_delete_job AFTER DELETE ON tenax_jobs
+			FOR EACH ROW EXECUTE FUNCTION tenax_finals_delete_job();
+	END IF;
+	FOR fk IN SELECT conname FROM pg_constraint
+		WHERE conrelid = format('%I.tenax_finals', current_schema())::regclass AND contype = 'f' LOOP
+		EXECUTE format('ALTER TABLE %I.tenax_finals DROP CONSTRAINT %I', current_schema(), fk);
+	END LOOP;
+END $$;
 CREATE TABLE IF NOT EXISTS tenax_workers (
 	id          text PRIMARY KEY,
 	host        text NOT NULL,
