@@ -62,26 +62,6 @@ CREATE TABLE IF NOT EXISTS tenax_finals (
 	round  integer NOT NULL,
 	PRIMARY KEY (job_id, idx, round)
 );
-CREATE OR REPLACE FUNCTION tenax_finals_delete_job() RETURNS trigger LANGUAGE plpgsql
-	SET search_path FROM CURRENT AS $$
-BEGIN
-	DELETE FROM tenax_finals WHERE job_id = OLD.id;
-	RETURN OLD;
-END $$;
-DO $$
-DECLARE fk text;
-BEGIN
-	IF NOT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-		WHERE c.relname = 'tenax_jobs' AND c.relnamespace = current_schema()::regnamespace
-		AND t.tgname = 'tenax_finals_delete_job') THEN
-		CREATE TRIGGER tenax_finals_delete_job AFTER DELETE ON tenax_jobs
-			FOR EACH ROW EXECUTE FUNCTION tenax_finals_delete_job();
-	END IF;
-	FOR fk IN SELECT conname FROM pg_constraint
-		WHERE conrelid = format('%I.tenax_finals', current_schema())::regclass AND contype = 'f' LOOP
-		EXECUTE format('ALTER TABLE %I.tenax_finals DROP CONSTRAINT %I', current_schema(), fk);
-	END LOOP;
-END $$;
 CREATE TABLE IF NOT EXISTS tenax_workers (
 	id          text PRIMARY KEY,
 	host        text NOT NULL,
@@ -330,7 +310,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return "", fmt.Errorf("worker: migrating schema %s: river tables: %w", schema, err)
 	}
-	if _, err := conn.Exec(ctx, tables+inputsTable+routesTable); err != nil {
+	if _, err := conn.Exec(ctx, tables+postgres.CascadeSQL("tenax_finals")+inputsTable+postgres.CascadeSQL("tenax_inputs")+routesTable); err != nil {
 		return "", fmt.Errorf("worker: migrating schema %s: %w", schema, err)
 	}
 	return schema, nil

@@ -22,9 +22,7 @@ import (
 //
 // There is no foreign key to tenax_jobs: its check would be a lookup per
 // inserted row. A trigger on tenax_jobs deletes a deleted job's inputs
-// instead, as ON DELETE CASCADE does for the other tables; its function
-// keeps the search_path it was created with, so that a session with
-// another one can delete a job too. The input is
+// instead (postgres.CascadeSQL). The input is
 // bytea: the item byte for byte as it was read (jsonb would reorder its
 // keys), and nothing for PostgreSQL to parse or index.
 const inputsTable = `
@@ -36,21 +34,6 @@ CREATE TABLE IF NOT EXISTS tenax_inputs (
 	bad    text,
 	PRIMARY KEY (job_id, idx)
 );
-CREATE OR REPLACE FUNCTION tenax_inputs_delete_job() RETURNS trigger LANGUAGE plpgsql
-	SET search_path FROM CURRENT AS $$
-BEGIN
-	DELETE FROM tenax_inputs WHERE job_id = OLD.id;
-	RETURN OLD;
-END $$;
-DO $$
-BEGIN
-	IF NOT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-		WHERE c.relname = 'tenax_jobs' AND c.relnamespace = current_schema()::regnamespace
-		AND t.tgname = 'tenax_inputs_delete_job') THEN
-		CREATE TRIGGER tenax_inputs_delete_job AFTER DELETE ON tenax_jobs
-			FOR EACH ROW EXECUTE FUNCTION tenax_inputs_delete_job();
-	END IF;
-END $$;
 `
 
 // inputColumns are the columns the enqueue's COPY writes.

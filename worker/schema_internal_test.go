@@ -13,8 +13,8 @@ import (
 // and every tenax_finals row checked a foreign key to tenax_jobs, a row
 // lock on the job per row and about a third of a group's write. A schema
 // made by an earlier tenax (with the foreign keys) loses them when
-// migrated, and deleting a job's row still deletes its records and
-// finals, as ON DELETE CASCADE did.
+// migrated, and deleting a job's row still deletes its records, finals
+// and inputs, as ON DELETE CASCADE did (postgres.CascadeSQL).
 func TestRecordsAndFinalsCheckNoForeignKeyAndGoWithTheirJob(t *testing.T) {
 	dsn := pgtest.DSN(t, "tenax_wtest_")
 	ctx := t.Context()
@@ -58,13 +58,14 @@ CREATE TABLE tenax_finals (job_id text NOT NULL REFERENCES tenax_jobs (id) ON DE
 		`INSERT INTO tenax_jobs VALUES ('a', now(), now(), '{}'), ('b', now(), now(), '{}')`,
 		`INSERT INTO tenax_records (job_id, idx, failed, record) VALUES ('a', 0, false, '{}'), ('b', 0, false, '{}')`,
 		`INSERT INTO tenax_finals VALUES ('a', 0, 1), ('b', 0, 1)`,
+		`INSERT INTO tenax_inputs (job_id, idx) VALUES ('a', 0), ('b', 0)`,
 		`DELETE FROM tenax_jobs WHERE id = 'a'`,
 	} {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	for _, table := range []string{"tenax_records", "tenax_finals"} {
+	for _, table := range []string{"tenax_records", "tenax_finals", "tenax_inputs"} {
 		var left []string
 		rows, err := conn.Query(ctx, `SELECT job_id FROM `+table+` ORDER BY job_id`)
 		if err != nil {

@@ -24,9 +24,10 @@ import (
 // A record names its job without a foreign key: checking one took a row
 // lock on the job's tenax_jobs row for every record, about a third of a
 // worker's group write (docs/benchmarks.md). A trigger deletes a job's
-// records with its row instead, as ON DELETE CASCADE did, and the
-// foreign key of a schema made by an earlier tenax is dropped. tenax
-// writes records only for a job it has opened and never deletes a job.
+// records with its row instead, as ON DELETE CASCADE did (CascadeSQL),
+// and the foreign key of a schema made by an earlier tenax is dropped.
+// tenax writes records only for a job it has opened and never deletes a
+// job.
 const schema = `
 CREATE TABLE IF NOT EXISTS tenax_jobs (
 	id       text PRIMARY KEY,
@@ -43,26 +44,6 @@ CREATE TABLE IF NOT EXISTS tenax_records (
 	record json NOT NULL
 );
 CREATE INDEX IF NOT EXISTS tenax_records_latest ON tenax_records (job_id, idx, seq DESC) INCLUDE (failed);
-CREATE OR REPLACE FUNCTION tenax_records_delete_job() RETURNS trigger LANGUAGE plpgsql
-	SET search_path FROM CURRENT AS $$
-BEGIN
-	DELETE FROM tenax_records WHERE job_id = OLD.id;
-	RETURN OLD;
-END $$;
-DO $$
-DECLARE fk text;
-BEGIN
-	IF NOT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-		WHERE c.relname = 'tenax_jobs' AND c.relnamespace = current_schema()::regnamespace
-		AND t.tgname = 'tenax_records_delete_job') THEN
-		CREATE TRIGGER tenax_records_delete_job AFTER DELETE ON tenax_jobs
-			FOR EACH ROW EXECUTE FUNCTION tenax_records_delete_job();
-	END IF;
-	FOR fk IN SELECT conname FROM pg_constraint
-		WHERE conrelid = format('%I.tenax_records', current_schema())::regclass AND contype = 'f' LOOP
-		EXECUTE format('ALTER TABLE %I.tenax_records DROP CONSTRAINT %I', current_schema(), fk);
-	END LOOP;
-END $$;
 CREATE TABLE IF NOT EXISTS tenax_notes (
 	seq    bigserial PRIMARY KEY,
 	job_id text NOT NULL REFERENCES tenax_jobs (id) ON DELETE CASCADE,
@@ -163,7 +144,7 @@ func (s *Store) migrate(ctx context.Context) error {
 				return fmt.Errorf("creating schema %s: %w", name, err)
 			}
 		}
-		_, err := tx.Exec(ctx, schema)
+		_, err := tx.Exec(ctx, schema+CascadeSQL("tenax_records"))
 		return err
 	})
 	if err != nil {
@@ -557,4 +538,39 @@ func (j *Job) Close() error {
 	j.closed = true
 	j.mu.Unlock()
 	return nil
+}
+
+// CascadeSQL is the DDL that makes deleting a job's tenax_jobs row delete
+// its rows in table (a plain lower-case name, one of tenax's own), whose
+// job_id names the job without a foreign key:
+// a trigger on tenax_jobs, created once, runs a function that keeps the
+// search_path it was created with, so that a session with another one
+// can delete a job too. A foreign key on table, left by an earlier
+// tenax, is dropped. Tables whose rows come by the thousand per job
+// (records, inputs, final-record claims) use it, as a foreign key costs
+// a lookup and a row lock on the job for every row inserted.
+func CascadeSQL(table string) string {
+	fn := table + "_delete_job"
+	return fmt.Sprintf(`
+CREATE OR REPLACE FUNCTION %[1]s() RETURNS trigger LANGUAGE plpgsql
+	SET search_path FROM CURRENT AS $$
+BEGIN
+	DELETE FROM %[2]s WHERE job_id = OLD.id;
+	RETURN OLD;
+END $$;
+DO $$
+DECLARE fk text;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+		WHERE c.relname = 'tenax_jobs' AND c.relnamespace = current_schema()::regnamespace
+		AND t.tgname = '%[1]s') THEN
+		CREATE TRIGGER %[1]s AFTER DELETE ON tenax_jobs
+			FOR EACH ROW EXECUTE FUNCTION %[1]s();
+	END IF;
+	FOR fk IN SELECT conname FROM pg_constraint
+		WHERE conrelid = format('%%I.%[2]s', current_schema())::regclass AND contype = 'f' LOOP
+		EXECUTE format('ALTER TABLE %%I.%[2]s DROP CONSTRAINT %%I', current_schema(), fk);
+	END LOOP;
+END $$;
+`, fn, table)
 }
