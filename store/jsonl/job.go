@@ -228,8 +228,14 @@ func (j *Job) UpdateManifest(_ context.Context, fn func(*store.Manifest)) error 
 	fn(&m)
 	m.ID, m.Created, m.Updated = id, created, time.Now()
 	err := writeManifest(j.dir, &m)
-	if noSpace(err) && j.freeReserve() {
-		err = writeManifest(j.dir, &m)
+	if noSpace(err) {
+		// Held so that the log's next flush, retrying the records the
+		// full disk refused, cannot take the space the reserve leaves.
+		j.writeMu.Lock()
+		if j.freeReserve() {
+			err = writeManifest(j.dir, &m)
+		}
+		j.writeMu.Unlock()
 	}
 	if err != nil {
 		return err
