@@ -542,35 +542,40 @@ func (j *Job) Close() error {
 
 // CascadeSQL is the DDL that makes deleting a job's tenax_jobs row delete
 // its rows in table (a plain lower-case name, one of tenax's own), whose
-// job_id names the job without a foreign key:
-// a trigger on tenax_jobs, created once, runs a function that keeps the
-// search_path it was created with, so that a session with another one
-// can delete a job too. A foreign key on table, left by an earlier
-// tenax, is dropped. Tables whose rows come by the thousand per job
-// (records, inputs, final-record claims) use it, as a foreign key costs
-// a lookup and a row lock on the job for every row inserted.
+// job_id names the job without a foreign key: a trigger on tenax_jobs
+// runs a function that keeps the search_path it was created with, so
+// that a session with another one can delete a job too. A foreign key on
+// table, left by an earlier tenax, is dropped. Each is made only when
+// missing: every process that opens the store runs this, and replacing
+// the function each time would write the catalog and need its owner.
+// Tables whose rows come by the
+// thousand per job (records, inputs, final-record claims) use it, as a
+// foreign key costs a lookup and a row lock on the job for every row
+// inserted.
 func CascadeSQL(table string) string {
-	fn := table + "_delete_job"
 	return fmt.Sprintf(`
-CREATE OR REPLACE FUNCTION %[1]s() RETURNS trigger LANGUAGE plpgsql
-	SET search_path FROM CURRENT AS $$
-BEGIN
-	DELETE FROM %[2]s WHERE job_id = OLD.id;
-	RETURN OLD;
-END $$;
-DO $$
+DO $do$
 DECLARE fk text;
 BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_proc
+		WHERE proname = '%[1]s_delete_job' AND pronamespace = current_schema()::regnamespace) THEN
+		EXECUTE $f$CREATE FUNCTION %[1]s_delete_job() RETURNS trigger LANGUAGE plpgsql
+			SET search_path FROM CURRENT AS $b$
+		BEGIN
+			DELETE FROM %[1]s WHERE job_id = OLD.id;
+			RETURN OLD;
+		END $b$ $f$;
+	END IF;
 	IF NOT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
 		WHERE c.relname = 'tenax_jobs' AND c.relnamespace = current_schema()::regnamespace
-		AND t.tgname = '%[1]s') THEN
-		CREATE TRIGGER %[1]s AFTER DELETE ON tenax_jobs
-			FOR EACH ROW EXECUTE FUNCTION %[1]s();
+		AND t.tgname = '%[1]s_delete_job') THEN
+		CREATE TRIGGER %[1]s_delete_job AFTER DELETE ON tenax_jobs
+			FOR EACH ROW EXECUTE FUNCTION %[1]s_delete_job();
 	END IF;
 	FOR fk IN SELECT conname FROM pg_constraint
-		WHERE conrelid = format('%%I.%[2]s', current_schema())::regclass AND contype = 'f' LOOP
-		EXECUTE format('ALTER TABLE %%I.%[2]s DROP CONSTRAINT %%I', current_schema(), fk);
+		WHERE conrelid = format('%%I.%[1]s', current_schema())::regclass AND contype = 'f' LOOP
+		EXECUTE format('ALTER TABLE %%I.%[1]s DROP CONSTRAINT %%I', current_schema(), fk);
 	END LOOP;
-END $$;
-`, fn, table)
+END $do$;
+`, table)
 }
