@@ -1,12 +1,12 @@
-package worker
+package worker_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tenaxhq/tenax/internal/pgtest"
+	"github.com/tenaxhq/tenax/worker"
 )
 
 // TestRecordsAndFinalsCheckNoForeignKeyAndGoWithTheirJob: every record
@@ -18,11 +18,7 @@ import (
 func TestRecordsAndFinalsCheckNoForeignKeyAndGoWithTheirJob(t *testing.T) {
 	dsn := pgtest.DSN(t, "tenax_wtest_")
 	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := connect(t, dsn)
 	// The tables as tenax made them before.
 	if _, err := conn.Exec(ctx, `
 CREATE TABLE tenax_jobs (id text PRIMARY KEY, created timestamptz NOT NULL,
@@ -35,7 +31,7 @@ CREATE TABLE tenax_finals (job_id text NOT NULL REFERENCES tenax_jobs (id) ON DE
 		t.Fatal(err)
 	}
 	for range 2 { // a second migration finds nothing to do
-		c, err := Open(ctx, dsn)
+		c, err := worker.Open(ctx, dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
