@@ -279,6 +279,7 @@ type itemRoute struct {
 	item     *task.Item  // the item, for its cost on each route
 	costs    []float64   // its estimated cost per route (NaN: not yet)
 	sent     time.Time   // when the call under way went, for its latency
+	cooledAt []uint64    // each route's cooldowns begun, read before the last pick
 }
 
 // name is the name of the item's route, "" without routes.
@@ -480,6 +481,14 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 	// cooldown: the route it left for one was the only one.
 	waitCooling := false
 	for {
+		// Read before the pick: a cooldown that begins between the pick
+		// and a read after it would count as known to the item, which
+		// would then wait it out (TestAnItemThatChoseARouteBeforeItsCooldownGoesElsewhere
+		// failed 8 times in 3,000).
+		ir.cooledAt = ir.cooledAt[:0]
+		for _, r := range e.routes {
+			ir.cooledAt = append(ir.cooledAt, r.gate.cooled.Load())
+		}
 		rt, why, open := e.pick(ir)
 		if rt == nil && !open {
 			return ticket{}, task.Prepared{}, classify.WithClass(&noRouteError{why}, classify.Item, "no route fits"), nil
@@ -499,7 +508,7 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 			ir.move = false
 		}
 		ir.cur = rt
-		chosenAt := rt.gate.cooled.Load()
+		chosenAt := ir.cooledAt[rt.idx]
 		if rt.prep != nil {
 			prep, perr = rt.prep.Prepare(ctx, r.item)
 		}
