@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -166,5 +169,54 @@ func TestQuotaRoomForDatesTheHeadersByTheirCall(t *testing.T) {
 				t.Errorf("room %v (known %v), want %v with 30 calls under way", room, known, tt.room)
 			}
 		})
+	}
+}
+
+// TestACooldownMetAfterTheGateWasSeenFreeCountsAsBegunSince: an item reads
+// a route's cooldown count, sees the route free and chooses it; when it
+// then meets a cooldown, the count must say the cooldown began since, or
+// the item waits out a cooldown it could not have seen. With one count
+// taken before the cooldown was in force the route could be seen free
+// with the count moved; taken after, the cooldown could be met with the
+// count not yet moved. Readers race cooldowns being set here and check
+// every reading.
+func TestACooldownMetAfterTheGateWasSeenFreeCountsAsBegunSince(t *testing.T) {
+	const cooldowns = 500
+	for range cooldowns / 100 {
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		var bad atomic.Int64
+		var example string
+		var once sync.Once
+		g := newGate(Config{Concurrency: 1}, nil, func() (int64, float64) { return 0, 0 })
+		for range 2 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					at := g.cooled.Load()
+					free := g.cool.State() != breaker.Open
+					if free && g.cool.State() == breaker.Open && !g.coolingSince(at) {
+						bad.Add(1)
+						once.Do(func() { example = fmt.Sprintf("count %d read with the gate free", at) })
+					}
+				}
+			})
+		}
+		for range 100 {
+			// Each cooldown ends in the past of the next, so that every
+			// one begins anew rather than extending the one before.
+			g.cool.Reset()
+			g.cooldown(time.Now().Add(time.Hour))
+			runtime.Gosched()
+		}
+		close(stop)
+		wg.Wait()
+		if n := bad.Load(); n > 0 {
+			t.Fatalf("%d times a cooldown was met after the gate was seen free, and the count said none began since (%s)", n, example)
+		}
 	}
 }

@@ -484,7 +484,8 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 		// Read before the pick: a cooldown that begins between the pick
 		// and a read after it would count as known to the item, which
 		// would then wait it out (TestAnItemThatChoseARouteBeforeItsCooldownGoesElsewhere
-		// failed 8 times in 3,000).
+		// failed 8 times in 3,000). gate.coolingSince tells a cooldown
+		// being set as the count was read.
 		ir.cooledAt = ir.cooledAt[:0]
 		for _, r := range e.routes {
 			ir.cooledAt = append(ir.cooledAt, r.gate.cooled.Load())
@@ -529,7 +530,7 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 		// it waits out.
 		var refuseCooling func() bool
 		if !waitCooling {
-			refuseCooling = func() bool { return rt.gate.cooled.Load() != chosenAt }
+			refuseCooling = func() bool { return rt.gate.coolingSince(chosenAt) }
 		}
 		waitCooling = false
 		r.rt, err = rt.gate.pass(dctx, prep.Tokens, false, refuseCooling)
