@@ -3,7 +3,7 @@
 // engine, not a home-made queue.
 //
 // A job's items are River jobs (kind tenax_items) in the job's own queue,
-// a group of up to eight consecutive items to a River job (GroupItems),
+// a group of up to sixteen consecutive items to a River job (GroupItems),
 // whose arguments say only which job, round and items; each item's input
 // is a row of tenax_inputs. Both are inserted in bulk through COPY, a
 // batch of items and their inputs in one transaction (Client.Enqueue).
