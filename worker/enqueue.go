@@ -84,7 +84,8 @@ func (ItemsArgs) Kind() string { return ItemsKind }
 // costs PostgreSQL its row's updates at fetch and completion (every index
 // of river_job, the two GIN indexes included) and a worker an execution
 // and a read of inputs: at 16 instead of 8, one worker at zero latency
-// used 18% less CPU and PostgreSQL 25% less per item (docs/benchmarks.md).
+// used 6-20% less CPU and PostgreSQL 13-27% less per item, with fewer
+// commits (docs/benchmarks.md).
 // A worker holds itemsPerPlace items per place whatever the size, so a
 // killed worker leaves no more items to the rescue; a job of fewer items
 // is spread over fewer River jobs, so over fewer workers at a time.

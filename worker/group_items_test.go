@@ -10,7 +10,7 @@ import (
 // TestARiverJobHoldsSixteenItemsOrTheConcurrency: River's work is paid
 // per River job (its row's updates at fetch and completion, an execution,
 // a read of inputs), so a River job holds up to sixteen items — at eight,
-// one worker used 1.2× the CPU and PostgreSQL 1.3× per item — but never
+// one worker used up to 1.25× the CPU and PostgreSQL 1.37× per item — but never
 // more than the job runs at once, and one for a job with check-ins.
 func TestARiverJobHoldsSixteenItemsOrTheConcurrency(t *testing.T) {
 	cases := []struct {
