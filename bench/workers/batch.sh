@@ -3,7 +3,9 @@
 # commits: for each tenax binary given (default: one built from this
 # checkout), alternating, ROUNDS times (default 3):
 #   - the JSONL single process (`tenax run`, no store) on ITEMS items, 16 in
-#     flight, against `tenax mock` answering at once;
+#     flight, against `tenax mock` answering at once, before and after the
+#     worker below, the ratio taken against the mean of the two (the single
+#     process alone varies by 20-30% from one run to the next);
 #   - one `tenax worker` on the same items enqueued in PostgreSQL, same mock;
 #     the transactions PostgreSQL committed meanwhile (pg_stat_database's
 #     xact_commit of a database of the script's own, every statement of
@@ -49,6 +51,12 @@ ts = [datetime.fromisoformat(json.loads(l)["finished_at"].replace("Z", "+00:00")
 print(round(len(ts) / (max(ts) - min(ts)).total_seconds(), 1))
 PY
 }
+# single BIN → items/s of the JSONL single process on the items
+single() {
+  rm -rf "$work/jhome"
+  TENAX_STORE= "$1" --home "$work/jhome" run job.yaml >/dev/null 2>&1 || true
+  rate_jsonl "$(ls "$work"/jhome/jobs/*/results.jsonl)"
+}
 counters() { q "SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()) || ' ' || (SELECT wal_sync FROM pg_stat_wal)"; }
 # workers BIN N → "items/s commits wal_syncs" for N workers on a fresh job
 workers() {
@@ -71,12 +79,12 @@ spec 8097
 for round in $(seq 1 "${ROUNDS:-3}"); do
   for bin in "${bins[@]}"; do
     load=$(cut -d' ' -f1-3 /proc/loadavg)
-    rm -rf "$work/jhome"
-    TENAX_STORE= "$bin" --home "$work/jhome" run job.yaml >/dev/null 2>&1 || true
-    jsonl=$(rate_jsonl "$(ls "$work"/jhome/jobs/*/results.jsonl)")
+    before=$(single "$bin")
     read -r river commits syncs <<<"$(workers "$bin" 1)"
-    printf '%s round %d (load %s): JSONL %s items/s, one worker %s items/s (%sx); %s commits (%s per item), %s WAL syncs (%s per item)\n' \
-      "$bin" "$round" "$load" "$jsonl" "$river" "$(python3 -c "print(round($river/$jsonl, 2))")" \
+    after=$(single "$bin")
+    jsonl=$(python3 -c "print(round(($before + $after) / 2, 1))")
+    printf '%s round %d (load %s): JSONL %s items/s (%s before, %s after), one worker %s items/s (%sx); %s commits (%s per item), %s WAL syncs (%s per item)\n' \
+      "$bin" "$round" "$load" "$jsonl" "$before" "$after" "$river" "$(python3 -c "print(round($river/$jsonl, 2))")" \
       "$commits" "$(python3 -c "print(round($commits/$items, 3))")" "$syncs" "$(python3 -c "print(round($syncs/$items, 3))")"
   done
 done
