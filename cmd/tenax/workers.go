@@ -84,7 +84,7 @@ func newWorkerCmd(g *globals) *cobra.Command {
 		Use:   "worker",
 		Short: "Run the items of jobs enqueued in PostgreSQL, beside any number of other workers",
 		Long: `A worker is a River client on the --store database. The items of a job enqueued
-with 'tenax run SPEC --store postgres://… --workers 0' are River jobs of up to 8
+with 'tenax run SPEC --store postgres://… --workers 0' are River jobs of up to 16
 items each; the worker runs tenax's whole per-item logic on each item (retries with
 backoff, the heal loop, classification), writes its final record with a claim of
 its round, and completes the River job with its last record, so each item gets
