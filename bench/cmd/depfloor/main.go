@@ -11,12 +11,10 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	_ "os/exec"
 	_ "os/signal"
 
-	"github.com/spf13/cobra"
+	"github.com/tenaxhq/tenax/bench/internal/cobracli"
 
 	// The outside packages cmd/tenax imports, directly or through tenax's
 	// own packages: go list -deps lists the same packages, standard ones
@@ -41,13 +39,6 @@ import (
 	_ "golang.org/x/time/rate"
 )
 
-func main() {
-	root := &cobra.Command{Use: "depfloor", Short: "A cobra command that does nothing, with tenax's libraries linked in"}
-	root.AddCommand(&cobra.Command{Use: "status", Short: "Print a word", RunE: func(cmd *cobra.Command, _ []string) error {
-		_, err := fmt.Fprintln(cmd.OutOrStdout(), "ok")
-		return err
-	}})
-	if err := root.Execute(); err != nil {
-		os.Exit(1)
-	}
-}
+// main is the trivial CLI's, so that depfloor differs from it by the
+// libraries alone.
+func main() { cobracli.Main("depfloor") }

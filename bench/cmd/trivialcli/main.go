@@ -3,20 +3,6 @@
 // Go and cobra as tenax (docs/benchmarks.md, "Start-up").
 package main
 
-import (
-	"fmt"
-	"os"
+import "github.com/tenaxhq/tenax/bench/internal/cobracli"
 
-	"github.com/spf13/cobra"
-)
-
-func main() {
-	root := &cobra.Command{Use: "trivialcli", Short: "A cobra command that does nothing"}
-	root.AddCommand(&cobra.Command{Use: "status", Short: "Print a word", RunE: func(cmd *cobra.Command, _ []string) error {
-		_, err := fmt.Fprintln(cmd.OutOrStdout(), "ok")
-		return err
-	}})
-	if err := root.Execute(); err != nil {
-		os.Exit(1)
-	}
-}
+func main() { cobracli.Main("trivialcli") }
