@@ -100,13 +100,18 @@ type ItemState struct {
 	// Failures is the item's retry streak when the entry was written:
 	// its consecutive retryable failures (expired requests included), as
 	// its retry.Retrier counted them, which a resume's Retrier continues.
-	Failures  int             `json:"streak,omitempty"`
-	Usage     task.Usage      `json:"usage"`
-	CostUSD   float64         `json:"cost_usd,omitempty"`
-	CostKnown bool            `json:"cost_known,omitempty"`
-	Started   time.Time       `json:"started"`
-	Tracker   json.RawMessage `json:"tracker,omitempty"` // a heal.Tracker's state
-	Feedback  *task.Feedback  `json:"feedback,omitempty"`
+	Failures  int        `json:"streak,omitempty"`
+	Usage     task.Usage `json:"usage"`
+	CostUSD   float64    `json:"cost_usd,omitempty"`
+	CostKnown bool       `json:"cost_known,omitempty"`
+	Started   time.Time  `json:"started"`
+	// FinishReason is the last answer's finish reason, RateLimited the
+	// item's answers that were a 429: the record's finish_reason and
+	// rate_limited.
+	FinishReason string          `json:"finish_reason,omitempty"`
+	RateLimited  int             `json:"rate_limited,omitempty"`
+	Tracker      json.RawMessage `json:"tracker,omitempty"` // a heal.Tracker's state
+	Feedback     *task.Feedback  `json:"feedback,omitempty"`
 	// LastOutput is the last output, for a failure's record.
 	LastOutput json.RawMessage `json:"last_output,omitempty"`
 	// LastError is the last error's text, for reports.

@@ -9,13 +9,13 @@ import (
 
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/heal"
-	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 )
 
 // runOnline finishes a small wave with online calls (the online tail): the
-// items go to Config.Online with their heal feedback, and their records
-// count what the earlier waves spent on them.
+// items go to Config.Online with their heal feedback and their State,
+// which the engine continues: their records count what the earlier waves
+// spent on them.
 func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, error) {
 	src, err := in.Open()
 	if err != nil {
@@ -49,7 +49,7 @@ func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, err
 		}
 	}
 	r.log.Info("finishing the wave online", "wave", w.num, "items", len(items))
-	sum, err := r.cfg.Online(ctx, items, carried, &carriedCheckpoint{Checkpoint: in.Job, items: w.items})
+	sum, err := r.cfg.Online(ctx, items, carried, in.Job)
 	r.mu.Lock()
 	r.sum.Waves++
 	r.stats.Done += sum.Done
@@ -80,58 +80,26 @@ func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, err
 	return false, r.close(ctx, w, len(items))
 }
 
-// carry is what f spent in the waves, for the engine to continue: a copy
-// of its heal tracker (the wave's own stays as the ledger has it), its
-// re-asks, and a Retrier continuing its streak and its retry.max_elapsed
-// clock.
+// carry is what f spent in the waves, for the engine to continue as one
+// item's one State: a copy of it (the wave's own stays as the ledger has
+// it) with a copy of its heal tracker and a Retrier continuing its streak
+// and its retry.max_elapsed clock.
 func (r *Runner) carry(f *flight) (*engine.Carried, error) {
 	since := f.Started
 	if !f.RetrySince.IsZero() {
 		since = f.RetrySince
 	}
-	c := &engine.Carried{Heals: f.Heals, Retrier: r.cfg.Retry.Continue(since, f.Retrier.Consecutive()), Tries: f.Tries}
+	c := &engine.Carried{State: f.State, Tries: f.Tries}
+	c.State.Retrier = r.cfg.Retry.Continue(since, f.Retrier.Consecutive())
 	if f.Tracker != nil {
 		b, err := json.Marshal(f.Tracker)
 		if err != nil {
 			return nil, fmt.Errorf("copying item %d's heal tracker: %w", f.Idx, err)
 		}
-		c.Tracker = heal.NewTracker(r.cfg.Heal)
-		if err := json.Unmarshal(b, c.Tracker); err != nil {
+		c.State.Tracker = heal.NewTracker(r.cfg.Heal)
+		if err := json.Unmarshal(b, c.State.Tracker); err != nil {
 			return nil, fmt.Errorf("copying item %d's heal tracker: %w", f.Idx, err)
 		}
 	}
 	return c, nil
-}
-
-// carriedCheckpoint is the job's checkpoint as the online tail writes to
-// it: each record also counts the waves, re-asks, generations, tokens and
-// cost the item spent in batches before.
-type carriedCheckpoint struct {
-	Checkpoint
-	items map[int]*flight
-}
-
-func (j *carriedCheckpoint) Append(ctx context.Context, recs ...store.Record) error {
-	for i := range recs {
-		rec := &recs[i]
-		f := j.items[rec.Idx]
-		if f == nil {
-			continue
-		}
-		rec.Attempts += f.Calls
-		rec.HealAttempts += f.Heals
-		rec.GenerationAttempts += f.Generations
-		rec.Usage = rec.Usage.Add(f.Usage)
-		if f.CostKnown {
-			c := f.CostUSD
-			if rec.CostUSD != nil {
-				c += *rec.CostUSD
-			}
-			rec.CostUSD = &c
-		}
-		if !f.Started.IsZero() && f.Started.Before(rec.FinishedAt) {
-			rec.DurationMS = rec.FinishedAt.Sub(f.Started).Milliseconds()
-		}
-	}
-	return j.Checkpoint.Append(ctx, recs...)
 }

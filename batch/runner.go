@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -48,9 +47,9 @@ type Source interface {
 
 // Online runs items through the normal online path (the engine), writing
 // their records to cp. The items carry their heal feedback, and carried
-// (engine.Config.Carried) what they spent in the waves before: their heal
-// trackers and retry streaks, which the engine continues. It returns how
-// the run ended.
+// (engine.Config.Carried) their State from the waves before: calls, heal
+// trackers, retry streaks, usage and cost, which the engine continues into
+// their one record. It returns how the run ended.
 type Online func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, cp Checkpoint) (engine.Summary, error)
 
 // Checkpoint is where a run writes its records: all it asks of a
@@ -310,10 +309,6 @@ type flight struct {
 	engine.State
 	Idx       int
 	item      task.Item
-	Usage     task.Usage
-	CostUSD   float64
-	CostKnown bool
-	Started   time.Time
 	Feedback  *task.Feedback
 	LastError string
 	// RetryAt is when the item's retry delay ends (zero for none).
@@ -333,7 +328,7 @@ type flight struct {
 // newFlight is item idx's state at its first wave.
 func (r *Runner) newFlight(idx int) *flight {
 	now := time.Now()
-	return &flight{State: engine.State{Retrier: r.cfg.Retry.Continue(now, 0)}, Idx: idx, Started: now.UTC()}
+	return &flight{State: engine.State{Retrier: r.cfg.Retry.Continue(now, 0), Started: now.UTC()}, Idx: idx}
 }
 
 // ledger is f's state as the ledger keeps it.
@@ -341,6 +336,7 @@ func (f *flight) ledger(routes []Route) (ItemState, error) {
 	st := ItemState{
 		Idx: f.Idx, Calls: f.Calls, Heals: f.Heals, Generations: f.Generations, Failures: f.Retrier.Consecutive(),
 		Usage: f.Usage, CostUSD: f.CostUSD, CostKnown: f.CostKnown, Started: f.Started,
+		FinishReason: f.FinishReason, RateLimited: f.RateLimited,
 		Feedback: f.Feedback, LastOutput: f.LastOutput, LastError: f.LastError, RetryAt: f.RetryAt,
 		Route: routes[f.route].Name, Tries: f.Tries, RetrySince: f.RetrySince,
 	}
@@ -483,9 +479,10 @@ func (r *Runner) restore(st ItemState) (*flight, error) {
 		State: engine.State{
 			Retrier: r.cfg.Retry.Continue(st.Started, st.Failures),
 			Calls:   st.Calls, Generations: st.Generations, Heals: st.Heals,
-			LastOutput: st.LastOutput,
+			LastOutput: st.LastOutput, RateLimited: st.RateLimited, Started: st.Started,
+			Spent: engine.Spent{Usage: st.Usage, CostUSD: st.CostUSD, CostKnown: st.CostKnown, FinishReason: st.FinishReason},
 		},
-		Idx: st.Idx, Usage: st.Usage, CostUSD: st.CostUSD, CostKnown: st.CostKnown, Started: st.Started,
+		Idx:      st.Idx,
 		Feedback: st.Feedback, LastError: st.LastError, RetryAt: st.RetryAt,
 		route: r.routeIndex(st.Route), Tries: st.Tries, RetrySince: st.RetrySince,
 	}
@@ -734,9 +731,7 @@ func (r *Runner) badLine(ctx context.Context, s *submission, in Input, bad *engi
 		return
 	}
 	s.taken++
-	f := r.newFlight(bad.Item.Idx)
-	f.item = bad.Item
-	r.fail(ctx, f, bad.Err, classify.Decision{Class: classify.Item, Reason: "bad input line"}, bad.Err)
+	r.finish(ctx, bad.Record())
 }
 
 // place puts one read item of the wave where it belongs: left to a batch
@@ -1299,69 +1294,34 @@ func (r *Runner) validate(ctx context.Context, out json.RawMessage) error {
 	return r.cfg.Validator.Validate(ctx, out)
 }
 
-// account adds an answer's usage and cost to the item and the run.
+// account adds an answer's usage and cost to the item (the engine's
+// State, as online) and to the run's counters.
 func (r *Runner) account(f *flight, res task.Result) {
-	if res.Usage.Total() == 0 && res.CostUSD == 0 {
-		return
-	}
-	f.Usage = f.Usage.Add(res.Usage)
+	f.Account(res)
 	r.mu.Lock()
 	r.stats.Usage = r.stats.Usage.Add(res.Usage)
 	r.stats.CostUSD += res.CostUSD
 	r.mu.Unlock()
-	if res.CostUSD > 0 {
-		f.CostUSD += res.CostUSD
-		f.CostKnown = true
-	}
 }
 
+// succeed records the item's success: the engine's record of its State.
 func (r *Runner) succeed(ctx context.Context, f *flight, res task.Result) {
-	rec := r.record(f)
-	rec.Output = res.Output
-	rec.CacheHit = f.CacheHit // the output came from the cache, re-ask or not
-	rec.TrackedErrors = heal.TrackedJSON(f.Tracker)
-	r.finish(ctx, rec)
+	r.finish(ctx, f.Success(f.item, r.served(f), res.Output))
 }
 
 // fail records the item as failed with err; fpErr names what is wrong, for
 // the fingerprint.
 func (r *Runner) fail(ctx context.Context, f *flight, err error, d classify.Decision, fpErr error) {
-	rec := r.record(f)
-	rec.Output = f.LastOutput
-	if rec.Output == nil {
-		rec.Output = json.RawMessage("null")
-	}
-	rec.Error = err.Error()
-	rec.Class = d.Class
-	rec.Retryable = d.Class == classify.Retryable
-	rec.Fingerprint = heal.FailureFingerprint(d.Class, fpErr)
-	rec.TrackedErrors = heal.TrackedJSON(f.Tracker)
-	r.finish(ctx, rec)
+	r.finish(ctx, f.Failure(f.item, r.served(f), err, fpErr, d))
 }
 
-// record is the item's record, with the same fields as the engine's.
-func (r *Runner) record(f *flight) store.Record {
-	rec := store.Record{
-		Route:              r.routes[f.route].Name,
-		Tries:              f.Tries,
-		Idx:                f.Idx,
-		ID:                 f.item.ID,
-		Input:              f.item.Raw,
-		Attempts:           f.Calls,
-		HealAttempts:       f.Heals,
-		GenerationAttempts: f.Generations,
-		Usage:              f.Usage,
-		DurationMS:         time.Since(f.Started).Milliseconds(),
-		FinishedAt:         time.Now().UTC(),
+// served names the route of f's last request for its record.
+func (r *Runner) served(f *flight) engine.Served {
+	rt := r.routes[f.route]
+	if rt.Name == "" {
+		return engine.Served{}
 	}
-	if rec.Route != "" {
-		rec.Model = r.routes[f.route].Model
-	}
-	if f.CostKnown {
-		c := math.Round(f.CostUSD*1e9) / 1e9
-		rec.CostUSD = &c
-	}
-	return rec
+	return engine.Served{Route: rt.Name, Model: rt.Model, Tries: f.Tries}
 }
 
 // finish appends the record; a store that fails stops nothing here, the

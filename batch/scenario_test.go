@@ -147,7 +147,10 @@ func TestSharedScenariosInWaves(t *testing.T) {
 					Client: scriptClient(script), Codec: scriptCodec{}, Provider: "mock", Ledger: ledger,
 					Retry: enginetest.Policy(), Ops: enginetest.Policy(),
 					Validator: enginetest.Validator{}, Heal: enginetest.Budget(),
-					PollMin: time.Second, TripShare: 2, OnlineTail: tail, Total: len(scenarios),
+					// The online price, so that costs compare with the
+					// local engine's.
+					Discount: 1,
+					PollMin:  time.Second, TripShare: 2, OnlineTail: tail, Total: len(scenarios),
 					Online: func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j batch.Checkpoint) (engine.Summary, error) {
 						e := engine.New(engine.Config{Validator: enginetest.Validator{}, Heal: enginetest.Budget(), Retry: enginetest.Policy(), Carried: carried, BreakerCount: []classify.Class{}, Concurrency: 4}, script, j)
 						i := 0
@@ -187,6 +190,7 @@ func TestSharedScenariosInWaves(t *testing.T) {
 					t.Fatal(err)
 				}
 				enginetest.Check(t, name, scenarios, recs)
+				enginetest.Same(t, name, scenarios, enginetest.Local(t, scenarios), recs)
 			})
 		})
 	}

@@ -366,20 +366,15 @@ type Failure struct {
 	Attempts int
 }
 
-// Carried is what one item spent before an engine runs it. The engine
-// owns it once given: its re-asks spend from Tracker.
+// Carried is what one item spent before an engine runs it (a batch job's
+// waves). The engine owns it once given and goes on from it, as if it had
+// made those calls itself: the item's record counts them.
 type Carried struct {
-	// Tracker is the item's heal tracker, nil when no output of it was
-	// invalid yet: the engine's re-asks spend from its per-error and
-	// global budgets, and its stuck detection sees the earlier outputs.
-	Tracker *heal.Tracker
-	// Heals counts the re-asks made before: the engine's feedback is
-	// numbered after them.
-	Heals int
-	// Retrier continues the item's retry streak (its consecutive
-	// retryable failures so far, against retry.max_attempts) and the
-	// clock of retry.max_elapsed; nil starts both afresh.
-	Retrier *retry.Retrier
+	// State is the item's state so far: its calls, re-asks (feedback is
+	// numbered after them), heal tracker, usage and cost, and when it
+	// started. A nil State.Retrier starts the retry streak afresh; a
+	// zero Started starts the clock at the engine's first call.
+	State State
 	// Tries are the routes the item left before (a routed batch job's
 	// waves): its record lists them first, and the engine sends the
 	// item to a route it has not left while one remains, as if it had

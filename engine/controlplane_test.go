@@ -177,7 +177,7 @@ func TestCarriedReasksNumberEventsAsTheirFeedback(t *testing.T) {
 		}}
 		var mu sync.Mutex
 		var heals [][2]int // the event's attempt, the feedback's
-		cfg := engine.Config{Concurrency: 1, Validator: onlyValid, Carried: map[int]*engine.Carried{0: {Heals: 2}}, OnEvent: func(ev engine.Event) {
+		cfg := engine.Config{Concurrency: 1, Validator: onlyValid, Carried: map[int]*engine.Carried{0: {State: engine.State{Heals: 2}}}, OnEvent: func(ev engine.Event) {
 			if ev.Kind == engine.ItemHeal {
 				mu.Lock()
 				heals = append(heals, [2]int{ev.Attempt, ev.Item.Feedback.Attempt})

@@ -54,17 +54,24 @@ type State struct {
 	// Tracker is the heal tracker, made at the first invalid output.
 	Tracker *heal.Tracker
 	// Calls counts the answers decided on; Generations those of calls
-	// that worked, valid or not; Heals the re-asks decided.
+	// that worked, valid or not; Heals the re-asks decided (feedback is
+	// numbered by them).
 	Calls, Generations, Heals int
-	// HealBase counts re-asks made before this state began (Carried):
-	// feedback is numbered after them.
-	HealBase int
 	// LastOutput is the last output, for a failure's record.
 	LastOutput json.RawMessage
 	// CacheHit says the last output was served from the cache (to the
 	// first question or to a re-ask) and did not prove invalid: the
 	// record's cache_hit.
 	CacheHit bool
+	// RateLimited counts the answers that were a provider's 429.
+	RateLimited int
+
+	// Spent is what the item's calls cost and said: the record's usage,
+	// cost and finish_reason (State.Account adds each call's).
+	Spent
+	// Started is when the item's first call was readied: its record's
+	// duration counts from it, across waves and runs that carried it.
+	Started time.Time
 }
 
 // Answer is one call's outcome as the decisions read it.
@@ -156,6 +163,9 @@ func (r *Rules) Decide(s *State, a Answer) Next {
 		s.CacheHit = false
 		return r.reask(s, outErr.Output, outErr.Err)
 	}
+	if isRateLimit(a.Err) {
+		s.RateLimited++
+	}
 	delay, d, stop := s.Retrier.Failure(a.Err)
 	if a.Canceled || (d.Class == classify.Canceled && a.Stopped) {
 		return Next{Step: StepPending, Err: a.Err, Decision: d}
@@ -218,7 +228,7 @@ func (r *Rules) reask(s *State, output string, verr error) Next {
 		return Next{Step: StepFail, Err: fmt.Errorf("%w (%v)", verr, stop), Cause: verr, Decision: classify.Decision{Class: classify.Invalid, Reason: heal.StopReason(stop)}}
 	}
 	s.Heals++
-	n := s.HealBase + s.Heals
+	n := s.Heals
 	return Next{
 		Step:     StepReask,
 		Feedback: &task.Feedback{PreviousOutput: output, Message: msg, Attempt: n},

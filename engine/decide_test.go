@@ -97,9 +97,9 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name:   "carried_reasks_number_the_feedback_after_them",
-			before: func(s *engine.State) { s.HealBase = 2 },
+			before: func(s *engine.State) { s.Heals = 2 },
 			answer: engine.Answer{Result: output("wrong"), Invalid: errInvalid},
-			step:   engine.StepReask, class: classify.Invalid, attempt: 3, reject: true, heals: 1,
+			step:   engine.StepReask, class: classify.Invalid, attempt: 3, reject: true, heals: 3,
 		},
 		{
 			name: "invalid_output_without_heal_fails_invalid", rules: engine.Rules{NoHeal: true},

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/classify"
-	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 )
@@ -657,16 +655,7 @@ func (e *Engine) emit(ev Event) {
 // record. It reports false when the record could not be written (the run
 // then stops).
 func (e *Engine) recordBad(ctx context.Context, bad *BadItem) (store.Record, bool) {
-	rec := store.Record{
-		Idx:        bad.Item.Idx,
-		ID:         bad.Item.ID,
-		Input:      bad.Item.Raw,
-		Output:     json.RawMessage("null"),
-		Error:      bad.Err.Error(),
-		Class:      classify.Item,
-		FinishedAt: time.Now().UTC(),
-	}
-	rec.Fingerprint = heal.Fingerprint(classify.Item.String(), rec.Error)
+	rec := bad.Record()
 	return rec, e.finish(ctx, bad.Item, rec, &Failure{Item: bad.Item, Err: bad.Err, Decision: classify.Decision{Class: classify.Item, Reason: "bad input line"}})
 }
 
@@ -749,18 +738,13 @@ func (e *Engine) planned() int {
 // corrects the token limiter from the real usage: spending more than the
 // estimate takes the difference as debt.
 func (e *Engine) account(r *itemRun, res task.Result, estimate int) {
-	if res.FinishReason != "" {
-		r.finish = res.FinishReason
-	}
+	r.Account(res)
 	if res.Usage.Total() == 0 && res.CostUSD == 0 {
 		return
 	}
-	r.usage = r.usage.Add(res.Usage)
 	e.inTokens.Add(res.Usage.InputTokens)
 	e.outTokens.Add(res.Usage.OutputTokens)
 	if res.CostUSD > 0 {
-		r.cost += res.CostUSD
-		r.costKnown = true
 		e.costMicro.Add(int64(math.Round(res.CostUSD * 1e6)))
 	}
 	if tok := e.gate.tok.Load(); tok != nil && estimate > 0 {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/classify"
-	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 )
@@ -17,14 +15,7 @@ import (
 // itemRun is the state of one item while it runs.
 type itemRun struct {
 	State
-	item      task.Item
-	start     time.Time
-	usage     task.Usage
-	cost      float64
-	costKnown bool
-	finish    string // the last call's finish reason (LLM tasks)
-	// rateLimited counts the item's calls answered 429, for its record.
-	rateLimited int
+	item task.Item
 	// queued, called and returned time the attempt under way for
 	// ItemCalled and CallEnded, set only when someone listens to events.
 	queued, called, returned time.Time
@@ -43,14 +34,18 @@ type itemRun struct {
 // recorded, and with keep its record (Do's answer; the dispatcher keeps
 // none, which would cost every item a copy).
 func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (*store.Record, bool) {
-	r := &itemRun{item: item, start: time.Now(), keep: keep}
-	r.Retrier = e.cfg.Retry.Start()
+	r := &itemRun{item: item, keep: keep}
 	if c := e.cfg.Carried[item.Idx]; c != nil {
-		r.Tracker, r.HealBase = c.Tracker, c.Heals
-		if c.Retrier != nil {
-			r.Retrier = c.Retrier
-		}
+		// The item goes on from where the waves left it: its record
+		// counts what they spent, as one item's one record.
+		r.State = c.State
 		r.route.carry(e.routes, c.Tries)
+	}
+	if r.Retrier == nil {
+		r.Retrier = e.cfg.Retry.Start()
+	}
+	if r.Started.IsZero() {
+		r.Started = time.Now()
 	}
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemStarted, Item: r.item})
@@ -195,9 +190,6 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 	if next.Reject && res.CacheKey != "" && e.cfg.Cache != nil {
 		_ = e.cfg.Cache.Reject(res.CacheKey, next.Cause.Error())
 	}
-	if !worked && isRateLimit(next.Err) {
-		r.rateLimited++
-	}
 	if routed {
 		// The route's gate learns from the call; the run's only counts it.
 		e.routeSettle(r, worked, next)
@@ -315,9 +307,7 @@ func (e *Engine) validate(ctx context.Context, out json.RawMessage) error {
 // succeed records the item's success; it reports false when the record
 // could not be written.
 func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) bool {
-	rec := e.record(r)
-	rec.Output = res.Output
-	rec.TrackedErrors = heal.TrackedJSON(r.Tracker)
+	rec := r.Success(r.item, r.route.served(), res.Output)
 	if !e.finish(ctx, r.item, rec, nil) {
 		return false
 	}
@@ -334,17 +324,7 @@ func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) bool 
 // output, the validation error without the heal loop's reason for
 // stopping).
 func (e *Engine) failWith(ctx context.Context, r *itemRun, permit breaker.Permit, err, fpErr error, d classify.Decision) {
-	rec := e.record(r)
-	rec.Output = r.LastOutput
-	if rec.Output == nil {
-		rec.Output = json.RawMessage("null")
-	}
-	rec.Error = err.Error()
-	rec.Stderr = stderrTail(err)
-	rec.Class = d.Class
-	rec.Retryable = d.Class == classify.Retryable
-	rec.Fingerprint = heal.FailureFingerprint(d.Class, fpErr)
-	rec.TrackedErrors = heal.TrackedJSON(r.Tracker)
+	rec := r.Failure(r.item, r.route.served(), err, fpErr, d)
 	written := e.finish(ctx, r.item, rec, &Failure{Item: r.item, Err: err, Decision: d, Attempts: r.Calls})
 	if written {
 		r.kept(rec)
@@ -368,51 +348,6 @@ func (r *itemRun) kept(rec store.Record) {
 	}
 }
 
-func (e *Engine) record(r *itemRun) store.Record {
-	rec := store.Record{
-		Idx:                r.item.Idx,
-		ID:                 r.item.ID,
-		Input:              r.item.Raw,
-		Attempts:           r.Calls,
-		HealAttempts:       r.Heals,
-		GenerationAttempts: r.Generations,
-		RateLimited:        r.rateLimited,
-		CacheHit:           r.CacheHit,
-		FinishReason:       r.finish,
-		Usage:              r.usage,
-		DurationMS:         time.Since(r.start).Milliseconds(),
-		FinishedAt:         time.Now().UTC(),
-	}
-	if cur := r.route.cur; cur != nil {
-		rec.Route, rec.Model, rec.Tries = cur.Name, cur.Model, r.route.tries
-	}
-	if r.costKnown {
-		c := r.cost
-		rec.CostUSD = &c
-	}
-	return rec
-}
-
-// stderrTail is the end of a failed command's stderr carried by err (an
-// exec task's exit, a command validator's failure), at most
-// store.MaxStderrTail bytes cut at a line or rune boundary; "" for errors
-// of HTTP calls, whose bodies are not stderr.
-func stderrTail(err error) string {
-	d := classify.Describe(err)
-	if d.Stderr == "" || d.Status != 0 {
-		return ""
-	}
-	s := strings.TrimRight(d.Stderr, " \t\r\n")
-	if len(s) <= store.MaxStderrTail {
-		return s
-	}
-	s = s[len(s)-store.MaxStderrTail:]
-	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)/2 {
-		return s[i+1:]
-	}
-	return strings.ToValidUTF8(s, "")
-}
-
 func (e *Engine) pending(item task.Item) {
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemPending, Item: item})
@@ -422,10 +357,4 @@ func (e *Engine) pending(item task.Item) {
 func mustJSONString(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
-}
-
-// isRateLimit reports whether err is a provider's rate limit (429).
-func isRateLimit(err error) bool {
-	var sc classify.StatusCoder
-	return errors.As(err, &sc) && sc.HTTPStatus() == 429
 }

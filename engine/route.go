@@ -290,6 +290,15 @@ func (ir *itemRoute) name() string {
 	return ir.cur.Name
 }
 
+// served names the item's route for its record: the zero Served without
+// routes.
+func (ir *itemRoute) served() Served {
+	if ir.cur == nil {
+		return Served{}
+	}
+	return Served{Route: ir.cur.Name, Model: ir.cur.Model, Tries: ir.tries}
+}
+
 // excluded says why the item may not use r now, "" when it may.
 func (ir *itemRoute) excluded(r *route) string {
 	switch {
@@ -711,7 +720,7 @@ func (e *Engine) routeAfter(r *itemRun, next Next) Next {
 		if !e.escalate(r, next) {
 			return next
 		}
-		return Next{Step: StepReask, Feedback: r.item.Feedback, Err: next.Err, Cause: next.Cause, Decision: next.Decision, Attempt: r.HealBase + r.Heals}
+		return Next{Step: StepReask, Feedback: r.item.Feedback, Err: next.Err, Cause: next.Cause, Decision: next.Decision, Attempt: r.Heals}
 	case routeFault(next.Decision.Class) && fb.Outage:
 	default:
 		return next
@@ -769,7 +778,7 @@ func (e *Engine) escalate(r *itemRun, next Next) bool {
 	if len(r.LastOutput) > 0 {
 		prev = heal.OutputText(r.LastOutput)
 	}
-	r.item.Feedback = &task.Feedback{PreviousOutput: prev, Message: next.Cause.Error(), Attempt: r.HealBase + r.Heals}
+	r.item.Feedback = &task.Feedback{PreviousOutput: prev, Message: next.Cause.Error(), Attempt: r.Heals}
 	r.Tracker = nil
 	r.Retrier = e.cfg.Retry.Start()
 	return true

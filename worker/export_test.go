@@ -3,12 +3,18 @@ package worker
 import (
 	"time"
 
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/task"
 )
 
 // WrapTask makes the engines of cfg's worker run each job's task through
 // wrap, for tests that count what the engine asks of the task.
 func WrapTask(cfg *Config, wrap func(task.Task) task.Task) { cfg.wrapTask = wrap }
+
+// SetValidator makes the engines of cfg's worker validate each job's
+// outputs with v instead of the spec's validator, for tests that compare
+// records with another mode's.
+func SetValidator(cfg *Config, v engine.Validator) { cfg.validator = v }
 
 // FinalizeEvery sets how often cfg's worker looks whether its jobs are
 // drained while it runs, for tests of the end written as it stops.

@@ -164,6 +164,9 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	if w.cfg.wrapTask != nil {
 		tk = w.cfg.wrapTask(tk)
 	}
+	if w.cfg.validator != nil {
+		cfg.Validator = w.cfg.validator
+	}
 	r.eng = engine.New(cfg, tk, plan.Checkpoint(&txJob{r: r}))
 	if w.cfg.OnJob != nil {
 		observe = w.cfg.OnJob(JobRun{ID: jobID, Spec: plan.Spec, Stats: r.eng.Stats})

@@ -73,11 +73,14 @@ func TestSharedScenariosOnWorkers(t *testing.T) {
 	script := &enginetest.Script{Scenarios: scenarios}
 	cfg := worker.Config{Jobs: []string{e.JobID}, Concurrency: 4}
 	worker.WrapTask(&cfg, func(task.Task) task.Task { return script })
+	// The scenarios' own validator, so that the records' errors and
+	// tracked errors can be compared with the local engine's, whole.
+	worker.SetValidator(&cfg, enginetest.Validator{})
 	startWorkers(t, c, 1, cfg)
 	waitFor(t, "the job to finish", func() (bool, error) {
 		return jobState(t, c, e.JobID) != store.StateRunning, nil
 	})
-	// Five scenarios end in a failure: the job finishes failed, not
+	// Seven scenarios end in a failure: the job finishes failed, not
 	// aborted (the breaker kept out of it) nor interrupted.
 	if st := jobState(t, c, e.JobID); st != store.StateFailed {
 		t.Errorf("the job ended %s, want %s: every scenario ends its item, some failed", st, store.StateFailed)
@@ -93,4 +96,5 @@ func TestSharedScenariosOnWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	enginetest.Check(t, "workers", scenarios, recs)
+	enginetest.Same(t, "workers", scenarios, enginetest.Local(t, scenarios), recs)
 }

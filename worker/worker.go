@@ -76,8 +76,10 @@ type Config struct {
 	// traces nothing.
 	Tracer *tracing.Tracer
 
-	// wrapTask, set by tests (export_test.go), wraps each job's task.
-	wrapTask func(task.Task) task.Task
+	// wrapTask, set by tests (export_test.go), wraps each job's task;
+	// validator, set by tests, replaces each job's validator.
+	wrapTask  func(task.Task) task.Task
+	validator engine.Validator
 	// finalizeEvery, set by tests, replaces the default finalizeEvery.
 	finalizeEvery time.Duration
 	// noIdleLook, set by tests of the end written as a worker stops,

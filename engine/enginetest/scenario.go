@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,9 +19,12 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/memory"
+	"github.com/tenaxhq/tenax/store/storetest"
 	"github.com/tenaxhq/tenax/task"
 )
 
@@ -41,9 +45,15 @@ const (
 	ItemError
 	// Fatal is a setup error (a 401).
 	Fatal
+	// RateLimited is a provider's 429: retryable, and counted in the
+	// record's rate_limited.
+	RateLimited
+	// CommandFailed is a command that exited non-zero with a traceback on
+	// its stderr: the item's own error, whose stderr the record keeps.
+	CommandFailed
 )
 
-var answerNames = [...]string{Valid: "valid", Invalid: "invalid", Unusable: "unusable", Retryable: "retryable", ItemError: "item", Fatal: "fatal"}
+var answerNames = [...]string{Valid: "valid", Invalid: "invalid", Unusable: "unusable", Retryable: "retryable", ItemError: "item", Fatal: "fatal", RateLimited: "rate_limited", CommandFailed: "command_failed"}
 
 func (a Answer) String() string {
 	if int(a) < len(answerNames) && answerNames[a] != "" {
@@ -64,6 +74,9 @@ type Scenario struct {
 	// Calls, Heals and Generations are the record's attempts,
 	// heal_attempts and generation_attempts.
 	Calls, Heals, Generations int
+	// RateLimited is the record's rate_limited; Stderr its stderr.
+	RateLimited int
+	Stderr      string
 }
 
 // Policy is the retry policy the scenarios are written for: 3 failures in
@@ -89,27 +102,64 @@ func Scenarios() []Scenario {
 		{Name: "item_error_after_a_retry", Answers: []Answer{Retryable, ItemError}, Class: classify.Item, Calls: 2},
 		{Name: "streak_after_a_reask_exhausts", Answers: []Answer{Retryable, Retryable, Invalid, Retryable, Retryable, Retryable}, Class: classify.Retryable, Calls: 6, Heals: 1, Generations: 1},
 		{Name: "retry_then_heal_then_retry_succeeds", Answers: []Answer{Retryable, Unusable, Retryable, Invalid, Valid}, Succeeded: true, Calls: 5, Heals: 2, Generations: 3},
+		{Name: "rate_limited_then_valid", Answers: []Answer{RateLimited, Valid}, Succeeded: true, Calls: 2, Generations: 1, RateLimited: 1},
+		{Name: "rate_limited_until_retries_end", Answers: []Answer{RateLimited, Retryable, RateLimited}, Class: classify.Retryable, Calls: 3, RateLimited: 2},
+		{Name: "command_failure_keeps_its_stderr", Answers: []Answer{CommandFailed}, Class: classify.Item, Calls: 1, Stderr: commandStderr},
 	}
 }
 
 // Errors of the scripted answers, marked with their classes so that any
 // classifier reads them alike.
 var (
-	errRetryable = classify.WithClass(errors.New("503 service unavailable"), classify.Retryable, "scripted")
-	errItem      = classify.WithClass(errors.New("400 bad request"), classify.Item, "scripted")
-	errFatal     = classify.WithClass(errors.New("401 invalid api key"), classify.Fatal, "scripted")
-	errNotJSON   = errors.New("the output is not JSON")
+	errRetryable   = classify.WithClass(errors.New("503 service unavailable"), classify.Retryable, "scripted")
+	errItem        = classify.WithClass(errors.New("400 bad request"), classify.Item, "scripted")
+	errFatal       = classify.WithClass(errors.New("401 invalid api key"), classify.Fatal, "scripted")
+	errRateLimited = classify.WithClass(statusError{429, "429 rate limit reached"}, classify.Retryable, "scripted")
+	errCommand     = classify.WithClass(commandError{}, classify.Item, "scripted")
+	errNotJSON     = errors.New("the output is not JSON")
+)
+
+// statusError is an HTTP error with its status, as a provider's client
+// returns one.
+type statusError struct {
+	status int
+	msg    string
+}
+
+func (e statusError) Error() string   { return e.msg }
+func (e statusError) HTTPStatus() int { return e.status }
+
+// commandStderr is what the failed command printed.
+const commandStderr = "Traceback (most recent call last):\n  File \"review.py\", line 3, in <module>\nValueError: no such file"
+
+// commandError is a command's non-zero exit with its stderr, as an exec
+// task returns one.
+type commandError struct{}
+
+func (commandError) Error() string  { return "exit status 1" }
+func (commandError) Stderr() string { return commandStderr + "\n" }
+
+// Spent is what every output (Valid or Invalid) costs and says: its usage,
+// its cost — a price with more digits than a rounding would keep — and its
+// finish reason. A record's usage and cost add up its outputs'.
+var (
+	SpentUsage   = task.Usage{InputTokens: 12, OutputTokens: 5}
+	SpentCostUSD = 1.234567891234e-5
+	SpentFinish  = "stop"
 )
 
 // Result is the answer as a task's call returns it, for the item's call
 // number call (from 1): outputs differ from call to call, so that the heal
 // loop never sees a re-ask answered with its own output.
 func (a Answer) Result(call int) (task.Result, error) {
+	spent := func(out string) task.Result {
+		return task.Result{Output: json.RawMessage(out), Usage: SpentUsage, CostUSD: SpentCostUSD, FinishReason: SpentFinish}
+	}
 	switch a {
 	case Valid:
-		return task.Result{Output: json.RawMessage(`{"answer":"valid"}`)}, nil
+		return spent(`{"answer":"valid"}`), nil
 	case Invalid:
-		return task.Result{Output: json.RawMessage(fmt.Sprintf(`{"answer":"invalid %d"}`, call))}, nil
+		return spent(fmt.Sprintf(`{"answer":"invalid %d"}`, call)), nil
 	case Unusable:
 		return task.Result{}, &task.OutputError{Output: fmt.Sprintf("not json %d", call), Err: errNotJSON}
 	case Retryable:
@@ -118,6 +168,10 @@ func (a Answer) Result(call int) (task.Result, error) {
 		return task.Result{}, errItem
 	case Fatal:
 		return task.Result{}, errFatal
+	case RateLimited:
+		return task.Result{}, errRateLimited
+	case CommandFailed:
+		return task.Result{}, errCommand
 	}
 	return task.Result{}, fmt.Errorf("enginetest: no answer %d", a)
 }
@@ -169,8 +223,8 @@ func (s *Script) Run(_ context.Context, it task.Item) (task.Result, error) {
 func Items(scenarios []Scenario) []task.Item {
 	items := make([]task.Item, len(scenarios))
 	for i, sc := range scenarios {
-		raw, _ := json.Marshal(map[string]string{"scenario": sc.Name})
-		items[i] = task.Item{Idx: i, ID: sc.Name, Raw: raw, Fields: map[string]any{"scenario": sc.Name}}
+		raw, _ := json.Marshal(map[string]string{"id": sc.Name, "scenario": sc.Name})
+		items[i] = task.Item{Idx: i, ID: sc.Name, Raw: raw, Fields: map[string]any{"id": sc.Name, "scenario": sc.Name}}
 	}
 	return items
 }
@@ -201,8 +255,108 @@ func Check(t testing.TB, mode string, scenarios []Scenario, recs map[int]store.R
 		if rec.GenerationAttempts != sc.Generations {
 			diffs = append(diffs, fmt.Sprintf("generation_attempts %d, want %d", rec.GenerationAttempts, sc.Generations))
 		}
+		if rec.RateLimited != sc.RateLimited {
+			diffs = append(diffs, fmt.Sprintf("rate_limited %d, want %d", rec.RateLimited, sc.RateLimited))
+		}
+		if rec.Stderr != sc.Stderr {
+			diffs = append(diffs, fmt.Sprintf("stderr %q, want %q", rec.Stderr, sc.Stderr))
+		}
+		usage, cost, finish := sc.spent()
+		if rec.Usage != usage {
+			diffs = append(diffs, fmt.Sprintf("usage %+v, want %+v", rec.Usage, usage))
+		}
+		if rec.FinishReason != finish {
+			diffs = append(diffs, fmt.Sprintf("finish_reason %q, want %q", rec.FinishReason, finish))
+		}
+		switch {
+		case cost == nil && rec.CostUSD != nil:
+			diffs = append(diffs, fmt.Sprintf("cost_usd %v, want none", *rec.CostUSD))
+		case cost != nil && rec.CostUSD == nil:
+			diffs = append(diffs, fmt.Sprintf("no cost_usd, want %v", *cost))
+		case cost != nil && *rec.CostUSD != *cost:
+			diffs = append(diffs, fmt.Sprintf("cost_usd %v, want %v (the sum of its outputs' costs, unrounded)", *rec.CostUSD, *cost))
+		}
 		if len(diffs) > 0 {
 			t.Errorf("%s: %s %v: %s", mode, sc.Name, sc.Answers, strings.Join(diffs, "; "))
 		}
 	}
+}
+
+// spent is what the scenario's record says its calls spent: the usage and
+// cost of its outputs, added in order, and the finish reason of the last.
+func (sc Scenario) spent() (task.Usage, *float64, string) {
+	var u task.Usage
+	var cost float64
+	var finish string
+	n := 0
+	for _, a := range sc.Answers[:min(sc.Calls, len(sc.Answers))] {
+		if a == Valid || a == Invalid {
+			u = u.Add(SpentUsage)
+			cost += SpentCostUSD
+			finish = SpentFinish
+			n++
+		}
+	}
+	if n == 0 {
+		return u, nil, ""
+	}
+	return u, &cost, finish
+}
+
+// Same reports every record of got that differs from the reference run's
+// (ref, the local engine's records of the same scenarios: Local), field by
+// field, with the duration and the time it finished left out: a mode writes
+// the records the engine writes, whole.
+func Same(t testing.TB, mode string, scenarios []Scenario, ref, got map[int]store.Record) {
+	t.Helper()
+	for idx, sc := range scenarios {
+		want, ok := ref[idx]
+		if !ok {
+			t.Errorf("%s: %s: the reference run has no record", mode, sc.Name)
+			continue
+		}
+		rec, ok := got[idx]
+		if !ok {
+			continue // Check reports it
+		}
+		rec.DurationMS, rec.FinishedAt = 0, time.Time{}
+		want.DurationMS, want.FinishedAt = 0, time.Time{}
+		if msg := storetest.DiffRecord(rec, want); msg != "" {
+			t.Errorf("%s: %s %v: its record differs from the local engine's: %s", mode, sc.Name, sc.Answers, msg)
+		}
+	}
+}
+
+// Local runs the scenarios through the local engine, as engine_test's
+// TestSharedScenariosLocally does, and returns its records by idx: the
+// reference the other modes' records are compared with (Same).
+func Local(t testing.TB, scenarios []Scenario) map[int]store.Record {
+	t.Helper()
+	var st memory.Store
+	j, err := st.Create(context.Background(), store.Manifest{ID: "reference", Created: time.Now(), Items: len(scenarios), State: store.StateRunning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &Script{Scenarios: scenarios}
+	cfg := engine.Config{
+		Concurrency: 4, Retry: Policy(), Heal: Budget(), Validator: Validator{},
+		BreakerCount: []classify.Class{}, // the breaker is not what the scenarios are about
+	}
+	items := Items(scenarios)
+	i := 0
+	src := engine.SourceFunc(func() (task.Item, error) {
+		if i == len(items) {
+			return task.Item{}, io.EOF
+		}
+		i++
+		return items[i-1], nil
+	})
+	if _, err := engine.New(cfg, script, j).Run(context.Background(), src); err != nil {
+		t.Fatal(err)
+	}
+	recs := map[int]store.Record{}
+	if err := j.Scan(context.Background(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }
