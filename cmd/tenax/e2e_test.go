@@ -150,7 +150,13 @@ type record struct {
 	Class    string          `json:"class"`
 	Attempts int             `json:"attempts"`
 	// HealAttempts counts the item's re-asks with feedback.
-	HealAttempts int `json:"heal_attempts"`
+	HealAttempts int      `json:"heal_attempts"`
+	FinishReason string   `json:"finish_reason"`
+	CostUSD      *float64 `json:"cost_usd"`
+	Usage        struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
 }
 
 func readRecords(t *testing.T, path string) []record {
