@@ -168,9 +168,10 @@ func byExit(err error) (Decision, bool) {
 		return Decision{Class: Fatal, Reason: "exit " + strconv.Itoa(code)}, true
 	}
 	// Any other code says only "failed": what the command wrote says
-	// whether it is worth another try ("Connection reset by peer").
+	// whether it is worth another try ("Connection reset by peer") or
+	// none can help ("openai.AuthenticationError: Error code: 401").
 	if s, ok := errors.AsType[stderrError](err); ok {
-		if d, ok := stderrKeywords(s.Stderr()); ok {
+		if d, ok := stderrSignal(s.Stderr()); ok {
 			d.Reason = "exit " + strconv.Itoa(code) + ", stderr " + d.Reason
 			return d, true
 		}

@@ -12,10 +12,18 @@ import "strings"
 // error, a command validator's, their fingerprints and error groups) keeps
 // the same failure named the same way everywhere.
 func Headline(stderr string) string {
+	line, _ := headline(stderr)
+	return line
+}
+
+// headline is Headline, and whether the line ends a Python traceback or is
+// a Go panic: then the lines around it are frames, source code and
+// goroutine dumps, not the program's words.
+func headline(stderr string) (line string, traceback bool) {
 	lines := strings.Split(strings.ReplaceAll(stderr, "\r\n", "\n"), "\n")
 	for _, l := range lines {
 		if t := strings.TrimSpace(l); strings.HasPrefix(t, "panic: ") || t == "panic:" {
-			return t
+			return t, true
 		}
 	}
 	last := -1
@@ -26,7 +34,7 @@ func Headline(stderr string) string {
 		}
 	}
 	if last < 0 {
-		return ""
+		return "", false
 	}
 	// A Python traceback ends with the exception, unindented, after the
 	// indented frames; notes (PEP 678) and chained tracebacks come before
@@ -43,36 +51,9 @@ func Headline(stderr string) string {
 		for i := tb + 1; i <= last; i++ {
 			l := lines[i]
 			if l != "" && l[0] != ' ' && l[0] != '\t' && !strings.HasPrefix(l, "During handling") && !strings.HasPrefix(l, "The above exception") {
-				return strings.TrimSpace(l)
+				return strings.TrimSpace(l), true
 			}
 		}
 	}
-	return strings.TrimSpace(lines[last])
+	return strings.TrimSpace(lines[last]), false
 }
-
-// stderrKeywords classifies by the keyword rule the lines of stderr most
-// likely to say why a command failed: its headline, then its last few
-// non-empty lines (a script that reports a failed download and then exits
-// with its own words).
-func stderrKeywords(stderr string) (Decision, bool) {
-	if h := Headline(stderr); h != "" {
-		if d, ok := byKeyword(h); ok {
-			return d, true
-		}
-	}
-	lines := strings.Split(strings.TrimRight(stderr, " \t\r\n"), "\n")
-	for i, n := len(lines)-1, 0; i >= 0 && n < tailLines; i-- {
-		if strings.TrimSpace(lines[i]) == "" {
-			continue
-		}
-		n++
-		if d, ok := byKeyword(lines[i]); ok {
-			return d, true
-		}
-	}
-	return Decision{}, false
-}
-
-// tailLines is how many of stderr's last non-empty lines the keyword rule
-// reads.
-const tailLines = 5
