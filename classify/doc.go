@@ -81,7 +81,27 @@
 //
 // 75 (EX_TEMPFAIL) and 124 (timeout(1)) are Retryable, as is a process
 // killed by a signal; 126 and 127 (not executable, not found) are Fatal;
-// any other non-zero exit is Item.
+// any other non-zero exit is Item unless its stderr says why.
+//
+// # What stderr says
+//
+// A generic exit code's stderr decides by whole signals, never by a word
+// inside other text. Its headline (see Headline) decides first, and when
+// it ends a Python traceback or is a Go panic it is the only line read,
+// for the frames around it are source code. A test failure
+// (AssertionError, pytest's E and FAILED lines, go test's --- FAIL)
+// decides nothing. An exception line decides by its class, from a table
+// of Python's, its standard library's and the common clients' and SDKs'
+// (requests, urllib3, httpx, aiohttp, botocore, openai, anthropic):
+// "openai.APIConnectionError: Connection error." is Retryable (`exit 1,
+// stderr exception openai.APIConnectionError`). An HTTP status its message
+// names, with the provider code of the printed body, decides as a
+// response's would ("openai.RateLimitError: Error code: 429 - {...
+// 'insufficient_quota' ...}" is Fatal), as does botocore's AWS code. A
+// program's own mistake (ValueError, KeyError) decides nothing. Any other
+// line decides by a status it names ("503 Service Unavailable") or by a
+// signal phrase ("no route to host", "connection refused", "timed out"):
+// the classic network words count within such phrases, not alone.
 //
 // Describe gathers the same signals into Details for reports and the
 // breaker's Inspect.
