@@ -134,8 +134,10 @@ var exceptionKinds = map[string]exceptionKind{
 	"Timeout":              network, // also openai 0.x (openai.error.Timeout)
 	"ChunkedEncodingError": network,
 	"ProxyError":           network, // also urllib3, httpx
-	"RetryError":           network,
-	"HTTPError":            byStatusKind(Unknown, 0), // also urllib.error
+	// By its qualified name: tenacity's RetryError is a wrapper that its
+	// cause decides.
+	"requests.exceptions.RetryError": network,
+	"HTTPError":                      byStatusKind(Unknown, 0), // also urllib.error
 
 	// urllib3.
 	"MaxRetryError":       network,

@@ -9,9 +9,9 @@ import (
 // say why it failed. The headline decides first: a Python exception by its
 // class (and the status or code its message names), a test failure or a
 // program's own mistake (ValueError) by deciding nothing. A headline that
-// ends a traceback or is a Go panic is the only line read: the lines
-// around it are frames, source code and goroutines, not the program's
-// words. Otherwise the last few non-empty lines are read too (a script
+// ends a traceback or is a Go panic is the only line read, with the
+// exceptions it was raised from: the lines around it are frames, source
+// code and goroutines, not the program's words. Otherwise the last few non-empty lines are read too (a script
 // that reports a failed download and then exits with its own words).
 func stderrSignal(stderr string) (Decision, bool) {
 	h, traceback := headline(stderr)
@@ -34,8 +34,10 @@ func stderrSignal(stderr string) (Decision, bool) {
 	switch {
 	case v == lineDecides:
 		return d, true
-	case v == lineConclusive, traceback:
+	case v == lineConclusive:
 		return Decision{}, false
+	case traceback:
+		return causeSignal(stderr, h)
 	}
 	for _, l := range tail {
 		if d, v := lineSignal(l); v == lineDecides {
@@ -43,6 +45,75 @@ func stderrSignal(stderr string) (Decision, bool) {
 		}
 	}
 	return Decision{}, false
+}
+
+// causeSignal classifies a traceback whose last exception said nothing
+// (a program's own "RuntimeError: fetch failed", tenacity's RetryError) by
+// the exceptions it was raised from: "raise X from err" prints err's
+// traceback first and then "The above exception was the direct cause of
+// the following exception". The nearest cause that decides wins.
+func causeSignal(stderr, last string) (Decision, bool) {
+	for _, cause := range directCauses(stderr) {
+		d, v := lineSignal(cause)
+		switch v {
+		case lineDecides:
+			name := last
+			if ex, ok := parseExceptionLine(last); ok {
+				name = ex.Name
+			}
+			d.Reason += " (cause of " + name + ")"
+			return d, true
+		case lineConclusive:
+			return Decision{}, false
+		}
+	}
+	return Decision{}, false
+}
+
+// directCause is the line Python prints between an exception's traceback
+// and that of the exception raised from it.
+const directCause = "The above exception was the direct cause of the following exception"
+
+// directCauses returns the exception lines of the tracebacks the last one
+// was raised from, nearest first, as long as each was the direct cause of
+// the next ("During handling of the above exception" is a new failure in
+// a handler, not its cause).
+func directCauses(stderr string) []string {
+	lines := strings.Split(strings.ReplaceAll(stderr, "\r\n", "\n"), "\n")
+	tb := lastTracebackHeader(lines, len(lines))
+	var causes []string
+	for tb > 0 {
+		sep := tb - 1
+		for sep >= 0 && strings.TrimSpace(lines[sep]) == "" {
+			sep--
+		}
+		if sep < 0 || !strings.HasPrefix(lines[sep], directCause) {
+			break
+		}
+		prev := lastTracebackHeader(lines, sep)
+		if prev < 0 {
+			break
+		}
+		for _, l := range lines[prev+1 : sep] {
+			if l != "" && l[0] != ' ' && l[0] != '\t' {
+				causes = append(causes, strings.TrimSpace(l))
+				break
+			}
+		}
+		tb = prev
+	}
+	return causes
+}
+
+// lastTracebackHeader returns the index of the last "Traceback (most
+// recent call last):" line before lines[end], -1 if there is none.
+func lastTracebackHeader(lines []string, end int) int {
+	for i := end - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "Traceback (most recent call last):") {
+			return i
+		}
+	}
+	return -1
 }
 
 // lastLines returns the last n non-empty lines of text, the last first.

@@ -105,3 +105,47 @@ func TestRulesStillComeBeforeStderrSignals(t *testing.T) {
 		t.Errorf("without the rule: %v, want retryable", got)
 	}
 }
+
+// TestAnExceptionRaisedFromAnotherIsClassifiedByItsCause: a script that
+// wraps the SDK's error ("raise RuntimeError(...) from err", or
+// tenacity's RetryError after its own retries) printed the cause's
+// exception in the traceback above, and the unknown wrapper decided item.
+func TestAnExceptionRaisedFromAnotherIsClassifiedByItsCause(t *testing.T) {
+	chained := func(cause, sep, last string) string {
+		return pyTraceback(cause) + "\n" + sep + "\n\n" + pyTraceback(last)
+	}
+	direct := "The above exception was the direct cause of the following exception:"
+	during := "During handling of the above exception, another exception occurred:"
+	tests := []struct {
+		name   string
+		stderr string
+		want   Decision
+	}{
+		{"tenacity", chained("openai.APIConnectionError: Connection error.", direct,
+			"tenacity.RetryError: RetryError[<Future at 0x7f1b2c3d4e50 state=finished raised APIConnectionError>]"),
+			Decision{Retryable, "exit 1, stderr exception openai.APIConnectionError (cause of tenacity.RetryError)"}},
+		{"raise from", chained("openai.AuthenticationError: Error code: 401 - {'error': {'code': 'invalid_api_key'}}", direct,
+			"RuntimeError: review failed"),
+			Decision{Fatal, "exit 1, stderr exception openai.AuthenticationError, status 401 code invalid_api_key (cause of RuntimeError)"}},
+		{"two causes deep", chained("httpx.ConnectError: [Errno 111] Connection refused", direct,
+			"openai.APIStatusError: wrapped") + "\n" + direct + "\n\n" + pyTraceback("RuntimeError: review failed"),
+			Decision{Retryable, "exit 1, stderr exception httpx.ConnectError (cause of RuntimeError)"}},
+		{"a known last exception decides itself", chained("httpx.ConnectError: [Errno 111] Connection refused", direct,
+			"openai.BadRequestError: Error code: 400 - {'error': {'code': 'context_length_exceeded'}}"),
+			Decision{Item, "exit 1, stderr exception openai.BadRequestError, status 400 code context_length_exceeded"}},
+		{"a plain last exception decides nothing", chained("httpx.ConnectError: [Errno 111] Connection refused", direct,
+			"ValueError: bad reply"),
+			Decision{Item, "exit 1"}},
+		{"an error in a handler is no cause", chained("httpx.ConnectError: [Errno 111] Connection refused", during,
+			"RuntimeError: review failed"),
+			Decision{Item, "exit 1"}},
+		{"a cause that is a test failure", chained("AssertionError: connection refused", direct,
+			"RuntimeError: review failed"),
+			Decision{Item, "exit 1"}},
+	}
+	for _, tt := range tests {
+		if got := Classify(&exitErr{code: 1, stderr: tt.stderr}); got != tt.want {
+			t.Errorf("%s: classified %v, want %v\nstderr:\n%s", tt.name, got, tt.want, tt.stderr)
+		}
+	}
+}
