@@ -13,7 +13,7 @@ import (
 // breaker's own timeout and probes are the whole story).
 func (e *Engine) breakerChanged(from, to breaker.State, c breaker.Counts) {
 	if from == breaker.Closed && to == breaker.Open {
-		e.trips.Add(1)
+		e.n.trips.Add(1)
 	}
 	trip := to == breaker.Open && e.cfg.OnTrip != TripWait
 	if trip {
@@ -22,8 +22,8 @@ func (e *Engine) breakerChanged(from, to breaker.State, c breaker.Counts) {
 			reason = fmt.Sprintf("%d failures in the last %d outcomes", c.WindowFailures, c.WindowSize)
 		}
 		e.mu.Lock()
-		if e.noRouteReason != "" {
-			reason, e.noRouteReason = e.noRouteReason, ""
+		if e.routing.noRouteReason != "" {
+			reason, e.routing.noRouteReason = e.routing.noRouteReason, ""
 		}
 		e.tripReason = reason
 		e.mu.Unlock()
@@ -34,7 +34,7 @@ func (e *Engine) breakerChanged(from, to breaker.State, c breaker.Counts) {
 	}
 	e.emit(Event{Kind: BreakerChanged, State: to})
 	if trip {
-		e.requestControl(func() { e.tripWanted = true })
+		e.requestControl(func() { e.want.trip = true })
 	}
 }
 
@@ -46,7 +46,7 @@ func (e *Engine) controlLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-e.control:
+		case <-e.want.kick:
 		}
 		// Drain: calls in flight finish and are recorded before anyone is
 		// asked anything.
@@ -54,10 +54,10 @@ func (e *Engine) controlLoop(ctx context.Context) {
 			return
 		}
 		e.mu.Lock()
-		trip, checkin := e.tripWanted, e.checkinWanted
-		e.tripWanted, e.checkinWanted = false, false
+		trip, checkin := e.want.trip, e.want.checkin
+		e.want.trip, e.want.checkin = false, false
 		e.mu.Unlock()
-		if e.exhausted.Load() && e.inFlight.Load() == 0 {
+		if e.exhausted.Load() && e.n.inFlight.Load() == 0 {
 			// Every item has its outcome: there is nothing left to decide,
 			// and a stop now would call a finished run aborted.
 			e.gate.unpause()
@@ -85,7 +85,7 @@ func (e *Engine) requestControl(set func()) {
 	set()
 	e.mu.Unlock()
 	select {
-	case e.control <- struct{}{}:
+	case e.want.kick <- struct{}{}:
 	default:
 	}
 }
@@ -122,7 +122,7 @@ func (e *Engine) handleTrip(ctx context.Context) {
 	}
 	e.heldOpen.Store(false)
 	e.br.Reset()
-	for _, r := range e.routes {
+	for _, r := range e.routing.list {
 		// Continue means try again: every route gets its chance.
 		r.br.Reset()
 	}

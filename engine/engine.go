@@ -29,63 +29,107 @@ import (
 // a *StopError as its cause: nothing new starts, calls in flight finish and
 // are recorded.
 type Engine struct {
-	cfg  Config
-	task task.Task
-	prep task.Preparer
-	est  Estimator
-	cach Cacher
-	job  Checkpoint
-	br   *breaker.Breaker
-	gate *gate
+	cfg   Config
+	calls taskCalls
+	job   Checkpoint
+	br    *breaker.Breaker
+	gate  *gate
 
-	// routes are the run's deployments, nil without Config.Routes;
-	// routeChanged is closed and replaced when one of them changes, for
-	// items waiting for a route's probe.
-	routes        []*route
-	routeChanged  atomic.Pointer[chan struct{}]
-	noRouteReason string // why the run's breaker tripped with no route, under mu
-
+	routing routing
 	// halt is canceled, with the stop's cause, by the first Stop: Do's
 	// waits end on it as the dispatcher's end on its dispatch context.
-	halt       context.Context
-	haltCancel context.CancelCauseFunc
+	halt halt
 
 	mu         sync.Mutex
 	stopCause  *StopError              // the first stop
-	doing      int                     // Do calls under way
-	doIdle     chan struct{}           // closed when doing drops to 0, if wanted
+	do         doCalls                 // Do calls under way, under mu
 	cancelRun  context.CancelCauseFunc // cancels the dispatch context, once Run made it
 	runErr     error                   // the first failure of the run itself
 	lastFail   *Failure
 	tripReason string
 	latest     []store.Record // the last few records, for check-ins
-	// The control loop's requests: set under mu, with a kick that never
-	// blocks the goroutine asking (a breaker listener inside a call).
-	tripWanted, checkinWanted bool
-	control                   chan struct{}
-	idle                      chan struct{} // closed when active drops to 0
-	active                    atomic.Int64  // calls between the gate and their outcome
+	want       controlWants   // the control loop's requests, under mu
+	idle       chan struct{}  // closed when active drops to 0
+	active     atomic.Int64   // calls between the gate and their outcome
 
-	limitMu   sync.Mutex // orders ConcurrencyChanged events
-	lastLimit int        // the limit last reported, under limitMu
+	limits limitReports // ConcurrencyChanged events, in the limit's order
 
 	counted  [classify.Canceled + 1]bool // classes that count toward the breaker
 	startedN atomic.Int64                // Run's start, unix nanoseconds
 
-	done, succeeded, failed, inFlight atomic.Int64
-	retries, heals, callsN            atomic.Int64
-	inTokens, outTokens               atomic.Int64
-	costMicro                         atomic.Int64 // millionths of a dollar
-	exhausted                         atomic.Bool  // the dispatcher read the end of the input
-	trips                             atomic.Int64
+	n         counters
+	exhausted atomic.Bool // the dispatcher read the end of the input
 	// heldOpen: the breaker tripped and the run waits for the operator's
 	// answer (or stops): it reads open, never half-open (breakerState).
 	heldOpen atomic.Bool
 
-	// resting counts items waiting out a backoff or a server's hint: they
-	// make no call, so the dispatcher starts others in their place.
-	resting atomic.Int64
-	room    chan struct{} // kicked when an item rests or ends
+	rest resting
+}
+
+// routing is the run's deployments, nil without Config.Routes.
+type routing struct {
+	list []*route
+	// changed is closed and replaced when a route changes, for items
+	// waiting for a route's probe.
+	changed atomic.Pointer[chan struct{}]
+	// noRouteReason says why the run's breaker tripped with no route,
+	// under Engine.mu.
+	noRouteReason string
+}
+
+// halt is a context canceled with a cause, and its cancel.
+type halt struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// taskCalls is the run's task and the optional interfaces it implements,
+// asserted once.
+type taskCalls struct {
+	task task.Task
+	prep task.Preparer
+	est  Estimator
+	cach Cacher
+}
+
+// counters are the run's totals, read by Stats from any goroutine.
+type counters struct {
+	done, succeeded, failed, inFlight atomic.Int64
+	retries, heals, callsN            atomic.Int64
+	inTokens, outTokens               atomic.Int64
+	costMicro                         atomic.Int64 // millionths of a dollar
+	trips                             atomic.Int64
+}
+
+// controlWants are the control loop's requests: set under Engine.mu, with
+// a kick that never blocks the goroutine asking (a breaker listener inside
+// a call).
+type controlWants struct {
+	trip, checkin bool
+	kick          chan struct{}
+}
+
+// doCalls counts the Do calls under way; idle is closed when n drops to
+// 0, if someone waits for it. Both under Engine.mu.
+type doCalls struct {
+	n    int
+	idle chan struct{}
+}
+
+// limitReports orders ConcurrencyChanged events: limits move from many
+// goroutines at once, and reading the limit and emitting under one lock
+// keeps the events in the order the limit took.
+type limitReports struct {
+	mu   sync.Mutex
+	last int // the limit last reported
+}
+
+// resting counts items waiting out a backoff or a server's hint: they make
+// no call, so the dispatcher starts others in their place; kick is kicked
+// when an item rests or ends.
+type resting struct {
+	n    atomic.Int64
+	kick chan struct{}
 }
 
 // latestKept is how many recent records a check-in shows.
@@ -97,11 +141,11 @@ func New(cfg Config, t task.Task, job Checkpoint) *Engine {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 8
 	}
-	e := &Engine{cfg: cfg, task: t, job: job, control: make(chan struct{}, 1), room: make(chan struct{}, 1)}
-	e.halt, e.haltCancel = context.WithCancelCause(context.Background())
-	e.prep, _ = t.(task.Preparer)
-	e.est, _ = t.(Estimator)
-	e.cach, _ = t.(Cacher)
+	e := &Engine{cfg: cfg, calls: taskCalls{task: t}, job: job, want: controlWants{kick: make(chan struct{}, 1)}, rest: resting{kick: make(chan struct{}, 1)}}
+	e.halt.ctx, e.halt.cancel = context.WithCancelCause(context.Background())
+	e.calls.prep, _ = t.(task.Preparer)
+	e.calls.est, _ = t.(Estimator)
+	e.calls.cach, _ = t.(Cacher)
 	if cfg.BreakerCount == nil {
 		for c := range e.counted {
 			e.counted[c] = true
@@ -134,7 +178,7 @@ func New(cfg Config, t task.Task, job Checkpoint) *Engine {
 
 // spentNow is what the run has spent, for the budget.
 func (e *Engine) spentNow() (int64, float64) {
-	return e.inTokens.Load() + e.outTokens.Load(), float64(e.costMicro.Load()) / 1e6
+	return e.n.inTokens.Load() + e.n.outTokens.Load(), float64(e.n.costMicro.Load()) / 1e6
 }
 
 // breakerState is the breaker's state as reported: open while the run
@@ -170,7 +214,7 @@ func (e *Engine) stop(cause *StopError) {
 	e.stopCause = cause
 	cancel := e.cancelRun
 	e.mu.Unlock()
-	e.haltCancel(cause)
+	e.halt.cancel(cause)
 	if cancel != nil {
 		cancel(cause)
 	}
@@ -236,18 +280,18 @@ func (e *Engine) Stats() Stats {
 		Total:        e.cfg.Total,
 		Skipped:      e.cfg.Skipped,
 		Planned:      e.planned(),
-		Done:         int(e.done.Load()),
-		Succeeded:    int(e.succeeded.Load()),
-		Failed:       int(e.failed.Load()),
+		Done:         int(e.n.done.Load()),
+		Succeeded:    int(e.n.succeeded.Load()),
+		Failed:       int(e.n.failed.Load()),
 		InFlight:     int(e.gate.conc.executing.Load()),
-		Retries:      int(e.retries.Load()),
-		HealAttempts: int(e.heals.Load()),
-		Calls:        int(e.callsN.Load()),
+		Retries:      int(e.n.retries.Load()),
+		HealAttempts: int(e.n.heals.Load()),
+		Calls:        int(e.n.callsN.Load()),
 		Limit:        e.gate.conc.Limit(),
 		Breaker:      e.breakerState(),
-		Trips:        int(e.trips.Load()),
-		Usage:        task.Usage{InputTokens: e.inTokens.Load(), OutputTokens: e.outTokens.Load()},
-		CostUSD:      float64(e.costMicro.Load()) / 1e6,
+		Trips:        int(e.n.trips.Load()),
+		Usage:        task.Usage{InputTokens: e.n.inTokens.Load(), OutputTokens: e.n.outTokens.Load()},
+		CostUSD:      float64(e.n.costMicro.Load()) / 1e6,
 		Routes:       e.routeStats(),
 	}
 }
@@ -368,21 +412,21 @@ func (e *Engine) beginDo(ctx context.Context) (dctx context.Context, done func()
 		e.mu.Unlock()
 		return nil, nil, false
 	}
-	e.doing++
+	e.do.n++
 	e.mu.Unlock()
 	if e.startedN.Load() == 0 {
 		e.startedN.CompareAndSwap(0, time.Now().UnixNano())
 	}
 	dctx, cancel := context.WithCancelCause(ctx)
-	unwatch := context.AfterFunc(e.halt, func() { cancel(context.Cause(e.halt)) })
+	unwatch := context.AfterFunc(e.halt.ctx, func() { cancel(context.Cause(e.halt.ctx)) })
 	return dctx, func() {
 		unwatch()
 		cancel(nil)
 		e.mu.Lock()
-		e.doing--
-		if e.doing == 0 && e.doIdle != nil {
-			close(e.doIdle)
-			e.doIdle = nil
+		e.do.n--
+		if e.do.n == 0 && e.do.idle != nil {
+			close(e.do.idle)
+			e.do.idle = nil
 		}
 		e.mu.Unlock()
 	}, true
@@ -392,11 +436,11 @@ func (e *Engine) beginDo(ctx context.Context) (dctx context.Context, done func()
 // stopped, so no new one begins.
 func (e *Engine) waitDo() {
 	e.mu.Lock()
-	for e.doing > 0 {
-		if e.doIdle == nil {
-			e.doIdle = make(chan struct{})
+	for e.do.n > 0 {
+		if e.do.idle == nil {
+			e.do.idle = make(chan struct{})
 		}
-		ch := e.doIdle
+		ch := e.do.idle
 		e.mu.Unlock()
 		<-ch
 		e.mu.Lock()
@@ -448,14 +492,14 @@ func (d *dispatcher) maxWorkers() int {
 
 // waitRoom blocks while Config.Concurrency items are awake (under way and
 // not resting before a retry), and returns the dispatch context's cause
-// if the run stops first. An item that rests or ends kicks e.room; the
+// if the run stops first. An item that rests or ends kicks e.rest.kick; the
 // kick is buffered, so one that lands between the count and the wait is
 // not lost.
 func (d *dispatcher) waitRoom() error {
 	e := d.e
 	for e.awake() >= int64(e.cfg.Concurrency) {
 		select {
-		case <-e.room:
+		case <-e.rest.kick:
 		case <-d.dctx.Done():
 			return context.Cause(d.dctx)
 		}
@@ -466,9 +510,9 @@ func (d *dispatcher) waitRoom() error {
 // awake counts the items under way that are not resting before a retry;
 // with concurrency.max 1 a resting item counts too (see maxWorkers).
 func (e *Engine) awake() int64 {
-	n := e.inFlight.Load()
+	n := e.n.inFlight.Load()
 	if e.cfg.Concurrency > 1 {
-		n -= e.resting.Load()
+		n -= e.rest.n.Load()
 	}
 	return n
 }
@@ -476,7 +520,7 @@ func (e *Engine) awake() int64 {
 // kickRoom tells a dispatcher waiting in waitRoom to count again.
 func (e *Engine) kickRoom() {
 	select {
-	case e.room <- struct{}{}:
+	case e.rest.kick <- struct{}{}:
 	default:
 	}
 }
@@ -520,7 +564,7 @@ func (d *dispatcher) run() {
 			return
 		}
 		d.sentOnce = true
-		e.inFlight.Add(1)
+		e.n.inFlight.Add(1)
 		d.wg.Add(1)
 		select {
 		case d.work <- item:
@@ -532,7 +576,7 @@ func (d *dispatcher) run() {
 			select {
 			case d.work <- item:
 			case <-d.dctx.Done():
-				e.inFlight.Add(-1)
+				e.n.inFlight.Add(-1)
 				d.wg.Done()
 				e.pending(item)
 				return
@@ -568,7 +612,7 @@ func (d *dispatcher) run() {
 func (d *dispatcher) worker() {
 	for item := range d.work {
 		d.e.runItem(d.ctx, d.dctx, item, false)
-		d.e.inFlight.Add(-1)
+		d.e.n.inFlight.Add(-1)
 		d.e.kickRoom()
 		d.wg.Done()
 	}
@@ -669,11 +713,11 @@ func (e *Engine) finish(ctx context.Context, item task.Item, rec store.Record, f
 		return false
 	}
 	if f != nil {
-		e.failed.Add(1)
+		e.n.failed.Add(1)
 	} else {
-		e.succeeded.Add(1)
+		e.n.succeeded.Add(1)
 	}
-	done := e.done.Add(1)
+	done := e.n.done.Add(1)
 	checkin := false
 	if f != nil || (e.cfg.CheckinEvery > 0 && e.cfg.Operator != nil) {
 		e.mu.Lock()
@@ -698,7 +742,7 @@ func (e *Engine) finish(ctx context.Context, item task.Item, rec store.Record, f
 		e.emit(Event{Kind: ItemFinished, Item: item, Record: rec, Err: errOf(f), Decision: decisionOf(f)})
 	}
 	if checkin {
-		e.requestControl(func() { e.checkinWanted = true })
+		e.requestControl(func() { e.want.checkin = true })
 	}
 	return true
 }
@@ -742,10 +786,10 @@ func (e *Engine) account(r *itemRun, res task.Result, estimate int) {
 	if res.Usage.Total() == 0 && res.CostUSD == 0 {
 		return
 	}
-	e.inTokens.Add(res.Usage.InputTokens)
-	e.outTokens.Add(res.Usage.OutputTokens)
+	e.n.inTokens.Add(res.Usage.InputTokens)
+	e.n.outTokens.Add(res.Usage.OutputTokens)
 	if res.CostUSD > 0 {
-		e.costMicro.Add(int64(math.Round(res.CostUSD * 1e6)))
+		e.n.costMicro.Add(int64(math.Round(res.CostUSD * 1e6)))
 	}
 	if tok := e.gate.tok.Load(); tok != nil && estimate > 0 {
 		if extra := int(res.Usage.Total()) - estimate; extra > 0 {

@@ -39,7 +39,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 		// The item goes on from where the waves left it: its record
 		// counts what they spent, as one item's one record.
 		r.State = c.State
-		r.route.carry(e.routes, c.Tries)
+		r.route.carry(e.routing.list, c.Tries)
 	}
 	if r.Retrier == nil {
 		r.Retrier = e.cfg.Retry.Start()
@@ -73,10 +73,10 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 			err = perr
 		case prep.Run != nil:
 			res, err = prep.Run(ctx)
-		case e.routes != nil:
+		case e.routing.list != nil:
 			res, err = r.route.cur.Task.Run(ctx, r.item)
 		default:
-			res, err = e.task.Run(ctx, r.item)
+			res, err = e.calls.task.Run(ctx, r.item)
 		}
 		if e.cfg.OnEvent != nil {
 			r.returned = time.Now()
@@ -95,10 +95,10 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 			e.pending(r.item)
 			return r.rec, r.recorded
 		case StepRetry:
-			e.resting.Add(1)
+			e.rest.n.Add(1)
 			e.kickRoom()
 			err := sleep(dctx, next.Delay)
-			e.resting.Add(-1)
+			e.rest.n.Add(-1)
 			if err != nil {
 				e.pending(r.item)
 				return r.rec, r.recorded
@@ -113,7 +113,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 // permit to count. err means the item stops here, pending: the run
 // stopped, or a budget or a shared ledger stops it now.
 func (e *Engine) passItem(ctx, dctx context.Context, r *itemRun) (t ticket, prep task.Prepared, perr, err error) {
-	if e.routes != nil {
+	if e.routing.list != nil {
 		t, prep, perr, err = e.passRouted(ctx, dctx, r)
 	} else {
 		prep, perr = e.prepare(ctx, r.item)
@@ -136,16 +136,16 @@ func (e *Engine) passItem(ctx, dctx context.Context, r *itemRun) (t ticket, prep
 // older Estimator and Cacher, asked only when something would use the
 // answer.
 func (e *Engine) prepare(ctx context.Context, item task.Item) (task.Prepared, error) {
-	if e.prep != nil {
-		return e.prep.Prepare(ctx, item)
+	if e.calls.prep != nil {
+		return e.calls.prep.Prepare(ctx, item)
 	}
 	var p task.Prepared
 	limited := e.gate.tok.Load() != nil || e.cfg.Budget.MaxTokens > 0 || e.cfg.SharedLimiter != nil
-	if e.est != nil && limited {
-		p.Tokens = e.est.EstimateTokens(item)
+	if e.calls.est != nil && limited {
+		p.Tokens = e.calls.est.EstimateTokens(item)
 	}
-	if e.cach != nil && item.Feedback == nil && (limited || e.gate.req.Load() != nil || e.cfg.SharedBreaker != nil || e.cfg.Budget.MaxCostUSD > 0 || e.gate.cool.State() != breaker.Closed) {
-		p.Cached = e.cach.Cached(item)
+	if e.calls.cach != nil && item.Feedback == nil && (limited || e.gate.req.Load() != nil || e.cfg.SharedBreaker != nil || e.cfg.Budget.MaxCostUSD > 0 || e.gate.cool.State() != breaker.Closed) {
+		p.Cached = e.calls.cach.Cached(item)
 	}
 	return p, nil
 }
@@ -156,7 +156,7 @@ func (e *Engine) prepare(ctx context.Context, item task.Item) (task.Prepared, er
 // breaker permit, the cooldown probe, the call slot and what adaptive
 // concurrency learns.
 func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate int, res task.Result, err error) Next {
-	routed := e.routes != nil && r.route.cur != nil
+	routed := e.routing.list != nil && r.route.cur != nil
 	if res.Quota != nil {
 		// First: a 429 is judged by the headers it came with.
 		if routed {
@@ -165,7 +165,7 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 			e.observeQuota(Quota(*res.Quota), t.call)
 		}
 	}
-	e.callsN.Add(1)
+	e.n.callsN.Add(1)
 	e.account(r, res, estimate)
 	t.usedTokens, t.costUSD = res.Usage.Total(), res.CostUSD
 
@@ -213,7 +213,7 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 		e.failWith(ctx, r, t.permit, next.Err, next.Cause, next.Decision)
 	case StepReask:
 		t.permit.Release()
-		e.heals.Add(1)
+		e.n.heals.Add(1)
 		r.item.Feedback = next.Feedback
 		if e.cfg.OnEvent != nil {
 			e.emit(Event{Kind: ItemHeal, Item: r.item, Attempt: next.Attempt, Err: next.Err, Decision: next.Decision})
@@ -233,7 +233,7 @@ func (e *Engine) retryLater(r *itemRun, t *ticket, next Next) {
 	} else {
 		t.permit.Release()
 	}
-	e.retries.Add(1)
+	e.n.retries.Add(1)
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemRetry, Item: r.item, Attempt: next.Attempt, Delay: next.Delay, Err: next.Err, Decision: next.Decision})
 	}
@@ -288,12 +288,12 @@ func (e *Engine) rateLimited(err error, c callStart) (o outcome, cooled bool) {
 // emitting under one lock keeps the events in the order the limit took.
 func (e *Engine) endCall(t *ticket, o outcome, cooled bool) {
 	if _, moved := e.gate.callEnded(t, o, cooled); moved && e.cfg.OnEvent != nil {
-		e.limitMu.Lock()
-		if limit := e.gate.conc.Limit(); limit != e.lastLimit {
-			e.lastLimit = limit
+		e.limits.mu.Lock()
+		if limit := e.gate.conc.Limit(); limit != e.limits.last {
+			e.limits.last = limit
 			e.emit(Event{Kind: ConcurrencyChanged, Limit: limit})
 		}
-		e.limitMu.Unlock()
+		e.limits.mu.Unlock()
 	}
 }
 

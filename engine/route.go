@@ -165,7 +165,7 @@ var errRouteCooling = errors.New("engine: the route began a cooldown after it wa
 // newRoutes makes each route's breaker and gate.
 func (e *Engine) newRoutes(cfg Config) {
 	ch := make(chan struct{})
-	e.routeChanged.Store(&ch)
+	e.routing.changed.Store(&ch)
 	for i, rc := range cfg.Routes {
 		r := &route{Route: rc, idx: i}
 		if r.Weight <= 0 {
@@ -185,7 +185,7 @@ func (e *Engine) newRoutes(cfg Config) {
 		r.gate.onChange = e.kickRoutes
 		r.prep, _ = rc.Task.(task.Preparer)
 		r.est, _ = rc.Task.(Estimator)
-		e.routes = append(e.routes, r)
+		e.routing.list = append(e.routing.list, r)
 		if r.shared != nil {
 			// A route another engine found down is down here before the
 			// first call: none is sent to learn it again.
@@ -199,7 +199,7 @@ func (e *Engine) newRoutes(cfg Config) {
 // each route until ctx ends; the returned func waits for it to stop.
 func (e *Engine) followRoutes(ctx context.Context) (wait func()) {
 	var wg sync.WaitGroup
-	for _, r := range e.routes {
+	for _, r := range e.routing.list {
 		if r.shared == nil {
 			continue
 		}
@@ -243,7 +243,7 @@ func (e *Engine) follow(r *route, st RouteState) {
 // kickRoutes wakes items waiting for a route to change.
 func (e *Engine) kickRoutes() {
 	ch := make(chan struct{})
-	old := e.routeChanged.Swap(&ch)
+	old := e.routing.changed.Swap(&ch)
 	close(*old)
 }
 
@@ -336,7 +336,7 @@ func (ir *itemRoute) unfit(r *route) string {
 // not, has its breaker open.
 func (e *Engine) noRouteCanServe(ir *itemRoute) bool {
 	fits := false
-	for _, r := range e.routes {
+	for _, r := range e.routing.list {
 		if ir.unfit(r) != "" {
 			continue
 		}
@@ -385,7 +385,7 @@ func (e *Engine) pick(ir *itemRoute) (r *route, why string, open bool) {
 func (e *Engine) candidates(ir *itemRoute, checkOpen bool) (*route, string) {
 	var reasons []string
 	var usable []*route
-	for _, r := range e.routes {
+	for _, r := range e.routing.list {
 		if why := ir.excluded(r); why != "" {
 			reasons = append(reasons, r.Name+": "+why)
 			continue
@@ -467,7 +467,7 @@ func soonest(rs []*route, tier int) *route {
 // routeEstimate is the item's estimated tokens when a route's context
 // window needs it, -1 when none does or no route can tell.
 func (e *Engine) routeEstimate(item task.Item) int {
-	for _, r := range e.routes {
+	for _, r := range e.routing.list {
 		if r.ContextWindow > 0 && r.est != nil {
 			return r.est.EstimateTokens(item)
 		}
@@ -496,7 +496,7 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 		// failed 8 times in 3,000). gate.coolingSince tells a cooldown
 		// being set as the count was read.
 		ir.cooledAt = ir.cooledAt[:0]
-		for _, r := range e.routes {
+		for _, r := range e.routing.list {
 			ir.cooledAt = append(ir.cooledAt, r.gate.cooled.Load())
 		}
 		rt, why, open := e.pick(ir)
@@ -530,7 +530,7 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 			r.rt = ticket{}
 			return t, prep, perr, nil
 		}
-		changed := *e.routeChanged.Load()
+		changed := *e.routing.changed.Load()
 		// A cooldown the route begins after the item chose it (while
 		// the item waits at the run's gate or for the route's limiter)
 		// sends the item back to choose: waiting there would hold one of
@@ -567,7 +567,7 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 // the item waited for a route to change.
 func (e *Engine) refusedBy(dctx context.Context, ir *itemRoute, rt *route, err error, changed chan struct{}) (waitCooling bool, _ error) {
 	if ir.refused == nil {
-		ir.refused = make([]bool, len(e.routes))
+		ir.refused = make([]bool, len(e.routing.list))
 	}
 	if errors.Is(err, errRouteCooling) {
 		ir.refused[rt.idx] = true
@@ -599,7 +599,7 @@ func (e *Engine) refusedBy(dctx context.Context, ir *itemRoute, rt *route, err e
 // operator is asked (breaker.on_trip) now, and only now.
 func (e *Engine) tripNoRoute(why string) {
 	e.mu.Lock()
-	e.noRouteReason = "no route can serve: " + why
+	e.routing.noRouteReason = "no route can serve: " + why
 	e.mu.Unlock()
 	e.br.Trip()
 }
@@ -695,7 +695,7 @@ func (e *Engine) observeRoute(rt *route, q Quota) {
 func (e *Engine) routeAfter(r *itemRun, next Next) Next {
 	ir := &r.route
 	fb := e.cfg.Fallbacks
-	if ir.cur == nil || len(e.routes) < 2 {
+	if ir.cur == nil || len(e.routing.list) < 2 {
 		return next
 	}
 	kind := ""
@@ -740,7 +740,7 @@ func (e *Engine) routeAfter(r *itemRun, next Next) Next {
 func (e *Engine) leave(r *itemRun, next Next, untried bool) bool {
 	ir := &r.route
 	if ir.tried == nil {
-		ir.tried = make([]bool, len(e.routes))
+		ir.tried = make([]bool, len(e.routing.list))
 	}
 	ir.tried[ir.cur.idx] = true
 	if other, _ := e.candidates(ir, false); other == nil {
@@ -760,7 +760,7 @@ func (e *Engine) leave(r *itemRun, next Next, untried bool) bool {
 func (e *Engine) escalate(r *itemRun, next Next) bool {
 	ir := &r.route
 	up := -1
-	for _, rt := range e.routes {
+	for _, rt := range e.routing.list {
 		if rt.Tier > ir.cur.Tier && (up < 0 || rt.Tier < up) {
 			up = rt.Tier
 		}
@@ -786,11 +786,11 @@ func (e *Engine) escalate(r *itemRun, next Next) bool {
 
 // routeStats returns each route's counters.
 func (e *Engine) routeStats() []RouteStats {
-	if e.routes == nil {
+	if e.routing.list == nil {
 		return nil
 	}
-	out := make([]RouteStats, len(e.routes))
-	for i, r := range e.routes {
+	out := make([]RouteStats, len(e.routing.list))
+	for i, r := range e.routing.list {
 		out[i] = RouteStats{Name: r.Name, Model: r.Model, Breaker: r.br.State(), Calls: int(r.calls.Load()),
 			Succeeded: int(r.succeeded.Load()), Failed: int(r.failed.Load()), Limit: r.gate.conc.Limit()}
 	}

@@ -181,7 +181,7 @@ func (e *Engine) cheapest(ir *itemRoute, in []*route) *route {
 // changes the prompt, not which route is cheaper.
 func (e *Engine) routeCost(ir *itemRoute, r *route) float64 {
 	if ir.costs == nil {
-		ir.costs = make([]float64, len(e.routes))
+		ir.costs = make([]float64, len(e.routing.list))
 		for i := range ir.costs {
 			ir.costs[i] = math.NaN()
 		}

@@ -95,7 +95,7 @@ func TestStrategyPicks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := New(Config{Concurrency: 8, Routing: tt.routing, Routes: tt.routes}, pricedTask{}, nil)
 			rs := map[string]*route{}
-			for _, r := range e.routes {
+			for _, r := range e.routing.list {
 				rs[r.Name] = r
 			}
 			if tt.setup != nil {
@@ -117,7 +117,7 @@ func TestStrategyPicks(t *testing.T) {
 // the fastest route, so a slow route is not flooded by its turn.
 func TestExplorationTakesOneCallPerPeriod(t *testing.T) {
 	e := New(Config{Concurrency: 8, Routing: RoutingLatency, Routes: []Route{{Name: "fast", Task: priced(0)}, {Name: "slow", Task: priced(0)}}}, pricedTask{}, nil)
-	fast, slow := e.routes[0], e.routes[1]
+	fast, slow := e.routing.list[0], e.routing.list[1]
 	sample(fast, 5, 10*time.Millisecond, true)
 	sample(slow, 5, time.Second, true)
 	slow.lat.picked.Store(time.Now().Add(-2 * exploreEvery).UnixNano())
@@ -141,9 +141,9 @@ func TestAStrategyLeftWithoutHeadroomWaitsAtTheTier(t *testing.T) {
 		e := New(Config{Concurrency: 8, Routing: routing, Routes: []Route{
 			{Name: "a", Task: priced(1)}, {Name: "b", Task: priced(1)},
 		}}, pricedTask{}, nil)
-		e.routes[0].gate.cooldown(time.Now().Add(time.Minute))
-		e.routes[1].gate.cooldown(time.Now().Add(time.Second))
-		got := e.strategy(&itemRoute{item: &task.Item{}}, e.routes, 0, true)
+		e.routing.list[0].gate.cooldown(time.Now().Add(time.Minute))
+		e.routing.list[1].gate.cooldown(time.Now().Add(time.Second))
+		got := e.strategy(&itemRoute{item: &task.Item{}}, e.routing.list, 0, true)
 		if got == nil || got.Name != "b" {
 			t.Errorf("routing %v with no headroom left picked %v, want b, the sooner ready", routing, got)
 		}
