@@ -555,11 +555,17 @@ func (d *decoder) decodeStruct(n ast.Node, v reflect.Value, path string, depth i
 			if path != "" {
 				where = " in " + path
 			}
-			sugg := suggest(key, names)
+			sugg, note, peer := peerSuggestion(path, key)
+			if !peer {
+				sugg = suggest(key, names)
+			}
 			if sugg == "" {
 				sugg = meantKeys[path][key]
 			}
-			d.errorf(posOf(e.Key), sugg, "unknown key %s%s", quote(key), where)
+			if note != "" {
+				note = ": " + note
+			}
+			d.errorf(posOf(e.Key), sugg, "unknown key %s%s%s", quote(key), where, note)
 			continue
 		}
 		kp := join(path, key)
