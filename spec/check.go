@@ -98,7 +98,7 @@ func (d *decoder) oneOf(path, value string, allowed []string) {
 	if value == "" || slices.Contains(allowed, value) {
 		return
 	}
-	d.errorf(d.at(path), suggest(value, allowed), "%s: unknown value %s (want %s)", path, quote(value), orList(allowed))
+	d.errorf(d.at(path), suggest(value, allowed), "%s: unknown value %s (want %s)", path, d.shown(path, value), orList(allowed))
 }
 
 // orList writes "a, b or c".
@@ -369,6 +369,9 @@ func (d *decoder) checkLLM(t *Task) {
 	}
 	if t.CachePrompt && !anthropic {
 		d.problem("task.cache_prompt", nil, "is anthropic's; OpenAI caches long prompts by itself (the cached tokens are counted all the same)")
+	}
+	if d.isSet("task.base_url") {
+		d.checkBaseURL("task.base_url", t.BaseURL)
 	}
 	if t.Provider == "azure" {
 		if t.BaseURL == "" {

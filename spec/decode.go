@@ -55,8 +55,11 @@ type decoder struct {
 	anchors map[string]ast.Node
 
 	expanded []expansion
-	nodes    int
-	tooBig   bool
+	// written holds, by path, the text the spec wrote for a value that
+	// ${VAR} expansion changed, for errors to show instead of the value.
+	written map[string]string
+	nodes   int
+	tooBig  bool
 	// files says to check the files the spec names (Load does, Parse
 	// does not).
 	files bool
@@ -77,6 +80,7 @@ func newDecoder(file string, env func(string) (string, bool)) *decoder {
 		set:     map[string]pos{},
 		keyPos:  map[string]pos{},
 		anchors: map[string]ast.Node{},
+		written: map[string]string{},
 	}
 }
 
@@ -467,7 +471,7 @@ func (d *decoder) decodeScalar(n ast.Node, v reflect.Value, path string) {
 		case "false", "no", "off":
 			v.SetBool(false)
 		default:
-			d.errorf(posOf(n), "", "%s: expected true or false, got %s", path, quote(s))
+			d.errorf(posOf(n), "", "%s: expected true or false, got %s", path, d.shown(path, s))
 		}
 	case reflect.Int, reflect.Int64:
 		s, ok := d.scalar(n, path, "an integer")
@@ -476,11 +480,11 @@ func (d *decoder) decodeScalar(n ast.Node, v reflect.Value, path string) {
 		}
 		i, err := strconv.ParseInt(s, 0, 64)
 		if err != nil {
-			d.errorf(posOf(n), "", "%s: expected an integer, got %s", path, quote(s))
+			d.errorf(posOf(n), "", "%s: expected an integer, got %s", path, d.shown(path, s))
 			return
 		}
 		if v.OverflowInt(i) {
-			d.errorf(posOf(n), "", "%s: %d is too large", path, i)
+			d.errorf(posOf(n), "", "%s: %s is too large", path, d.shown(path, s))
 			return
 		}
 		v.SetInt(i)
@@ -491,7 +495,7 @@ func (d *decoder) decodeScalar(n ast.Node, v reflect.Value, path string) {
 		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			d.errorf(posOf(n), "", "%s: expected a number, got %s", path, quote(s))
+			d.errorf(posOf(n), "", "%s: expected a number, got %s", path, d.shown(path, s))
 			return
 		}
 		v.SetFloat(f)
@@ -717,11 +721,15 @@ func (d *decoder) duration(n ast.Node, path string) (time.Duration, bool) {
 	}
 	dur, err := parseDuration(s)
 	if err != nil {
-		d.errorf(posOf(n), "", "%s: invalid duration %s (want e.g. \"500ms\", \"2s\", \"1m\", or a number of seconds)", path, quote(s))
+		d.errorf(posOf(n), "", "%s: invalid duration %s (want e.g. \"500ms\", \"2s\", \"1m\", or a number of seconds)", path, d.shown(path, s))
 		return 0, false
 	}
 	if dur < 0 {
-		d.errorf(posOf(n), "", "%s: must not be negative, got %s", path, s)
+		shown := s
+		if _, expanded := d.written[path]; expanded {
+			shown = d.shown(path, s)
+		}
+		d.errorf(posOf(n), "", "%s: must not be negative, got %s", path, shown)
 		return 0, false
 	}
 	return dur, true
@@ -746,6 +754,9 @@ func parseDuration(s string) (time.Duration, error) {
 func (d *decoder) expand(s string, n ast.Node, path string) (string, bool) {
 	if !strings.Contains(s, "$") {
 		return s, true
+	}
+	if strings.Contains(s, "${") {
+		d.written[path] = s
 	}
 	var b strings.Builder
 	ok := true

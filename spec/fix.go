@@ -190,7 +190,7 @@ func parseFix(name string, data []byte, dir string, env func(string) (string, bo
 		d.finishFix(f)
 	}
 	if len(d.errs) > 0 {
-		return nil, d.errs.sorted().capped()
+		return nil, d.result()
 	}
 	f.secrets = d.fixSecrets(f.Fixer.APIKey, d.urlSecrets("fixer.base_url", f.Fixer.BaseURL)...)
 	return f, nil
@@ -337,6 +337,7 @@ func (d *decoder) checkFixer(f *Fix) {
 		if x.Model == "" && x.Provider != "mock" {
 			d.problem("fixer.model", fixer, "missing for an llm fixer")
 		}
+		d.checkBaseURL("fixer.base_url", x.BaseURL)
 		if x.MaxTokens < 1 {
 			d.problem("fixer.max_tokens", nil, "must be at least 1, got %d", x.MaxTokens)
 		}

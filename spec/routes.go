@@ -149,6 +149,9 @@ func (d *decoder) checkRoutes(s *Spec) {
 		if r.Model == "" && r.Provider != "mock" {
 			d.errorf(d.at(p+".model", p+".name", p+".provider", "routes"), "", "%s.model: missing (a route needs a model, or the task's)", p)
 		}
+		if d.isSet(p + ".base_url") {
+			d.checkBaseURL(p+".base_url", r.BaseURL)
+		}
 		if r.Provider == "azure" && r.BaseURL == "" {
 			d.errorf(d.at(p+".base_url", p+".name", p+".provider", "routes"), "", "%s.base_url: missing for an azure route (the resource's endpoint)", p)
 		}

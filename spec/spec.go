@@ -497,7 +497,7 @@ func parseSpec(name string, data []byte, dir string, env func(string) (string, b
 		d.finish(s)
 	}
 	if len(d.errs) > 0 {
-		return nil, d.errs.sorted().capped()
+		return nil, d.result()
 	}
 	always := append([]string{s.Task.APIKey, s.Task.AzureADToken}, d.urlSecrets("task.base_url", s.Task.BaseURL)...)
 	for i, r := range s.Routes {

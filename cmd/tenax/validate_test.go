@@ -30,3 +30,22 @@ func TestValidateChecksAFixSpec(t *testing.T) {
 		t.Errorf("validate fix.yaml --input: exit %d, want 2\n%s", r.code, r.stderr)
 	}
 }
+
+// TestValidatePrintedSecretsInSpecErrorsAndPassedABadBaseURL: a token
+// expanded into an integer key was printed by validate's error, and a
+// base_url that does not parse passed with exit 0; validate now exits 2,
+// naming the variable and showing the URL without its password or query.
+func TestValidatePrintedSecretsInSpecErrorsAndPassedABadBaseURL(t *testing.T) {
+	w := newWorkdir(t)
+	w.write("typed.yaml", "task: {type: exec, argv: [echo]}\nretry:\n  max_attempts: ${API_TOKEN}\n", 0o644)
+	r := w.tenaxEnv([]string{"API_TOKEN=tok-SECRET-777"}, "validate", "typed.yaml")
+	if r.code != 2 || strings.Contains(r.stdout+r.stderr, "tok-SECRET-777") || !strings.Contains(r.stderr, `typed.yaml:3:17: retry.max_attempts: expected an integer, got "${API_TOKEN}"`) {
+		t.Errorf("validate typed.yaml: exit %d, want 2 naming ${API_TOKEN} and not its value\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	w.write("url.yaml", "task:\n  type: llm\n  provider: openai\n  model: m\n  prompt: hi\n  base_url: \"https://bob:hunter2@gw:80a/v1?key=q-SECRET\"\n", 0o644)
+	r = w.tenax("validate", "url.yaml")
+	if r.code != 2 || strings.Contains(r.stdout+r.stderr, "hunter2") || strings.Contains(r.stdout+r.stderr, "q-SECRET") ||
+		!strings.Contains(r.stderr, `url.yaml:6:13: task.base_url: "https://bob:[redacted]@gw:80a/v1?key=[redacted]" is not an absolute http(s) URL`) {
+		t.Errorf("validate url.yaml: exit %d, want 2 with the URL redacted\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
