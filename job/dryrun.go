@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/tenaxhq/tenax/input"
 	"github.com/tenaxhq/tenax/report"
 	"github.com/tenaxhq/tenax/spec"
+	"github.com/tenaxhq/tenax/task"
 	"github.com/tenaxhq/tenax/task/llm"
 )
 
@@ -72,6 +75,9 @@ func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) err
 		fmt.Fprintf(&b, "first item: #%d is bad: %v\n", first.Idx, err)
 	default:
 		fmt.Fprintf(&b, "first item: #%d %s\n", first.Idx, preview(first.Raw))
+		if err := writeFirstCall(&b, s, first); err != nil {
+			return usage(err)
+		}
 	}
 	check, err := CheckTemplates(s, inPath, format)
 	if err != nil {
@@ -87,6 +93,82 @@ func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) err
 		return err
 	}
 	return check.Err()
+}
+
+// maxRendered is how much of each rendered template the dry run shows.
+const maxRendered = 2048
+
+// writeFirstCall writes what the first item's first attempt would send, its
+// templates rendered as the run renders them: the system prompt and prompt
+// of an llm task, an exec task's argv (with its stdin and env), an http
+// task's request line, headers and body. A {text} that went out literally
+// is plain to see here, where "templates: OK" did not show it.
+func writeFirstCall(b *strings.Builder, s *spec.Spec, item task.Item) error {
+	tmpls, err := taskTemplates(s)
+	if err != nil {
+		return err
+	}
+	data := task.TemplateData(item)
+	var sb strings.Builder
+	rendered := map[string]string{}
+	var argv []string
+	for _, nt := range tmpls {
+		out, err := nt.t.Execute(&sb, data)
+		if err != nil {
+			// CheckTemplates reports it, with the item's line.
+			out = "(does not render: " + err.Error() + ")"
+		}
+		rendered[nt.name] = out
+		if strings.HasPrefix(nt.name, "argv[") {
+			argv = append(argv, out)
+		}
+	}
+	fmt.Fprintf(b, "first call (item #%d, first attempt):\n", item.Idx)
+	show := func(label, text string) {
+		if len(text) > maxRendered {
+			cut := maxRendered
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+			text = fmt.Sprintf("%s… (%s in all)", text[:cut], report.Bytes(int64(len(text))))
+		}
+		if !strings.Contains(text, "\n") {
+			fmt.Fprintf(b, "  %s: %s\n", label, text)
+			return
+		}
+		fmt.Fprintf(b, "  %s:\n", label)
+		for line := range strings.Lines(text) {
+			fmt.Fprintf(b, "    %s", line)
+		}
+		if !strings.HasSuffix(text, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	t := s.Task
+	switch t.Type {
+	case "exec":
+		show("argv", fmt.Sprintf("%q", argv))
+		if _, ok := rendered["stdin"]; ok {
+			show("stdin", rendered["stdin"])
+		}
+		for _, k := range slices.Sorted(maps.Keys(t.Env)) {
+			show("env "+k, rendered["env["+k+"]"])
+		}
+	case "http":
+		show("request", orDefault(t.Method, "GET")+" "+rendered["url"])
+		for _, k := range slices.Sorted(maps.Keys(t.Headers)) {
+			show("header "+k, rendered["headers["+k+"]"])
+		}
+		if _, ok := rendered["body"]; ok {
+			show("body", rendered["body"])
+		}
+	default:
+		if _, ok := rendered["system"]; ok {
+			show("system", rendered["system"])
+		}
+		show("prompt", rendered["prompt"])
+	}
+	return nil
 }
 
 // maxPreview is how much of the first item the dry run shows.

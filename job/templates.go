@@ -92,6 +92,18 @@ type TemplateCheck struct {
 	Templates int
 	Items     int
 	Problems  []TemplateProblem
+	// Literals are the {name}s the templates send as written (see
+	// spec.Placeholder), each with whether it names a field.
+	Literals []Literal
+}
+
+// Literal is a {name} of the task's templates, judged against the items:
+// Field says Name is a field they have (or one every item has: idx, id,
+// feedback, previous_output), which makes it a mistake, an error; another
+// {name} is a warning, since braces can be meant.
+type Literal struct {
+	spec.Placeholder
+	Field bool
 }
 
 var missingKey = lazyregexp.New(`map has no entry for key "([^"]*)"`)
@@ -112,13 +124,15 @@ func CheckTemplates(s *spec.Spec, path string, format input.Format) (*TemplateCh
 	defer r.Close()
 	c := &TemplateCheck{Path: path, Templates: len(tmpls)}
 	byKey := map[string]int{} // template + field or error → index in Problems
+	fields := map[string]bool{}
 	var sb strings.Builder
 	for c.Items < TemplateSample {
 		item, err := r.Next()
 		var le *input.LineError
+		if errors.Is(err, io.EOF) {
+			break
+		}
 		switch {
-		case errors.Is(err, io.EOF):
-			return c, nil
 		case errors.As(err, &le) && le.Idx >= 0:
 			continue
 		case err != nil:
@@ -126,6 +140,9 @@ func CheckTemplates(s *spec.Spec, path string, format input.Format) (*TemplateCh
 		}
 		c.Items++
 		data := task.TemplateData(item)
+		for k := range data {
+			fields[k] = true
+		}
 		for _, nt := range tmpls {
 			_, err := nt.t.Execute(&sb, data)
 			if err == nil {
@@ -152,22 +169,55 @@ func CheckTemplates(s *spec.Spec, path string, format input.Format) (*TemplateCh
 			c.Problems = append(c.Problems, p)
 		}
 	}
+	for _, p := range s.Placeholders() {
+		c.Literals = append(c.Literals, Literal{Placeholder: p, Field: fields[p.Name]})
+	}
 	return c, nil
 }
 
+// WriteLiteralWarnings writes, one a line, the warnings for the {name}s
+// of the spec's templates when no input can be read to tell a field from
+// braces meant literally: what `tenax validate` shows without an input.
+func WriteLiteralWarnings(w io.Writer, s *spec.Spec) error {
+	var b strings.Builder
+	for _, p := range s.Placeholders() {
+		fmt.Fprintf(&b, "%s\n", p.Problem(false))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// fieldLiterals counts the literals that name a field.
+func (c *TemplateCheck) fieldLiterals() int {
+	n := 0
+	for _, l := range c.Literals {
+		if l.Field {
+			n++
+		}
+	}
+	return n
+}
+
 // WriteText writes the check as the dry run and validate show it: one line
-// when every template renders, else one paragraph per problem.
+// when every template renders, else one paragraph per problem; then one
+// line per {name} the templates send as written.
 func (c *TemplateCheck) WriteText(w io.Writer) error {
 	var b strings.Builder
 	base := filepath.Base(c.Path)
 	if len(c.Problems) == 0 {
-		fmt.Fprintf(&b, "templates: %s rendered for the first %s of %s: OK\n",
-			count(c.Templates, "template", "templates"), count(c.Items, "item", "items"), base)
-		_, err := io.WriteString(w, b.String())
-		return err
+		result := "OK"
+		switch n := c.fieldLiterals(); {
+		case n == 1:
+			result = "FAILED (a {name} in single braces names a field of the items, and goes out as written)"
+		case n > 1:
+			result = fmt.Sprintf("FAILED (%d {name}s in single braces name fields of the items, and go out as written)", n)
+		}
+		fmt.Fprintf(&b, "templates: %s rendered for the first %s of %s: %s\n",
+			count(c.Templates, "template", "templates"), count(c.Items, "item", "items"), base, result)
+	} else {
+		fmt.Fprintf(&b, "templates: FAILED for the first %s of %s (%s):\n",
+			count(c.Items, "item", "items"), base, count(len(c.Problems), "problem", "problems"))
 	}
-	fmt.Fprintf(&b, "templates: FAILED for the first %s of %s (%s):\n",
-		count(c.Items, "item", "items"), base, count(len(c.Problems), "problem", "problems"))
 	for _, p := range c.Problems {
 		if p.Field != "" {
 			fmt.Fprintf(&b, "  %s:%d (item #%d): %s uses {{.%s}}, but the item has no field %q", base, p.Line, p.Idx, p.Template, p.Field, p.Field)
@@ -182,22 +232,32 @@ func (c *TemplateCheck) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "    the same for %s more\n", count(p.Count-1, "item", "items"))
 		}
 	}
+	for _, l := range c.Literals {
+		fmt.Fprintf(&b, "  %s\n", l.Problem(l.Field))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // Err is the check as an error (a usage error: exit 2), nil when every
-// template renders.
+// template renders and no {name} names a field. A {name} that names none
+// is a warning only: it does not make the check fail.
 func (c *TemplateCheck) Err() error {
-	if len(c.Problems) == 0 {
-		return nil
+	if len(c.Problems) > 0 {
+		p := c.Problems[0]
+		what := p.Err
+		if p.Field != "" {
+			what = fmt.Sprintf("%s uses {{.%s}}, which item #%d lacks", p.Template, p.Field, p.Idx)
+		}
+		return usage(fmt.Errorf("the task's templates do not render for the input (%s:%d: %s); the run would fail those items", filepath.Base(c.Path), p.Line, what))
 	}
-	p := c.Problems[0]
-	what := p.Err
-	if p.Field != "" {
-		what = fmt.Sprintf("%s uses {{.%s}}, which item #%d lacks", p.Template, p.Field, p.Idx)
+	for _, l := range c.Literals {
+		if l.Field {
+			return usage(fmt.Errorf("the task's templates send {%s} as written to every item, though the items have a field %q (%s:%d:%d): write {{.%s}}",
+				l.Name, l.Name, l.File, l.Line, l.Col, l.Name))
+		}
 	}
-	return usage(fmt.Errorf("the task's templates do not render for the input (%s:%d: %s); the run would fail those items", filepath.Base(c.Path), p.Line, what))
+	return nil
 }
 
 // CheckInputTemplates is what `tenax validate SPEC` adds when it has an

@@ -58,8 +58,14 @@ type decoder struct {
 	// written holds, by path, the text the spec wrote for a value that
 	// ${VAR} expansion changed, for errors to show instead of the value.
 	written map[string]string
-	nodes   int
-	tooBig  bool
+	// src is the spec's text; placeholders the {name}s found in its
+	// templates.
+	src          []byte
+	placeholders []Placeholder
+	// kept are the placeholders of the templates the task's type renders.
+	kept   []Placeholder
+	nodes  int
+	tooBig bool
 	// files says to check the files the spec names (Load does, Parse
 	// does not).
 	files bool
@@ -96,6 +102,7 @@ func (d *decoder) decodeFile(data []byte, target any) {
 	// The YAML library keeps a UTF-8 byte order mark as part of the first
 	// key; Windows editors write one.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	d.src = data
 	tokens, ok := d.tokens(data)
 	if !ok {
 		return
@@ -689,7 +696,11 @@ func (d *decoder) scalar(n ast.Node, path, want string) (string, bool) {
 		d.typeError(n, path, want)
 		return "", false
 	case ast.ScalarNode, *ast.LiteralNode:
-		return d.expand(scalarText(n), n, path)
+		raw := scalarText(n)
+		if templatePath(path) {
+			d.findPlaceholders(n, raw, path)
+		}
+		return d.expand(raw, n, path)
 	}
 	d.typeError(n, path, want)
 	return "", false

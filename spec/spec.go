@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,6 +76,8 @@ type Spec struct {
 	// valuePos and keyPos are where each written value and key is, by
 	// its path, for ErrorAt.
 	valuePos, keyPos map[string]pos
+	// placeholders are the {name}s of the task's templates.
+	placeholders []Placeholder
 }
 
 // Input names the input file. In YAML it is a path string or a mapping.
@@ -506,6 +510,8 @@ func parseSpec(name string, data []byte, dir string, env func(string) (string, b
 	}
 	s.secrets = d.secretValues(always...)
 	s.valuePos, s.keyPos = d.set, d.keyPos
+	s.placeholders = d.kept
+	slices.SortStableFunc(s.placeholders, func(a, b Placeholder) int { return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col)) })
 	return s, nil
 }
 

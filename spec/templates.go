@@ -19,6 +19,11 @@ func (d *decoder) checkTemplates(t *Task) {
 		if src == "" {
 			return
 		}
+		for _, p := range d.placeholders {
+			if p.Template == path {
+				d.kept = append(d.kept, p)
+			}
+		}
 		if _, err := task.ParseTemplate(name, src); err != nil {
 			msg := err.Error()
 			if inner := errors.Unwrap(err); inner != nil {

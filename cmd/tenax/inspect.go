@@ -201,6 +201,12 @@ checks it as a run would and renders every template of the task against its
 first 100 items: a field a template names but the items lack ({{.wrd}}) is
 reported with the item's line, and validate exits 2.
 
+A {name} in single braces (Python's and most prompt tools' placeholder) goes
+out as written: validate reports it at its file:line:col with the {{.name}}
+meant. When the items have a field of that name it is an error (exit 2);
+otherwise, or without an input to look at, a warning (braces can be meant;
+JSON such as {"es": "..."} is never reported).
+
 A fix spec (for tenax fix: a check and a fixer, no task) is checked the same way,
 its workdir and programs included, and printed resolved.`,
 		Args: cobra.ExactArgs(1),
@@ -233,7 +239,9 @@ its workdir and programs included, and printed resolved.`,
 				if path != "" {
 					fmt.Fprintf(g.stderr, "templates: not checked: the input %s does not exist yet\n", path)
 				}
-				return nil
+				// Without items to tell a field from braces meant
+				// literally, every {name} is a warning.
+				return job.WriteLiteralWarnings(g.stderr, s)
 			}
 			check, err := job.CheckInputTemplates(s, path, flag)
 			if err != nil {

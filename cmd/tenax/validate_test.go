@@ -49,3 +49,28 @@ func TestValidatePrintedSecretsInSpecErrorsAndPassedABadBaseURL(t *testing.T) {
 		t.Errorf("validate url.yaml: exit %d, want 2 with the URL redacted\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestValidatePassedABraceTemplateThatWentOutLiterally: `Translate
+// '{text}' to Spanish.` passed validate. With an input whose items have
+// "text" it is an error (exit 2) at its file:line:col; without an input it
+// is a warning, and validate exits 0.
+func TestValidatePassedABraceTemplateThatWentOutLiterally(t *testing.T) {
+	w := newWorkdir(t)
+	w.write("items.jsonl", "{\"text\": \"hello\"}\n", 0o644)
+	w.write("tr.yaml", "task:\n  type: llm\n  provider: mock\n  model: m\n  prompt: Translate '{text}' to Spanish.\n", 0o644)
+	const at = "tr.yaml:5:22: "
+	r := w.tenax("validate", "tr.yaml", "--input", "items.jsonl")
+	if want := at + `task.prompt: {text} is sent as written, braces and all, though the items have a field "text" (did you mean "{{.text}}"?)`; r.code != 2 || !strings.Contains(r.stderr, want) {
+		t.Errorf("validate --input items.jsonl: exit %d, want 2 and\n%s\n%s", r.code, want, r.stderr)
+	}
+	r = w.tenax("validate", "tr.yaml")
+	if want := at + "warning: task.prompt: {text} is sent as written"; r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Errorf("validate without an input: exit %d, want 0 and\n%s\n%s", r.code, want, r.stderr)
+	}
+	w.write("other.jsonl", "{\"word\": \"hello\"}\n", 0o644)
+	w.write("tr2.yaml", "task:\n  type: llm\n  provider: mock\n  model: m\n  prompt: Translate '{{.word}}' to {text}.\n", 0o644)
+	r = w.tenax("validate", "tr2.yaml", "--input", "other.jsonl")
+	if want := "tr2.yaml:5:36: warning: task.prompt: {text} is sent as written"; r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Errorf("validate a {name} the items lack: exit %d, want 0 and\n%s\n%s", r.code, want, r.stderr)
+	}
+}
