@@ -98,7 +98,7 @@ func (d *decoder) oneOf(path, value string, allowed []string) {
 	if value == "" || slices.Contains(allowed, value) {
 		return
 	}
-	d.errorf(d.at(path), suggest(value, allowed), "%s: unknown value %s (want %s)", path, d.shown(path, value), orList(allowed))
+	d.errorf(d.at(path), suggest(value, allowed), "%s: unknown value %s (want %s)", path, d.shown(path, quote(value)), orList(allowed))
 }
 
 // orList writes "a, b or c".

@@ -478,7 +478,7 @@ func (d *decoder) decodeScalar(n ast.Node, v reflect.Value, path string) {
 		case "false", "no", "off":
 			v.SetBool(false)
 		default:
-			d.errorf(posOf(n), "", "%s: expected true or false, got %s", path, d.shown(path, s))
+			d.errorf(posOf(n), "", "%s: expected true or false, got %s", path, d.shown(path, quote(s)))
 		}
 	case reflect.Int, reflect.Int64:
 		s, ok := d.scalar(n, path, "an integer")
@@ -487,11 +487,11 @@ func (d *decoder) decodeScalar(n ast.Node, v reflect.Value, path string) {
 		}
 		i, err := strconv.ParseInt(s, 0, 64)
 		if err != nil {
-			d.errorf(posOf(n), "", "%s: expected an integer, got %s", path, d.shown(path, s))
+			d.errorf(posOf(n), "", "%s: expected an integer, got %s", path, d.shown(path, quote(s)))
 			return
 		}
 		if v.OverflowInt(i) {
-			d.errorf(posOf(n), "", "%s: %s is too large", path, d.shown(path, s))
+			d.errorf(posOf(n), "", "%s: %s is too large", path, d.shown(path, strconv.FormatInt(i, 10)))
 			return
 		}
 		v.SetInt(i)
@@ -502,7 +502,7 @@ func (d *decoder) decodeScalar(n ast.Node, v reflect.Value, path string) {
 		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			d.errorf(posOf(n), "", "%s: expected a number, got %s", path, d.shown(path, s))
+			d.errorf(posOf(n), "", "%s: expected a number, got %s", path, d.shown(path, quote(s)))
 			return
 		}
 		v.SetFloat(f)
@@ -732,15 +732,11 @@ func (d *decoder) duration(n ast.Node, path string) (time.Duration, bool) {
 	}
 	dur, err := parseDuration(s)
 	if err != nil {
-		d.errorf(posOf(n), "", "%s: invalid duration %s (want e.g. \"500ms\", \"2s\", \"1m\", or a number of seconds)", path, d.shown(path, s))
+		d.errorf(posOf(n), "", "%s: invalid duration %s (want e.g. \"500ms\", \"2s\", \"1m\", or a number of seconds)", path, d.shown(path, quote(s)))
 		return 0, false
 	}
 	if dur < 0 {
-		shown := s
-		if _, expanded := d.written[path]; expanded {
-			shown = d.shown(path, s)
-		}
-		d.errorf(posOf(n), "", "%s: must not be negative, got %s", path, shown)
+		d.errorf(posOf(n), "", "%s: must not be negative, got %s", path, d.shown(path, s))
 		return 0, false
 	}
 	return dur, true

@@ -14,14 +14,15 @@ import (
 // (retry.max_attempts: ${API_TOKEN}): the error names the variable instead,
 // and a URL's password and query values are never shown at all.
 
-// shown is value as an error about the value at path shows it: quoted, or,
-// when the value came from ${VAR} expansion, the text the spec wrote
-// ("${API_TOKEN}"), which names the variable and holds no secret of its own.
-func (d *decoder) shown(path, value string) string {
+// shown is what an error about the value at path shows of it: literal, as
+// the caller would show a value the file wrote, or, when the value came
+// from ${VAR} expansion, the text the spec wrote, quoted ("${API_TOKEN}"),
+// which names the variable and holds no secret of its own.
+func (d *decoder) shown(path, literal string) string {
 	if written, ok := d.written[path]; ok {
 		return quote(written)
 	}
-	return quote(value)
+	return literal
 }
 
 // scrubbed returns the errors with every value that came from ${VAR}
