@@ -245,6 +245,11 @@ its workdir and programs included, and printed resolved.`,
 			}
 			check, err := job.CheckInputTemplates(s, path, flag)
 			if err != nil {
+				// The input cannot tell a field from braces meant
+				// literally: each {name} is a warning, beside the error.
+				if werr := job.WriteLiteralWarnings(g.stderr, s); werr != nil {
+					return werr
+				}
 				return err
 			}
 			var b strings.Builder
