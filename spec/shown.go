@@ -103,7 +103,9 @@ func (d *decoder) checkBaseURL(path, raw string) {
 	if _, piece, found := strings.Cut(why, `"`); found {
 		piece, _, _ = strings.Cut(piece, `"`)
 		piece = strings.TrimLeft(piece, ":")
-		for _, part := range urlSecretParts(shown) {
+		// The parts of the value parsed, too: a URL from ${VAR} is shown
+		// as the variable, but the parser saw its value.
+		for _, part := range append(urlSecretParts(shown), urlSecretParts(raw)...) {
 			if part != "" && piece != "" && (strings.Contains(part, piece) || strings.Contains(piece, part)) {
 				why = "it does not parse"
 				break

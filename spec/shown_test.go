@@ -68,8 +68,11 @@ func TestSpecErrorsPrintedTheSecretValueOfAVariable(t *testing.T) {
 // with those redacted.
 func TestUnparseableBaseURLPassedValidateAndPrintedItsPassword(t *testing.T) {
 	env := func(name string) (string, bool) {
-		if name == "GW_URL" {
+		switch name {
+		case "GW_URL":
 			return "https://bob:hunter2-pw@gw.example:80a/v1?key=q-secret-9", true
+		case "GW_SLASH":
+			return "https://bob:hunter2/pw@gw.example/v1", true
 		}
 		return "", false
 	}
@@ -88,6 +91,8 @@ func TestUnparseableBaseURLPassedValidateAndPrintedItsPassword(t *testing.T) {
 			`job.yaml:6:13: task.base_url: "ftp://bob:[redacted]@gw.example/v1" is not an absolute http(s) URL: it needs http:// or https://`},
 		{"no host", "https:///v1",
 			`job.yaml:6:13: task.base_url: "https:///v1" is not an absolute http(s) URL: it names no host`},
+		{"from a variable whose password the parser quotes", "${GW_SLASH}",
+			`job.yaml:6:13: task.base_url: "${GW_SLASH}" is not an absolute http(s) URL: it does not parse`},
 		{"from a variable", "${GW_URL}",
 			`job.yaml:6:13: task.base_url: "${GW_URL}" is not an absolute http(s) URL: invalid port ":80a" after host`},
 	}
@@ -122,13 +127,23 @@ func TestAbsoluteHTTPBaseURLsAreAccepted(t *testing.T) {
 	}
 }
 
-// TestRouteAndFixerBaseURLsAreChecked: routes[i].base_url and
-// fixer.base_url pass the same check as task.base_url.
-func TestRouteAndFixerBaseURLsAreChecked(t *testing.T) {
+// TestRouteBaseURLsAreChecked: routes[i].base_url passes the same check as
+// task.base_url.
+func TestRouteBaseURLsAreChecked(t *testing.T) {
 	src := llmTask + "  model: m\nroutes:\n  - {name: a, provider: mock, model: m}\n  - {name: b, provider: mock, model: m, base_url: \"https://x:pw-123456@h:bad/v1\"}\n"
 	_, err := Parse("job.yaml", []byte(src), "/specs", nil)
 	want := `routes[1].base_url: "https://x:[redacted]@h:bad/v1" is not an absolute http(s) URL`
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "pw-123456") {
 		t.Errorf("routes: %v\nwant a line with %s", err, want)
+	}
+}
+
+// TestFixerBaseURLIsChecked: fixer.base_url passes the same check.
+func TestFixerBaseURLIsChecked(t *testing.T) {
+	src := "check: {argv: [x]}\nfixer: {type: llm, provider: openai, model: m, base_url: 'https://x:pw-123456@h:bad/v1'}\n"
+	_, err := ParseFix("fix.yaml", []byte(src), "/specs", nil)
+	want := `fixer.base_url: "https://x:[redacted]@h:bad/v1" is not an absolute http(s) URL`
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "pw-123456") {
+		t.Errorf("ParseFix: %v\nwant a line with %s", err, want)
 	}
 }
