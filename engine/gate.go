@@ -541,13 +541,20 @@ func (g *gate) release(p breaker.Permit) {
 	}
 }
 
-// abandon undoes what a ticket took before the call was made.
+// abandon undoes what a ticket took before the call was made: the
+// budget's hold, the slot, the call counted as executing (a route's gate
+// that refuses the call after the run's gate let it through) and the
+// cooldown's permit. The run breaker's permit is the caller's to release.
 func (g *gate) abandon(t *ticket) {
 	g.settle(t)
+	g.conc.ended(t.call, outcomeNeutral, 0)
+	t.call = callStart{}
 	if t.slot {
 		g.conc.release()
 		t.slot = false
 	}
+	g.release(t.cool)
+	t.cool = breaker.Permit{}
 }
 
 // reserve checks the budget before a call, counting the calls already under

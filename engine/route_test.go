@@ -532,3 +532,51 @@ func TestRetriesSpentAsTheLastRouteOpensLeaveTheItemToTheOperator(t *testing.T) 
 		}
 	})
 }
+
+// TestRefusedCallsGiveTheirInFlightCountBack: route a's breaker opens at
+// its first failure and refuses the calls of the items that chose it
+// before it opened; each refused call was counted in flight by the run's
+// gate and must be given back. The count once stayed up by one a refusal
+// (`in flight 16/8` on the progress line, the gauge above the limit after
+// the run).
+func TestRefusedCallsGiveTheirInFlightCountBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &routeTask{fn: always(func() (task.Result, error) {
+			time.Sleep(10 * time.Millisecond)
+			return task.Result{}, err503
+		})}
+		b := &routeTask{fn: always(func() (task.Result, error) {
+			time.Sleep(10 * time.Millisecond)
+			return ok("from b")
+		})}
+		var peak atomic.Int64
+		var e *engine.Engine
+		cfg := engine.Config{Concurrency: 8, Retry: fastRetry, OnTrip: engine.TripAbort,
+			Breaker:   breaker.Settings{Threshold: 1, ResetTimeout: 15 * time.Millisecond},
+			Routes:    []engine.Route{{Name: "a", Task: a, Weight: 1}, {Name: "b", Task: b, Weight: 1}},
+			Routing:   engine.RoutingWeighted,
+			Fallbacks: engine.Fallbacks{Outage: true},
+			OnEvent: func(ev engine.Event) {
+				if ev.Kind == engine.ItemCalled {
+					if n := int64(e.Stats().InFlight); n > peak.Load() {
+						peak.Store(n)
+					}
+				}
+			}}
+		job := newMemJob()
+		e = engine.New(cfg, task.Func(func(context.Context, task.Item) (task.Result, error) { return ok("unused") }), job)
+		sum, err := e.Run(context.Background(), items(300))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Succeeded != 300 {
+			t.Fatalf("%d of 300 succeeded (stop %v: %s); want all, on b", sum.Succeeded, sum.Stop, sum.StopDetail)
+		}
+		if got := e.Stats().InFlight; got != 0 {
+			t.Errorf("in flight %d after the run; want 0: refused calls kept their count", got)
+		}
+		if p := peak.Load(); p > 8 {
+			t.Errorf("in flight reached %d with concurrency 8", p)
+		}
+	})
+}
