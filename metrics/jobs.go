@@ -206,6 +206,11 @@ func (j *Job) call(ev engine.Event) {
 		return
 	}
 	r, class := hot.route, ev.Decision.Class.String()
+	if ev.Decision.Class == classify.Unknown {
+		// An answer that was recorded: docs/metrics.md's class "none",
+		// on a routed job's series as on the others.
+		class = "none"
+	}
 	if on, ok := r.ByName[ev.Route]; ok {
 		r = on
 	}

@@ -211,3 +211,40 @@ type status int
 
 func (s status) Error() string   { return "HTTP status" }
 func (s status) HTTPStatus() int { return int(s) }
+
+// TestAnsweredCallsOfARoutedJobAreClassNone: a routed job's answered call
+// is labelled class "none", as docs/metrics.md says and an unrouted job's
+// is; it was "unknown", so a dashboard built from the docs showed no
+// latency for routed jobs.
+func TestAnsweredCallsOfARoutedJobAreClassNone(t *testing.T) {
+	s := &spec.Spec{
+		Task:   spec.Task{Type: "llm", Provider: "openai", Model: "gpt-4o-mini"},
+		Routes: []spec.Route{{Name: "a", Provider: "openai", Model: "gpt-4o-mini"}, {Name: "b", Provider: "anthropic", Model: "claude-haiku-4-5"}},
+	}
+	reg := prometheus.NewRegistry()
+	j := metrics.NewJobs(reg).Add("j", metrics.RouteOf(s), nil)
+	j.Observe(engine.Event{Kind: engine.CallEnded, Route: "b", Elapsed: 2 * time.Second})
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range fams {
+		if f.GetName() != "tenax_call_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "class" {
+					found = true
+					if l.GetValue() != "none" {
+						t.Errorf("an answered call on route b has class %q, want none", l.GetValue())
+					}
+				}
+			}
+		}
+	}
+	if !found {
+		t.Error("no tenax_call_duration_seconds series for the answered call")
+	}
+}
