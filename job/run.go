@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -926,6 +927,42 @@ func checkRetryRoutes(ctx context.Context, j store.Job, s *spec.Spec, names []st
 		}
 	}
 	return nil
+}
+
+// CheckExportRoute refuses a route name that no route of the job has:
+// neither one its manifest's spec names nor one a record names. A typo in
+// `export --route` would export nothing and exit 0.
+func CheckExportRoute(ctx context.Context, j store.Job, name string) error {
+	var sp struct {
+		Routes []struct {
+			Name string `json:"name"`
+		} `json:"routes"`
+	}
+	if raw := j.Manifest().Spec; len(raw) > 0 {
+		// A spec the manifest cannot give back names no route; the
+		// records still may.
+		_ = json.Unmarshal(raw, &sp)
+	}
+	for _, r := range sp.Routes {
+		if r.Name == name {
+			return nil
+		}
+	}
+	errFound := errors.New("found")
+	err := j.Scan(ctx, func(r store.Record) error {
+		if r.Route == name {
+			return errFound
+		}
+		return nil
+	})
+	if errors.Is(err, errFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the records: %w", err)
+	}
+	id := j.Manifest().ID
+	return usage(fmt.Errorf("--route %q names no route of job %s: `tenax status %s` lists its routes", name, id, id))
 }
 
 // DefaultHome is where jobs live when neither --home nor TENAX_HOME says

@@ -167,6 +167,11 @@ func newExportCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer j.Close()
+			if route != "" {
+				if err := job.CheckExportRoute(ctx, j, route); err != nil {
+					return err
+				}
+			}
 			filter := func(r store.Record) bool {
 				return (!failed || r.Failed()) && (route == "" || r.Route == route)
 			}

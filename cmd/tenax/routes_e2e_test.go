@@ -76,6 +76,11 @@ func TestRoutesExampleFailsOverWithoutAsking(t *testing.T) {
 	if ex := w.tenax("export", jobID(t, r), "--route", "b"); ex.code != 0 || strings.Count(ex.stdout, "\n") != 500 {
 		t.Errorf("export --route b: exit %d, %d lines; want b's 500 records", ex.code, strings.Count(ex.stdout, "\n"))
 	}
+	// A name no route has is refused, as resume --route refuses it; it
+	// exported nothing and exited 0.
+	if ex := w.tenax("export", jobID(t, r), "--route", "NOSUCH"); ex.code != 2 || !strings.Contains(ex.stderr, `--route "NOSUCH" names no route`) {
+		t.Errorf("export --route NOSUCH: exit %d, %q; want exit 2 naming the route", ex.code, ex.stderr)
+	}
 	st := w.tenax("status", jobID(t, r))
 	if st.code != 0 || !strings.Contains(st.stdout, "b: 500 succeeded") || !strings.Contains(st.stdout, "a: 0 succeeded, 0 failed, left by") {
 		t.Errorf("tenax status: exit %d, want the outcomes by route\n%s%s", st.code, st.stdout, st.stderr)
