@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tenaxhq/tenax/store"
-	"github.com/tenaxhq/tenax/worker"
+	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
 // scrapeTimeout bounds the reads of one scrape of a Stored.
@@ -39,7 +39,18 @@ type Stored struct {
 	Job string
 	// Workers, when set, adds the queues of jobs run by workers and the
 	// workers.
-	Workers *worker.Client
+	Workers Workers
+}
+
+// Workers is what a Stored reads of a workers' database: *worker.Client
+// is one, which cmd/tenax hands it, so that metrics links no River nor
+// pgx.
+type Workers interface {
+	// Workers lists every worker that has run on the database.
+	Workers(ctx context.Context) ([]workertype.Info, error)
+	// Progress reads where a job run by workers stands, or
+	// workertype.ErrNotQueued for a job one process runs.
+	Progress(ctx context.Context, jobID string) (workertype.Progress, error)
 }
 
 // Describe sends the descriptions of the series Collect may send (the
@@ -127,7 +138,7 @@ func (s *Stored) collectJob(ctx context.Context, ch chan<- prometheus.Metric, id
 		return nil
 	}
 	p, err := s.Workers.Progress(ctx, id)
-	if errors.Is(err, worker.ErrNotQueued) {
+	if errors.Is(err, workertype.ErrNotQueued) {
 		return nil // one process runs it
 	}
 	if err != nil {

@@ -4,13 +4,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tenaxhq/tenax/engine"
-	"github.com/tenaxhq/tenax/worker"
+	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
-// Worker is what RegisterWorker reads of a worker (*worker.Worker).
+// Worker is what RegisterWorker reads of a worker: *worker.Worker is one,
+// which cmd/tenax hands it (metrics links no River nor pgx).
 type Worker interface {
 	ID() string
-	Status() worker.Status
+	Status() workertype.Status
 }
 
 // RegisterWorker registers the series of worker w on reg, read from
@@ -41,8 +42,8 @@ func RegisterWorker(reg prometheus.Registerer, w Worker) error {
 
 // ObserveJobs returns the worker.Config.OnJob that counts each job a
 // worker takes up in js.
-func ObserveJobs(js *Jobs) func(worker.JobRun) func(ev engine.Event) {
-	return func(r worker.JobRun) func(engine.Event) {
+func ObserveJobs(js *Jobs) func(workertype.JobRun) func(ev engine.Event) {
+	return func(r workertype.JobRun) func(engine.Event) {
 		return js.Add(r.ID, RouteOf(r.Spec), r.Stats).Observe
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/tracing"
+	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
 // ItemsKind is the River job kind of a group of a job's items, up to
@@ -154,14 +155,7 @@ func idxOfTags(tags []string) (int, bool) {
 const idxSQL = `coalesce((SELECT substr(t, 5)::bigint FROM unnest(tags) t WHERE t LIKE 'idx-%' LIMIT 1), (args->>'idx')::bigint)`
 
 // Enqueued says what Enqueue or Requeue inserted.
-type Enqueued struct {
-	JobID string
-	Queue string
-	Round int
-	// Items is how many items were inserted, GroupItems to a River job.
-	Items   int
-	Elapsed time.Duration
-}
+type Enqueued = workertype.Enqueued
 
 // Enqueue makes a job created by job.Create runnable by workers: it keeps
 // the spec source for them and inserts every item of the job (the input's
@@ -372,17 +366,10 @@ func (g *grouper) closeGroup() {
 }
 
 // RequeueOptions are what `tenax resume` takes for a job run by workers.
-type RequeueOptions struct {
-	// RetryFailures enqueues the items whose latest record failed too, in
-	// a new round.
-	RetryFailures bool
-	// Force enqueues even though the input changed since the job was
-	// created.
-	Force bool
-}
+type RequeueOptions = workertype.RequeueOptions
 
 // ErrNotQueued is returned for a job that was not enqueued for workers.
-var ErrNotQueued = errors.New("the job was not enqueued for workers")
+var ErrNotQueued = workertype.ErrNotQueued
 
 // refreshSpec stores the job's spec file as it is now, when it is readable
 // here and changed since it was stored, so that a resume runs the spec as

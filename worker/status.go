@@ -1,35 +1,39 @@
 package worker
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
-// Info is one worker process as tenax_workers knows it.
-type Info struct {
-	ID          string
-	Host        string
-	PID         int
-	Jobs        []string
-	Concurrency int
-	InFlight    int
-	Finished    int64
-	Started     time.Time
-	Heartbeat   time.Time
-	// Stopped is set once the worker stopped cleanly.
-	Stopped *time.Time
-	// Lost is set for a worker that did not stop and whose heartbeat is
-	// older than its rescue-after (killed, its machine gone): River
-	// rescues its items, which go back to the queue, so InFlight is 0.
-	Lost bool
-}
+// The values a workers' database reports and takes live in workertype,
+// so that a console reads them without linking River or pgx; these are
+// worker's names for them.
+type (
+	// Info is one worker process as tenax_workers knows it.
+	Info = workertype.Info
+	// Progress is where a job run by workers stands.
+	Progress = workertype.Progress
+	// CheckIns is where a job's check-ins stand while a terminal holds
+	// them.
+	CheckIns = workertype.CheckIns
+	// Spend is a job's shared budget account.
+	Spend = workertype.Spend
+	// BreakerState is a job's shared circuit breaker as an operator sees
+	// it.
+	BreakerState = workertype.BreakerState
+	// Decision is the operator's answer to a job's open shared breaker.
+	Decision = workertype.Decision
+	// AnsweredError is returned by Decide when the breaker's trip was
+	// answered already: the first answer wins.
+	AnsweredError = workertype.AnsweredError
+)
 
 // workerAlive is the one rule that judges a worker of tenax_workers w
 // alive, in SQL: it has not stopped, and it beat within its own
@@ -65,75 +69,6 @@ func (c *Client) Workers(ctx context.Context) ([]Info, error) {
 	return list, nil
 }
 
-// Progress is where a job run by workers stands, from its River jobs:
-// each count is of items, a River job counting the items of its group.
-type Progress struct {
-	// Finished counts the items with their final record this round: those
-	// of the River jobs completed, and those already recorded in a group
-	// still under way or to be run again.
-	Finished int
-	// Waiting, Running and Retrying count the items still to record, by
-	// the state of their River job.
-	Waiting, Running, Retrying int
-	// Discarded counts the items without a record of River jobs River
-	// gave up on (MaxAttempts crashed executions) or cancelled (inputs
-	// missing): they are pending until `tenax resume`.
-	Discarded int
-	// Paused is set while the job's queue is paused (the shared breaker).
-	Paused bool
-	// Breaker is the job's shared breaker.
-	Breaker BreakerState
-	// Budget is what the job's workers spent of its budget; nil when the
-	// job has none.
-	Budget *Spend
-	// CheckIns is set while a terminal holds the job's check-ins (an
-	// attached tenax run of a spec with checkin_every).
-	CheckIns *CheckIns
-}
-
-// CheckIns is where a job's check-ins stand while a terminal holds them.
-type CheckIns struct {
-	// Every is the spec's checkin_every.
-	Every int64
-	// Done counts the items recorded since the terminal began attending;
-	// the next check-in comes when it reaches Next.
-	Done, Next int64
-	// Due is set from the Nth item until the terminal's answer: the
-	// job's queue is paused meanwhile.
-	Due bool
-}
-
-// Spend is a job's shared budget account: what its workers' calls spent
-// since the job was created or last resumed, and what calls under way hold.
-type Spend struct {
-	Tokens  int64
-	CostUSD float64
-	// Held is the estimated tokens of the calls under way on every worker.
-	Held int64
-	// Reached says why the budget stopped the job, "" while it has not.
-	Reached string
-}
-
-// BreakerState is a job's shared circuit breaker as an operator sees it.
-type BreakerState struct {
-	Open bool
-	// Action is the spec's on_trip: abort, wait or prompt.
-	Action    string
-	Reason    string
-	LastError string
-	// Owner is the worker whose breaker tripped.
-	Owner    string
-	Decision string
-	// DecidedBy is who gave Decision.
-	DecidedBy string
-	Trips     int
-	// Summary and Failures are the question of a prompt trip as the
-	// worker that tripped rendered it (the terminal prompt's), empty until
-	// it wrote them.
-	Summary  string
-	Failures []string
-}
-
 // Progress reads a job's progress.
 func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
 	var p Progress
@@ -162,7 +97,7 @@ func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
 		tried []triedGroup
 	)
 	_, err = pgx.ForEachRow(rows, []any{&state, &n, &sets}, func() error {
-		*p.count(state) += n
+		*countOf(&p, state) += n
 		for _, s := range sets {
 			tried = append(tried, triedGroup{state: state, set: s})
 		}
@@ -210,9 +145,9 @@ func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
 	return p, nil
 }
 
-// count is the field of p that counts the items of River jobs in state;
-// a state River adds later counts nowhere.
-func (p *Progress) count(state string) *int {
+// countOf is the field of p that counts the items of River jobs in
+// state; a state River adds later counts nowhere.
+func countOf(p *Progress, state string) *int {
 	switch state {
 	case "completed":
 		return &p.Finished
@@ -257,7 +192,7 @@ func (c *Client) countRecorded(ctx context.Context, jobID string, tried []triedG
 		if err != nil {
 			continue // counted by its state; the worker that runs it reports the damage
 		}
-		groups = append(groups, group{p.count(t.state), round, idxs})
+		groups = append(groups, group{countOf(p, t.state), round, idxs})
 		asked[round] = append(asked[round], idxs...)
 	}
 	recorded := map[[2]int]bool{} // (round, idx)
@@ -282,36 +217,20 @@ func (c *Client) countRecorded(ctx context.Context, jobID string, tried []triedG
 	return nil
 }
 
-// Decision is the operator's answer to a job's open shared breaker.
-type Decision string
-
 // Decisions.
 const (
-	Continue Decision = "continue"
-	Abort    Decision = "abort"
+	Continue = workertype.Continue
+	Abort    = workertype.Abort
 )
 
 // ErrBreakerClosed is returned by Decide for a job whose breaker is not
 // open.
-var ErrBreakerClosed = errors.New("the job's circuit breaker is not open")
+var ErrBreakerClosed = workertype.ErrBreakerClosed
 
 // ErrTripSettled is returned by DecideTrip when the trip it answers was
 // settled (answered, or closed by its probes) and the breaker tripped
 // again since: an answer to one question never answers the next.
-var ErrTripSettled = errors.New("that trip of the circuit breaker was settled already, and it tripped again since")
-
-// AnsweredError is returned by Decide when the breaker's trip was
-// answered already: the first answer wins.
-type AnsweredError struct {
-	JobID    string
-	Decision Decision
-	// By is who answered, as the answer's Decide was told.
-	By string
-}
-
-func (e *AnsweredError) Error() string {
-	return fmt.Sprintf("the circuit breaker of job %s was answered already: %s, by %s", e.JobID, e.Decision, cmp.Or(e.By, "someone"))
-}
+var ErrTripSettled = workertype.ErrTripSettled
 
 // Decide answers a job's open shared breaker, as by (who answers, as
 // others are told: "tenax breaker on host (pid 12)"). Continue lets the

@@ -20,9 +20,9 @@ import (
 
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/job"
-	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/task"
 	"github.com/tenaxhq/tenax/tracing"
+	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
 // Defaults of Config.
@@ -88,12 +88,7 @@ type Config struct {
 }
 
 // JobRun is a job as a worker runs it: what Config.OnJob is told.
-type JobRun struct {
-	ID   string
-	Spec *spec.Spec
-	// Stats reads the counters of the job's engine on this worker.
-	Stats func() engine.Stats
-}
+type JobRun = workertype.JobRun
 
 // Worker runs the items of jobs as a River client: each item's River job
 // hands the item to the job's engine, which runs tenax's whole per-item
@@ -162,16 +157,7 @@ func (w *Worker) ID() string { return w.id }
 func (w *Worker) Finished() int64 { return w.finished.Load() }
 
 // Status is what a worker is doing, for a report of its progress.
-type Status struct {
-	// Jobs are the jobs it has taken up, sorted.
-	Jobs []string
-	// InFlight counts its items in the engine (their calls under way or
-	// waiting to be made), over all its jobs; not the items River fetched
-	// ahead or whose records wait for their group's commit.
-	InFlight int
-	// Finished counts the items it recorded since it started.
-	Finished int64
-}
+type Status = workertype.Status
 
 // Status returns what the worker is doing now.
 func (w *Worker) Status() Status {
