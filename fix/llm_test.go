@@ -7,6 +7,7 @@ import (
 
 	"github.com/tenaxhq/tenax/fix"
 	"github.com/tenaxhq/tenax/heal"
+	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/spec"
 )
 
@@ -27,7 +28,7 @@ func llmSpec(t *testing.T, r *repo, answers ...string) fix.Config {
 	if err != nil {
 		t.Fatalf("spec:\n%s\n%v", b.String(), err)
 	}
-	cfg, err := fix.FromSpec(s, fix.Options{Home: r.home})
+	cfg, err := fix.FromSpec(s, fix.Options{Home: r.home, NewModel: job.FixModel})
 	if err != nil {
 		t.Fatal(err)
 	}

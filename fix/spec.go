@@ -1,6 +1,7 @@
 package fix
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,10 +9,8 @@ import (
 	"strings"
 
 	"github.com/tenaxhq/tenax/heal"
-	"github.com/tenaxhq/tenax/mock"
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/task"
-	"github.com/tenaxhq/tenax/task/llm"
 )
 
 // Options are what the command line adds to a fix spec.
@@ -35,6 +34,12 @@ type Options struct {
 	// Item, when set, is the item of a per-item run (--item): the spec's
 	// templates are rendered over its fields.
 	Item *task.Item
+	// NewModel builds the model of a fixer of type llm from the spec's
+	// fixer section, its templates "{{.system}}" and "{{.prompt}}"
+	// (LLMFixer renders both); nil refuses type llm. cmd/tenax gives
+	// job.FixModel: an llm.Task, whose SDKs fix does not link, so that
+	// the page that shows fix runs links none either.
+	NewModel func(f spec.Fixer) (Model, error)
 }
 
 // FromSpec builds a run's Config from a loaded fix spec.
@@ -60,15 +65,10 @@ func FromSpec(s *spec.Fix, o Options) (Config, error) {
 	case "exec":
 		cfg.Fixer = ExecFixer{Argv: s.Fixer.Argv, Env: s.Fixer.Env, Timeout: s.Fixer.Timeout}
 	case "llm":
-		lc := llm.Config{
-			Provider: s.Fixer.Provider, BaseURL: s.Fixer.BaseURL, APIKey: s.Fixer.APIKey, Model: s.Fixer.Model,
-			System: "{{.system}}", Prompt: "{{.prompt}}", MaxTokens: s.Fixer.MaxTokens,
-			Temperature: s.Fixer.Temperature, Timeout: s.Fixer.Timeout,
+		if o.NewModel == nil {
+			return Config{}, errors.New("fixer: type llm needs a model, and this program builds none (fix.Options.NewModel)")
 		}
-		if s.Fixer.Provider == llm.ProviderMock && s.Fixer.BaseURL == "" {
-			lc.HTTPClient = mock.New(mock.Config{Answers: s.Fixer.Mock.Answers}).Client()
-		}
-		model, err := llm.New(lc)
+		model, err := o.NewModel(s.Fixer)
 		if err != nil {
 			return Config{}, fmt.Errorf("fixer: %w", err)
 		}

@@ -573,7 +573,7 @@ func TestAReAskServedFromTheCacheIsACacheHit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	r, err := report.BuildReport(t.Context(), j)
+	r, err := report.BuildReport(t.Context(), j, job.BatchWaves)
 	if err != nil {
 		t.Fatal(err)
 	}

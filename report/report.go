@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tenaxhq/tenax/batch"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/store"
@@ -47,8 +46,9 @@ type Report struct {
 	Busy        time.Duration
 	First, Last time.Time
 	Began       time.Time
-	// Waves are the job's provider batch waves; nil for an online job.
-	Waves []batch.WaveReport
+	// Waves are the job's provider batch waves; nil for an online job
+	// (or when BuildReport was given no WaveReader).
+	Waves []Wave
 	// Routes are the outcomes by route (docs/routes.md), the route that
 	// produced most records first; nil for a job without routes.
 	Routes []RouteReport
@@ -102,16 +102,15 @@ type ErrorGroup struct {
 }
 
 // Job is what BuildReport reads of a job: its manifest and its latest
-// records. A store.Job is one; a job that also offers Dir() string (a
-// JSONL job) or notes (store.NoteKeeper, store.Notes) has its batch waves
-// read too.
+// records. A store.Job is one.
 type Job interface {
 	Manifest() store.Manifest
 	Scan(ctx context.Context, fn func(store.Record) error) error
 }
 
-// BuildReport reads the job's latest records once, holding one at a time.
-func BuildReport(ctx context.Context, j Job) (*Report, error) {
+// BuildReport reads the job's latest records once, holding one at a time,
+// and its batch waves through waves; nil reads none.
+func BuildReport(ctx context.Context, j Job, waves WaveReader) (*Report, error) {
 	m := j.Manifest()
 	r := &Report{Manifest: m, ByClass: map[classify.Class]int{}, Attempts: map[int]int{}}
 	groups := map[string]*ErrorGroup{}
@@ -172,8 +171,10 @@ func BuildReport(ctx context.Context, j Job) (*Report, error) {
 	slices.SortFunc(r.Routes, func(a, b RouteReport) int {
 		return cmp.Or(cmp.Compare(b.Succeeded+b.Failed, a.Succeeded+a.Failed), cmp.Compare(a.Name, b.Name))
 	})
-	if r.Waves, err = batchWaves(ctx, j); err != nil {
-		return nil, err
+	if waves != nil {
+		if r.Waves, err = waves(ctx, j); err != nil {
+			return nil, err
+		}
 	}
 	hints := specHints(m.Spec)
 	for _, g := range groups {

@@ -35,7 +35,7 @@ func TestReportGroupsFailuresByFingerprintWithHints(t *testing.T) {
 	if err := j.Append(ctx, recs...); err != nil {
 		t.Fatal(err)
 	}
-	r, err := BuildReport(ctx, j)
+	r, err := BuildReport(ctx, j, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestStatusRateCountsFromTheRunsStart(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r, err := BuildReport(ctx, j)
+			r, err := BuildReport(ctx, j, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

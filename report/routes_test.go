@@ -36,7 +36,7 @@ func TestReportGroupsOutcomesByRoute(t *testing.T) {
 	if err := j.Append(ctx, recs...); err != nil {
 		t.Fatal(err)
 	}
-	r, err := BuildReport(ctx, j)
+	r, err := BuildReport(ctx, j, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

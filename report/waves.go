@@ -3,44 +3,49 @@ package report
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
-
-	"github.com/tenaxhq/tenax/batch"
-	"github.com/tenaxhq/tenax/store"
 )
 
-// batchWaves reads the job's batch ledger, if it has one: a file in its
-// directory, or notes in its store.
-func batchWaves(ctx context.Context, j Job) ([]batch.WaveReport, error) {
-	var (
-		entries []batch.Entry
-		err     error
-	)
-	if d, ok := j.(interface{ Dir() string }); ok {
-		entries, err = batch.ReadLedgerFile(filepath.Join(d.Dir(), batch.LedgerFile))
-	} else if notes, ok := ledgerNotes(j); ok {
-		entries, err = batch.NewNoteLedger(notes).Entries(ctx)
-	}
-	if err != nil || len(entries) == 0 {
-		return nil, err
-	}
-	return batch.Report(entries), nil
+// Wave is one provider batch wave of a job, as its batch ledger tells it.
+type Wave struct {
+	Wave int
+	// Fresh says the wave took every pending item; Items counts the
+	// items it carried from the wave before otherwise.
+	Fresh bool
+	Items int
+	// Batches are the batch ids submitted for the wave; Requests their
+	// requests; Collected how many of the batches were read.
+	Batches   []string
+	Requests  int
+	Collected int
+	// Counts sums the collected batches' final request counts.
+	Counts WaveCounts
+	// Online counts the items finished online (the online tail).
+	Online int
+	// Closed says the wave is over; CostUSD and FullCostUSD are then what
+	// its answers cost and would have cost online.
+	Closed               bool
+	CostUSD, FullCostUSD float64
 }
 
-// ledgerNotes finds the notes of a job that keeps them: through the
-// wrappers store.Notes looks through when j is a whole store.Job.
-func ledgerNotes(j Job) (store.NoteKeeper, bool) {
-	if sj, ok := j.(store.Job); ok {
-		return store.Notes(sj)
-	}
-	n, ok := j.(store.NoteKeeper)
-	return n, ok
+// WaveCounts are a wave's requests by how they ended at the provider.
+type WaveCounts struct {
+	Total, Succeeded, Errored, Expired, Canceled int
 }
+
+// Saved is what the wave saved against online calls.
+func (w Wave) Saved() float64 { return w.FullCostUSD - w.CostUSD }
+
+// WaveReader reads the provider batch waves of a job, oldest first: none
+// for a job that never ran in batch mode. The batch package keeps the
+// ledger they are read from and links the providers' SDKs; report
+// declares only what it reads, so that a status report links neither,
+// and cmd/tenax hands BuildReport job.BatchWaves.
+type WaveReader func(ctx context.Context, j Job) ([]Wave, error)
 
 // writeWaves renders the batch waves of a status report: each wave's
 // batches, requests and counts, and what it saved.
-func writeWaves(b *strings.Builder, waves []batch.WaveReport) {
+func writeWaves(b *strings.Builder, waves []Wave) {
 	if len(waves) == 0 {
 		return
 	}

@@ -108,7 +108,7 @@ func BenchmarkJobView(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := report.BuildReport(ctx, r); err != nil {
+			if _, err := report.BuildReport(ctx, r, nil); err != nil {
 				b.Fatal(err)
 			}
 			r.Close()

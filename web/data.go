@@ -133,7 +133,7 @@ func buildView(ctx context.Context, st store.Store, id string) (*jobView, error)
 		rec.Input, rec.Output, rec.TrackedErrors = nil, nil, nil
 		recent = keepLatest(recent, rec, RecentItems)
 	}}
-	rep, err := report.BuildReport(ctx, tee)
+	rep, err := report.BuildReport(ctx, tee, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -169,9 +169,8 @@ func keepLatest(recs []store.Record, rec store.Record, n int) []store.Record {
 }
 
 // teeJob shows every record report.BuildReport scans to fn as well, so that
-// one pass over the records gives both. It offers only what BuildReport
-// reads (report.Job), so the report holds no batch waves: the page shows
-// none.
+// one pass over the records gives both. The page shows no batch waves:
+// BuildReport is given no report.WaveReader.
 type teeJob struct {
 	report.Job
 	fn func(store.Record)

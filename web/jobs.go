@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/report"
 	"github.com/tenaxhq/tenax/store"
 )
 
@@ -52,7 +52,7 @@ func (s *Server) jobsData(ctx context.Context) (*jobsData, error) {
 	for i, m := range jobs {
 		row := jobRow{Manifest: m, State: m.State}
 		if i < countedJobs {
-			row.State, _ = job.CurrentState(ctx, s.cfg.Store, m, "")
+			row.State, _ = report.CurrentState(ctx, s.cfg.Store, m, "")
 			row.Counted = true
 			if err := countJob(ctx, s.cfg.Store, &row); err != nil {
 				row.CountErr = err.Error()

@@ -2,13 +2,13 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/tenaxhq/tenax/batch"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/metrics"
@@ -175,8 +175,10 @@ func (m *Monitor) Stats() engine.Stats {
 // ObserveBatch records where a batch mode run's wave stands (its batches'
 // request counts, time left before their window closes): what the page
 // shows while the requests run at the provider, when no engine event
-// comes. It is job.Options.OnBatchProgress.
-func (m *Monitor) ObserveBatch(p batch.Progress) {
+// comes. p is a batch.Progress, from job.Options.OnBatchProgress; the page
+// shows its line, and takes it as a fmt.Stringer so that it links no
+// provider SDK.
+func (m *Monitor) ObserveBatch(p fmt.Stringer) {
 	m.mu.Lock()
 	m.batch = p.String()
 	m.mu.Unlock()

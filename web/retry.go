@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/classify"
-	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/report"
 	"github.com/tenaxhq/tenax/store"
-	"github.com/tenaxhq/tenax/worker"
+	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
 // Retry is which failures a re-run from the page takes: those of these
@@ -212,7 +212,7 @@ func (s *Server) retryAbility(ctx context.Context, id string) retryAbility {
 	if err != nil || v == nil || v.Report == nil {
 		return retryAbility{Why: "the job cannot be read"}
 	}
-	if st, _ := job.CurrentState(ctx, s.cfg.Store, v.Report.Manifest, ""); st == store.StateRunning {
+	if st, _ := report.CurrentState(ctx, s.cfg.Store, v.Report.Manifest, ""); st == store.StateRunning {
 		return retryAbility{Why: "the job is running"}
 	}
 	return retryAbility{OK: true}
@@ -292,7 +292,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 	if a.Workers {
 		// A new round of the job's River queue: whichever workers serve
 		// it run the items, as after tenax resume --workers 0.
-		e, err := s.cfg.Workers.Requeue(r.Context(), id, worker.RequeueOptions{RetryFailures: true})
+		e, err := s.cfg.Workers.Requeue(r.Context(), id, workertype.RequeueOptions{RetryFailures: true})
 		s.retries.end(run, fmt.Sprintf("%d items enqueued again (round %d) for the job's workers", e.Items, e.Round), err)
 		s.reports.forget(id)
 		http.Redirect(w, r, "/jobs/"+url.PathEscape(id), http.StatusSeeOther)

@@ -27,7 +27,7 @@ import (
 
 	"github.com/tenaxhq/tenax/metrics"
 	"github.com/tenaxhq/tenax/store"
-	"github.com/tenaxhq/tenax/worker"
+	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
 //go:embed templates/*.html static/*
@@ -49,7 +49,7 @@ type Config struct {
 	// none: the page of a job that workers run shows its River queue,
 	// shared breaker and budget and the workers running it, and answers
 	// the breaker (Continue / Abort), as `tenax breaker` does.
-	Workers *worker.Client
+	Workers Workers
 	// Operator is who answers from this page, as the workers' logs and a
 	// terminal that attends the job are told (default "the web page").
 	Operator string
@@ -71,6 +71,24 @@ type Config struct {
 	// (retry this group, retry these failures) as tenax resume does; nil
 	// offers no re-run.
 	Resume Resumer
+}
+
+// Workers is what the page reads and answers of a workers' database:
+// *worker.Client is one, which cmd/tenax hands it. The page declares only
+// what it calls, so that it links no River nor pgx.
+type Workers interface {
+	// Progress reads where a job run by workers stands, or
+	// workertype.ErrNotQueued for a job one process runs.
+	Progress(ctx context.Context, jobID string) (workertype.Progress, error)
+	// Workers lists every worker that has run on the database.
+	Workers(ctx context.Context) ([]workertype.Info, error)
+	// DecideTrip answers trip trip of the job's open shared breaker, as
+	// by: the first answer wins (workertype.AnsweredError,
+	// ErrTripSettled, ErrBreakerClosed say why one came too late).
+	DecideTrip(ctx context.Context, jobID string, trip int, d workertype.Decision, by string) error
+	// Requeue enqueues the job's items again, in a new round, as
+	// `tenax resume` does for a job run by workers.
+	Requeue(ctx context.Context, jobID string, opts workertype.RequeueOptions) (workertype.Enqueued, error)
 }
 
 // Server is the live view and /metrics as an http.Handler.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tenaxhq/tenax/worker"
+	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
 // workersData is the section of the page of a job run by workers: where
@@ -16,7 +16,7 @@ import (
 // running it, from the database they share. Nothing of it needs the
 // process that enqueued the job.
 type workersData struct {
-	Progress worker.Progress
+	Progress workertype.Progress
 	Workers  []workerRow
 	// Err says why the workers' tables could not be read.
 	Err string
@@ -24,7 +24,7 @@ type workersData struct {
 
 // workerRow is a worker of the job.
 type workerRow struct {
-	worker.Info
+	workertype.Info
 	// Since is the time since its last heartbeat.
 	Since time.Duration
 }
@@ -36,7 +36,7 @@ func (s *Server) workersOf(ctx context.Context, id string) *workersData {
 		return nil
 	}
 	p, err := s.cfg.Workers.Progress(ctx, id)
-	if errors.Is(err, worker.ErrNotQueued) {
+	if errors.Is(err, workertype.ErrNotQueued) {
 		return nil
 	}
 	d := &workersData{Progress: p}
@@ -70,8 +70,8 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this page does not read a workers' database: start it with tenax ui --store postgres://…", http.StatusConflict)
 		return
 	}
-	d := worker.Decision(r.PostFormValue("decision"))
-	if d != worker.Continue && d != worker.Abort {
+	d := workertype.Decision(r.PostFormValue("decision"))
+	if d != workertype.Continue && d != workertype.Abort {
 		http.Error(w, "answer continue or abort", http.StatusBadRequest)
 		return
 	}
@@ -83,9 +83,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "which trip? (the form has no trip number)", http.StatusBadRequest)
 		return
 	}
-	var answeredErr *worker.AnsweredError
+	var answeredErr *workertype.AnsweredError
 	switch err := s.cfg.Workers.DecideTrip(r.Context(), id, trip, d, s.cfg.Operator); {
-	case errors.Is(err, worker.ErrBreakerClosed), errors.Is(err, worker.ErrTripSettled), errors.As(err, &answeredErr):
+	case errors.Is(err, workertype.ErrBreakerClosed), errors.Is(err, workertype.ErrTripSettled), errors.As(err, &answeredErr):
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	case err != nil:

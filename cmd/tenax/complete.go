@@ -90,7 +90,7 @@ func jobCompletions(ctx context.Context, g *globals) []string {
 	out := []string{job.Latest + "\tthe newest job, " + ms[len(ms)-1].ID}
 	var names []string
 	for _, m := range slices.Backward(ms) {
-		state, _ := job.CurrentState(ctx, st, m, "")
+		state, _ := report.CurrentState(ctx, st, m, "")
 		desc := fmt.Sprintf("%s, %d items", state, m.Items)
 		if m.Name != "" {
 			desc = m.Name + ", " + desc
@@ -147,7 +147,7 @@ func completeFingerprints(g *globals) cobra.CompletionFunc {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		defer j.Close()
-		r, err := report.BuildReport(ctx, j)
+		r, err := report.BuildReport(ctx, j, job.BatchWaves)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -110,7 +110,7 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 	}
 	opts := fix.Options{
 		Home: home, Version: version, Context: text, Skip: f.skip, Only: f.only, Prioritize: f.prioritize,
-		Commit: f.commit, AllowDirty: f.allowDirty,
+		Commit: f.commit, AllowDirty: f.allowDirty, NewModel: job.FixModel,
 	}
 	if f.item != "" {
 		item, err := fix.ParseItem(f.item)

@@ -57,11 +57,11 @@ the shape. tenax status --json | jq .outcomes.succeeded`,
 				return err
 			}
 			defer j.Close()
-			r, err := report.BuildReport(ctx, j)
+			r, err := report.BuildReport(ctx, j, job.BatchWaves)
 			if err != nil {
 				return err
 			}
-			r.Manifest.State, r.Note = job.CurrentState(ctx, st, r.Manifest, job.LocationFlags(g.homeDir(), g.storeURL))
+			r.Manifest.State, r.Note = report.CurrentState(ctx, st, r.Manifest, job.LocationFlags(g.homeDir(), g.storeURL))
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), r.JSON())
 			}
@@ -87,7 +87,7 @@ func listJobs(ctx context.Context, g *globals, st store.Store, asJSON bool) erro
 	if asJSON {
 		list := report.JobsJSON{Schema: report.JobsSchema, Jobs: []report.JobJSON{}}
 		for _, m := range ms {
-			state, _ := job.CurrentState(ctx, st, m, "")
+			state, _ := report.CurrentState(ctx, st, m, "")
 			list.Jobs = append(list.Jobs, report.NewJobJSON(m, state))
 		}
 		if err := writeJSON(g.stdout, list); err != nil {
@@ -104,7 +104,7 @@ func listJobs(ctx context.Context, g *globals, st store.Store, asJSON bool) erro
 		return nil
 	}
 	for _, m := range ms {
-		m.State, _ = job.CurrentState(ctx, st, m, "")
+		m.State, _ = report.CurrentState(ctx, st, m, "")
 		fmt.Fprintf(g.stdout, "%-24s %-12s %6d items  %s  %s\n", m.ID, m.State, m.Items, m.Created.Local().Format("2006-01-02 15:04"), m.Name)
 	}
 	if unreadable != nil {

@@ -95,10 +95,12 @@ func (w *watch) observeBatch(opts *job.Options) {
 	if w.monitor == nil {
 		return
 	}
-	if prev := opts.OnBatchProgress; prev != nil {
-		opts.OnBatchProgress = func(p batch.Progress) { prev(p); w.monitor.ObserveBatch(p) }
-	} else {
-		opts.OnBatchProgress = w.monitor.ObserveBatch
+	prev := opts.OnBatchProgress
+	opts.OnBatchProgress = func(p batch.Progress) {
+		if prev != nil {
+			prev(p)
+		}
+		w.monitor.ObserveBatch(p)
 	}
 }
 
