@@ -108,3 +108,31 @@ func TestDryRunShowsWhatTheModelWouldBeAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestFromSpecBuildsTheLLMFixerThroughNewModel: fix no longer builds an
+// llm.Task itself (task/llm links the providers' SDKs, which the page that
+// shows fix runs then linked); the fixer's section goes to NewModel, and
+// without one a type llm fixer is refused with what is missing.
+func TestFromSpecBuildsTheLLMFixerThroughNewModel(t *testing.T) {
+	s, err := spec.ParseFix("fix.yaml", []byte("check: {argv: [sh, -c, exit 1]}\nfixer: {type: llm, provider: mock, model: m1}\n"), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fix.FromSpec(s, fix.Options{}); err == nil || !strings.Contains(err.Error(), "NewModel") {
+		t.Errorf("no NewModel: error %v; want one naming fix.Options.NewModel", err)
+	}
+	var got spec.Fixer
+	cfg, err := fix.FromSpec(s, fix.Options{NewModel: func(f spec.Fixer) (fix.Model, error) {
+		got = f
+		return job.FixModel(f)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Provider != "mock" || got.Model != "m1" {
+		t.Errorf("NewModel was given %+v, want the spec's fixer (mock, m1)", got)
+	}
+	if _, ok := cfg.Fixer.(fix.LLMFixer); !ok {
+		t.Errorf("fixer %T, want an LLMFixer", cfg.Fixer)
+	}
+}
