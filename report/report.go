@@ -127,18 +127,7 @@ func BuildReport(ctx context.Context, j Job, waves WaveReader) (*Report, error) 
 		if rec.CacheHit {
 			r.CacheHits++
 		}
-		r.Busy += time.Duration(rec.DurationMS) * time.Millisecond
-		if !rec.FinishedAt.IsZero() {
-			if r.First.IsZero() || rec.FinishedAt.Before(r.First) {
-				r.First = rec.FinishedAt
-			}
-			if began := rec.FinishedAt.Add(-time.Duration(rec.DurationMS) * time.Millisecond); r.Began.IsZero() || began.Before(r.Began) {
-				r.Began = began
-			}
-			if rec.FinishedAt.After(r.Last) {
-				r.Last = rec.FinishedAt
-			}
-		}
+		r.countTime(rec)
 		if !rec.Failed() {
 			r.Succeeded++
 			if rec.HealAttempts > 0 {
@@ -189,6 +178,24 @@ func BuildReport(ctx context.Context, j Job, waves WaveReader) (*Report, error) 
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.ExampleIdx, b.ExampleIdx))
 	})
 	return r, nil
+}
+
+// countTime adds rec's duration to the busy time, and its span to the
+// first and last records' times.
+func (r *Report) countTime(rec store.Record) {
+	r.Busy += time.Duration(rec.DurationMS) * time.Millisecond
+	if rec.FinishedAt.IsZero() {
+		return
+	}
+	if r.First.IsZero() || rec.FinishedAt.Before(r.First) {
+		r.First = rec.FinishedAt
+	}
+	if began := rec.FinishedAt.Add(-time.Duration(rec.DurationMS) * time.Millisecond); r.Began.IsZero() || began.Before(r.Began) {
+		r.Began = began
+	}
+	if rec.FinishedAt.After(r.Last) {
+		r.Last = rec.FinishedAt
+	}
 }
 
 // countRoute adds rec to the outcomes of its route and of the routes its
