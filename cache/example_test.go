@@ -19,6 +19,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer c.Close() // syncs what the last SyncDelay wrote
 
 	// The key covers everything that determines the answer.
 	key, err := cache.Key(map[string]any{

@@ -1,0 +1,153 @@
+package cache
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+)
+
+// A record in the log is one write:
+//
+//	magic   4 bytes  "TXC1"
+//	length  4 bytes  little-endian length of the body
+//	crc     4 bytes  CRC-32C of the length's bytes and the body
+//	body    op (1 byte), key length (uvarint), key, value
+//
+// The magic lets a scan find the next record after bytes it cannot read (a
+// write torn by a crash, a block a power loss left as zeros); the CRC tells
+// a whole record from such bytes.
+const (
+	recordHeader = 12
+	opPut        = 1
+	opDelete     = 2
+	// maxKey and maxValue bound what a record holds, so a length read
+	// from torn bytes is not believed.
+	maxKey   = 1024
+	maxValue = 1 << 30
+	maxBody  = 1 + binary.MaxVarintLen64 + maxKey + maxValue
+)
+
+var (
+	magic    = [4]byte{'T', 'X', 'C', '1'}
+	castagno = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// record is a parsed log record; key and value alias the bytes it was
+// parsed from.
+type record struct {
+	op    byte
+	key   string
+	value []byte
+}
+
+// appendRecord appends the record of op on key (and value) to b.
+func appendRecord(b []byte, op byte, key string, value []byte) []byte {
+	start := len(b)
+	b = append(b, magic[:]...)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0) // length and crc, set below
+	b = append(b, op)
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	b = append(b, value...)
+	body := len(b) - start - recordHeader
+	binary.LittleEndian.PutUint32(b[start+4:], uint32(body))
+	crc := crc32.Update(0, castagno, b[start+4:start+8])
+	crc = crc32.Update(crc, castagno, b[start+recordHeader:])
+	binary.LittleEndian.PutUint32(b[start+8:], crc)
+	return b
+}
+
+// bodyLen returns the body length a header claims, and false for a
+// header that cannot begin a record.
+func bodyLen(h []byte) (int, bool) {
+	if !bytes.Equal(h[:4], magic[:]) {
+		return 0, false
+	}
+	n := binary.LittleEndian.Uint32(h[4:8])
+	return int(n), n >= 2 && n <= maxBody
+}
+
+// parseRecord parses rec, one whole record; false when it is not one.
+func parseRecord(rec []byte) (record, bool) {
+	if len(rec) < recordHeader {
+		return record{}, false
+	}
+	n, ok := bodyLen(rec)
+	if !ok || len(rec) != recordHeader+n {
+		return record{}, false
+	}
+	crc := crc32.Update(0, castagno, rec[4:8])
+	crc = crc32.Update(crc, castagno, rec[recordHeader:])
+	if crc != binary.LittleEndian.Uint32(rec[8:12]) {
+		return record{}, false
+	}
+	body := rec[recordHeader:]
+	op := body[0]
+	klen, w := binary.Uvarint(body[1:])
+	if w <= 0 || klen > maxKey || uint64(len(body)-1-w) < klen || (op != opPut && op != opDelete) {
+		return record{}, false
+	}
+	key := body[1+w : 1+w+int(klen)]
+	return record{op: op, key: string(key), value: body[1+w+int(klen):]}, true
+}
+
+// scan indexes the records in data, the log's bytes from offset base,
+// calling apply for each whole one, and returns how many bytes it is done
+// with. need is the size of the record it stopped in, so a caller whose
+// buffer is smaller can grow it.
+//
+// Bytes that are no record are skipped up to the next magic. The log's
+// bytes before final are final, no write being in progress there (the
+// caller holds the log's lock): a record that claims to end past final is
+// torn — a writer killed in its write — and skipped. A record that data
+// holds only the start of, but that ends before final, is for the caller
+// to read whole and scan again.
+func scan(data []byte, base, final int64, apply func(r record, off int64, size int)) (consumed, need int) {
+	off := 0
+	for {
+		rest := data[off:]
+		if len(rest) == 0 {
+			return off, recordHeader
+		}
+		pos := base + int64(off)
+		if len(rest) >= len(magic) && !bytes.Equal(rest[:len(magic)], magic[:]) {
+			off += resync(rest)
+			continue
+		}
+		size := recordHeader
+		if len(rest) >= recordHeader {
+			n, ok := bodyLen(rest)
+			if !ok {
+				off += resync(rest)
+				continue
+			}
+			size += n
+		}
+		if len(rest) < size {
+			if pos+int64(size) > final {
+				off += resync(rest) // torn: see above
+				continue
+			}
+			return off, size
+		}
+		r, ok := parseRecord(rest[:size])
+		if !ok {
+			off += resync(rest)
+			continue
+		}
+		apply(r, pos, size)
+		off += size
+	}
+}
+
+// resync returns how far to skip from rest, bytes at which no record
+// begins: to the next magic, or to the last bytes that could begin one.
+func resync(rest []byte) int {
+	if len(rest) == 0 {
+		return 0
+	}
+	if i := bytes.Index(rest[1:], magic[:]); i >= 0 {
+		return 1 + i
+	}
+	return max(1, len(rest)-len(magic)+1)
+}
