@@ -114,6 +114,14 @@ func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
 	return b, nil
 }
 
+// Close releases what buildTask opened: the cache's log, synced.
+func (b *built) Close() error {
+	if b.cache == nil {
+		return nil
+	}
+	return b.cache.Close()
+}
+
 // llmConfig maps the spec's llm task onto llm.Config, without the hooks
 // (rate limits, cache, mock) a run adds.
 func llmConfig(s *spec.Spec) (llm.Config, error) {

@@ -45,9 +45,11 @@ func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) err
 	if err := checkNotEmpty(inPath, sum, opts); err != nil {
 		return err
 	}
-	if _, err := buildTask(s, opts.Home, 0); err != nil {
+	checked, err := buildTask(s, opts.Home, 0)
+	if err != nil {
 		return usage(err)
 	}
+	checked.Close()
 	if _, err := engineConfig(s, opts.Interactive); err != nil {
 		return usage(err)
 	}

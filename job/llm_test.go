@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tenaxhq/tenax/cache"
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/mock"
@@ -473,20 +473,8 @@ func TestCacheServesRepeatsAndRejectsInvalid(t *testing.T) {
 
 	// Spoil the entry of item 7: its cached answer loses "length".
 	const spoiled = 7
-	entry := findCacheEntry(t, cacheDir, fmt.Sprintf("Describe w%d", spoiled))
-	var e map[string]json.RawMessage
-	data, err := os.ReadFile(entry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &e); err != nil {
-		t.Fatalf("cache entry %s: %v", entry, err)
-	}
-	e["value"] = json.RawMessage(fmt.Sprintf(`{"text":"Describe w%d"}`, spoiled))
-	data, _ = json.Marshal(e)
-	if err := os.WriteFile(entry, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	key := findCacheEntry(t, cacheDir, fmt.Sprintf("Describe w%d", spoiled))
+	putCacheEntry(t, cacheDir, key, fmt.Sprintf(`{"text":"Describe w%d"}`, spoiled))
 
 	third := w.run("job.yaml")
 	if got := srv.Stats().Requests; third.Succeeded != n || got != n+1 {
@@ -502,10 +490,10 @@ func TestCacheServesRepeatsAndRejectsInvalid(t *testing.T) {
 	if r := recs[spoiled]; r.HealAttempts != 1 || r.Failed() {
 		t.Errorf("third run: spoiled item has %d re-asks, error %q; want one re-ask that succeeds", r.HealAttempts, r.Error)
 	}
-	if _, err := os.Stat(entry); !os.IsNotExist(err) {
-		t.Errorf("the spoiled entry %s is still in the cache (stat: %v)", entry, err)
+	if v, ok := getCacheEntry(t, cacheDir, key); ok {
+		t.Errorf("the spoiled entry %s is still in the cache: %s", key, v)
 	}
-	rejected := filepath.Join(cacheDir, "rejected", filepath.Base(entry))
+	rejected := filepath.Join(cacheDir, "rejected", key+".json")
 	kept, err := os.ReadFile(rejected)
 	if err != nil {
 		t.Fatalf("the spoiled entry was not kept under rejected/: %v", err)
@@ -540,25 +528,12 @@ func TestAReAskServedFromTheCacheIsACacheHit(t *testing.T) {
 	w.run("job.yaml")
 	// The first question's answer loses "length": the next run re-asks,
 	// and caches the re-ask's answer.
-	entry := findCacheEntry(t, cacheDir, fmt.Sprintf("Describe w%d", spoiled))
-	var e map[string]json.RawMessage
-	data, err := os.ReadFile(entry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &e); err != nil {
-		t.Fatal(err)
-	}
-	e["value"] = json.RawMessage(fmt.Sprintf(`{"text":"Describe w%d"}`, spoiled))
-	spoilt, _ := json.Marshal(e)
-	if err := os.WriteFile(entry, spoilt, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	key := findCacheEntry(t, cacheDir, fmt.Sprintf("Describe w%d", spoiled))
+	spoilt := fmt.Sprintf(`{"text":"Describe w%d"}`, spoiled)
+	putCacheEntry(t, cacheDir, key, spoilt)
 	w.run("job.yaml")
 	// Spoiled again the same way: the re-ask is the same question, cached.
-	if err := os.WriteFile(entry, spoilt, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	putCacheEntry(t, cacheDir, key, spoilt)
 	before := srv.Stats().Requests
 	third := w.run("job.yaml")
 	if got := srv.Stats().Requests; got != before {
@@ -582,22 +557,21 @@ func TestAReAskServedFromTheCacheIsACacheHit(t *testing.T) {
 	}
 }
 
-// findCacheEntry returns the cache entry file whose value mentions text.
+// findCacheEntry returns the key of the cache entry whose value mentions
+// text.
 func findCacheEntry(t *testing.T, dir, text string) string {
 	t.Helper()
+	c, err := cache.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	var found []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Base(filepath.Dir(p)) == "rejected" {
-			return err
+	err = c.Range(func(key string, value []byte) bool {
+		if strings.Contains(string(value), strconv.Quote(text)) {
+			found = append(found, key)
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if strings.Contains(string(b), strconv.Quote(text)) {
-			found = append(found, p)
-		}
-		return nil
+		return true
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -606,4 +580,32 @@ func findCacheEntry(t *testing.T, dir, text string) string {
 		t.Fatalf("%d cache entries hold %q, want 1: %v", len(found), text, found)
 	}
 	return found[0]
+}
+
+// putCacheEntry stores value under key in the cache in dir, as a run would.
+func putCacheEntry(t *testing.T, dir, key, value string) {
+	t.Helper()
+	c, err := cache.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Put(key, []byte(value)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// getCacheEntry returns the value under key in the cache in dir.
+func getCacheEntry(t *testing.T, dir, key string) ([]byte, bool) {
+	t.Helper()
+	c, err := cache.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	v, ok, err := c.Get(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, ok
 }

@@ -350,6 +350,7 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, usage(err)
 	}
+	defer b.Close()
 	redacted, err := s.Redacted()
 	if err != nil {
 		return nil, fmt.Errorf("recording the spec: %w", err)
@@ -406,6 +407,7 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, usage(err)
 	}
+	defer b.Close()
 	if err := j.SetState(ctx, store.StateRunning); err != nil {
 		return nil, err
 	}

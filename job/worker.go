@@ -60,9 +60,11 @@ func Create(ctx context.Context, specPath string, st store.Store, opts Options) 
 	}
 	// The task is built once here so that a spec a worker could not build
 	// fails now, at the terminal, rather than on every worker.
-	if _, err := buildTask(s, opts.Home, 0); err != nil {
+	b, err := buildTask(s, opts.Home, 0)
+	if err != nil {
 		return nil, usage(err)
 	}
+	b.Close()
 	redacted, err := s.Redacted()
 	if err != nil {
 		return nil, fmt.Errorf("recording the spec: %w", err)
