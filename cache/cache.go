@@ -273,8 +273,10 @@ func (c *Cache) append(op byte, key string, value []byte) error {
 	defer c.unlock()
 	// Caught up under the exclusive lock, the log ends at tail, where
 	// this write lands: the record is indexed without reading it back.
-	if err := c.catchUp(); err != nil {
-		return fmt.Errorf("cache: %w", err)
+	if c.grown() {
+		if err := c.catchUp(); err != nil {
+			return fmt.Errorf("cache: %w", err)
+		}
 	}
 	if _, err := c.f.Write(rec); err != nil {
 		// A part written is torn bytes, which every scan skips.
@@ -293,8 +295,7 @@ func (c *Cache) append(op byte, key string, value []byte) error {
 // only when the log has grown: a Get of a log that nobody wrote to since
 // costs one read of nothing.
 func (c *Cache) catchUpShared() error {
-	var probe [1]byte
-	if n, err := c.f.ReadAt(probe[:], c.tail); n == 0 && errors.Is(err, io.EOF) {
+	if !c.grown() {
 		return nil
 	}
 	if err := c.lock(false); err != nil {
@@ -316,6 +317,15 @@ func (c *Cache) sync() {
 	if !closed {
 		_ = c.f.Sync() // a failed sync only widens what a crash can lose
 	}
+}
+
+// grown reports whether the log may hold bytes past tail: a read of one
+// byte, cheaper than the fstat catchUp starts with. A read that fails
+// says yes, for catchUp to report the error.
+func (c *Cache) grown() bool {
+	var probe [1]byte
+	n, err := c.f.ReadAt(probe[:], c.tail)
+	return n > 0 || !errors.Is(err, io.EOF)
 }
 
 // catchUp indexes the records written since tail, by this process or any
