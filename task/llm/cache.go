@@ -36,7 +36,7 @@ type Call struct {
 
 // CacheKey returns the hex SHA-256 of c's canonical JSON (its fields in a
 // fixed order, the temperature as its shortest decimal). The API key is
-// not part of it, so it never reaches a cache's file names.
+// not part of it, so it never reaches the cache.
 func CacheKey(c Call) string {
 	canonical := struct {
 		Provider    string    `json:"provider"`
