@@ -14,6 +14,7 @@ import (
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/mock"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/jsonl"
 	"github.com/tenaxhq/tenax/store/memory"
 )
 
@@ -134,5 +135,68 @@ task:
 	}
 	if strings.Contains(got[0].Error+string(got[0].Input), leakKey) || !strings.Contains(got[0].Error, "[redacted]") {
 		t.Errorf("stored error %q and input %s; want the key replaced by [redacted] in both", got[0].Error, got[0].Input)
+	}
+}
+
+// TestExecStderrSecretIsRedactedInResultsFailuresAndExport: a command given
+// a secret through task.env prints it to stderr and fails; the record's
+// stderr, like its error, holds "[redacted]" in results.jsonl,
+// failures.jsonl and the export, never the secret.
+func TestExecStderrSecretIsRedactedInResultsFailuresAndExport(t *testing.T) {
+	const dbToken = "db-SECRET-8c41f0e2b7a9"
+	w := newLLMWorld(t)
+	w.words("items.jsonl", 3)
+	w.file("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: ["sh", "-c", "echo \"connecting with $DB_TOKEN\" >&2; echo \"denied for $DB_TOKEN\" >&2; exit 2"]
+  env: {DB_TOKEN: "${DB_TOKEN}"}
+`, 0o644)
+	env := func(k string) (string, bool) {
+		if k == "DB_TOKEN" {
+			return dbToken, true
+		}
+		return "", false
+	}
+	res, err := job.Run(context.Background(), filepath.Join(w.dir, "job.yaml"), job.Options{
+		Home: w.home, Env: env, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatalf("job.Run: %v", err)
+	}
+	recs := w.records(res.JobID)
+	if len(recs) != 3 {
+		t.Fatalf("%d of 3 items have a record", len(recs))
+	}
+	for idx, rec := range recs {
+		if !strings.Contains(rec.Stderr, "denied for [redacted]") {
+			t.Errorf("item %d's stderr is %q: the test must see the command's stderr, the secret replaced", idx, rec.Stderr)
+		}
+	}
+	j, err := (&jsonl.Store{Home: w.home}).OpenReadOnly(context.Background(), res.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var export strings.Builder
+	if err := store.Export(context.Background(), j, &export, store.FormatJSONL, func(store.Record) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]string{"export": export.String()}
+	for _, name := range []string{"results.jsonl", "failures.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(res.Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[name] = string(b)
+	}
+	for name, text := range texts {
+		if !strings.Contains(text, `"stderr"`) {
+			t.Errorf("%s has no stderr field: the test must see it:\n%s", name, text)
+		}
+		if i := strings.Index(text, dbToken); i >= 0 {
+			t.Errorf("%s holds the secret at byte %d:\n%s", name, i, text[max(0, i-200):min(len(text), i+200)])
+		}
 	}
 }

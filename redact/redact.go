@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 
 	"github.com/tenaxhq/tenax/store"
 )
@@ -44,10 +45,32 @@ func (c *Checkpoint) scrub(recs []store.Record) {
 	for i := range recs {
 		r := &recs[i]
 		r.Error = c.Redact(r.Error)
+		r.Stderr = c.Redact(r.Stderr)
+		r.Tries = c.redactTries(r.Tries)
 		r.Output = c.redactJSON(r.Output)
 		r.Input = c.redactJSON(r.Input)
 		r.TrackedErrors = c.redactJSON(r.TrackedErrors)
 	}
+}
+
+// redactTries returns tries with their errors redacted: a copy when any
+// changed, as the slice may be shared with whoever built the record.
+func (c *Checkpoint) redactTries(tries []store.Try) []store.Try {
+	var out []store.Try
+	for i, try := range tries {
+		e := c.Redact(try.Error)
+		if e == try.Error {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(tries)
+		}
+		out[i].Error = e
+	}
+	if out == nil {
+		return tries
+	}
+	return out
 }
 
 // redactJSON redacts a JSON value's text; a secret inside a JSON string is

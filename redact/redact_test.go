@@ -19,7 +19,8 @@ const secret = "sk-live-0123456789"
 func hide(s string) string { return strings.ReplaceAll(s, secret, "[redacted]") }
 
 // TestCheckpointStoresNoSecret: the secret is gone from every text field
-// of a record, its JSON fields included, and from nothing else.
+// of a record (stderr and the routes tried included), its JSON fields
+// included, and from nothing else; the caller's tries are left as they were.
 func TestCheckpointStoresNoSecret(t *testing.T) {
 	ctx := context.Background()
 	inner, err := (&memory.Store{}).Create(ctx, store.Manifest{Items: 1})
@@ -28,6 +29,7 @@ func TestCheckpointStoresNoSecret(t *testing.T) {
 	}
 	j := &redact.Checkpoint{Writer: inner, Redact: hide}
 	rec := store.Record{Idx: 0, Error: "401 for key " + secret,
+		Stderr: "connecting with " + secret, Tries: []store.Try{{Route: "a", Error: "403 for " + secret}},
 		Input: json.RawMessage(`{"key":"` + secret + `"}`), Output: json.RawMessage(`{"n":1}`)}
 	if err := j.Append(ctx, rec); err != nil {
 		t.Fatal(err)
@@ -40,7 +42,9 @@ func TestCheckpointStoresNoSecret(t *testing.T) {
 		t.Fatalf("stored %d records, want 1", len(got))
 	}
 	b, _ := json.Marshal(got[0])
-	if strings.Contains(string(b), secret) || got[0].Error != "401 for key [redacted]" || string(got[0].Output) != `{"n":1}` {
+	if strings.Contains(string(b), secret) || got[0].Error != "401 for key [redacted]" ||
+		got[0].Stderr != "connecting with [redacted]" || got[0].Tries[0].Error != "403 for [redacted]" ||
+		rec.Tries[0].Error != "403 for "+secret || string(got[0].Output) != `{"n":1}` {
 		t.Errorf("stored %s", b)
 	}
 }
