@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,11 @@ type Config struct {
 	Body string
 	// Timeout limits each attempt, body included; 0 means none.
 	Timeout time.Duration
+	// MaxAnswerBytes bounds a 2xx response's body, counted after
+	// net/http's transparent gzip: a longer one fails the attempt with a
+	// *task.AnswerTooLargeError marked classify.Item, read no further
+	// than the bound. 0 means task.DefaultMaxAnswerBytes.
+	MaxAnswerBytes int64
 	// Output is OutputText (the default, "") or OutputJSON.
 	Output string
 	// Client makes the requests; nil means a client that follows at most
@@ -59,6 +65,7 @@ type Task struct {
 	headers []headerTemplate
 	body    *task.Template
 	timeout time.Duration
+	max     int64 // Config.MaxAnswerBytes, defaulted
 	json    bool
 	client  *nethttp.Client
 }
@@ -95,6 +102,10 @@ func New(cfg Config) (*Task, error) {
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("http: negative timeout %v", cfg.Timeout)
 	}
+	if cfg.MaxAnswerBytes < 0 {
+		return nil, fmt.Errorf("http: negative max_answer_bytes %d", cfg.MaxAnswerBytes)
+	}
+	t.max = cmp.Or(cfg.MaxAnswerBytes, task.DefaultMaxAnswerBytes)
 	if t.client == nil {
 		// Its transport retries only a request that a reused connection
 		// lost before sending it.
@@ -134,7 +145,8 @@ func New(cfg Config) (*Task, error) {
 // reset connection, a timeout, a canceled ctx) are returned wrapped, so
 // errors.Is finds syscall.ECONNRESET, context.DeadlineExceeded or
 // context.Canceled and errors.As a net.Error. A body that is not JSON
-// under OutputJSON is a *task.OutputError. A template that cannot render,
+// under OutputJSON is a *task.OutputError; one over Config.MaxAnswerBytes
+// a *task.AnswerTooLargeError marked classify.Item. A template that cannot render,
 // or renders a URL that does not parse, is marked classify.Item.
 func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	d := task.TemplateData(item)
@@ -189,7 +201,10 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 		}
 		return task.Result{}, se
 	}
-	b, err := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(task.LimitAnswer(resp.Body, t.max, "answer"))
+	if _, ok := errors.AsType[*task.AnswerTooLargeError](err); ok {
+		return task.Result{}, fmt.Errorf("http: %d response: %w", resp.StatusCode, err)
+	}
 	if err != nil {
 		return task.Result{}, fmt.Errorf("http: %d response: read body: %w", resp.StatusCode, err)
 	}
