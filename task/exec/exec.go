@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,6 +83,11 @@ type Config struct {
 	// MaxStderr caps the stderr an ExitError keeps, head and tail; 0 means
 	// DefaultMaxStderr.
 	MaxStderr int
+	// MaxAnswerBytes bounds stdout: a command that writes more is stopped
+	// as on a timeout and the attempt fails with a
+	// *task.AnswerTooLargeError marked classify.Item, holding no more than
+	// the bound. 0 means task.DefaultMaxAnswerBytes.
+	MaxAnswerBytes int64
 	// AllowOptionValues lets an item's value start an argument with "-".
 	// By default such an attempt fails as the item's fault (classify.Item)
 	// before anything runs, since the program would read the value as an
@@ -114,7 +120,8 @@ type Task struct {
 	exitClass map[int]classify.Class
 	json      bool
 	maxStderr int
-	options   bool // Config.AllowOptionValues
+	maxStdout int64 // Config.MaxAnswerBytes, defaulted
+	options   bool  // Config.AllowOptionValues
 	groups    *GroupFile
 }
 
@@ -152,6 +159,10 @@ func New(cfg Config) (*Task, error) {
 	if t.maxStderr <= 0 {
 		t.maxStderr = DefaultMaxStderr
 	}
+	if cfg.MaxAnswerBytes < 0 {
+		return nil, fmt.Errorf("exec: negative max_answer_bytes %d", cfg.MaxAnswerBytes)
+	}
+	t.maxStdout = cmp.Or(cfg.MaxAnswerBytes, task.DefaultMaxAnswerBytes)
 	for i, src := range cfg.Argv {
 		tmpl, err := task.ParseTemplate("argv["+strconv.Itoa(i)+"]", src)
 		if err != nil {
@@ -204,7 +215,8 @@ func New(cfg Config) (*Task, error) {
 // Config.ExitCodes lists its code. A timeout also matches
 // context.DeadlineExceeded and a canceled ctx context.Canceled with
 // errors.Is. Stdout that is not JSON under OutputJSON is a
-// *task.OutputError. A template that cannot render is marked
+// *task.OutputError; stdout over Config.MaxAnswerBytes a
+// *task.AnswerTooLargeError marked classify.Item. A template that cannot render is marked
 // classify.Item.
 func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	d := task.TemplateData(item)
@@ -229,16 +241,21 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 		attemptCtx, cancel = context.WithTimeout(ctx, t.timeout)
 		defer cancel()
 	}
-	cmd := osexec.CommandContext(attemptCtx, path, argv[1:]...)
+	// Stdout over the bound stops the command as a timeout would, on a
+	// context of its own so that the attempt's timeout still says what
+	// it says.
+	cmdCtx, stopCmd := context.WithCancel(attemptCtx)
+	defer stopCmd()
+	cmd := osexec.CommandContext(cmdCtx, path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Dir = t.dir
 	cmd.Env = env
 	if t.stdin != nil {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
-	var stdout bytes.Buffer
+	stdout := &boundedStdout{max: t.maxStdout, over: stopCmd}
 	stderr := newCapBuffer(t.maxStderr)
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if t.groups != nil {
 		cmd.Env = append(cmd.Env, EnvRun+"="+t.groups.token)
 	}
@@ -254,13 +271,39 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	}
 	t.groups.record('+', cmd.Process.Pid)
 	waitErr := cmd.Wait()
-	if waitErr != nil && (attemptCtx.Err() != nil || errors.Is(waitErr, osexec.ErrWaitDelay)) {
+	if waitErr != nil && (cmdCtx.Err() != nil || errors.Is(waitErr, osexec.ErrWaitDelay)) {
 		// The attempt is over; nothing of its process group may outlive it.
 		_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
 	}
 	t.groups.record('-', cmd.Process.Pid)
-	return t.outcome(ctx, attemptCtx, cmd, waitErr, stdout.Bytes(), stderr.String())
+	if stdout.tooLarge && ctx.Err() == nil {
+		return task.Result{}, fmt.Errorf("exec: %s: %w", argv[0], task.TooLarge("stdout", t.maxStdout))
+	}
+	return t.outcome(ctx, attemptCtx, cmd, waitErr, stdout.buf.Bytes(), stderr.String())
 }
+
+// boundedStdout keeps a command's stdout up to max bytes. A write past it
+// fails, which closes the pipe (a command still writing gets SIGPIPE),
+// and calls over, which stops the command's process group.
+type boundedStdout struct {
+	buf      bytes.Buffer
+	max      int64
+	over     func()
+	tooLarge bool
+}
+
+func (b *boundedStdout) Write(p []byte) (int, error) {
+	if int64(b.buf.Len())+int64(len(p)) > b.max {
+		b.tooLarge = true
+		b.over()
+		return 0, errStdoutTooLarge
+	}
+	return b.buf.Write(p)
+}
+
+// errStdoutTooLarge ends the copying of a command's stdout past the bound;
+// Run reports the bound instead.
+var errStdoutTooLarge = errors.New("stdout over the bound")
 
 // outcome is what an ended command comes to: its output parsed, or an
 // *ExitError that says whether the run's interruption, the attempt's

@@ -78,6 +78,21 @@ func helper(mode string, args []string) int {
 		}
 		_, _ = tk.WithGroups(g).Run(context.Background(), task.Item{})
 		return 0
+	case "flood": // write stdout forever, counting in file args[0] what was taken
+		f, err := os.Create(args[0])
+		if err != nil {
+			return 1
+		}
+		chunk := make([]byte, 64<<10)
+		for n := len(chunk); ; n += len(chunk) {
+			if _, err := os.Stdout.Write(chunk); err != nil {
+				return 3
+			}
+			// Fixed width, in place: a kill between two writes leaves a count.
+			if _, err := f.WriteAt(fmt.Appendf(nil, "%020d", n), 0); err != nil {
+				return 1
+			}
+		}
 	case "kill-self":
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
