@@ -51,8 +51,9 @@ func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
 		}
 		et, err := execTask.New(execTask.Config{
 			Argv: t.Argv, Stdin: t.Stdin, Env: t.Env, Dir: dir, Timeout: t.Timeout, AllowOptionValues: t.AllowOptionValues,
-			ExitCodes: execTask.ExitCodes{Retryable: t.ExitCodes.Retryable, Fatal: t.ExitCodes.Fatal, Item: t.ExitCodes.Item},
-			Output:    t.Output,
+			MaxAnswerBytes: t.MaxAnswerBytes,
+			ExitCodes:      execTask.ExitCodes{Retryable: t.ExitCodes.Retryable, Fatal: t.ExitCodes.Fatal, Item: t.ExitCodes.Item},
+			Output:         t.Output,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("task: %w", err)
@@ -61,6 +62,7 @@ func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
 	case "http":
 		ht, err := httpTask.New(httpTask.Config{
 			Method: t.Method, URL: t.URL, Headers: t.Headers, Body: t.Body, Timeout: t.Timeout, Output: t.Output,
+			MaxAnswerBytes: t.MaxAnswerBytes,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("task: %w", err)
@@ -132,7 +134,7 @@ func llmConfig(s *spec.Spec) (llm.Config, error) {
 		MaxTokens: t.MaxTokens, MaxTokensCeiling: t.MaxTokensCeiling,
 		Temperature: t.Temperature, TopP: t.TopP, Stop: t.Stop, Seed: t.Seed,
 		ReasoningEffort: t.ReasoningEffort, ThinkingBudget: t.ThinkingBudget, CachePrompt: t.CachePrompt,
-		Headers: t.Headers, Output: t.Output, Timeout: t.Timeout,
+		Headers: t.Headers, Output: t.Output, Timeout: t.Timeout, MaxAnswerBytes: t.MaxAnswerBytes,
 		NoHeal: s.Heal.MaxAttempts == 0,
 		// The tokenizer's exact count costs as much CPU as the rest of a
 		// call; only token limits read it.

@@ -286,6 +286,9 @@ func (d *decoder) checkTask(s *Spec) {
 		}
 	}
 	d.oneOf("task.output", t.Output, outputs)
+	if t.MaxAnswerBytes < 0 {
+		d.problem("task.max_answer_bytes", nil, "must not be negative, got %d", t.MaxAnswerBytes)
+	}
 	switch t.Type {
 	case "llm":
 		if t.Provider == "" {

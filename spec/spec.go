@@ -187,6 +187,10 @@ type Task struct {
 	// Timeout bounds one attempt; default 60s for llm, 30s for http, none
 	// (0) for exec.
 	Timeout time.Duration `yaml:"timeout"`
+	// MaxAnswerBytes bounds a successful answer: a response body after
+	// decompression, a command's stdout; 0 (unset) is the tasks' 16 MiB.
+	// A longer one fails the item (class item).
+	MaxAnswerBytes int64 `yaml:"max_answer_bytes"`
 }
 
 // ExitCodes lists exit codes of an exec task by the class they mean,

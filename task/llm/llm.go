@@ -149,8 +149,14 @@ type Config struct {
 	// NoHeal says the heal loop is off: an answer cut off at max_tokens is
 	// then an item failure rather than invalid output to re-ask.
 	NoHeal bool
-	// Timeout bounds one attempt; 0 means DefaultTimeout.
+	// Timeout bounds one attempt, the whole read of the answer included;
+	// 0 means DefaultTimeout.
 	Timeout time.Duration
+	// MaxAnswerBytes bounds a successful response's body, counted after
+	// decompression: a longer one fails the attempt with a
+	// *task.AnswerTooLargeError marked classify.Item, read no further
+	// than the bound. 0 means task.DefaultMaxAnswerBytes.
+	MaxAnswerBytes int64
 	// HTTPClient sends the requests; nil means a client whose transport
 	// keeps Connections idle connections per host and speaks HTTP/2 where
 	// the provider offers it. For provider mock without a BaseURL, nil
@@ -307,6 +313,10 @@ func New(cfg Config) (*Task, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.MaxAnswerBytes < 0 {
+		return nil, fmt.Errorf("llm: max_answer_bytes is %d, want a positive number or 0 for the default", cfg.MaxAnswerBytes)
+	}
+	cfg.MaxAnswerBytes = cmp.Or(cfg.MaxAnswerBytes, task.DefaultMaxAnswerBytes)
 	if cfg.Connections < 0 {
 		return nil, fmt.Errorf("llm: connections is %d, want a positive number or 0 for the default", cfg.Connections)
 	}
@@ -678,7 +688,7 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 func (t *Task) do(ctx context.Context, c *call) (task.Result, error) {
 	actx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
 	defer cancel()
-	var cp capture
+	cp := capture{maxAnswer: t.cfg.MaxAnswerBytes}
 	rep, err := t.send(actx, c, &cp)
 	var quota *task.Quota
 	if cp.header != nil {
@@ -793,6 +803,10 @@ func stripFence(s string) string {
 // caller's context, actx the attempt's.
 func (t *Task) wrap(ctx, actx context.Context, err error, c *capture) error {
 	p := t.cfg.Provider
+	if tooLarge, ok := errors.AsType[*task.AnswerTooLargeError](err); ok && c.status < 400 {
+		// The SDK's "error reading response body" says less than this.
+		return fmt.Errorf("llm %s: %w", p, task.TooLarge(tooLarge.What, tooLarge.Limit))
+	}
 	switch {
 	case c.status >= 400:
 		return newError(p, c, err, t.secrets)

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,6 +23,8 @@ import (
 	"github.com/openai/openai-go/v3/azure"
 	ooption "github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
+
+	"github.com/tenaxhq/tenax/task"
 )
 
 // maxErrorBody caps how much of an error response is kept.
@@ -29,11 +32,13 @@ const maxErrorBody = 64 << 10
 
 // capture keeps what the SDKs do not hand back on every path: the
 // response's status and headers, and an error response's body. It is the
-// SDKs' middleware for one call.
+// SDKs' middleware for one call, and bounds a successful response's body
+// at maxAnswer bytes (0: task.DefaultMaxAnswerBytes).
 type capture struct {
-	status int
-	header http.Header
-	body   []byte
+	status    int
+	header    http.Header
+	body      []byte
+	maxAnswer int64
 }
 
 func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
@@ -50,6 +55,12 @@ func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.
 		return res, err
 	}
 	c.status, c.header = res.StatusCode, res.Header
+	if res.StatusCode < 400 && res.Body != nil {
+		// The SDKs read a successful body whole into memory. net/http has
+		// already undone its gzip here, so the bound counts what would be
+		// held, and a small bomb stops at it.
+		res.Body = boundedBody{Reader: task.LimitAnswer(res.Body, cmp.Or(c.maxAnswer, task.DefaultMaxAnswerBytes), "answer"), Closer: res.Body}
+	}
 	if res.StatusCode >= 400 && res.Body != nil {
 		b, rerr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 		_ = res.Body.Close()
@@ -60,6 +71,12 @@ func (c *capture) middleware(req *http.Request, next func(*http.Request) (*http.
 		}
 	}
 	return res, err
+}
+
+// boundedBody is a response body read through task.LimitAnswer.
+type boundedBody struct {
+	io.Reader
+	io.Closer
 }
 
 // openAISender returns the call in OpenAI's wire format (providers openai,
