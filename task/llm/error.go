@@ -1,12 +1,14 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/task"
 )
@@ -273,4 +275,36 @@ func filterVerdict(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// answerError returns the error a 200's body holds instead of an answer
+// (OpenAI's {"error": {...}}, Anthropic's {"type": "error", "error":
+// {...}}), nil when it holds none. Some gateways and compatible servers
+// answer a rate limit or an overload so; read as an answer, it was an
+// empty one re-asked five times and the provider's words were lost.
+//
+// Its class is the one its code or type has under classify's table
+// (authentication_error fatal, invalid_request_error item,
+// overloaded_error and rate_limit_error retryable), and retryable for a
+// type the table does not know (api_error, server_error): the server
+// failed, not the item.
+func answerError(provider string, c *capture, body []byte, secrets []string) error {
+	var shape struct {
+		Type    string          `json:"type"`
+		Error   json.RawMessage `json:"error"`
+		Choices json.RawMessage `json:"choices"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(body, &shape) != nil || len(shape.Choices) > 0 || len(shape.Content) > 0 {
+		return nil
+	}
+	if e := bytes.TrimSpace(shape.Error); len(e) == 0 || e[0] != '{' && e[0] != '"' {
+		return nil
+	}
+	e := newError(provider, &capture{status: c.status, header: c.header, body: body}, nil, secrets)
+	class := classify.Retryable
+	if d := classify.Classify(&Error{Code: e.Code, Type: e.Type}); strings.HasPrefix(d.Reason, "code ") {
+		class = d.Class
+	}
+	return classify.WithClass(e, class, "error object in a 200 answer")
 }

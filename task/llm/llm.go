@@ -807,6 +807,9 @@ func (t *Task) wrap(ctx, actx context.Context, err error, c *capture) error {
 		// The SDK's "error reading response body" says less than this.
 		return fmt.Errorf("llm %s: %w", p, task.TooLarge(tooLarge.What, tooLarge.Limit))
 	}
+	if _, ok := errors.AsType[*Error](err); ok && c.status < 400 {
+		return err // an error object in a 200's body, classified by its type
+	}
 	switch {
 	case c.status >= 400:
 		return newError(p, c, err, t.secrets)

@@ -107,6 +107,9 @@ func (t *Task) openAISender() func(context.Context, *call, *capture) (reply, err
 		if ct := cp.header.Get("Content-Type"); !jsonContentType(ct) {
 			return reply{}, fmt.Errorf("the answer's content-type %q is not JSON", ct)
 		}
+		if err := answerError(t.cfg.Provider, cp, answer, t.secrets); err != nil {
+			return reply{}, err
+		}
 		return decodeChatCompletion(answer)
 	}
 }
@@ -211,6 +214,9 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 		}
 		if ct := cp.header.Get("Content-Type"); !jsonContentType(ct) {
 			return nil, fmt.Errorf("the answer's content-type %q is not JSON", ct)
+		}
+		if err := answerError(t.cfg.Provider, cp, answer, t.secrets); err != nil {
+			return nil, err
 		}
 		return decodeMessage(answer)
 	}
