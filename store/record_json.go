@@ -163,7 +163,7 @@ func (r *Record) appendRoute(b []byte) ([]byte, error) {
 }
 
 // appendUsage appends the record's "usage" object: input and output
-// tokens always, the others when not zero.
+// tokens always, the others when not zero or empty.
 func appendUsage(b []byte, u task.Usage) []byte {
 	b = append(b, `,"usage":{"input_tokens":`...)
 	b = strconv.AppendInt(b, u.InputTokens, 10)
@@ -181,6 +181,10 @@ func appendUsage(b []byte, u task.Usage) []byte {
 			b = append(b, f.name...)
 			b = strconv.AppendInt(b, f.n, 10)
 		}
+	}
+	if u.Impossible != "" {
+		b = append(b, `,"impossible":`...)
+		b = task.AppendJSONString(b, u.Impossible)
 	}
 	b = append(b, '}')
 	return b

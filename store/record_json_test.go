@@ -11,6 +11,7 @@ import (
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/storetest"
+	"github.com/tenaxhq/tenax/task"
 )
 
 // plain has Record's fields and tags but not its MarshalJSON, so
@@ -38,6 +39,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 		"tiny cost":                    withTiny,
 		"huge cost":                    withHuge,
 		"empty tracked errors omitted": {TrackedErrors: json.RawMessage{}},
+		"impossible usage noted":       {Usage: task.Usage{InputTokens: 12, OutputTokens: 100, Impossible: `prompt_tokens=-1e+06, "odd"`}},
 	}
 	for name, rec := range cases {
 		t.Run(name, func(t *testing.T) {

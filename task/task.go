@@ -132,17 +132,31 @@ type Usage struct {
 	// part of the answer (OpenAI's completion_tokens_details.
 	// reasoning_tokens), when the provider says.
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
+	// Impossible lists the counts a provider reported that no call can
+	// have spent (negative, or past any context window: a 2^64-1 read as
+	// -9.2e18), as it reported them ("prompt_tokens=-1e+06"); each was
+	// counted as the call's estimate instead, so that token budgets stay
+	// safe. "" when every count was possible.
+	Impossible string `json:"impossible,omitempty"`
 }
 
 // Add returns the sum of u and v.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{
+	sum := Usage{
 		InputTokens:       u.InputTokens + v.InputTokens,
 		OutputTokens:      u.OutputTokens + v.OutputTokens,
 		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
 		CacheWriteTokens:  u.CacheWriteTokens + v.CacheWriteTokens,
 		ReasoningTokens:   u.ReasoningTokens + v.ReasoningTokens,
+		Impossible:        u.Impossible,
 	}
+	switch {
+	case sum.Impossible == "":
+		sum.Impossible = v.Impossible
+	case v.Impossible != "":
+		sum.Impossible += "; " + v.Impossible
+	}
+	return sum
 }
 
 // Total returns input plus output tokens.

@@ -146,11 +146,16 @@ func (b *Batch) Result(item task.Item, body json.RawMessage) (task.Result, error
 			return task.Result{}, malformed(b.t.cfg.Provider, err)
 		}
 	}
+	c, err := b.t.prepare(item)
+	if err != nil {
+		rep.usage = possibleUsage(rep.usage, 0, int64(b.t.maxTokens))
+	} else {
+		rep.usage = possibleUsage(rep.usage, int64(b.t.scale.apply(c.prompt)), int64(c.maxTokens))
+	}
 	res := task.Result{Usage: rep.usage, FinishReason: rep.finish}
 	if b.t.priced {
 		res.CostUSD = b.t.price.Cost(rep.usage)
 	}
-	c, err := b.t.prepare(item)
 	if err != nil {
 		return res, err
 	}

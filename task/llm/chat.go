@@ -201,11 +201,13 @@ func decodeChatCompletion(body []byte) (reply, error) {
 		}
 	}
 	u := comp.Usage
+	var n usageCounts
 	rep := reply{usage: task.Usage{
-		InputTokens:       int64(u.PromptTokens),
-		OutputTokens:      int64(u.CompletionTokens),
-		CachedInputTokens: int64(u.PromptTokensDetails.CachedTokens),
-		ReasoningTokens:   int64(u.CompletionTokensDetails.ReasoningTokens),
+		InputTokens:       n.count("prompt_tokens", u.PromptTokens),
+		OutputTokens:      n.count("completion_tokens", u.CompletionTokens),
+		CachedInputTokens: n.count("cached_tokens", u.PromptTokensDetails.CachedTokens),
+		ReasoningTokens:   n.count("reasoning_tokens", u.CompletionTokensDetails.ReasoningTokens),
+		Impossible:        n.impossible,
 	}}
 	if len(comp.Choices) > 0 {
 		ch := comp.Choices[0]

@@ -708,7 +708,10 @@ func (t *Task) do(ctx context.Context, c *call) (task.Result, error) {
 		return task.Result{Quota: quota}, t.redact(t.wrap(ctx, actx, err, &cp))
 	}
 
-	t.scale.observe(c.prompt, rep.usage.InputTokens)
+	if rep.usage.Impossible == "" {
+		t.scale.observe(c.prompt, rep.usage.InputTokens)
+	}
+	rep.usage = possibleUsage(rep.usage, int64(t.scale.apply(c.prompt)), int64(c.maxTokens))
 	res := task.Result{Usage: rep.usage, FinishReason: rep.finish, Quota: quota}
 	if t.priced {
 		res.CostUSD = t.price.Cost(rep.usage)

@@ -238,15 +238,21 @@ func (m *message) add(next *message) {
 // text, or under ModeTool the output tool's input.
 func (t *Task) anthropicReply(msg *message) reply {
 	u := msg.Usage
-	in, out := int64(u.InputTokens), int64(u.OutputTokens)
-	created, read := int64(u.CacheCreationInputTokens), int64(u.CacheReadInputTokens)
+	var n usageCounts
+	in, out := n.count("input_tokens", u.InputTokens), n.count("output_tokens", u.OutputTokens)
+	created, read := n.count("cache_creation_input_tokens", u.CacheCreationInputTokens), n.count("cache_read_input_tokens", u.CacheReadInputTokens)
+	total := in + created + read
+	if in < 0 || created < 0 || read < 0 {
+		total = -1 // impossible: counted as the estimate
+	}
 	rep := reply{
 		finish: msg.StopReason,
 		usage: task.Usage{
-			InputTokens:       in + created + read,
+			InputTokens:       total,
 			OutputTokens:      out,
-			CachedInputTokens: read,
-			CacheWriteTokens:  created,
+			CachedInputTokens: max(read, 0),
+			CacheWriteTokens:  max(created, 0),
+			Impossible:        n.impossible,
 		},
 	}
 	var b strings.Builder
