@@ -233,6 +233,18 @@ func sdkMessageReply(t testing.TB, tk *Task, answer []byte) (reply, error) {
 			CacheWriteTokens:  u.CacheCreationInputTokens,
 		},
 	}
+	// Where tenax departs from the SDK on purpose: a count no call can
+	// have spent is -1 (the estimate replaces it) and noted.
+	var n usageCounts
+	in, out := n.count("input_tokens", float64(u.InputTokens)), n.count("output_tokens", float64(u.OutputTokens))
+	created, read := n.count("cache_creation_input_tokens", float64(u.CacheCreationInputTokens)), n.count("cache_read_input_tokens", float64(u.CacheReadInputTokens))
+	if n.impossible != "" {
+		rep.usage.Impossible = n.impossible
+		rep.usage.OutputTokens, rep.usage.CachedInputTokens, rep.usage.CacheWriteTokens = out, max(read, 0), max(created, 0)
+		if in < 0 || created < 0 || read < 0 {
+			rep.usage.InputTokens = -1
+		}
+	}
 	var b strings.Builder
 	for _, block := range msg.Content {
 		switch block.Type {
