@@ -96,9 +96,14 @@ func codeClass(code string) (c Class, decisive bool) {
 		"organization_spend_limit_exceeded", "project_spend_limit_exceeded",
 		"organization_usage_limit_exceeded", "credit_balance_exhausted",
 		"authentication_error", "invalid_api_key", "permission_error",
-		"not_found_error", "model_not_found":
+		"not_found_error", "model_not_found",
+		// Bedrock's exceptions (x-amzn-ErrorType): no access to the model,
+		// a model id that resolves to none, credentials AWS does not know.
+		"AccessDeniedException", "ResourceNotFoundException", "UnrecognizedClientException":
 		return Fatal, true
-	case "overloaded_error":
+	case "overloaded_error",
+		"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException",
+		"InternalServerException", "ModelTimeoutException":
 		return Retryable, true
 	case "rate_limit_error", "rate_limit_exceeded":
 		// Not decisive: OpenAI's "Request too large" and Anthropic's spend
@@ -107,7 +112,7 @@ func codeClass(code string) (c Class, decisive bool) {
 		return Retryable, false
 	case "request_too_large":
 		return Item, true
-	case "invalid_request_error", "context_length_exceeded", "content_filter":
+	case "invalid_request_error", "context_length_exceeded", "content_filter", "ValidationException":
 		return Item, false
 	}
 	return Unknown, false

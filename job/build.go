@@ -129,7 +129,7 @@ func (b *built) Close() error {
 func llmConfig(s *spec.Spec) (llm.Config, error) {
 	t := s.Task
 	cfg := llm.Config{
-		Provider: t.Provider, BaseURL: t.BaseURL, APIKey: t.APIKey, AzureADToken: t.AzureADToken, APIVersion: t.APIVersion,
+		Provider: t.Provider, BaseURL: t.BaseURL, APIKey: t.APIKey, AzureADToken: t.AzureADToken, APIVersion: t.APIVersion, Region: t.Region,
 		Model: t.Model, System: t.System, Prompt: t.Prompt,
 		MaxTokens: t.MaxTokens, MaxTokensCeiling: t.MaxTokensCeiling,
 		Temperature: t.Temperature, TopP: t.TopP, Stop: t.Stop, Seed: t.Seed,
@@ -175,6 +175,10 @@ func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 		cfg := base
 		cfg.Provider, cfg.Model, cfg.BaseURL, cfg.APIKey = r.Provider, r.Model, r.BaseURL, r.APIKey
 		cfg.HTTPClient = nil
+		if r.Provider != llm.ProviderBedrock {
+			// The task's region is Bedrock's; another provider refuses one.
+			cfg.Region = ""
+		}
 		if r.ContextWindow > 0 {
 			// The pre-check compares the estimate with the window: count
 			// with the model's tokenizer, not the rough scale.

@@ -146,7 +146,8 @@ type exchange struct {
 	req       chatRequest
 
 	model        string
-	deployment   string // Azure's deployment, from the path: the model
+	deployment   string    // Azure's deployment or Bedrock's model id, from the path: the model
+	start        time.Time // when Bedrock's handler began, for its metrics
 	key          string
 	msgs         []Message
 	prompt       string
@@ -251,7 +252,7 @@ func (s *Server) chat(x *exchange) outcome {
 	}
 	midStream := x.req.Stream && (f == faultServer || f == faultOverloaded)
 	if k, ok := faultErr[f]; ok && !midStream {
-		x.fail(x.d.errs[k](x))
+		x.fail(x.d.err(k)(x))
 		return answered
 	}
 	if x.req.Stream {
@@ -391,7 +392,11 @@ func (x *exchange) readRequest() bool {
 	if !x.readBody() {
 		return false
 	}
-	if err := json.Unmarshal(x.body, &x.req); err != nil {
+	decode := func(x *exchange) error { return json.Unmarshal(x.body, &x.req) }
+	if x.d.decode != nil {
+		decode = x.d.decode
+	}
+	if err := decode(x); err != nil {
 		x.fail(x.d.errs[errBadJSON](x))
 		return false
 	}

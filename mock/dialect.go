@@ -30,6 +30,9 @@ type dialect struct {
 	objectToolInput bool
 	// apiKey returns the request's key, "" when it has none.
 	apiKey func(r *http.Request) string
+	// decode reads the request body into the exchange's request; nil
+	// means the body is OpenAI's or Anthropic's JSON, read as it is.
+	decode func(x *exchange) error
 	// errorBody is an error response's body.
 	errorBody func(requestID string, e apiError) []byte
 	// errs are the provider's errors by kind.
@@ -70,6 +73,8 @@ const (
 	errForbidden
 	errTooLarge
 	errContextLength
+	errModelNotReady // Bedrock's; the others answer errOverloaded
+	errModelTimeout  // Bedrock's; the others answer errServer
 	numErrs
 )
 
@@ -79,6 +84,22 @@ var faultErr = map[fault]errKind{
 	faultAuth: errBadKey, faultQuota: errQuota, faultSpendLimit: errSpendLimit,
 	faultPaymentRequired: errPaymentRequired, faultForbidden: errForbidden,
 	faultTooLarge: errTooLarge, faultContextLength: errContextLength,
+	faultModelNotReady: errModelNotReady, faultModelTimeout: errModelTimeout,
+}
+
+// err is the dialect's error of kind k: for a kind it has no body of its
+// own (Bedrock's model faults elsewhere), the nearest kind it has.
+func (d *dialect) err(k errKind) func(x *exchange) apiError {
+	if d.errs[k] != nil {
+		return d.errs[k]
+	}
+	switch k {
+	case errModelNotReady:
+		return d.errs[errOverloaded]
+	case errModelTimeout:
+		return d.errs[errServer]
+	}
+	return d.errs[errServer]
 }
 
 // apiError is an error response: status, the provider's type (and for

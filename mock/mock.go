@@ -114,6 +114,12 @@ type Faults struct {
 	// Truncated answers 200 with the answer cut at max_tokens:
 	// finish_reason length, stop_reason max_tokens.
 	Truncated float64
+	// ModelNotReady answers Bedrock's 429 ModelNotReadyException (a model
+	// still loading); the other dialects answer it as Overloaded.
+	ModelNotReady float64
+	// ModelTimeout answers Bedrock's 408 ModelTimeoutException; the other
+	// dialects answer it as Server.
+	ModelTimeout float64
 }
 
 // fault is the outcome of one request's draw.
@@ -138,6 +144,8 @@ const (
 	faultContentFilter
 	faultRefusal
 	faultTruncated
+	faultModelNotReady
+	faultModelTimeout
 	numFaults
 )
 
@@ -145,7 +153,7 @@ const (
 var faultNames = [numFaults]string{
 	"", "rate_limit", "server", "overloaded", "timeout", "reset", "malformed", "invalid_output", "auth",
 	"quota", "spend_limit", "payment_required", "forbidden", "too_large", "context_length",
-	"content_filter", "refusal", "truncated",
+	"content_filter", "refusal", "truncated", "model_not_ready", "model_timeout",
 }
 
 func (f fault) String() string { return faultNames[f] }
@@ -155,7 +163,7 @@ func (f Faults) fractions() [numFaults]float64 {
 	return [numFaults]float64{
 		0, f.RateLimit, f.Server, f.Overloaded, f.Timeout, f.Reset, f.Malformed, f.InvalidOutput, f.Auth,
 		f.Quota, f.SpendLimit, f.PaymentRequired, f.Forbidden, f.TooLarge, f.ContextLength,
-		f.ContentFilter, f.Refusal, f.Truncated,
+		f.ContentFilter, f.Refusal, f.Truncated, f.ModelNotReady, f.ModelTimeout,
 	}
 }
 
@@ -238,7 +246,7 @@ const (
 var faultCounter = [numFaults]counter{
 	cSucceeded, cRateLimited, cServerErrors, cOverloaded, cTimeouts, cResets, cMalformed, cInvalidOutputs, cAuthErrors,
 	cBillingErrors, cBillingErrors, cBillingErrors, cForbidden, cTooLarge, cContextLength,
-	cContentFiltered, cRefusals, cTruncated,
+	cContentFiltered, cRefusals, cTruncated, cOverloaded, cServerErrors,
 }
 
 // Recorded is one request as the server received it, kept when

@@ -29,6 +29,7 @@ type route struct {
 func isOpenAI(*http.Request) *dialect    { return &openAI }
 func isAnthropic(*http.Request) *dialect { return &anthropic }
 func isAzure(*http.Request) *dialect     { return &azureOpenAI }
+func isBedrock(*http.Request) *dialect   { return &bedrock }
 
 // byHeaders picks Anthropic for a request that carries its version or
 // key header, OpenAI otherwise: for paths both providers serve.
@@ -47,6 +48,7 @@ func (s *Server) routeTable() []route {
 		{http.MethodPost, "/v1/messages", isAnthropic, (*Server).chat},
 		{http.MethodPost, "/messages", isAnthropic, (*Server).chat},
 		{http.MethodPost, azureDeploymentPath, isAzure, (*Server).azureChat},
+		{http.MethodPost, bedrockPath, isBedrock, (*Server).bedrockChat},
 		{http.MethodPost, "/v1/messages/count_tokens", isAnthropic, (*Server).countTokens},
 		{http.MethodGet, "/v1/models", byHeaders, (*Server).listModels},
 		{http.MethodGet, "/models", byHeaders, (*Server).listModels},

@@ -16,7 +16,7 @@ import (
 // The allowed values of the spec's enumerations.
 var (
 	taskTypes  = []string{"llm", "exec", "http"}
-	providers  = []string{"openai", "anthropic", "azure", "mock"}
+	providers  = []string{"openai", "anthropic", "azure", "bedrock", "mock"}
 	efforts    = []string{"minimal", "low", "medium", "high"}
 	outputs    = []string{"text", "json"}
 	formats    = []string{"jsonl", "csv", "txt"}
@@ -34,7 +34,7 @@ var (
 var taskKeys = map[string][]string{
 	"llm": {"provider", "base_url", "api_key", "model", "system", "prompt", "max_tokens", "temperature",
 		"max_tokens_ceiling", "top_p", "stop", "seed", "reasoning_effort", "thinking_budget", "cache_prompt",
-		"api_version", "azure_ad_token", "headers", "extra_body", "mode"},
+		"api_version", "azure_ad_token", "region", "headers", "extra_body", "mode"},
 	"exec": {"argv", "stdin", "env", "exit_codes", "dir", "allow_option_values"},
 	"http": {"method", "url", "headers", "body"},
 }
@@ -389,6 +389,13 @@ func (d *decoder) checkLLM(t *Task) {
 	}
 	if t.APIKey != "" && t.AzureADToken != "" {
 		d.problem("task.azure_ad_token", nil, "give task.api_key or task.azure_ad_token, not both")
+	}
+	if t.Provider == "bedrock" {
+		if d.isSet("task.api_key") {
+			d.problem("task.api_key", nil, "bedrock signs its calls with AWS credentials from the SDK's chain ($AWS_ACCESS_KEY_ID, AWS_PROFILE, SSO, the instance role), not an api_key")
+		}
+	} else if d.isSet("task.region") {
+		d.problem("task.region", nil, "is for provider bedrock only")
 	}
 	for name := range t.Headers {
 		if !isToken(name) {

@@ -99,7 +99,7 @@ type Task struct {
 	Type string `yaml:"type"`
 
 	// Provider (llm) is "openai" (any OpenAI-compatible base_url),
-	// "anthropic", "azure" or "mock".
+	// "anthropic", "azure", "bedrock" or "mock".
 	Provider string `yaml:"provider"`
 	// BaseURL (llm) replaces the provider's default endpoint; for azure it
 	// is the resource's endpoint, required.
@@ -145,6 +145,9 @@ type Task struct {
 	// AzureADToken (llm, azure) is an Entra ID access token, sent as a
 	// bearer token instead of an api-key; always a secret.
 	AzureADToken string `yaml:"azure_ad_token"`
+	// Region (llm, bedrock) is the AWS region of Bedrock's endpoint;
+	// empty means the AWS SDK's ($AWS_REGION, the profile's region).
+	Region string `yaml:"region"`
 	// ExtraBody (llm) adds fields to every request body (vLLM's or
 	// Ollama's own options).
 	ExtraBody Object `yaml:"extra_body"`

@@ -82,7 +82,7 @@ const ProviderAzure = "azure"
 // (Model defaults to mock-echo for provider mock).
 type Config struct {
 	// Provider is "openai" (any OpenAI-compatible server), "anthropic",
-	// "azure" or "mock".
+	// "azure", "bedrock" or "mock".
 	Provider string
 	// BaseURL is the API's base URL; "" means the provider's own
 	// (https://api.openai.com/v1, https://api.anthropic.com, MockBaseURL).
@@ -101,6 +101,11 @@ type Config struct {
 	AzureADToken string
 	// APIVersion is Azure's api-version; "" means DefaultAzureAPIVersion.
 	APIVersion string
+	// Region is Bedrock's AWS region ("us-east-1"); "" means the AWS
+	// SDK's own ($AWS_REGION, the profile's region). Bedrock only; its
+	// BaseURL, when set, replaces the region's endpoint (a VPC endpoint,
+	// the mock).
+	Region string
 	// Model is the model to call; for azure, the deployment's name.
 	Model string
 	// System and Prompt are text/template templates rendered with the
@@ -194,7 +199,7 @@ type Config struct {
 // configuration is fixed when New builds it.
 type Task struct {
 	cfg        Config     // with defaults applied
-	wire       string     // the wire format: ProviderOpenAI or ProviderAnthropic
+	wire       string     // the wire format: ProviderOpenAI, ProviderAnthropic or ProviderBedrock
 	endpoint   string     // cfg.BaseURL without its query
 	query      url.Values // cfg.BaseURL's query, sent with every request
 	secrets    []string   // what errors must never show: see redact
@@ -257,6 +262,8 @@ func New(cfg Config) (*Task, error) {
 		t.wire = ProviderAnthropic
 		cfg.BaseURL = cmpOr(cfg.BaseURL, anthropicBaseURL)
 		cfg.APIKey = cmpOr(cfg.APIKey, os.Getenv("ANTHROPIC_API_KEY"))
+	case ProviderBedrock:
+		t.wire = ProviderBedrock
 	case ProviderMock:
 		t.wire = ProviderOpenAI
 		if cfg.HTTPClient == nil && cfg.BaseURL == "" {
@@ -266,7 +273,7 @@ func New(cfg Config) (*Task, error) {
 		cfg.APIKey = cmpOr(cfg.APIKey, MockAPIKey)
 		cfg.Model = cmpOr(cfg.Model, mock.ModelEcho)
 	default:
-		return nil, fmt.Errorf("llm: unknown provider %q (want openai, anthropic, azure or mock)", cfg.Provider)
+		return nil, fmt.Errorf("llm: unknown provider %q (want openai, anthropic, azure, bedrock or mock)", cfg.Provider)
 	}
 	// The SDKs resolve request paths against the base URL and drop its
 	// query: a gateway's ?gwtoken=… is sent as a query of every request
@@ -292,7 +299,10 @@ func New(cfg Config) (*Task, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("llm: model is required")
 	}
-	if cfg.APIKey == "" && cfg.AzureADToken == "" {
+	if cfg.Provider != ProviderBedrock && cfg.Region != "" {
+		return nil, errors.New("llm: a region is for provider bedrock only")
+	}
+	if cfg.APIKey == "" && cfg.AzureADToken == "" && t.wire != ProviderBedrock {
 		env := map[string]string{ProviderOpenAI: "$OPENAI_API_KEY", ProviderAnthropic: "$ANTHROPIC_API_KEY",
 			ProviderAzure: "$AZURE_OPENAI_API_KEY or $AZURE_OPENAI_AD_TOKEN"}[cfg.Provider]
 		return nil, fmt.Errorf("llm: no API key for %s: set api_key or %s", cfg.Provider, env)
@@ -349,12 +359,17 @@ func New(cfg Config) (*Task, error) {
 	t.counter = newTokenCounter(t.wire, cfg.Model, cfg.ExactTokens)
 	t.scale = &tokenScale{}
 	t.cfg = cfg
-	if t.wire == ProviderAnthropic {
+	switch t.wire {
+	case ProviderBedrock:
+		if t.send, err = t.bedrockSender(); err != nil {
+			return nil, err
+		}
+	case ProviderAnthropic:
 		if t.messages, err = t.newMessagesRequest(); err != nil {
 			return nil, err
 		}
 		t.send = t.anthropicSender()
-	} else {
+	default:
 		if t.chat, err = t.newChatRequest(); err != nil {
 			return nil, err
 		}
@@ -409,6 +424,8 @@ func checkSampling(cfg Config, wire string) error {
 		}
 	}
 	switch wire {
+	case ProviderBedrock:
+		return checkBedrockSampling(cfg)
 	case ProviderAnthropic:
 		if cfg.Seed != nil {
 			return errors.New("llm: anthropic has no seed")
@@ -815,7 +832,11 @@ func (t *Task) wrap(ctx, actx context.Context, err error, c *capture) error {
 	}
 	switch {
 	case c.status >= 400:
-		return newError(p, c, err, t.secrets)
+		e := newError(p, c, err, t.secrets)
+		if t.wire == ProviderBedrock {
+			bedrockDetail(e, err, c.header)
+		}
+		return e
 	case ctx.Err() != nil:
 		return fmt.Errorf("llm %s: %w", p, err)
 	case actx.Err() != nil:

@@ -83,7 +83,9 @@ func stopKind(rep reply) string {
 	switch rep.finish {
 	case "refusal":
 		return stopRefused
-	case "content_filter":
+	case "content_filter", "content_filtered", "guardrail_intervened":
+		// content_filtered and guardrail_intervened are Bedrock's: its
+		// filter, or the guardrail the account attached.
 		return stopFiltered
 	case "length", "max_tokens", "model_context_window_exceeded":
 		return stopTruncated

@@ -243,8 +243,8 @@ func anthropicOutputConfigModel(model string) bool {
 // prints.
 func StructuredFor(cfg Config) (Structured, error) {
 	wire := ProviderOpenAI
-	if cfg.Provider == ProviderAnthropic {
-		wire = ProviderAnthropic
+	if cfg.Provider == ProviderAnthropic || cfg.Provider == ProviderBedrock {
+		wire = cfg.Provider
 	}
 	if cfg.Provider == ProviderMock {
 		cfg.Model = cmpOr(cfg.Model, "mock-echo")
@@ -264,6 +264,9 @@ func StructuredFor(cfg Config) (Structured, error) {
 func chooseStructured(cfg Config, wire string, schema schemaDoc) Structured {
 	if cfg.Output != OutputJSON {
 		return Structured{ModeText, "output is text"}
+	}
+	if wire == ProviderBedrock {
+		return bedrockStructured(schema)
 	}
 	if wire == ProviderAnthropic {
 		if schema == nil {

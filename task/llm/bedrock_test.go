@@ -1,0 +1,253 @@
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/mock"
+)
+
+// awsTestCredentials gives the AWS SDK static credentials and a region
+// through the environment, and keeps it away from this machine's shared
+// files, profiles and instance metadata: nothing but the loopback mock is
+// ever reached.
+func awsTestCredentials(t *testing.T) {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAMOCKMOCKMOCKMOCK")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "mock-secret-access-key")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/no-config")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/no-credentials")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+}
+
+// bedrockMock serves the mock's Bedrock dialect on loopback and returns
+// its URL.
+func bedrockMock(t *testing.T, cfg mock.Config) (*mock.Server, string) {
+	t.Helper()
+	srv := mock.New(cfg)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return srv, ts.URL
+}
+
+func TestBedrockAnswerCarriesTextUsageCostAndStopReason(t *testing.T) {
+	awsTestCredentials(t)
+	srv, url := bedrockMock(t, mock.Config{Record: true})
+	tk := mustNew(t, Config{Provider: ProviderBedrock, BaseURL: url, Region: "us-east-1", Model: mock.ModelEcho,
+		System: "Be brief.", Prompt: "Say {{.n}}", Prices: map[string]Price{mock.ModelEcho: {InputPerMTok: 1, OutputPerMTok: 2}}})
+	res, err := tk.Run(t.Context(), item(map[string]any{"n": "hello there"}))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var out string
+	if err := json.Unmarshal(res.Output, &out); err != nil || out != "Say hello there" {
+		t.Errorf("output = %s, want the echoed prompt", res.Output)
+	}
+	if res.FinishReason != "end_turn" {
+		t.Errorf("finish reason = %q, want end_turn", res.FinishReason)
+	}
+	if res.Usage.InputTokens <= 0 || res.Usage.OutputTokens <= 0 {
+		t.Errorf("usage = %+v, want the answer's inputTokens and outputTokens", res.Usage)
+	}
+	if want := tk.price.Cost(res.Usage); res.CostUSD != want || want == 0 {
+		t.Errorf("cost = %v, want %v from the usage", res.CostUSD, want)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("the mock saw %d requests, want 1 (the SDK's retries are off)", len(reqs))
+	}
+	r := reqs[0]
+	if r.Path != "/model/mock-echo/converse" || r.Model != mock.ModelEcho {
+		t.Errorf("request to %s for model %q, want /model/mock-echo/converse", r.Path, r.Model)
+	}
+	if len(r.Messages) != 2 || r.Messages[0].Role != "system" || r.Messages[0].Content != "Be brief." {
+		t.Errorf("messages = %+v, want the system block and the prompt", r.Messages)
+	}
+}
+
+func TestBedrockSchemaIsSentAsAForcedToolAndItsInputIsTheOutput(t *testing.T) {
+	awsTestCredentials(t)
+	_, url := bedrockMock(t, mock.Config{})
+	tk := mustNew(t, Config{Provider: ProviderBedrock, BaseURL: url, Region: "us-east-1", Model: mock.ModelEcho,
+		Prompt: "Translate hi", Output: OutputJSON, Schema: json.RawMessage(fittingSchema)})
+	if tk.Structured().Mode != ModeTool {
+		t.Fatalf("structured mode = %v, want a forced tool", tk.Structured())
+	}
+	res, err := tk.Run(t.Context(), item(nil))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(res.Output, &got); err != nil || got["es"] == nil {
+		t.Errorf("output = %s, want the tool's input, shaped by the schema", res.Output)
+	}
+	if res.FinishReason != "end_turn" {
+		t.Errorf("finish reason = %q, want the forced tool's call taken as a finished answer", res.FinishReason)
+	}
+}
+
+// TestBedrockErrorsAndStopReasonsAreClassifiedTruthfully drives each of
+// the mock's Bedrock faults through the real AWS SDK: the SDK decodes the
+// mock's answer into its typed exception, and tenax classifies it as
+// docs/providers.md says.
+func TestBedrockErrorsAndStopReasonsAreClassifiedTruthfully(t *testing.T) {
+	tests := []struct {
+		name      string
+		faults    mock.Faults
+		model     string
+		status    int
+		exception string // x-amzn-ErrorType, and the SDK's ErrorCode
+		typed     func(error) bool
+		class     classify.Class
+		fallback  string
+		finish    string // for an answer's stop reason
+		words     string
+	}{
+		{name: "throttling", faults: mock.Faults{RateLimit: 1}, status: 429, exception: "ThrottlingException",
+			typed: as[*types.ThrottlingException], class: classify.Retryable},
+		{name: "internal server", faults: mock.Faults{Server: 1}, status: 500, exception: "InternalServerException",
+			typed: as[*types.InternalServerException], class: classify.Retryable},
+		{name: "service unavailable", faults: mock.Faults{Overloaded: 1}, status: 503, exception: "ServiceUnavailableException",
+			typed: as[*types.ServiceUnavailableException], class: classify.Retryable},
+		{name: "model not ready", faults: mock.Faults{ModelNotReady: 1}, status: 429, exception: "ModelNotReadyException",
+			typed: as[*types.ModelNotReadyException], class: classify.Retryable},
+		{name: "model timeout", faults: mock.Faults{ModelTimeout: 1}, status: 408, exception: "ModelTimeoutException",
+			typed: as[*types.ModelTimeoutException], class: classify.Retryable},
+		{name: "access denied", faults: mock.Faults{Forbidden: 1}, status: 403, exception: "AccessDeniedException",
+			typed: as[*types.AccessDeniedException], class: classify.Fatal},
+		{name: "wrong model id", model: "anthropic.claude-nonexistent-v1:0", status: 404, exception: "ResourceNotFoundException",
+			typed: as[*types.ResourceNotFoundException], class: classify.Fatal},
+		{name: "unrecognized client", faults: mock.Faults{Auth: 1}, status: 403, exception: "UnrecognizedClientException",
+			typed: isAPIError("UnrecognizedClientException"), class: classify.Fatal},
+		{name: "validation", faults: mock.Faults{TooLarge: 1}, status: 413, exception: "ValidationException",
+			typed: as[*types.ValidationException], class: classify.Item},
+		{name: "input too long", faults: mock.Faults{ContextLength: 1}, status: 400, exception: "ValidationException",
+			typed: as[*types.ValidationException], class: classify.Item, fallback: "context_window"},
+		{name: "max tokens", faults: mock.Faults{Truncated: 1}, class: classify.Invalid, finish: "max_tokens", words: truncatedPhrase},
+		{name: "guardrail intervened", faults: mock.Faults{Refusal: 1}, class: classify.Item, fallback: "content_filter",
+			finish: "guardrail_intervened", words: "Sorry, the model cannot answer this question."},
+		{name: "content filtered", faults: mock.Faults{ContentFilter: 1}, class: classify.Item, fallback: "content_filter",
+			finish: "content_filtered", words: "content filter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			awsTestCredentials(t)
+			srv, url := bedrockMock(t, mock.Config{Faults: tt.faults})
+			tk := mustNew(t, Config{Provider: ProviderBedrock, BaseURL: url, Region: "eu-west-1",
+				Model: cmpOr(tt.model, mock.ModelEcho), Prompt: "Tell me about item {{.n}} in some detail", MaxTokens: 64})
+			res, err := tk.Run(t.Context(), item(map[string]any{"n": 7}))
+			if err == nil {
+				t.Fatalf("the fault's call succeeded with %s", res.Output)
+			}
+			if n := srv.Stats().Requests; n != 1 {
+				t.Errorf("the mock saw %d requests, want 1: the SDK must not retry", n)
+			}
+			if d := classify.Classify(err); d.Class != tt.class {
+				t.Errorf("classified %v, want %v: %v", d, tt.class, err)
+			}
+			if got := fallbackKind(err); got != tt.fallback {
+				t.Errorf("fallback kind = %q, want %q", got, tt.fallback)
+			}
+			if tt.finish != "" {
+				if res.FinishReason != tt.finish {
+					t.Errorf("finish reason = %q, want %q", res.FinishReason, tt.finish)
+				}
+				if !strings.Contains(err.Error(), tt.words) {
+					t.Errorf("err = %q, want the words %q", err, tt.words)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("err = %v (%T), want an *Error", err, err)
+			}
+			if e.Status != tt.status || e.Code != tt.exception || e.Provider != ProviderBedrock {
+				t.Errorf("error = status %d code %q provider %q, want %d %q bedrock", e.Status, e.Code, e.Provider, tt.status, tt.exception)
+			}
+			if e.Message == "" || e.ID == "" {
+				t.Errorf("error message %q, request id %q: want the body's message and x-amzn-RequestId", e.Message, e.ID)
+			}
+			if !tt.typed(err) {
+				t.Errorf("the SDK did not decode the mock's answer into its %s: %v", tt.exception, err)
+			}
+		})
+	}
+}
+
+func TestBedrockThrottlingIsTheRateLimit(t *testing.T) {
+	awsTestCredentials(t)
+	_, url := bedrockMock(t, mock.Config{Faults: mock.Faults{RateLimit: 1}})
+	tk := mustNew(t, Config{Provider: ProviderBedrock, BaseURL: url, Region: "us-east-1", Model: mock.ModelEcho, Prompt: "p"})
+	_, err := tk.Run(t.Context(), item(nil))
+	var sc classify.StatusCoder
+	if !errors.As(err, &sc) || sc.HTTPStatus() != http.StatusTooManyRequests {
+		t.Fatalf("err = %v, want status 429, which the engine's cooldown reads", err)
+	}
+	if d := classify.Classify(err); !strings.Contains(d.Reason, "ThrottlingException") {
+		t.Errorf("reason = %q, want the exception named", d.Reason)
+	}
+}
+
+func TestBedrockRefusesWhatConverseCannotTake(t *testing.T) {
+	awsTestCredentials(t)
+	seed := int64(1)
+	for name, cfg := range map[string]Config{
+		"an api key":       {APIKey: "sk-1"},
+		"a seed":           {Seed: &seed},
+		"a thinking budge": {ThinkingBudget: 2048, MaxTokens: 4096},
+		"cache_prompt":     {CachePrompt: true},
+	} {
+		cfg.Provider, cfg.Region, cfg.Model, cfg.Prompt = ProviderBedrock, "us-east-1", "m", "p"
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New with %s for bedrock succeeded, want an error that says why", name)
+		}
+	}
+	if _, err := New(Config{Provider: ProviderOpenAI, APIKey: "k", Region: "us-east-1", Model: "m", Prompt: "p"}); err == nil {
+		t.Error("New of an openai task with a region succeeded, want it refused as bedrock's")
+	}
+}
+
+func TestBedrockWithoutARegionSaysWhereToSetOne(t *testing.T) {
+	awsTestCredentials(t)
+	_, err := New(Config{Provider: ProviderBedrock, Model: "m", Prompt: "p"})
+	if err == nil || !strings.Contains(err.Error(), "region") {
+		t.Fatalf("New without a region = %v, want an error naming the region", err)
+	}
+}
+
+// as reports whether err's chain holds a T.
+func as[T error](err error) bool {
+	_, ok := errors.AsType[T](err)
+	return ok
+}
+
+// isAPIError reports whether err's chain holds a smithy API error of code.
+func isAPIError(code string) func(error) bool {
+	return func(err error) bool {
+		e, ok := errors.AsType[smithy.APIError](err)
+		return ok && e.ErrorCode() == code
+	}
+}
+
+// fallbackKind is the route fallback err calls for, "" for none.
+func fallbackKind(err error) string {
+	if e, ok := errors.AsType[interface {
+		error
+		FallbackKind() string
+	}](err); ok {
+		return e.FallbackKind()
+	}
+	return ""
+}
