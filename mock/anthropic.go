@@ -57,12 +57,11 @@ var anthropic = dialect{
 			return apiError{status: 429, typ: "rate_limit_error", header: h, counter: cRateLimited,
 				message: fmt.Sprintf("This request would exceed the rate limit for your organization (org-mock) of %d requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the rate of your requests or try again later.", x.limits.requests.limit)}
 		},
-		errServer: func(*exchange) apiError {
-			return apiError{status: 500, typ: "api_error", message: "Internal server error", counter: cServerErrors}
-		},
-		errOverloaded: func(*exchange) apiError {
-			return apiError{status: 529, typ: "overloaded_error", message: "Overloaded", counter: cOverloaded}
-		},
+		errServer:     anthropicServerError,
+		errOverloaded: anthropicOverloaded,
+		// Bedrock's model faults, as Anthropic says the nearest thing.
+		errModelNotReady: anthropicOverloaded,
+		errModelTimeout:  anthropicServerError,
 		errQuota: func(*exchange) apiError {
 			// The API's answer today: a 400 invalid_request_error that only
 			// its message tells apart from a bad request (402 billing_error
@@ -323,4 +322,12 @@ func anthropicEvents(x *exchange, a answer) [][]byte {
 		"usage": map[string]any{"output_tokens": a.completionTokens},
 	}))
 	return append(out, ev("message_stop", map[string]any{}))
+}
+
+func anthropicServerError(*exchange) apiError {
+	return apiError{status: 500, typ: "api_error", message: "Internal server error", counter: cServerErrors}
+}
+
+func anthropicOverloaded(*exchange) apiError {
+	return apiError{status: 529, typ: "overloaded_error", message: "Overloaded", counter: cOverloaded}
 }

@@ -252,7 +252,7 @@ func (s *Server) chat(x *exchange) outcome {
 	}
 	midStream := x.req.Stream && (f == faultServer || f == faultOverloaded)
 	if k, ok := faultErr[f]; ok && !midStream {
-		x.fail(x.d.err(k)(x))
+		x.fail(x.d.errs[k](x))
 		return answered
 	}
 	if x.req.Stream {

@@ -73,8 +73,8 @@ const (
 	errForbidden
 	errTooLarge
 	errContextLength
-	errModelNotReady // Bedrock's; the others answer errOverloaded
-	errModelTimeout  // Bedrock's; the others answer errServer
+	errModelNotReady // Bedrock's; the others answer as errOverloaded
+	errModelTimeout  // Bedrock's; the others answer as errServer
 	numErrs
 )
 
@@ -85,21 +85,6 @@ var faultErr = map[fault]errKind{
 	faultPaymentRequired: errPaymentRequired, faultForbidden: errForbidden,
 	faultTooLarge: errTooLarge, faultContextLength: errContextLength,
 	faultModelNotReady: errModelNotReady, faultModelTimeout: errModelTimeout,
-}
-
-// err is the dialect's error of kind k: for a kind it has no body of its
-// own (Bedrock's model faults elsewhere), the nearest kind it has.
-func (d *dialect) err(k errKind) func(x *exchange) apiError {
-	if d.errs[k] != nil {
-		return d.errs[k]
-	}
-	switch k {
-	case errModelNotReady:
-		return d.errs[errOverloaded]
-	case errModelTimeout:
-		return d.errs[errServer]
-	}
-	return d.errs[errServer]
 }
 
 // apiError is an error response: status, the provider's type (and for

@@ -9,7 +9,7 @@ import (
 )
 
 func TestEveryDialectHasEveryError(t *testing.T) {
-	for _, d := range []*dialect{&openAI, &anthropic} {
+	for _, d := range []*dialect{&openAI, &anthropic, &azureOpenAI, &bedrock} {
 		for k, f := range d.errs {
 			if f == nil {
 				t.Errorf("%s has no error for kind %d", d.name, k)
@@ -31,12 +31,19 @@ func FuzzRequestsAlwaysGetAnAnswer(f *testing.F) {
 		// A schema asking for a billion items gets a small answer.
 		`{"model": "mock-echo", "messages": [{"role": "user", "content": "json"}], "response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "array", "minItems": 1e9, "items": {"$ref": "#"}}}}}`,
 		`{"messages": null}`, `[]`, `null`, `{`, ``,
+		// Converse bodies (the seeds' path index 5).
+		`{"messages": [{"role": "user", "content": [{"text": "hi"}]}], "system": [{"text": "s"}], "inferenceConfig": {"maxTokens": 5}}`,
+		`{"messages": [{"role": "user", "content": [{"text": "x"}]}], "toolConfig": {"tools": [{"toolSpec": {"name": "o", "inputSchema": {"json": {"type": "object"}}}}], "toolChoice": {"tool": {"name": "o"}}}}`,
+		`{"messages": [{"role": "user", "content": [{"toolResult": {"content": [{"text": 1}]}}]}], "toolConfig": {"toolChoice": {"any": {}}}}`,
 	}
-	for _, s := range seeds {
+	for i, s := range seeds {
 		f.Add(s, uint8(0))
+		if i >= len(seeds)-3 {
+			f.Add(s, uint8(5))
+		}
 		f.Add(s, uint8(1))
 	}
-	paths := []string{"/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens", "/v1/models/x", "/nowhere"}
+	paths := []string{"/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens", "/v1/models/x", "/nowhere", "/model/mock-echo/converse"}
 	f.Fuzz(func(t *testing.T, body string, which uint8) {
 		path := paths[int(which)%len(paths)]
 		s := New(Config{Faults: Faults{InvalidOutput: 0.3, Truncated: 0.2, Refusal: 0.1}})
@@ -44,6 +51,9 @@ func FuzzRequestsAlwaysGetAnAnswer(f *testing.F) {
 		req.Header.Set("Authorization", "Bearer k")
 		req.Header.Set("x-api-key", "k")
 		req.Header.Set("anthropic-version", "2023-06-01")
+		if strings.HasPrefix(path, "/model/") {
+			req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIAFUZZ/20261201/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=00")
+		}
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, req)
 		if rec.Code < 200 || rec.Code > 599 {

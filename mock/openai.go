@@ -48,14 +48,11 @@ var openAI = dialect{
 				header:  retryHeaders(wait, true),
 				message: fmt.Sprintf("Rate limit reached for %s in organization org-mock on requests per min (RPM): Limit %d, Used %d, Requested 1. Please try again in %s. Visit https://platform.openai.com/account/rate-limits to learn more.", x.model, limit, limit, goDuration(wait))}
 		},
-		errServer: func(*exchange) apiError {
-			return apiError{status: 500, typ: "server_error", counter: cServerErrors,
-				message: "The server had an error while processing your request. Sorry about that!"}
-		},
-		errOverloaded: func(*exchange) apiError {
-			return apiError{status: 503, typ: "server_error", counter: cOverloaded,
-				message: "The engine is currently overloaded, please try again later"}
-		},
+		errServer:     openAIServerError,
+		errOverloaded: openAIOverloaded,
+		// Bedrock's model faults, as OpenAI says the nearest thing.
+		errModelNotReady: openAIOverloaded,
+		errModelTimeout:  openAIServerError,
 		errQuota: func(*exchange) apiError {
 			return apiError{status: 429, typ: "insufficient_quota", code: "insufficient_quota", counter: cBillingErrors,
 				message: "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors."}
@@ -377,4 +374,14 @@ func openAIEvents(x *exchange, a answer) [][]byte {
 		})))
 	}
 	return append(out, sse("", []byte("[DONE]")))
+}
+
+func openAIServerError(*exchange) apiError {
+	return apiError{status: 500, typ: "server_error", counter: cServerErrors,
+		message: "The server had an error while processing your request. Sorry about that!"}
+}
+
+func openAIOverloaded(*exchange) apiError {
+	return apiError{status: 503, typ: "server_error", counter: cOverloaded,
+		message: "The engine is currently overloaded, please try again later"}
 }

@@ -83,6 +83,8 @@ func addMockFlags(cmd *cobra.Command, addr, logPath *string, cfg *mock.Config) {
 	f.Float64Var(&cfg.Faults.ContentFilter, "content-filter", 0, "fraction of answers stopped by the content filter (finish_reason content_filter)")
 	f.Float64Var(&cfg.Faults.Refusal, "refusal", 0, "fraction of answers that are refusals (message.refusal; stop_reason refusal)")
 	f.Float64Var(&cfg.Faults.Truncated, "truncated", 0, "fraction of answers cut at max_tokens (finish_reason length)")
+	f.Float64Var(&cfg.Faults.ModelNotReady, "model-not-ready", 0, "fraction answered as a model still loading (Bedrock's 429 ModelNotReadyException; elsewhere as --overloaded)")
+	f.Float64Var(&cfg.Faults.ModelTimeout, "model-timeout", 0, "fraction answered as a model that timed out (Bedrock's 408 ModelTimeoutException; elsewhere as --server-error)")
 	f.StringVar(logPath, "log-requests", "", "append every request and answer to `FILE` as JSON lines, credentials and custom header values redacted")
 	f.DurationVar(&cfg.Batch.ProcessingTime, "batch-processing", 0, "batch APIs: time a batch takes to process all its requests")
 	f.DurationVar(&cfg.Batch.Window, "batch-window", 0, "batch APIs: completion window; a batch still processing then expires the rest (default 24h)")
