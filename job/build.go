@@ -1,6 +1,7 @@
 package job
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	execTask "github.com/tenaxhq/tenax/task/exec"
 	httpTask "github.com/tenaxhq/tenax/task/http"
 	"github.com/tenaxhq/tenax/task/llm"
+	"github.com/tenaxhq/tenax/task/llm/bedrock"
 	"github.com/tenaxhq/tenax/validate"
 )
 
@@ -97,6 +99,11 @@ func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
 			b.cache = c
 			cfg.Cache = c
 		}
+		if cfg.Provider == llm.ProviderBedrock {
+			if cfg.Bedrock, err = bedrock.New(context.Background(), bedrock.Options{Region: s.Task.Region, Endpoint: cfg.BaseURL}); err != nil {
+				return nil, fmt.Errorf("task: %w", err)
+			}
+		}
 		lt, err := llm.New(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("task: %w", err)
@@ -129,7 +136,7 @@ func (b *built) Close() error {
 func llmConfig(s *spec.Spec) (llm.Config, error) {
 	t := s.Task
 	cfg := llm.Config{
-		Provider: t.Provider, BaseURL: t.BaseURL, APIKey: t.APIKey, AzureADToken: t.AzureADToken, APIVersion: t.APIVersion, Region: t.Region,
+		Provider: t.Provider, BaseURL: t.BaseURL, APIKey: t.APIKey, AzureADToken: t.AzureADToken, APIVersion: t.APIVersion,
 		Model: t.Model, System: t.System, Prompt: t.Prompt,
 		MaxTokens: t.MaxTokens, MaxTokensCeiling: t.MaxTokensCeiling,
 		Temperature: t.Temperature, TopP: t.TopP, Stop: t.Stop, Seed: t.Seed,
@@ -174,10 +181,14 @@ func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 	for i, r := range s.Routes {
 		cfg := base
 		cfg.Provider, cfg.Model, cfg.BaseURL, cfg.APIKey = r.Provider, r.Model, r.BaseURL, r.APIKey
-		cfg.HTTPClient = nil
-		if r.Provider != llm.ProviderBedrock {
-			// The task's region is Bedrock's; another provider refuses one.
-			cfg.Region = ""
+		cfg.HTTPClient, cfg.Bedrock = nil, nil
+		if r.Provider == llm.ProviderBedrock {
+			// A Bedrock route calls the task's region (or the SDK's).
+			c, err := bedrock.New(context.Background(), bedrock.Options{Region: s.Task.Region, Endpoint: r.BaseURL})
+			if err != nil {
+				return nil, fmt.Errorf("routes[%d] (%s): %w", i, r.Name, err)
+			}
+			cfg.Bedrock = c
 		}
 		if r.ContextWindow > 0 {
 			// The pre-check compares the estimate with the window: count

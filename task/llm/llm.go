@@ -101,11 +101,11 @@ type Config struct {
 	AzureADToken string
 	// APIVersion is Azure's api-version; "" means DefaultAzureAPIVersion.
 	APIVersion string
-	// Region is Bedrock's AWS region ("us-east-1"); "" means the AWS
-	// SDK's own ($AWS_REGION, the profile's region). Bedrock only; its
-	// BaseURL, when set, replaces the region's endpoint (a VPC endpoint,
-	// the mock).
-	Region string
+	// Bedrock makes provider bedrock's calls (package task/llm/bedrock's
+	// Client, which holds the region, the endpoint and the credentials);
+	// required for bedrock, ignored otherwise. BaseURL is not read for
+	// bedrock: the Client has its endpoint.
+	Bedrock Converser
 	// Model is the model to call; for azure, the deployment's name.
 	Model string
 	// System and Prompt are text/template templates rendered with the
@@ -299,9 +299,6 @@ func New(cfg Config) (*Task, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("llm: model is required")
 	}
-	if cfg.Provider != ProviderBedrock && cfg.Region != "" {
-		return nil, errors.New("llm: a region is for provider bedrock only")
-	}
 	if cfg.APIKey == "" && cfg.AzureADToken == "" && t.wire != ProviderBedrock {
 		env := map[string]string{ProviderOpenAI: "$OPENAI_API_KEY", ProviderAnthropic: "$ANTHROPIC_API_KEY",
 			ProviderAzure: "$AZURE_OPENAI_API_KEY or $AZURE_OPENAI_AD_TOKEN"}[cfg.Provider]
@@ -361,9 +358,7 @@ func New(cfg Config) (*Task, error) {
 	t.cfg = cfg
 	switch t.wire {
 	case ProviderBedrock:
-		if t.send, err = t.bedrockSender(); err != nil {
-			return nil, err
-		}
+		t.send = t.bedrockSender()
 	case ProviderAnthropic:
 		if t.messages, err = t.newMessagesRequest(); err != nil {
 			return nil, err

@@ -1,4 +1,4 @@
-package llm
+package bedrock_test
 
 import (
 	"encoding/json"
@@ -13,7 +13,30 @@ import (
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/mock"
+	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/llm"
+	"github.com/tenaxhq/tenax/task/llm/bedrock"
 )
+
+// newTask builds an llm task on provider bedrock whose Client calls url in
+// region.
+func newTask(t *testing.T, url, region string, cfg llm.Config) *llm.Task {
+	t.Helper()
+	client, err := bedrock.New(t.Context(), bedrock.Options{Region: region, Endpoint: url})
+	if err != nil {
+		t.Fatalf("bedrock.New: %v", err)
+	}
+	cfg.Provider, cfg.Bedrock = llm.ProviderBedrock, client
+	tk, err := llm.New(cfg)
+	if err != nil {
+		t.Fatalf("llm.New: %v", err)
+	}
+	return tk
+}
+
+func item(fields map[string]any) task.Item { return task.Item{Idx: 3, Fields: fields} }
+
+const fittingSchema = `{"type":"object","properties":{"es":{"type":"string"},"n":{"type":["integer","null"]}},"required":["es","n"],"additionalProperties":false}`
 
 // awsTestCredentials gives the AWS SDK static credentials and a region
 // through the environment, and keeps it away from this machine's shared
@@ -45,8 +68,9 @@ func bedrockMock(t *testing.T, cfg mock.Config) (*mock.Server, string) {
 func TestBedrockAnswerCarriesTextUsageCostAndStopReason(t *testing.T) {
 	awsTestCredentials(t)
 	srv, url := bedrockMock(t, mock.Config{Record: true})
-	tk := mustNew(t, Config{Provider: ProviderBedrock, BaseURL: url, Region: "us-east-1", Model: mock.ModelEcho,
-		System: "Be brief.", Prompt: "Say {{.n}}", Prices: map[string]Price{mock.ModelEcho: {InputPerMTok: 1, OutputPerMTok: 2}}})
+	price := llm.Price{InputPerMTok: 1, OutputPerMTok: 2}
+	tk := newTask(t, url, "us-east-1", llm.Config{Model: mock.ModelEcho,
+		System: "Be brief.", Prompt: "Say {{.n}}", Prices: map[string]llm.Price{mock.ModelEcho: price}})
 	res, err := tk.Run(t.Context(), item(map[string]any{"n": "hello there"}))
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -61,7 +85,7 @@ func TestBedrockAnswerCarriesTextUsageCostAndStopReason(t *testing.T) {
 	if res.Usage.InputTokens <= 0 || res.Usage.OutputTokens <= 0 {
 		t.Errorf("usage = %+v, want the answer's inputTokens and outputTokens", res.Usage)
 	}
-	if want := tk.price.Cost(res.Usage); res.CostUSD != want || want == 0 {
+	if want := price.Cost(res.Usage); res.CostUSD != want || want == 0 {
 		t.Errorf("cost = %v, want %v from the usage", res.CostUSD, want)
 	}
 	reqs := srv.Requests()
@@ -80,9 +104,9 @@ func TestBedrockAnswerCarriesTextUsageCostAndStopReason(t *testing.T) {
 func TestBedrockSchemaIsSentAsAForcedToolAndItsInputIsTheOutput(t *testing.T) {
 	awsTestCredentials(t)
 	_, url := bedrockMock(t, mock.Config{})
-	tk := mustNew(t, Config{Provider: ProviderBedrock, BaseURL: url, Region: "us-east-1", Model: mock.ModelEcho,
-		Prompt: "Translate hi", Output: OutputJSON, Schema: json.RawMessage(fittingSchema)})
-	if tk.Structured().Mode != ModeTool {
+	tk := newTask(t, url, "us-east-1", llm.Config{Model: mock.ModelEcho,
+		Prompt: "Translate hi", Output: llm.OutputJSON, Schema: json.RawMessage(fittingSchema)})
+	if tk.Structured().Mode != llm.ModeTool {
 		t.Fatalf("structured mode = %v, want a forced tool", tk.Structured())
 	}
 	res, err := tk.Run(t.Context(), item(nil))
@@ -135,7 +159,7 @@ func TestBedrockErrorsAndStopReasonsAreClassifiedTruthfully(t *testing.T) {
 			typed: as[*types.ValidationException], class: classify.Item},
 		{name: "input too long", faults: mock.Faults{ContextLength: 1}, status: 400, exception: "ValidationException",
 			typed: as[*types.ValidationException], class: classify.Item, fallback: "context_window"},
-		{name: "max tokens", faults: mock.Faults{Truncated: 1}, class: classify.Invalid, finish: "max_tokens", words: truncatedPhrase},
+		{name: "max tokens", faults: mock.Faults{Truncated: 1}, class: classify.Invalid, finish: "max_tokens", words: "the answer was cut off"},
 		{name: "guardrail intervened", faults: mock.Faults{Refusal: 1}, class: classify.Item, fallback: "content_filter",
 			finish: "guardrail_intervened", words: "Sorry, the model cannot answer this question."},
 		{name: "content filtered", faults: mock.Faults{ContentFilter: 1}, class: classify.Item, fallback: "content_filter",
@@ -145,8 +169,11 @@ func TestBedrockErrorsAndStopReasonsAreClassifiedTruthfully(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			awsTestCredentials(t)
 			srv, url := bedrockMock(t, mock.Config{Faults: tt.faults})
-			tk := mustNew(t, Config{Provider: ProviderBedrock, BaseURL: url, Region: "eu-west-1",
-				Model: cmpOr(tt.model, mock.ModelEcho), Prompt: "Tell me about item {{.n}} in some detail", MaxTokens: 64})
+			model := tt.model
+			if model == "" {
+				model = mock.ModelEcho
+			}
+			tk := newTask(t, url, "eu-west-1", llm.Config{Model: model, Prompt: "Tell me about item {{.n}} in some detail", MaxTokens: 64})
 			res, err := tk.Run(t.Context(), item(map[string]any{"n": 7}))
 			if err == nil {
 				t.Fatalf("the fault's call succeeded with %s", res.Output)
@@ -169,11 +196,11 @@ func TestBedrockErrorsAndStopReasonsAreClassifiedTruthfully(t *testing.T) {
 				}
 				return
 			}
-			var e *Error
+			var e *llm.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("err = %v (%T), want an *Error", err, err)
 			}
-			if e.Status != tt.status || e.Code != tt.exception || e.Provider != ProviderBedrock {
+			if e.Status != tt.status || e.Code != tt.exception || e.Provider != llm.ProviderBedrock {
 				t.Errorf("error = status %d code %q provider %q, want %d %q bedrock", e.Status, e.Code, e.Provider, tt.status, tt.exception)
 			}
 			if e.Message == "" || e.ID == "" {
@@ -189,7 +216,7 @@ func TestBedrockErrorsAndStopReasonsAreClassifiedTruthfully(t *testing.T) {
 func TestBedrockThrottlingIsTheRateLimit(t *testing.T) {
 	awsTestCredentials(t)
 	_, url := bedrockMock(t, mock.Config{Faults: mock.Faults{RateLimit: 1}})
-	tk := mustNew(t, Config{Provider: ProviderBedrock, BaseURL: url, Region: "us-east-1", Model: mock.ModelEcho, Prompt: "p"})
+	tk := newTask(t, url, "us-east-1", llm.Config{Model: mock.ModelEcho, Prompt: "p"})
 	_, err := tk.Run(t.Context(), item(nil))
 	var sc classify.StatusCoder
 	if !errors.As(err, &sc) || sc.HTTPStatus() != http.StatusTooManyRequests {
@@ -202,26 +229,28 @@ func TestBedrockThrottlingIsTheRateLimit(t *testing.T) {
 
 func TestBedrockRefusesWhatConverseCannotTake(t *testing.T) {
 	awsTestCredentials(t)
+	client, err := bedrock.New(t.Context(), bedrock.Options{Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	seed := int64(1)
-	for name, cfg := range map[string]Config{
-		"an api key":       {APIKey: "sk-1"},
-		"a seed":           {Seed: &seed},
-		"a thinking budge": {ThinkingBudget: 2048, MaxTokens: 4096},
-		"cache_prompt":     {CachePrompt: true},
+	for name, cfg := range map[string]llm.Config{
+		"an api key":        {APIKey: "sk-1", Bedrock: client},
+		"a seed":            {Seed: &seed, Bedrock: client},
+		"a thinking budget": {ThinkingBudget: 2048, MaxTokens: 4096, Bedrock: client},
+		"cache_prompt":      {CachePrompt: true, Bedrock: client},
+		"no client":         {},
 	} {
-		cfg.Provider, cfg.Region, cfg.Model, cfg.Prompt = ProviderBedrock, "us-east-1", "m", "p"
-		if _, err := New(cfg); err == nil {
+		cfg.Provider, cfg.Model, cfg.Prompt = llm.ProviderBedrock, "m", "p"
+		if _, err := llm.New(cfg); err == nil {
 			t.Errorf("New with %s for bedrock succeeded, want an error that says why", name)
 		}
-	}
-	if _, err := New(Config{Provider: ProviderOpenAI, APIKey: "k", Region: "us-east-1", Model: "m", Prompt: "p"}); err == nil {
-		t.Error("New of an openai task with a region succeeded, want it refused as bedrock's")
 	}
 }
 
 func TestBedrockWithoutARegionSaysWhereToSetOne(t *testing.T) {
 	awsTestCredentials(t)
-	_, err := New(Config{Provider: ProviderBedrock, Model: "m", Prompt: "p"})
+	_, err := bedrock.New(t.Context(), bedrock.Options{})
 	if err == nil || !strings.Contains(err.Error(), "region") {
 		t.Fatalf("New without a region = %v, want an error naming the region", err)
 	}

@@ -1,0 +1,169 @@
+// Package bedrock calls Amazon Bedrock's Converse API for package
+// task/llm through the AWS SDK for Go v2: an llm.Config with provider
+// bedrock takes a Client as its Bedrock field. The SDK lives here, apart,
+// so that the packages that only read tasks and records (report, web,
+// metrics) do not carry it.
+//
+// Calls are signed with SigV4 with credentials from the SDK's default
+// chain: the environment ($AWS_ACCESS_KEY_ID, …), the shared config and
+// credentials files and their profiles ($AWS_PROFILE), SSO, a web
+// identity, the container's or the instance's role. The SDK never
+// retries: tenax alone decides.
+package bedrock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/llm"
+)
+
+// Options say where a Client calls.
+type Options struct {
+	// Region is the AWS region ("us-east-1"); "" means the SDK's
+	// ($AWS_REGION, the profile's region).
+	Region string
+	// Endpoint replaces the region's endpoint (a VPC endpoint, the mock);
+	// "" means the region's.
+	Endpoint string
+}
+
+// Client is Bedrock's Converse call, an llm.Converser. It is safe for
+// concurrent use.
+type Client struct {
+	sdk *bedrockruntime.Client
+}
+
+// New loads the AWS configuration (the environment and the shared files:
+// no request is made until a call is signed) and builds the Client. A
+// region is required, from opts or the configuration.
+func New(ctx context.Context, opts Options) (*Client, error) {
+	// The SDK's own HTTP client stays the credential providers' (SSO,
+	// STS, the instance role), with $AWS_CA_BUNDLE applied to it; the
+	// calls to Bedrock go through the task's (the send of Converse).
+	load := []func(*awsconfig.LoadOptions) error{
+		awsconfig.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
+	}
+	if opts.Region != "" {
+		load = append(load, awsconfig.WithRegion(opts.Region))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, load...)
+	if err != nil {
+		return nil, fmt.Errorf("bedrock: the AWS configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		return nil, errors.New("bedrock: no region: set task.region, or $AWS_REGION, or a region in the AWS profile")
+	}
+	sdk := bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
+		o.Retryer = aws.NopRetryer{}
+		if opts.Endpoint != "" {
+			o.BaseEndpoint = aws.String(strings.TrimSuffix(opts.Endpoint, "/"))
+		}
+	})
+	return &Client{sdk: sdk}, nil
+}
+
+// Converse makes the call, every request through send. An error response
+// comes back as the SDK's error: a smithy.APIError whose ErrorCode is the
+// exception (ThrottlingException, …), inside the SDK's typed exception
+// (*types.ThrottlingException, …).
+func (c *Client) Converse(ctx context.Context, req llm.ConverseRequest, send func(*http.Request) (*http.Response, error)) (llm.ConverseReply, error) {
+	in := converseInput(req)
+	out, err := c.sdk.Converse(ctx, in, func(o *bedrockruntime.Options) { o.HTTPClient = doer(send) })
+	if err != nil {
+		return llm.ConverseReply{}, err
+	}
+	return converseReply(req, out)
+}
+
+// doer is send as the SDK's HTTP client.
+type doer func(*http.Request) (*http.Response, error)
+
+// Do sends req.
+func (d doer) Do(req *http.Request) (*http.Response, error) { return d(req) }
+
+// converseInput is req in the SDK's shape.
+func converseInput(req llm.ConverseRequest) *bedrockruntime.ConverseInput {
+	in := &bedrockruntime.ConverseInput{ModelId: aws.String(req.Model), InferenceConfig: &types.InferenceConfiguration{StopSequences: req.Stop}}
+	ic := in.InferenceConfig
+	if req.MaxTokens > 0 {
+		ic.MaxTokens = aws.Int32(int32(min(req.MaxTokens, 1<<31-1)))
+	}
+	if req.Temperature != nil {
+		ic.Temperature = aws.Float32(float32(*req.Temperature))
+	}
+	if req.TopP != nil {
+		ic.TopP = aws.Float32(float32(*req.TopP))
+	}
+	for _, s := range req.System {
+		in.System = append(in.System, &types.SystemContentBlockMemberText{Value: s})
+	}
+	for _, m := range req.Messages {
+		in.Messages = append(in.Messages, types.Message{
+			Role:    types.ConversationRole(m.Role),
+			Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: m.Content}},
+		})
+	}
+	if len(req.Extra) > 0 {
+		in.AdditionalModelRequestFields = document.NewLazyDocument(req.Extra)
+	}
+	if t := req.Tool; t != nil {
+		in.ToolConfig = &types.ToolConfiguration{
+			Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
+				Name:        aws.String(t.Name),
+				Description: aws.String(t.Description),
+				InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(t.Schema)},
+			}}},
+			ToolChoice: &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(t.Name)}},
+		}
+	}
+	return in
+}
+
+// converseReply reads the SDK's answer: the text blocks, the input of the
+// request's tool, the stop reason and the usage.
+func converseReply(req llm.ConverseRequest, out *bedrockruntime.ConverseOutput) (llm.ConverseReply, error) {
+	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
+	if !ok {
+		return llm.ConverseReply{}, fmt.Errorf("bedrock: the answer has no message (output %T)", out.Output)
+	}
+	rep := llm.ConverseReply{StopReason: string(out.StopReason)}
+	var text strings.Builder
+	for _, block := range msg.Value.Content {
+		switch b := block.(type) {
+		case *types.ContentBlockMemberText:
+			text.WriteString(b.Value)
+		case *types.ContentBlockMemberToolUse:
+			if req.Tool == nil || aws.ToString(b.Value.Name) != req.Tool.Name || b.Value.Input == nil {
+				continue
+			}
+			input, err := b.Value.Input.MarshalSmithyDocument()
+			if err != nil {
+				return llm.ConverseReply{}, fmt.Errorf("bedrock: the tool's input: %w", err)
+			}
+			rep.ToolInput = input
+		}
+	}
+	rep.Text = text.String()
+	if u := out.Usage; u != nil {
+		rep.Usage = task.Usage{
+			OutputTokens:      int64(aws.ToInt32(u.OutputTokens)),
+			CachedInputTokens: int64(aws.ToInt32(u.CacheReadInputTokens)),
+			CacheWriteTokens:  int64(aws.ToInt32(u.CacheWriteInputTokens)),
+		}
+		// Bedrock counts cached input apart from inputTokens; tenax's
+		// input is all of it, the cached part inside.
+		rep.Usage.InputTokens = int64(aws.ToInt32(u.InputTokens)) + rep.Usage.CachedInputTokens + rep.Usage.CacheWriteTokens
+	}
+	return rep, nil
+}
