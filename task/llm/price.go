@@ -57,8 +57,16 @@ func DefaultPrices() map[string]Price {
 		"claude-sonnet-4-5": {3.00, 15.00, 0.30, 3.75},
 		"claude-opus-4":     {15.00, 75.00, 1.50, 18.75},
 		"claude-opus-4-1":   {15.00, 75.00, 1.50, 18.75},
-		"mock-echo":         {0, 0, 0, 0},
-		"mock-json":         {0, 0, 0, 0},
+		// Bedrock's on-demand prices (us-east-1), by model id.
+		"anthropic.claude-3-5-haiku":  {0.80, 4.00, 0.08, 1.00},
+		"anthropic.claude-haiku-4-5":  {1.00, 5.00, 0.10, 1.25},
+		"anthropic.claude-sonnet-4":   {3.00, 15.00, 0.30, 3.75},
+		"anthropic.claude-sonnet-4-5": {3.00, 15.00, 0.30, 3.75},
+		"amazon.nova-micro":           {0.035, 0.14, 0.00875, 0},
+		"amazon.nova-lite":            {0.06, 0.24, 0.015, 0},
+		"amazon.nova-pro":             {0.80, 3.20, 0.20, 0},
+		"mock-echo":                   {0, 0, 0, 0},
+		"mock-json":                   {0, 0, 0, 0},
 	}
 }
 
@@ -66,11 +74,19 @@ func DefaultPrices() map[string]Price {
 // built-in table. A key matches the model itself or the model followed by
 // "-" and more (a dated snapshot); the longest matching key wins, and an
 // extra entry beats a built-in one of the same length. ok is false for an
-// unknown model.
+// unknown model. A Bedrock inference profile ("us.amazon.nova-lite-v1:0")
+// not named itself is priced as its model.
 func LookupPrice(extra map[string]Price, model string) (Price, bool) {
 	p, n := longestMatch(extra, model)
 	if q, m := longestMatch(DefaultPrices(), model); m > n {
 		p, n = q, m
+	}
+	if n < 0 {
+		for _, geo := range []string{"us.", "eu.", "apac.", "us-gov.", "global."} {
+			if rest, ok := strings.CutPrefix(model, geo); ok {
+				return LookupPrice(extra, rest)
+			}
+		}
 	}
 	return p, n >= 0
 }

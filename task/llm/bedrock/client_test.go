@@ -280,3 +280,21 @@ func fallbackKind(err error) string {
 	}
 	return ""
 }
+
+func TestBedrockModelIdsAndInferenceProfilesArePriced(t *testing.T) {
+	for model, want := range map[string]float64{
+		"anthropic.claude-3-5-haiku-20241022-v1:0":         0.80,
+		"us.anthropic.claude-sonnet-4-20250514-v1:0":       3.00,
+		"eu.anthropic.claude-haiku-4-5-20251001-v1:0":      1.00,
+		"amazon.nova-lite-v1:0":                            0.06,
+		"global.anthropic.claude-sonnet-4-5-20250929-v1:0": 3.00,
+	} {
+		p, ok := llm.LookupPrice(nil, model)
+		if !ok || p.InputPerMTok != want {
+			t.Errorf("LookupPrice(%q) = %+v, %v; want input at $%v per million tokens", model, p, ok, want)
+		}
+	}
+	if _, ok := llm.LookupPrice(nil, "us.nonexistent-model-v1:0"); ok {
+		t.Error("an unknown inference profile was priced")
+	}
+}
