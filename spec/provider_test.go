@@ -24,6 +24,9 @@ func TestLLMProviderKeysAreCheckedWhereWritten(t *testing.T) {
 		{"ceiling below max_tokens", "provider: openai\n  model: m\n  max_tokens: 100\n  max_tokens_ceiling: 50", "task.max_tokens_ceiling: must be at least task.max_tokens (100)"},
 		{"extra_body not a mapping", "provider: openai\n  model: m\n  extra_body: [1]", "task.extra_body: expected a mapping, got a list"},
 		{"a good azure task", "provider: azure\n  base_url: https://r.openai.azure.com\n  model: d\n  api_version: 2024-10-21\n  headers: {X-Team: a}\n  extra_body: {options: {num_ctx: 8192}}", ""},
+		{"region off bedrock", "provider: openai\n  model: m\n  region: us-east-1", "task.region: is for provider bedrock only"},
+		{"api_key on bedrock", "provider: bedrock\n  model: m\n  api_key: k", "task.api_key: bedrock signs its calls with AWS credentials"},
+		{"a good bedrock task", "provider: bedrock\n  region: eu-west-1\n  base_url: https://vpce-1.bedrock-runtime.eu-west-1.vpce.amazonaws.com\n  model: anthropic.claude-3-5-haiku-20241022-v1:0", ""},
 		{"a good reasoning task", "provider: anthropic\n  model: claude-sonnet-4-5\n  thinking_budget: 4096\n  cache_prompt: true\n  top_p: 0.95", ""},
 	}
 	for _, tt := range tests {
