@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 )
@@ -128,6 +129,9 @@ type ItemState struct {
 	// retry.max_elapsed, when not at Started (a fresh streak on another
 	// route).
 	RetrySince time.Time `json:"retry_since,omitzero"`
+	// Left is the route the item left under a fallback that wants
+	// another kind of route: its next wave runs it online.
+	Left *engine.Left `json:"left,omitempty"`
 }
 
 // LedgerFile is the name of the file ledger in a job directory.

@@ -17,16 +17,28 @@ import (
 // which the engine continues: their records count what the earlier waves
 // spent on them.
 func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, error) {
+	n, stop, err := r.online(ctx, w.num, w.items, in)
+	if err != nil || stop {
+		return true, err
+	}
+	return false, r.close(ctx, w, n)
+}
+
+// online runs items of wave through Config.Online and returns how many it
+// gave the engine. stop says the run stopped short: the items left pending
+// are not carried anywhere, the wave stays open in the ledger and a resume
+// runs them again.
+func (r *Runner) online(ctx context.Context, wave int, flights map[int]*flight, in Input) (int, bool, error) {
 	src, err := in.Open()
 	if err != nil {
-		return true, err
+		return 0, true, err
 	}
 	if c, ok := src.(io.Closer); ok {
 		defer c.Close()
 	}
 	var items []task.Item
 	carried := map[int]*engine.Carried{}
-	for len(items) < len(w.items) {
+	for len(items) < len(flights) {
 		it, err := src.Next()
 		if err == io.EOF {
 			break
@@ -36,19 +48,19 @@ func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, err
 			continue
 		}
 		if err != nil {
-			return true, fmt.Errorf("reading the input: %w", err)
+			return 0, true, fmt.Errorf("reading the input: %w", err)
 		}
-		if f := w.items[it.Idx]; f != nil {
+		if f := flights[it.Idx]; f != nil {
 			it.Feedback = f.Feedback
 			items = append(items, it)
 			c, err := r.carry(f)
 			if err != nil {
-				return true, err
+				return 0, true, err
 			}
 			carried[it.Idx] = c
 		}
 	}
-	r.log.Info("finishing the wave online", "wave", w.num, "items", len(items))
+	r.log.Info("finishing items online", "wave", wave, "items", len(items))
 	sum, err := r.cfg.Online(ctx, items, carried, in.Job)
 	r.mu.Lock()
 	r.sum.Waves++
@@ -69,15 +81,13 @@ func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, err
 	}
 	r.mu.Unlock()
 	if err != nil {
-		return true, err
+		return len(items), true, err
 	}
 	if sum.Stop != engine.StopNone {
 		r.stop(sum.Stop, sum.StopDetail)
-		// The items left pending are not carried anywhere: the wave stays
-		// open in the ledger and a resume runs them again.
-		return true, nil
+		return len(items), true, nil
 	}
-	return false, r.close(ctx, w, len(items))
+	return len(items), false, nil
 }
 
 // carry is what f spent in the waves, for the engine to continue as one
@@ -89,7 +99,7 @@ func (r *Runner) carry(f *flight) (*engine.Carried, error) {
 	if !f.RetrySince.IsZero() {
 		since = f.RetrySince
 	}
-	c := &engine.Carried{State: f.State, Tries: f.Tries}
+	c := &engine.Carried{State: f.State, Tries: f.Tries, Left: f.left}
 	c.State.Retrier = r.cfg.Retry.Continue(since, f.Retrier.Consecutive())
 	if f.Tracker != nil {
 		b, err := json.Marshal(f.Tracker)

@@ -149,7 +149,13 @@ func (r *Runner) leave(f *flight, err error, class classify.Class, untried bool)
 // route is broken (retryable with its retries spent, fatal) starts a
 // fresh streak on a route f has not tried. Other decisions stand.
 func (r *Runner) moveAfter(f *flight, next engine.Next) engine.Next {
-	if !r.cfg.Fallback || len(r.routes) < 2 {
+	if len(r.routes) < 2 {
+		return next
+	}
+	if kind := r.cfg.Fallbacks.After(next); kind != "" && r.cfg.Online != nil {
+		return r.moveOnline(f, next, kind)
+	}
+	if !r.cfg.Fallbacks.Outage {
 		return next
 	}
 	switch {
@@ -165,6 +171,40 @@ func (r *Runner) moveAfter(f *flight, next engine.Next) engine.Next {
 		}
 	}
 	return next
+}
+
+// moveOnline sends f online, where the engine picks a route of the kind
+// the fallback wants (a larger context window, another provider, a
+// stronger tier) over every route, none of which the waves can pick: the
+// route joins its tries, and an escalation readies its re-ask there.
+func (r *Runner) moveOnline(f *flight, next engine.Next, kind string) engine.Next {
+	from := r.routes[f.route]
+	f.Tries = append(f.Tries, store.Try{Route: from.Name, Model: from.Model, Error: next.Err.Error(), Class: next.Decision.Class})
+	f.left = &engine.Left{Route: from.Name, Kind: kind}
+	now := time.Now()
+	fresh := r.cfg.Retry.Continue(now, 0)
+	if kind == engine.FallbackEscalate {
+		f.Escalate(&f.item, next.Cause, fresh)
+		f.Feedback = f.item.Feedback
+	} else {
+		f.Retrier = fresh
+	}
+	f.RetrySince = now.UTC()
+	return engine.Next{Step: engine.StepRetry, Err: next.Err, Decision: next.Decision, Attempt: 1}
+}
+
+// movedOnline returns the items of w that a fallback sends online.
+func movedOnline(w *waveRun) map[int]*flight {
+	var moved map[int]*flight
+	for idx, f := range w.items {
+		if f.left != nil {
+			if moved == nil {
+				moved = map[int]*flight{}
+			}
+			moved[idx] = f
+		}
+	}
+	return moved
 }
 
 // rateLimited reports a 429: a capacity signal, which moves nothing.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -59,7 +61,7 @@ func TestWavesMoveOffARouteWhoseBatchesFail(t *testing.T) {
 				defer w.close()
 				asked := &answering{answers: []engine.TripDecision{engine.TripAbortRun}}
 				sum, err := w.runner(0, func(c *batch.Config) {
-					c.Routes, c.Fallback = w.routes(down), fallback
+					c.Routes, c.Fallbacks = w.routes(down), engine.Fallbacks{Outage: fallback}
 					c.OnTrip, c.Operator, c.TripMinimum = engine.TripPrompt, asked, 5
 				}).Run(context.Background(), w.input())
 				if err != nil {
@@ -112,7 +114,7 @@ func TestARouteThatRefusesToCreateTheBatchSendsItsItemsToTheNext(t *testing.T) {
 		defer w.close()
 		routes := w.routes(down)
 		routes[0].Client = refusing{routes[0].Client}
-		sum, err := w.runner(0, func(c *batch.Config) { c.Routes, c.Fallback = routes, true }).Run(context.Background(), w.input())
+		sum, err := w.runner(0, func(c *batch.Config) { c.Routes, c.Fallbacks = routes, engine.Fallbacks{Outage: true} }).Run(context.Background(), w.input())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +138,7 @@ func TestRoutedResumePollsEachBatchOnItsOwnRoute(t *testing.T) {
 		w, down := routedWorld(t, 40)
 		ctx, crash := context.WithCancel(context.Background())
 		sum, err := w.runner(0, func(c *batch.Config) {
-			c.Routes, c.Fallback = w.routes(down), true
+			c.Routes, c.Fallbacks = w.routes(down), engine.Fallbacks{Outage: true}
 			c.OnProgress = func(p batch.Progress) {
 				if p.Wave == 2 {
 					crash()
@@ -154,7 +156,7 @@ func TestRoutedResumePollsEachBatchOnItsOwnRoute(t *testing.T) {
 
 		w.open(true)
 		defer w.close()
-		sum, err = w.runner(0, func(c *batch.Config) { c.Routes, c.Fallback = w.routes(down), true }).Run(context.Background(), w.input())
+		sum, err = w.runner(0, func(c *batch.Config) { c.Routes, c.Fallbacks = w.routes(down), engine.Fallbacks{Outage: true} }).Run(context.Background(), w.input())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +186,7 @@ func TestItemsARouteRefusedCountOnceAgainstTheEnqueuedTokenCap(t *testing.T) {
 		routes[0].Client = refusing{routes[0].Client}
 		est := w.task.EstimateTokens(task.Item{Idx: 29, Fields: map[string]any{"word": "w29"}})
 		sum, err := w.runner(0, func(c *batch.Config) {
-			c.Routes, c.Fallback = routes, true
+			c.Routes, c.Fallbacks = routes, engine.Fallbacks{Outage: true}
 			c.MaxEnqueuedTokens = 31 * est
 		}).Run(context.Background(), w.input())
 		if err != nil {
@@ -247,8 +249,8 @@ func TestRetriesSpentInTheWaveThatLeavesNoRouteAwaitTheOperator(t *testing.T) {
 		defer ledger.Close()
 		asked := &answering{answers: []engine.TripDecision{engine.TripContinue}}
 		cfg := batch.Config{
-			Routes:   []batch.Route{{Name: "a", Client: a, Codec: scriptCodec{}}, {Name: "b", Client: b, Codec: scriptCodec{}}},
-			Fallback: true, Ledger: ledger, Retry: enginetest.Policy(), Ops: enginetest.Policy(), // 3 attempts
+			Routes:    []batch.Route{{Name: "a", Client: a, Codec: scriptCodec{}}, {Name: "b", Client: b, Codec: scriptCodec{}}},
+			Fallbacks: engine.Fallbacks{Outage: true}, Ledger: ledger, Retry: enginetest.Policy(), Ops: enginetest.Policy(), // 3 attempts
 			Validator: enginetest.Validator{}, Heal: enginetest.Budget(), PollMin: time.Minute, Total: 3,
 			TripMinimum: 1, OnTrip: engine.TripPrompt, Operator: asked,
 		}
@@ -274,4 +276,147 @@ func TestRetriesSpentInTheWaveThatLeavesNoRouteAwaitTheOperator(t *testing.T) {
 			t.Errorf("%d waves; want 4: the outage in wave 3, every item on b in wave 4", sum.Waves)
 		}
 	})
+}
+
+// kindError is a provider's refusal that calls for a fallback of its kind
+// (engine.FallbackKinder).
+type kindError string
+
+func (k kindError) Error() string        { return "400 " + string(k) }
+func (k kindError) FallbackKind() string { return string(k) }
+
+// TestFallbacksThatWantAnotherKindOfRouteFinishOnline: route a (tier 0)
+// answers every item with a failure whose fallback wants another kind of
+// route — past its context window, refused by its content filter, or
+// invalid until the heal budget is spent (escalation). Waves cannot pick
+// such a route, so the item goes online, where the engine does: every
+// item succeeds on b (another provider, a larger window, a higher tier),
+// its tries naming a's error, its attempts counting the waves and the
+// online call. Batch mode refused these fallbacks as a spec error.
+func TestFallbacksThatWantAnotherKindOfRouteFinishOnline(t *testing.T) {
+	refusal := func(kind string) func(task.Item, int) (task.Result, error) {
+		return func(task.Item, int) (task.Result, error) {
+			return task.Result{}, classify.WithClass(kindError(kind), classify.Item, "test")
+		}
+	}
+	invalid := func(_ task.Item, call int) (task.Result, error) {
+		return enginetest.Invalid.Result(call)
+	}
+	for _, tt := range []struct {
+		kind      string
+		fallbacks engine.Fallbacks
+		onA       func(task.Item, int) (task.Result, error)
+		waves     int // calls in waves before the item goes online
+	}{
+		{engine.FallbackContextWindow, engine.Fallbacks{ContextWindow: true}, refusal(engine.FallbackContextWindow), 1},
+		{engine.FallbackContentFilter, engine.Fallbacks{ContentFilter: true}, refusal(engine.FallbackContentFilter), 1},
+		{engine.FallbackEscalate, engine.Fallbacks{Escalate: true}, invalid, 3},
+	} {
+		t.Run(tt.kind, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const n = 4
+				calls := map[int]int{}
+				waveAnswer := func(q batch.Request) batch.Answer {
+					idx, _, _ := batch.ParseCustomID(q.CustomID)
+					calls[idx]++
+					if _, err := tt.onA(task.Item{Idx: idx}, calls[idx]); err != nil {
+						return batch.Answer{Err: err}
+					}
+					body, _ := json.Marshal(scriptBody{Answer: enginetest.Invalid, Call: calls[idx]})
+					return batch.Answer{Body: body}
+				}
+				a := &fakeClient{answer: waveAnswer}
+				b := &fakeClient{answer: func(batch.Request) batch.Answer {
+					t.Error("route b's batch API was called: nothing moves there in waves")
+					return batch.Answer{Err: errors.New("unexpected")}
+				}}
+				var st memory.Store
+				j, err := st.Create(context.Background(), store.Manifest{ID: "kinds", Created: time.Now(), Items: n, State: store.StateRunning})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ledger, err := batch.OpenFileLedger(t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ledger.Close()
+				onlineA := &routeTaskOf{fn: tt.onA}
+				onlineB := &routeTaskOf{fn: func(task.Item, int) (task.Result, error) { return enginetest.Valid.Result(1) }}
+				routes := []engine.Route{
+					{Name: "a", Provider: "p1", Model: "small", Task: onlineA, ContextWindow: 1000},
+					{Name: "b", Provider: "p2", Model: "large", Task: onlineB, ContextWindow: 200000, Tier: 1},
+				}
+				cfg := batch.Config{
+					Routes:    []batch.Route{{Name: "a", Model: "small", Client: a, Codec: scriptCodec{}}, {Name: "b", Model: "large", Client: b, Codec: scriptCodec{}}},
+					Fallbacks: tt.fallbacks, Ledger: ledger, Retry: enginetest.Policy(), Ops: enginetest.Policy(),
+					Validator: enginetest.Validator{}, Heal: enginetest.Budget(), PollMin: time.Minute, Total: n, TripShare: 2,
+					Online: func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, cp batch.Checkpoint) (engine.Summary, error) {
+						e := engine.New(engine.Config{Validator: enginetest.Validator{}, Heal: enginetest.Budget(), Retry: enginetest.Policy(),
+							Carried: carried, BreakerCount: []classify.Class{}, Concurrency: 4, Routes: routes, Fallbacks: tt.fallbacks}, onlineB, cp)
+						i := 0
+						return e.Run(ctx, engine.SourceFunc(func() (task.Item, error) {
+							if i == len(items) {
+								return task.Item{}, io.EOF
+							}
+							i++
+							return items[i-1], nil
+						}))
+					},
+				}
+				in := batch.Input{Open: func() (batch.Source, error) { return &sliceSource{n: n}, nil }, Want: func(int) bool { return true }, Job: j, JobID: j.Manifest().ID}
+				sum, err := batch.New(cfg).Run(context.Background(), in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				recs := map[int]store.Record{}
+				if err := j.Scan(context.Background(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
+					t.Fatal(err)
+				}
+				if sum.Succeeded != n || len(recs) != n {
+					t.Fatalf("%d succeeded, %d records; want all %d on b", sum.Succeeded, len(recs), n)
+				}
+				for idx, r := range recs {
+					if r.Failed() || r.Route != "b" || r.Model != "large" {
+						t.Errorf("item %d: route %q model %q error %q; want success on b", idx, r.Route, r.Model, r.Error)
+					}
+					if len(r.Tries) != 1 || r.Tries[0].Route != "a" {
+						t.Errorf("item %d: tries %+v; want a's failure, once", idx, r.Tries)
+					}
+					if r.Attempts != tt.waves+1 {
+						t.Errorf("item %d: %d attempts; want %d in waves and 1 online", idx, r.Attempts, tt.waves)
+					}
+				}
+				if got := onlineA.called(); got != 0 {
+					t.Errorf("the engine called route a %d times online; the fallback should keep the items off it", got)
+				}
+			})
+		})
+	}
+}
+
+// routeTaskOf answers each online call with fn, given the item and its
+// call number on this route (from 1).
+type routeTaskOf struct {
+	mu    sync.Mutex
+	calls map[int]int
+	n     int
+	fn    func(it task.Item, call int) (task.Result, error)
+}
+
+func (rt *routeTaskOf) Run(_ context.Context, it task.Item) (task.Result, error) {
+	rt.mu.Lock()
+	if rt.calls == nil {
+		rt.calls = map[int]int{}
+	}
+	rt.calls[it.Idx]++
+	rt.n++
+	c := rt.calls[it.Idx]
+	rt.mu.Unlock()
+	return rt.fn(it, c)
+}
+
+func (rt *routeTaskOf) called() int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.n
 }

@@ -85,10 +85,12 @@ type Config struct {
 	// not used): waves go to the first whose breaker is not open, and
 	// records name the route that produced them (route.go).
 	Routes []Route
-	// Fallback (fallbacks.outage) moves an item whose request failed on
-	// a route as an outage to the next route at once, its tries naming
-	// the route it left.
-	Fallback bool
+	// Fallbacks are the spec's. Outage moves an item whose request
+	// failed on a route as an outage to the next route at once, its tries
+	// naming the route it left. The kinds that want another kind of route
+	// (context window, content filter, escalation: Fallbacks.After) send
+	// the item online through Online, where the engine picks that route.
+	Fallbacks engine.Fallbacks
 
 	// Retry is the items' retry policy, read as online: MaxAttempts
 	// bounds the consecutive waves in which an item failed retryably or
@@ -323,6 +325,9 @@ type flight struct {
 	// RetrySince is when the item's retry streak's max_elapsed clock
 	// started, when not at Started: a fresh streak on another route.
 	RetrySince time.Time
+	// left is the route the item left under a fallback that wants
+	// another kind of route: the item goes online (Config.Online).
+	left *engine.Left
 }
 
 // newFlight is item idx's state at its first wave.
@@ -338,7 +343,7 @@ func (f *flight) ledger(routes []Route) (ItemState, error) {
 		Usage: f.Usage, CostUSD: f.CostUSD, CostKnown: f.CostKnown, Started: f.Started,
 		FinishReason: f.FinishReason, RateLimited: f.RateLimited,
 		Feedback: f.Feedback, LastOutput: f.LastOutput, LastError: f.LastError, RetryAt: f.RetryAt,
-		Route: routes[f.route].Name, Tries: f.Tries, RetrySince: f.RetrySince,
+		Route: routes[f.route].Name, Tries: f.Tries, RetrySince: f.RetrySince, Left: f.left,
 	}
 	if f.Tracker != nil {
 		b, err := json.Marshal(f.Tracker)
@@ -484,7 +489,7 @@ func (r *Runner) restore(st ItemState) (*flight, error) {
 		},
 		Idx:      st.Idx,
 		Feedback: st.Feedback, LastError: st.LastError, RetryAt: st.RetryAt,
-		route: r.routeIndex(st.Route), Tries: st.Tries, RetrySince: st.RetrySince,
+		route: r.routeIndex(st.Route), Tries: st.Tries, RetrySince: st.RetrySince, left: st.Left,
 	}
 	if !st.RetrySince.IsZero() {
 		f.Retrier = r.cfg.Retry.Continue(st.RetrySince, st.Failures)
@@ -513,6 +518,20 @@ func (r *Runner) runWave(ctx context.Context, w *waveRun, in Input, firstOfRun b
 	if !firstOfRun && r.cfg.OnlineTail > 0 && r.cfg.Online != nil && len(w.items) <= r.cfg.OnlineTail && !w.fresh && len(w.known) == 0 {
 		stop, err := r.runOnline(ctx, w, in)
 		return nil, stop, err
+	}
+	if moved := movedOnline(w); len(moved) > 0 && len(w.known) == 0 {
+		// Items a fallback sent to another kind of route go online first;
+		// the rest of the wave goes on in batches.
+		n, stop, err := r.online(ctx, w.num, moved, in)
+		if err != nil || stop {
+			return nil, true, err
+		}
+		for idx := range moved {
+			delete(w.items, idx)
+		}
+		if len(w.items) == 0 {
+			return nil, false, r.close(ctx, w, n)
+		}
 	}
 	r.mu.Lock()
 	r.sum.Waves++
@@ -881,7 +900,7 @@ func (r *Runner) reroute(ctx context.Context, s *submission, ids []string, err e
 		// place counted for it there is given back before the next
 		// route's batch counts it.
 		s.enqueued -= r.estimate(f)
-		if !r.cfg.Fallback || !r.leave(f, err, class, false) {
+		if !r.cfg.Fallbacks.Outage || !r.leave(f, err, class, false) {
 			r.routeFor(f)
 		}
 		if err := r.place(ctx, s, f); err != nil {

@@ -380,4 +380,8 @@ type Carried struct {
 	// item to a route it has not left while one remains, as if it had
 	// left them itself.
 	Tries []store.Try
+	// Left, when set, is the route the waves moved the item off under a
+	// fallback that wants another kind of route (Fallbacks.After): the
+	// engine's first pick honours it.
+	Left *Left
 }

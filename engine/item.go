@@ -40,6 +40,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 		// counts what they spent, as one item's one record.
 		r.State = c.State
 		r.route.carry(e.routing.list, c.Tries)
+		r.route.leftBy(e.routing.list, c.Left)
 	}
 	if r.Retrier == nil {
 		r.Retrier = e.cfg.Retry.Start()

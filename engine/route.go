@@ -110,7 +110,51 @@ const (
 	// FallbackContentFilter is an answer or prompt a content filter
 	// stopped, or a model's refusal.
 	FallbackContentFilter = "content_filter"
+	// FallbackEscalate is a spent heal budget that moves the item to a
+	// stronger tier (Fallbacks.Escalate).
+	FallbackEscalate = "escalate"
 )
+
+// After names the fallback fb applies to a failure (a StepFail decision)
+// that asks for another kind of route, not for another try: a prompt past
+// the route's context window (FallbackContextWindow), a content filter's
+// refusal (FallbackContentFilter), a spent heal budget with Escalate on
+// (FallbackEscalate); "" for none. The engine and batch waves both ask
+// it, so that the rules are written once.
+func (fb Fallbacks) After(next Next) string {
+	if next.Step != StepFail {
+		return ""
+	}
+	kind := ""
+	if k, ok := errors.AsType[fallbackKindError](next.Err); ok {
+		kind = k.FallbackKind()
+	}
+	switch {
+	case kind == FallbackContextWindow && fb.ContextWindow:
+		return FallbackContextWindow
+	case kind == FallbackContentFilter && fb.ContentFilter:
+		return FallbackContentFilter
+	case next.Decision.Class == classify.Invalid && fb.Escalate && next.Decision.Reason != "heal disabled":
+		return FallbackEscalate
+	}
+	return ""
+}
+
+// fallbackKindError is a FallbackKinder as errors.AsType takes it.
+type fallbackKindError interface {
+	error
+	FallbackKinder
+}
+
+// Left is a route an item left, in batch waves, under a fallback that
+// wants another kind of route (Fallbacks.After): the engine that goes on
+// with the item (Carried.Left) picks as if the failure had come back on
+// that route online.
+type Left struct {
+	// Route names the route left; Kind is the fallback's.
+	Route string `json:"route"`
+	Kind  string `json:"kind"`
+}
 
 // FallbackKinder is implemented by errors that call for a fallback of
 // their own kind (FallbackContextWindow, FallbackContentFilter); task/llm's
@@ -698,11 +742,7 @@ func (e *Engine) routeAfter(r *itemRun, next Next) Next {
 	if ir.cur == nil || len(e.routing.list) < 2 {
 		return next
 	}
-	kind := ""
-	var k FallbackKinder
-	if next.Err != nil && errors.As(next.Err, &k) {
-		kind = k.FallbackKind()
-	}
+	kind := fb.After(next)
 	switch {
 	case next.Step == StepRetry && fb.Outage && !isRateLimit(next.Err):
 		if !e.leave(r, next, false) {
@@ -712,11 +752,11 @@ func (e *Engine) routeAfter(r *itemRun, next Next) Next {
 		return next
 	case next.Step != StepFail:
 		return next
-	case kind == FallbackContextWindow && fb.ContextWindow:
+	case kind == FallbackContextWindow:
 		ir.window = max(ir.window, ir.cur.ContextWindow, 1)
-	case kind == FallbackContentFilter && fb.ContentFilter:
+	case kind == FallbackContentFilter:
 		ir.provider = ir.cur.Provider
-	case next.Decision.Class == classify.Invalid && fb.Escalate && next.Decision.Reason != "heal disabled":
+	case kind == FallbackEscalate:
 		if !e.escalate(r, next) {
 			return next
 		}
@@ -770,18 +810,25 @@ func (e *Engine) escalate(r *itemRun, next Next) bool {
 	}
 	ir.minTier = up
 	ir.tries = append(ir.tries, store.Try{Route: ir.cur.Name, Model: ir.cur.Model, Error: next.Err.Error(), Class: next.Decision.Class})
-	r.Heals++
-	prev := ""
-	if r.item.Feedback != nil {
-		prev = r.item.Feedback.PreviousOutput
-	}
-	if len(r.LastOutput) > 0 {
-		prev = heal.OutputText(r.LastOutput)
-	}
-	r.item.Feedback = &task.Feedback{PreviousOutput: prev, Message: next.Cause.Error(), Attempt: r.Heals}
-	r.Tracker = nil
-	r.Retrier = e.cfg.Retry.Start()
+	r.Escalate(&r.item, next.Cause, e.cfg.Retry.Start())
 	return true
+}
+
+// Escalate readies s and its item for a stronger tier after its heal
+// budget was spent on cause: one more re-ask, with the feedback on its
+// last output, a fresh heal budget and the retry streak fresh.
+func (s *State) Escalate(item *task.Item, cause error, fresh *retry.Retrier) {
+	s.Heals++
+	prev := ""
+	if item.Feedback != nil {
+		prev = item.Feedback.PreviousOutput
+	}
+	if len(s.LastOutput) > 0 {
+		prev = heal.OutputText(s.LastOutput)
+	}
+	item.Feedback = &task.Feedback{PreviousOutput: prev, Message: cause.Error(), Attempt: s.Heals}
+	s.Tracker = nil
+	s.Retrier = fresh
 }
 
 // routeStats returns each route's counters.

@@ -24,3 +24,37 @@ func (ir *itemRoute) carry(routes []*route, tries []store.Try) {
 		clear(ir.tried)
 	}
 }
+
+// leftBy applies a fallback the item's waves met on a route (Carried.Left)
+// to its next pick: a larger context window, another provider, or a tier
+// above the route's.
+func (ir *itemRoute) leftBy(routes []*route, l *Left) {
+	if l == nil {
+		return
+	}
+	var from *route
+	for _, r := range routes {
+		if r.Name == l.Route {
+			from = r
+		}
+	}
+	if from == nil {
+		return
+	}
+	switch l.Kind {
+	case FallbackContextWindow:
+		ir.window = max(ir.window, from.ContextWindow, 1)
+	case FallbackContentFilter:
+		ir.provider = from.Provider
+	case FallbackEscalate:
+		up := -1
+		for _, r := range routes {
+			if r.Tier > from.Tier && (up < 0 || r.Tier < up) {
+				up = r.Tier
+			}
+		}
+		if up >= 0 {
+			ir.minTier = up
+		}
+	}
+}

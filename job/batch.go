@@ -99,7 +99,7 @@ func (x *execution) executeBatch(ctx context.Context, cfg engine.Config) (*Resul
 	s := x.s
 	r := batch.New(batch.Config{
 		Client: batchClient(codec, limits), Codec: codec, Provider: codec.Provider(), Ledger: ledger,
-		Routes: routes, Fallback: s.Fallbacks.Outage,
+		Routes: routes, Fallbacks: cfg.Fallbacks,
 		Retry: cfg.Retry, Ops: cfg.Retry,
 		Validator: x.b.validator, Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints, Cache: cfg.Cache,
 		PollMin: s.Batch.PollInterval, PollMax: s.Batch.PollMax,

@@ -179,25 +179,6 @@ func (d *decoder) checkRoutes(s *Spec) {
 	if s.Fallbacks.Escalate && allOneTier(s.Routes) {
 		d.errorf(d.at("fallbacks.escalate"), "", "fallbacks.escalate: every route is in tier %d, so there is no stronger route to escalate to (give the stronger route a higher tier)", s.Routes[0].Tier)
 	}
-	if s.Task.Mode == "batch" {
-		d.checkBatchRoutes(s)
-	}
-}
-
-// checkBatchRoutes checks routes in batch mode: waves move items between
-// routes on an outage only (docs/batch.md), so the fallbacks that answer
-// an item's own failure (a context window, a content filter, a spent heal
-// budget) are refused rather than silently left to the online tail.
-func (d *decoder) checkBatchRoutes(s *Spec) {
-	f := s.Fallbacks
-	for _, fb := range []struct {
-		key string
-		on  bool
-	}{{"context_window", f.ContextWindow}, {"content_filter", f.ContentFilter}, {"escalate", f.Escalate}} {
-		if fb.on {
-			d.errorf(d.at("fallbacks."+fb.key), "", "fallbacks.%s: batch mode moves items between routes on an outage only (fallbacks.outage); run online for this fallback", fb.key)
-		}
-	}
 }
 
 // allOneTier reports whether every route has the same tier.

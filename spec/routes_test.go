@@ -49,6 +49,17 @@ func TestBatchModeTakesRoutesWithTheOutageFallback(t *testing.T) {
 	}
 }
 
+// TestBatchModeTakesEveryFallbackKind: the fallbacks that want another
+// kind of route (a context window, a content filter, escalation) send a
+// wave's item online, where the engine picks that route; batch mode
+// refused them as a spec error.
+func TestBatchModeTakesEveryFallbackKind(t *testing.T) {
+	s := parse(t, llmTask+"  mode: batch\nroutes:\n  - {name: a}\n  - {name: b, tier: 1, provider: anthropic, model: claude-haiku-4-5}\nfallbacks: {outage: true, context_window: true, content_filter: true, escalate: true}\n", nil)
+	if f := s.Fallbacks; !f.Outage || !f.ContextWindow || !f.ContentFilter || !f.Escalate {
+		t.Errorf("fallbacks %+v; want all four on in batch mode", f)
+	}
+}
+
 func TestBadRoutesReportEveryProblemWithPosition(t *testing.T) {
 	tests := []struct {
 		name string
@@ -95,14 +106,6 @@ func TestBadRoutesReportEveryProblemWithPosition(t *testing.T) {
 			name: "escalation needs a higher tier",
 			src:  llmTask + "routes:\n  - {name: a}\n  - {name: b}\nfallbacks: {escalate: true}\n",
 			want: []string{`job.yaml:8:23: fallbacks.escalate: every route is in tier 0, so there is no stronger route to escalate to (give the stronger route a higher tier)`},
-		},
-		{
-			name: "batch mode moves items between routes on an outage only",
-			src:  llmTask + "  mode: batch\nroutes:\n  - {name: a}\n  - {name: b, tier: 1}\nfallbacks: {outage: true, content_filter: true, escalate: true}\n",
-			want: []string{
-				`job.yaml:9:43: fallbacks.content_filter: batch mode moves items between routes on an outage only (fallbacks.outage); run online for this fallback`,
-				`job.yaml:9:59: fallbacks.escalate: batch mode moves items between routes on an outage only (fallbacks.outage); run online for this fallback`,
-			},
 		},
 		{
 			name: "fallbacks without routes",
