@@ -71,45 +71,7 @@ func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
 		}
 		b.task = ht
 	case "llm":
-		cfg, err := llmConfig(s)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Connections = conns
-		if t.Provider == "mock" && t.BaseURL == "" {
-			mc := mockConfig(s.Mock)
-			if path := s.Mock.LogRequests; path != "" {
-				if !filepath.IsAbs(path) {
-					path = filepath.Join(s.Dir(), path)
-				}
-				mc.LogRequests = appendFile(path)
-			}
-			b.mock = mock.New(mc)
-			cfg.HTTPClient = b.mock.Client()
-		}
-		if s.Cache.Enabled {
-			dir := s.Cache.Dir
-			if dir == "" {
-				dir = filepath.Join(home, "cache")
-			}
-			c, err := cache.Open(dir)
-			if err != nil {
-				return nil, fmt.Errorf("cache: %w", err)
-			}
-			b.cache = c
-			cfg.Cache = c
-		}
-		if cfg.Provider == llm.ProviderBedrock {
-			if cfg.Bedrock, err = bedrock.New(context.Background(), bedrock.Options{Region: s.Task.Region, Endpoint: cfg.BaseURL}); err != nil {
-				return nil, fmt.Errorf("task: %w", err)
-			}
-		}
-		lt, err := llm.New(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("task: %w", err)
-		}
-		b.task = lt
-		if b.routes, err = buildRoutes(s, cfg); err != nil {
+		if err := b.buildLLM(s, home, conns); err != nil {
 			return nil, err
 		}
 	default:
@@ -121,6 +83,52 @@ func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
 	}
 	b.validator = v
 	return b, nil
+}
+
+// buildLLM builds the llm task of s and its routes: the in-process mock
+// for provider mock, the response cache under home, Bedrock's client.
+func (b *built) buildLLM(s *spec.Spec, home string, conns int) error {
+	t := s.Task
+	cfg, err := llmConfig(s)
+	if err != nil {
+		return err
+	}
+	cfg.Connections = conns
+	if t.Provider == "mock" && t.BaseURL == "" {
+		mc := mockConfig(s.Mock)
+		if path := s.Mock.LogRequests; path != "" {
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(s.Dir(), path)
+			}
+			mc.LogRequests = appendFile(path)
+		}
+		b.mock = mock.New(mc)
+		cfg.HTTPClient = b.mock.Client()
+	}
+	if s.Cache.Enabled {
+		dir := s.Cache.Dir
+		if dir == "" {
+			dir = filepath.Join(home, "cache")
+		}
+		c, err := cache.Open(dir)
+		if err != nil {
+			return fmt.Errorf("cache: %w", err)
+		}
+		b.cache = c
+		cfg.Cache = c
+	}
+	if cfg.Provider == llm.ProviderBedrock {
+		if cfg.Bedrock, err = bedrock.New(context.Background(), bedrock.Options{Region: t.Region, Endpoint: cfg.BaseURL}); err != nil {
+			return fmt.Errorf("task: %w", err)
+		}
+	}
+	lt, err := llm.New(cfg)
+	if err != nil {
+		return fmt.Errorf("task: %w", err)
+	}
+	b.task = lt
+	b.routes, err = buildRoutes(s, cfg)
+	return err
 }
 
 // Close releases what buildTask opened: the cache's log, synced.
