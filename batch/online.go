@@ -17,6 +17,9 @@ import (
 // which the engine continues: their records count what the earlier waves
 // spent on them.
 func (r *Runner) runOnline(ctx context.Context, w *waveRun, in Input) (bool, error) {
+	r.mu.Lock()
+	r.sum.Waves++
+	r.mu.Unlock()
 	n, stop, err := r.online(ctx, w.num, w.items, in)
 	if err != nil || stop {
 		return true, err
@@ -63,7 +66,6 @@ func (r *Runner) online(ctx context.Context, wave int, flights map[int]*flight, 
 	r.log.Info("finishing items online", "wave", wave, "items", len(items))
 	sum, err := r.cfg.Online(ctx, items, carried, in.Job)
 	r.mu.Lock()
-	r.sum.Waves++
 	r.stats.Done += sum.Done
 	r.stats.Succeeded += sum.Succeeded
 	r.stats.Failed += sum.Failed
