@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// inputsTable is where the items' inputs live, one row per (job, idx),
+// tenax_inputs is where the items' inputs live, one row per (job, idx),
 // written once when the job is enqueued (by its own COPY, in the same
 // transaction as the items' River jobs) and read by the workers. River's
 // arguments carry only {job, idx, round}: every key and value of a River
@@ -22,19 +22,10 @@ import (
 //
 // There is no foreign key to tenax_jobs: its check would be a lookup per
 // inserted row. A trigger on tenax_jobs deletes a deleted job's inputs
-// instead (postgres.CascadeSQL). The input is
+// instead (worker/migration). The input is
 // bytea: the item byte for byte as it was read (jsonb would reorder its
-// keys), and nothing for PostgreSQL to parse or index.
-const inputsTable = `
-CREATE TABLE IF NOT EXISTS tenax_inputs (
-	job_id text NOT NULL,
-	idx    bigint NOT NULL,
-	id     text,
-	input  bytea,
-	bad    text,
-	PRIMARY KEY (job_id, idx)
-);
-`
+// keys), and nothing for PostgreSQL to parse or index. The table is made
+// by worker/migration.
 
 // inputColumns are the columns the enqueue's COPY writes.
 var inputColumns = []string{"job_id", "idx", "id", "input", "bad"}

@@ -9,7 +9,7 @@ import (
 	"github.com/tenaxhq/tenax/engine"
 )
 
-// routesTable keeps the state each route of a routed job shares among
+// tenax_routes keeps the state each route of a routed job shares among
 // the job's workers (engine.SharedRoute), one row per (job, route): its
 // breaker, open or closed, until when it is open and how many times it
 // opened from closed (trips), and its latest cooldown. A route's told
@@ -20,19 +20,8 @@ import (
 // until the same instant, when each lets its probes through. So a route's
 // outage opens its breaker once for the job: the others send it no call
 // until then, where each used to find the outage again by itself. There
-// is no owner to outlive: a worker that dies leaves only a time.
-const routesTable = `
-CREATE TABLE IF NOT EXISTS tenax_routes (
-	job_id     text NOT NULL REFERENCES tenax_jobs (id) ON DELETE CASCADE,
-	route      text NOT NULL,
-	state      text NOT NULL DEFAULT 'closed',
-	open_until timestamptz,
-	trips      integer NOT NULL DEFAULT 0,
-	cooldown   timestamptz,
-	updated    timestamptz NOT NULL DEFAULT now(),
-	PRIMARY KEY (job_id, route)
-);
-`
+// is no owner to outlive: a worker that dies leaves only a time. The
+// table is made by worker/migration.
 
 // routeLimit is the name, in tenax_limits, of a route's shared schedule
 // of kind ("requests", "tokens"). The run's own schedules have bare

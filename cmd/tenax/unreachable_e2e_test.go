@@ -18,6 +18,8 @@ var storeCommands = [][]string{
 	{"export", "latest"},
 	{"ui"},
 	{"migrate"},
+	{"migrate", "status"},
+	{"migrate", "down", "--to", "0", "--yes"},
 	{"worker", "--all"},
 	{"breaker", "continue", "latest"},
 }

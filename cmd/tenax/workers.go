@@ -52,32 +52,6 @@ func openWorkers(ctx context.Context, g *globals) (*worker.Client, error) {
 	return worker.Open(ctx, url)
 }
 
-func newMigrateCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "migrate",
-		Short: "Create River's and tenax's tables in the --store database",
-		Long: `Create, when absent, the schema the DSN's search_path names, River's tables
-(river_job, river_queue, …, at River's latest migration) and tenax's (tenax_jobs,
-tenax_records, tenax_notes, tenax_queues, tenax_inputs, tenax_finals, tenax_workers,
-tenax_limits, tenax_breakers, tenax_budgets, tenax_budget_holds, tenax_checkins).
-Every command that opens a PostgreSQL store does this too on first use; run it
-beforehand to grant a deploy step the DDL rights the workers need not have.`,
-		Example: `  tenax migrate --store 'postgres://tenax@db:5432/tenax?search_path=batch'`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := openWorkers(cmd.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			fmt.Fprintf(g.stdout, "tenax: River's and tenax's tables are ready in schema %s\n", c.Schema())
-			return nil
-		},
-	}
-	addStoreFlag(cmd, g)
-	return cmd
-}
-
 func newWorkerCmd(g *globals) *cobra.Command {
 	var f workerFlags
 	cmd := &cobra.Command{
