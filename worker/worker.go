@@ -350,6 +350,12 @@ func (w *Worker) heartbeat(ctx context.Context) error {
 	// completer gave up on its snooze) must age into a rescue, not be
 	// kept fresh by a worker that no longer runs it (the job then
 	// never ended).
+	//
+	// A direct write to River's table: River has no API that extends
+	// a running job's lease (its rescuer reads attempted_at alone, and
+	// JobUpdate sets only a job's output), so a worker whose item runs
+	// longer than rescue-after would lose it to a rescue. The UPDATE
+	// touches only attempted_at, of this worker's running executions.
 	_, err := w.c.pool.Exec(ctx, `UPDATE river_job SET attempted_at = now()
 		WHERE state = 'running' AND attempted_by[array_length(attempted_by, 1)] = $1 AND id = ANY($2)`, w.id, w.liveIDs())
 	return err
