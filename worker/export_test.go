@@ -27,3 +27,26 @@ func NoIdleLook(cfg *Config) { cfg.noIdleLook = true }
 
 // ParseItemSet returns the idx of a River job's item set (ItemsArgs.Items).
 var ParseItemSet = parseItemSet
+
+// SharedPollEvery sets how often cfg's worker polls each job's shared
+// state, for tests that only a notification can pass in time.
+func SharedPollEvery(cfg *Config, d time.Duration) { cfg.sharedPoll = d }
+
+// NoListen keeps cfg's worker from listening for breaker changes: it
+// learns of them by its poll alone, as workers did before.
+func NoListen(cfg *Config) { cfg.noListen = true }
+
+// GateClosed reports whether w holds the calls of job jobID for its
+// shared breaker (another worker's trip, an operator's stop); ok is
+// false while w runs no such job.
+func GateClosed(w *Worker, jobID string) (closed, ok bool) {
+	w.mu.Lock()
+	r := w.runners[jobID]
+	w.mu.Unlock()
+	if r == nil {
+		return false, false
+	}
+	r.shared.mu.Lock()
+	defer r.shared.mu.Unlock()
+	return r.shared.gateClosed, true
+}

@@ -65,6 +65,18 @@ type shared struct {
 	// routes is the state each route of a routed job shares, by name
 	// (routes.go); empty without routes.
 	routes map[string]*sharedRoute
+
+	// kick makes poll look at once: the job's breaker changed (a
+	// notification, notify.go).
+	kick chan struct{}
+}
+
+// wake makes poll look at once, or right after the look under way.
+func (s *shared) wake() {
+	select {
+	case s.kick <- struct{}{}:
+	default: // a look is due already
+	}
 }
 
 // ledger is the engine's ledger of the job's shared budget, nil when the
@@ -118,7 +130,7 @@ func (c *Client) breaker(ctx context.Context, jobID string) (breakerRow, error) 
 
 func newShared(ctx context.Context, r *runner, cfg engine.Config) (*shared, error) {
 	s := &shared{r: r, action: cfg.OnTrip, changed: make(chan struct{}), closed: make(chan struct{}),
-		failures: console.NewFailureLog(console.DefaultFailureLogSize)}
+		failures: console.NewFailureLog(console.DefaultFailureLogSize), kick: make(chan struct{}, 1)}
 	// Joining the job now, not at the next heartbeat, lets the others
 	// count this worker in their share of the quota at once.
 	if _, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_workers SET jobs = array_append(jobs, $2) WHERE id = $1 AND NOT ($2 = ANY(jobs))`, r.w.id, r.jobID); err != nil {
@@ -170,10 +182,12 @@ func (s *shared) close() {
 
 // poll follows the shared state until the runner ends: another worker's
 // trip holds or stops this one, a cooldown set anywhere pauses this
-// engine too, and a drained job gets its final state.
+// engine too, and a drained job gets its final state. It looks every
+// sharedPollInterval, and at once when woken (a notification that the
+// job's breaker changed).
 func (s *shared) poll() {
 	r := s.r
-	t := time.NewTicker(sharedPollInterval)
+	t := time.NewTicker(cmp.Or(r.w.cfg.sharedPoll, sharedPollInterval))
 	defer t.Stop()
 	// A worker that joins a job gives back a dead one's holds at once.
 	lastFinalize, lastReap := time.Now(), time.Time{}
@@ -185,6 +199,7 @@ func (s *shared) poll() {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.kick:
 		}
 		// A run idle since a resume stops here; one that is fed learns
 		// of it as its items' inputs are read.

@@ -38,7 +38,8 @@ const (
 	// jobs.
 	jobPollInterval = 2 * time.Second
 	// sharedPollInterval is how often a worker reads each job's shared
-	// breaker and cooldown.
+	// breaker and cooldown, its budget, routes and peers. A change of the
+	// breaker also arrives at once by notification (notify.go).
 	sharedPollInterval = 250 * time.Millisecond
 )
 
@@ -85,6 +86,11 @@ type Config struct {
 	// noIdleLook, set by tests of the end written as a worker stops,
 	// keeps a runner's last execution from asking for a look at once.
 	noIdleLook bool
+	// sharedPoll, set by tests of the notifications, replaces
+	// sharedPollInterval in each job's poll; noListen, set by the
+	// benchmark of the poll alone, keeps the worker from listening.
+	sharedPoll time.Duration
+	noListen   bool
 }
 
 // JobRun is a job as a worker runs it: what Config.OnJob is told.
@@ -245,6 +251,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.river = rc
 	if err := rc.Start(w.hard); err != nil {
 		return fmt.Errorf("worker: starting river: %w", err)
+	}
+	if !w.cfg.noListen {
+		go w.listen(w.hard)
 	}
 	w.log.Info("worker started", "jobs", w.cfg.Jobs, "rescue_after", w.cfg.RescueAfter)
 

@@ -44,6 +44,15 @@ CREATE TABLE tenax_breakers (job_id text PRIMARY KEY REFERENCES tenax_jobs (id) 
 var workerTables = []string{"tenax_breakers", "tenax_budget_holds", "tenax_budgets", "tenax_checkins",
 	"tenax_finals", "tenax_inputs", "tenax_limits", "tenax_queues", "tenax_routes", "tenax_workers"}
 
+// allVersions are the versions this tenax knows, ascending.
+func allVersions() []int {
+	var vs []int
+	for _, m := range migration.All() {
+		vs = append(vs, m.Version)
+	}
+	return vs
+}
+
 // newSchema returns a pool on a schema of its own holding the store's
 // tables (tenax_jobs, which the workers' tables refer to), and nothing
 // of the workers'.
@@ -118,7 +127,7 @@ func TestUpFromEmptyMakesTheTablesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []int{1}; !slices.Equal(res.Versions, want) || res.Adopted {
+	if want := allVersions(); !slices.Equal(res.Versions, want) || res.Adopted {
 		t.Errorf("Up on an empty schema: applied %v (adopted %v), want %v", res.Versions, res.Adopted, want)
 	}
 	if got := tablesOf(t, pool); !slices.Equal(got, workerTables) {
@@ -152,8 +161,10 @@ func TestDownToZeroAndUpAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []int{1}; !slices.Equal(res.Versions, want) {
-		t.Errorf("Down to 0 undid %v, want %v", res.Versions, want)
+	want := allVersions()
+	slices.Reverse(want)
+	if !slices.Equal(res.Versions, want) {
+		t.Errorf("Down to 0 undid %v, want %v (newest first)", res.Versions, want)
 	}
 	if got := tablesOf(t, pool); len(got) > 0 {
 		t.Errorf("tables left after Down to 0: %v", got)
@@ -172,8 +183,8 @@ func TestDownToZeroAndUpAgain(t *testing.T) {
 	if res, err = migration.Up(t.Context(), pool); err != nil {
 		t.Fatal(err)
 	}
-	if got := tablesOf(t, pool); !slices.Equal(got, workerTables) || !slices.Equal(res.Versions, []int{1}) {
-		t.Errorf("Up after Down to 0: applied %v, tables %v, want [1] and %v", res.Versions, got, workerTables)
+	if got := tablesOf(t, pool); !slices.Equal(got, workerTables) || !slices.Equal(res.Versions, allVersions()) {
+		t.Errorf("Up after Down to 0: applied %v, tables %v, want %v and %v", res.Versions, got, allVersions(), workerTables)
 	}
 }
 
@@ -203,8 +214,9 @@ func TestUpFromTwoWorkersAtOnceAppliesOnce(t *testing.T) {
 		}
 		applied = append(applied, results[i].Versions...)
 	}
-	if !slices.Equal(applied, []int{1}) {
-		t.Errorf("two Ups at once applied %v between them, want version 1 once", applied)
+	slices.Sort(applied)
+	if !slices.Equal(applied, allVersions()) {
+		t.Errorf("two Ups at once applied %v between them, want each of %v once", applied, allVersions())
 	}
 	if got := tablesOf(t, pool); !slices.Equal(got, workerTables) {
 		t.Errorf("tables: %v, want %v", got, workerTables)
