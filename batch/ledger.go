@@ -10,10 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
-	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 )
@@ -129,9 +129,33 @@ type ItemState struct {
 	// retry.max_elapsed, when not at Started (a fresh streak on another
 	// route).
 	RetrySince time.Time `json:"retry_since,omitzero"`
-	// Left is the route the item left under a fallback that wants
-	// another kind of route: its next wave runs it online.
-	Left *engine.Left `json:"left,omitempty"`
+	// Left is what a ledger of an earlier version wrote for an item a
+	// fallback that wants another kind of route moved: its tries now
+	// say so (store.Try.Fallback), and tries reads it into them.
+	Left *leftRoute `json:"left,omitempty"`
+}
+
+// leftRoute is an earlier version's ItemState.Left: the route an item
+// left and the fallback's kind.
+type leftRoute struct {
+	Route string `json:"route"`
+	Kind  string `json:"kind"`
+}
+
+// tries are the routes the item left, with a ledger's Left read into the
+// last try of its route.
+func (st ItemState) tries() []store.Try {
+	if st.Left == nil {
+		return st.Tries
+	}
+	tries := slices.Clone(st.Tries)
+	for i := len(tries) - 1; i >= 0; i-- {
+		if tries[i].Route == st.Left.Route {
+			tries[i].Fallback = st.Left.Kind
+			break
+		}
+	}
+	return tries
 }
 
 // LedgerFile is the name of the file ledger in a job directory.

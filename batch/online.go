@@ -65,23 +65,8 @@ func (r *Runner) online(ctx context.Context, wave int, flights map[int]*flight, 
 	}
 	r.log.Info("finishing items online", "wave", wave, "items", len(items))
 	sum, err := r.cfg.Online(ctx, items, carried, in.Job)
-	r.mu.Lock()
-	r.stats.Done += sum.Done
-	r.stats.Succeeded += sum.Succeeded
-	r.stats.Failed += sum.Failed
-	r.stats.Calls += sum.Calls
-	r.stats.Retries += sum.Retries
-	r.stats.HealAttempts += sum.HealAttempts
-	r.stats.Usage = r.stats.Usage.Add(sum.Usage)
-	r.stats.CostUSD += sum.CostUSD
-	r.stats.Trips += sum.Trips
-	for _, rs := range sum.Routes {
-		c := &r.counts[r.routeIndex(rs.Name)]
-		c.Calls += rs.Calls
-		c.Succeeded += rs.Succeeded
-		c.Failed += rs.Failed
-	}
-	r.mu.Unlock()
+	r.tally.Add(sum.Stats)
+	r.rs.Add(sum.Routes)
 	if err != nil {
 		return len(items), true, err
 	}
@@ -101,7 +86,7 @@ func (r *Runner) carry(f *flight) (*engine.Carried, error) {
 	if !f.RetrySince.IsZero() {
 		since = f.RetrySince
 	}
-	c := &engine.Carried{State: f.State, Tries: f.Tries, Left: f.left}
+	c := &engine.Carried{State: f.State, Tries: f.ir.Tries()}
 	c.State.Retrier = r.cfg.Retry.Continue(since, f.Retrier.Consecutive())
 	if f.Tracker != nil {
 		b, err := json.Marshal(f.Tracker)

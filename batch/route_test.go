@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -41,9 +39,9 @@ func (w *world) routes(down *mock.Server) []batch.Route {
 		w.t.Fatal(err)
 	}
 	return []batch.Route{
-		{Name: "a", Provider: "mock", Model: mock.ModelJSON, Codec: ta.Batch(),
+		{Route: engine.Route{Name: "a", Provider: "mock", Model: mock.ModelJSON, Tier: 0}, Codec: ta.Batch(),
 			Client: batch.NewOpenAI(llm.ProviderOpenAI, lc.BaseURL, "k", down.Client(), batch.Limits{MaxRequests: 700})},
-		{Name: "b", Provider: "mock", Model: mock.ModelJSON, Codec: w.task.Batch(), Client: w.client},
+		{Route: engine.Route{Name: "b", Provider: "mock", Model: mock.ModelJSON, Tier: 1}, Codec: w.task.Batch(), Client: w.client},
 	}
 }
 
@@ -199,12 +197,12 @@ func TestItemsARouteRefusedCountOnceAgainstTheEnqueuedTokenCap(t *testing.T) {
 }
 
 // TestRetriesSpentInTheWaveThatLeavesNoRouteAwaitTheOperator: item 0,
-// having left b for a, spent its retries on a in the wave where a's
+// having left a for b, spent its retries on b in the wave where a's
 // breaker opened and b's requests tripped the run's breaker: no route
 // could serve. It was recorded failed, while the items b's trip held
-// (had a and b been checked the other way round, item 0 among them)
-// waited for the operator. Now it awaits the decision too, and goes on
-// after Continue.
+// waited for the operator. Now it awaits the decision too (the engine's
+// rule: a streak spent while every route it fits is open is the run
+// breaker's to decide), and goes on after Continue.
 func TestRetriesSpentInTheWaveThatLeavesNoRouteAwaitTheOperator(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		outage := func(msg string) batch.Answer {
@@ -214,10 +212,13 @@ func TestRetriesSpentInTheWaveThatLeavesNoRouteAwaitTheOperator(t *testing.T) {
 			b, _ := json.Marshal(scriptBody{Answer: a, Call: 1})
 			return batch.Answer{Body: b}
 		}
-		names := []string{"amber", "birch", "cedar"}
-		// Each item's answer by route and wave. Waves 1 and 2 fail each
-		// request its own way (no breaker trips); in wave 3 every request
-		// of a route fails alike.
+		names := []string{"amber", "birch", "cedar", "dune"}
+		// Each item's answer by route and wave. Wave 1 sends items 0, 2
+		// and 3 to b, each failing its own way; item 1 stays on a (a
+		// re-ask, then a 429). In wave 2 item 0 fails on b too, items 2
+		// and 3 re-ask.
+		// In wave 3 every request of a route fails alike but item 0's,
+		// whose third failure spends its retries.
 		answer := func(route string) func(batch.Request) batch.Answer {
 			return func(q batch.Request) batch.Answer {
 				idx, wave, err := batch.ParseCustomID(q.CustomID)
@@ -225,11 +226,13 @@ func TestRetriesSpentInTheWaveThatLeavesNoRouteAwaitTheOperator(t *testing.T) {
 					panic(err)
 				}
 				switch {
-				case wave == 1, wave == 2 && idx == 0:
-					// a sends every item to b, b item 0 back to a.
+				case wave == 1 && idx != 1, wave <= 3 && idx == 0:
 					return outage("replica " + names[idx] + " is down on " + route)
-				case wave == 2:
-					return body(enginetest.Invalid) // a re-ask: items 1 and 2 stay on b
+				case wave == 2 && idx == 1:
+					// A 429 moves nothing: item 1 stays on a.
+					return batch.Answer{Err: &llm.Error{Provider: "openai", Status: 429, Type: "requests", Message: "slow down"}}
+				case wave <= 2:
+					return body(enginetest.Invalid)
 				case wave == 3:
 					return outage("route " + route + " is down")
 				}
@@ -238,7 +241,7 @@ func TestRetriesSpentInTheWaveThatLeavesNoRouteAwaitTheOperator(t *testing.T) {
 		}
 		a, b := &fakeClient{answer: answer("a")}, &fakeClient{answer: answer("b")}
 		var st memory.Store
-		j, err := st.Create(context.Background(), store.Manifest{ID: "outage", Created: time.Now(), Items: 3, State: store.StateRunning})
+		j, err := st.Create(context.Background(), store.Manifest{ID: "outage", Created: time.Now(), Items: 4, State: store.StateRunning})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,12 +252,12 @@ func TestRetriesSpentInTheWaveThatLeavesNoRouteAwaitTheOperator(t *testing.T) {
 		defer ledger.Close()
 		asked := &answering{answers: []engine.TripDecision{engine.TripContinue}}
 		cfg := batch.Config{
-			Routes:    []batch.Route{{Name: "a", Client: a, Codec: scriptCodec{}}, {Name: "b", Client: b, Codec: scriptCodec{}}},
+			Routes:    []batch.Route{{Route: engine.Route{Name: "a"}, Client: a, Codec: scriptCodec{}}, {Route: engine.Route{Name: "b", Tier: 1}, Client: b, Codec: scriptCodec{}}},
 			Fallbacks: engine.Fallbacks{Outage: true}, Ledger: ledger, Retry: enginetest.Policy(), Ops: enginetest.Policy(), // 3 attempts
-			Validator: enginetest.Validator{}, Heal: enginetest.Budget(), PollMin: time.Minute, Total: 3,
+			Validator: enginetest.Validator{}, Heal: enginetest.Budget(), PollMin: time.Minute, Total: 4,
 			TripMinimum: 1, OnTrip: engine.TripPrompt, Operator: asked,
 		}
-		in := batch.Input{Open: func() (batch.Source, error) { return &sliceSource{n: 3}, nil }, Want: func(int) bool { return true }, Job: j, JobID: j.Manifest().ID}
+		in := batch.Input{Open: func() (batch.Source, error) { return &sliceSource{n: 4}, nil }, Want: func(int) bool { return true }, Job: j, JobID: j.Manifest().ID}
 		sum, err := batch.New(cfg).Run(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
@@ -263,11 +266,11 @@ func TestRetriesSpentInTheWaveThatLeavesNoRouteAwaitTheOperator(t *testing.T) {
 		if err := j.Scan(context.Background(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
 			t.Fatal(err)
 		}
-		if r := recs[0]; sum.Succeeded != 3 || r.Failed() || r.Route != "b" {
-			t.Fatalf("%d succeeded; item 0: route %q, error %q, tries %+v; want every item to succeed on b after Continue", sum.Succeeded, r.Route, r.Error, r.Tries)
+		if r := recs[0]; sum.Succeeded != 4 || r.Failed() || r.Route != "b" {
+			t.Fatalf("%d succeeded; item 0: route %q, error %q, tries %+v; want every item to succeed after Continue, item 0 on b", sum.Succeeded, r.Route, r.Error, r.Tries)
 		}
-		if tries := recs[0].Tries; len(tries) != 3 || tries[2].Route != "a" || !strings.Contains(tries[2].Error, "route a is down") {
-			t.Errorf("item 0's tries %+v; want a, b, then a's outage of wave 3", tries)
+		if tries := recs[0].Tries; len(tries) != 3 || tries[2].Route != "b" || !strings.Contains(tries[2].Error, "amber is down on b") {
+			t.Errorf("item 0's tries %+v; want a, b, then b's failure of wave 3", tries)
 		}
 		if len(asked.reports) != 1 || !strings.Contains(asked.reports[0].Reason, "no other route can serve") {
 			t.Errorf("the operator was asked %d times (%+v); want once, saying no other route can serve", len(asked.reports), asked.reports)
@@ -285,15 +288,16 @@ type kindError string
 func (k kindError) Error() string        { return "400 " + string(k) }
 func (k kindError) FallbackKind() string { return string(k) }
 
-// TestFallbacksThatWantAnotherKindOfRouteFinishOnline: route a (tier 0)
-// answers every item with a failure whose fallback wants another kind of
-// route — past its context window, refused by its content filter, or
-// invalid until the heal budget is spent (escalation). Waves cannot pick
-// such a route, so the item goes online, where the engine does: every
-// item succeeds on b (another provider, a larger window, a higher tier),
-// its tries naming a's error, its attempts counting the waves and the
-// online call. Batch mode refused these fallbacks as a spec error.
-func TestFallbacksThatWantAnotherKindOfRouteFinishOnline(t *testing.T) {
+// TestFallbacksThatWantAnotherKindOfRouteMoveToItsNextWave: route a
+// (tier 0) answers every item with a failure whose fallback wants another
+// kind of route — past its context window, refused by its content filter,
+// or invalid until the heal budget is spent (escalation). The waves choose
+// routes by the engine's own rule (engine.Routes), so the item's next wave
+// sends it to b (another provider, a larger window, a higher tier), where
+// it succeeds: its tries name a's error and the fallback, its attempts
+// count every wave, and no online call is made. Batch mode once refused
+// these fallbacks as a spec error, then sent such items online.
+func TestFallbacksThatWantAnotherKindOfRouteMoveToItsNextWave(t *testing.T) {
 	refusal := func(kind string) func(task.Item, int) (task.Result, error) {
 		return func(task.Item, int) (task.Result, error) {
 			return task.Result{}, classify.WithClass(kindError(kind), classify.Item, "test")
@@ -306,7 +310,7 @@ func TestFallbacksThatWantAnotherKindOfRouteFinishOnline(t *testing.T) {
 		kind      string
 		fallbacks engine.Fallbacks
 		onA       func(task.Item, int) (task.Result, error)
-		waves     int // calls in waves before the item goes online
+		waves     int // waves on a before the item moves to b
 	}{
 		{engine.FallbackContextWindow, engine.Fallbacks{ContextWindow: true}, refusal(engine.FallbackContextWindow), 1},
 		{engine.FallbackContentFilter, engine.Fallbacks{ContentFilter: true}, refusal(engine.FallbackContentFilter), 1},
@@ -327,8 +331,8 @@ func TestFallbacksThatWantAnotherKindOfRouteFinishOnline(t *testing.T) {
 				}
 				a := &fakeClient{answer: waveAnswer}
 				b := &fakeClient{answer: func(batch.Request) batch.Answer {
-					t.Error("route b's batch API was called: nothing moves there in waves")
-					return batch.Answer{Err: errors.New("unexpected")}
+					body, _ := json.Marshal(scriptBody{Answer: enginetest.Valid, Call: 1})
+					return batch.Answer{Body: body}
 				}}
 				var st memory.Store
 				j, err := st.Create(context.Background(), store.Manifest{ID: "kinds", Created: time.Now(), Items: n, State: store.StateRunning})
@@ -340,28 +344,13 @@ func TestFallbacksThatWantAnotherKindOfRouteFinishOnline(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer ledger.Close()
-				onlineA := &routeTaskOf{fn: tt.onA}
-				onlineB := &routeTaskOf{fn: func(task.Item, int) (task.Result, error) { return enginetest.Valid.Result(1) }}
-				routes := []engine.Route{
-					{Name: "a", Provider: "p1", Model: "small", Task: onlineA, ContextWindow: 1000},
-					{Name: "b", Provider: "p2", Model: "large", Task: onlineB, ContextWindow: 200000, Tier: 1},
-				}
 				cfg := batch.Config{
-					Routes:    []batch.Route{{Name: "a", Model: "small", Client: a, Codec: scriptCodec{}}, {Name: "b", Model: "large", Client: b, Codec: scriptCodec{}}},
+					Routes: []batch.Route{
+						{Route: engine.Route{Name: "a", Provider: "p1", Model: "small", ContextWindow: 1000}, Client: a, Codec: scriptCodec{}},
+						{Route: engine.Route{Name: "b", Provider: "p2", Model: "large", ContextWindow: 200000, Tier: 1}, Client: b, Codec: scriptCodec{}},
+					},
 					Fallbacks: tt.fallbacks, Ledger: ledger, Retry: enginetest.Policy(), Ops: enginetest.Policy(),
 					Validator: enginetest.Validator{}, Heal: enginetest.Budget(), PollMin: time.Minute, Total: n, TripShare: 2,
-					Online: func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, cp batch.Checkpoint) (engine.Summary, error) {
-						e := engine.New(engine.Config{Validator: enginetest.Validator{}, Heal: enginetest.Budget(), Retry: enginetest.Policy(),
-							Carried: carried, BreakerCount: []classify.Class{}, Concurrency: 4, Routes: routes, Fallbacks: tt.fallbacks}, onlineB, cp)
-						i := 0
-						return e.Run(ctx, engine.SourceFunc(func() (task.Item, error) {
-							if i == len(items) {
-								return task.Item{}, io.EOF
-							}
-							i++
-							return items[i-1], nil
-						}))
-					},
 				}
 				in := batch.Input{Open: func() (batch.Source, error) { return &sliceSource{n: n}, nil }, Want: func(int) bool { return true }, Job: j, JobID: j.Manifest().ID}
 				sum, err := batch.New(cfg).Run(context.Background(), in)
@@ -379,44 +368,17 @@ func TestFallbacksThatWantAnotherKindOfRouteFinishOnline(t *testing.T) {
 					if r.Failed() || r.Route != "b" || r.Model != "large" {
 						t.Errorf("item %d: route %q model %q error %q; want success on b", idx, r.Route, r.Model, r.Error)
 					}
-					if len(r.Tries) != 1 || r.Tries[0].Route != "a" {
-						t.Errorf("item %d: tries %+v; want a's failure, once", idx, r.Tries)
+					if len(r.Tries) != 1 || r.Tries[0].Route != "a" || r.Tries[0].Fallback != tt.kind {
+						t.Errorf("item %d: tries %+v; want a's failure, once, moved by %s", idx, r.Tries, tt.kind)
 					}
 					if r.Attempts != tt.waves+1 {
-						t.Errorf("item %d: %d attempts; want %d in waves and 1 online", idx, r.Attempts, tt.waves)
+						t.Errorf("item %d: %d attempts; want %d waves on a and 1 on b", idx, r.Attempts, tt.waves+1)
 					}
 				}
-				if got := onlineA.called(); got != 0 {
-					t.Errorf("the engine called route a %d times online; the fallback should keep the items off it", got)
+				if sum.Waves != tt.waves+1 {
+					t.Errorf("%d waves; want %d on a and one on b", sum.Waves, tt.waves+1)
 				}
 			})
 		})
 	}
-}
-
-// routeTaskOf answers each online call with fn, given the item and its
-// call number on this route (from 1).
-type routeTaskOf struct {
-	mu    sync.Mutex
-	calls map[int]int
-	n     int
-	fn    func(it task.Item, call int) (task.Result, error)
-}
-
-func (rt *routeTaskOf) Run(_ context.Context, it task.Item) (task.Result, error) {
-	rt.mu.Lock()
-	if rt.calls == nil {
-		rt.calls = map[int]int{}
-	}
-	rt.calls[it.Idx]++
-	rt.n++
-	c := rt.calls[it.Idx]
-	rt.mu.Unlock()
-	return rt.fn(it, c)
-}
-
-func (rt *routeTaskOf) called() int {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return rt.n
 }

@@ -80,16 +80,15 @@ type Config struct {
 	Provider string
 	// Ledger makes waves and batch ids durable.
 	Ledger Ledger
-	// Routes, when set, are a routed job's deployments in tier order,
-	// each with its own batch API (Client, Codec and Provider are then
-	// not used): waves go to the first whose breaker is not open, and
-	// records name the route that produced them (route.go).
+	// Routes, when set, are a routed job's deployments, each with its
+	// own batch API (Client, Codec and Provider are then not used): an
+	// item's requests go where engine.Routes sends it, and records name
+	// the route that produced them (route.go).
 	Routes []Route
-	// Fallbacks are the spec's. Outage moves an item whose request
-	// failed on a route as an outage to the next route at once, its tries
-	// naming the route it left. The kinds that want another kind of route
-	// (context window, content filter, escalation: Fallbacks.After) send
-	// the item online through Online, where the engine picks that route.
+	// Routing and Fallbacks are the spec's, read as online: Routing
+	// chooses among a tier's routes, Fallbacks move an item after an
+	// answer (engine.Routes.After), to the route its next wave goes to.
+	Routing   engine.Routing
 	Fallbacks engine.Fallbacks
 
 	// Retry is the items' retry policy, read as online: MaxAttempts
@@ -211,17 +210,19 @@ type Runner struct {
 	// Codec.
 	routes []Route
 
-	mu    sync.Mutex
+	// rs chooses each item's route and keeps the routes' breakers and
+	// counters: the engine's rule, without its gates.
+	rs *engine.Routes
+
+	// tally counts the run's records, calls, retries, re-asks, usage,
+	// cost and trips, as the engine's does (the online tail's added).
+	tally engine.Tally
+
+	mu sync.Mutex
+	// stats are the run's plan and its requests in batches; tally
+	// fills in the rest.
 	stats engine.Stats
 	sum   Summary
-	// open are the routes whose breaker opened in this run; counts what
-	// each did, for Stats.
-	open   []bool
-	counts []engine.RouteStats
-	// outage says the wave whose answers are being applied tripped the
-	// run's breaker on the last route not open: no route can serve. Only
-	// Run's goroutine reads and writes it.
-	outage bool
 }
 
 // New returns a Runner for cfg.
@@ -247,13 +248,13 @@ func New(cfg Config) *Runner {
 	}
 	r := &Runner{cfg: cfg, log: log, rules: engine.Rules{Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints}, routes: cfg.Routes}
 	if len(r.routes) == 0 {
-		r.routes = []Route{{Provider: cfg.Provider, Client: cfg.Client, Codec: cfg.Codec}}
+		r.routes = []Route{{Route: engine.Route{Provider: cfg.Provider}, Client: cfg.Client, Codec: cfg.Codec}}
 	}
-	r.open = make([]bool, len(r.routes))
-	r.counts = make([]engine.RouteStats, len(r.routes))
+	er := make([]engine.Route, len(r.routes))
 	for i, rt := range r.routes {
-		r.counts[i].Name, r.counts[i].Model = rt.Name, rt.Model
+		er[i] = rt.Route
 	}
+	r.rs = engine.NewRoutes(er, engine.RouteRules{Routing: cfg.Routing, Fallbacks: cfg.Fallbacks, Retry: cfg.Retry})
 	r.stats.Total, r.stats.Skipped = cfg.Total, cfg.Skipped
 	r.stats.Planned = max(cfg.Total-cfg.Skipped, 0)
 	if cfg.Limit > 0 {
@@ -274,16 +275,9 @@ func (r *Runner) Stats() engine.Stats {
 // joined to the run's.
 func (r *Runner) statsLocked() engine.Stats {
 	s := r.stats
-	if !r.routed() {
-		return s
-	}
-	s.Routes = make([]engine.RouteStats, len(r.counts))
-	for i, c := range r.counts {
-		c.Breaker = breaker.Closed
-		if r.open[i] {
-			c.Breaker = breaker.Open
-		}
-		s.Routes[i] = c
+	r.tally.Fill(&s)
+	if r.routed() {
+		s.Routes = r.rs.Stats()
 	}
 	return s
 }
@@ -318,17 +312,16 @@ type flight struct {
 	// carry says the item goes into the next wave without a request in
 	// this one (a cached output that proved invalid).
 	carry bool
-	// route is the index of the route the item's requests go to; Tries
-	// the routes it left, with their errors.
-	route int
-	Tries []store.Try
+	// ir is the item's routing: the route its requests go to, the
+	// routes it left with their errors, what its fallbacks want.
+	ir engine.ItemRoute
 	// RetrySince is when the item's retry streak's max_elapsed clock
 	// started, when not at Started: a fresh streak on another route.
 	RetrySince time.Time
-	// left is the route the item left under a fallback that wants
-	// another kind of route: the item goes online (Config.Online).
-	left *engine.Left
 }
+
+// route is the index of the route f's requests go to.
+func (f *flight) route() int { return max(f.ir.Index(), 0) }
 
 // newFlight is item idx's state at its first wave.
 func (r *Runner) newFlight(idx int) *flight {
@@ -338,12 +331,16 @@ func (r *Runner) newFlight(idx int) *flight {
 
 // ledger is f's state as the ledger keeps it.
 func (f *flight) ledger(routes []Route) (ItemState, error) {
+	route := ""
+	if i := f.ir.Index(); i >= 0 {
+		route = routes[i].Name
+	}
 	st := ItemState{
 		Idx: f.Idx, Calls: f.Calls, Heals: f.Heals, Generations: f.Generations, Failures: f.Retrier.Consecutive(),
 		Usage: f.Usage, CostUSD: f.CostUSD, CostKnown: f.CostKnown, Started: f.Started,
 		FinishReason: f.FinishReason, RateLimited: f.RateLimited,
 		Feedback: f.Feedback, LastOutput: f.LastOutput, LastError: f.LastError, RetryAt: f.RetryAt,
-		Route: routes[f.route].Name, Tries: f.Tries, RetrySince: f.RetrySince, Left: f.left,
+		Route: route, Tries: f.ir.Tries(), RetrySince: f.RetrySince,
 	}
 	if f.Tracker != nil {
 		b, err := json.Marshal(f.Tracker)
@@ -489,7 +486,10 @@ func (r *Runner) restore(st ItemState) (*flight, error) {
 		},
 		Idx:      st.Idx,
 		Feedback: st.Feedback, LastError: st.LastError, RetryAt: st.RetryAt,
-		route: r.routeIndex(st.Route), Tries: st.Tries, RetrySince: st.RetrySince, left: st.Left,
+		ir: r.rs.Start(st.tries()), RetrySince: st.RetrySince,
+	}
+	if st.Route != "" || !r.routed() {
+		r.rs.Put(&f.ir, r.routeAt(st.Route))
 	}
 	if !st.RetrySince.IsZero() {
 		f.Retrier = r.cfg.Retry.Continue(st.RetrySince, st.Failures)
@@ -518,20 +518,6 @@ func (r *Runner) runWave(ctx context.Context, w *waveRun, in Input, firstOfRun b
 	if !firstOfRun && r.cfg.OnlineTail > 0 && r.cfg.Online != nil && len(w.items) <= r.cfg.OnlineTail && !w.fresh && len(w.known) == 0 {
 		stop, err := r.runOnline(ctx, w, in)
 		return nil, stop, err
-	}
-	if moved := movedOnline(w); len(moved) > 0 && len(w.known) == 0 {
-		// Items a fallback sent to another kind of route go online first;
-		// the rest of the wave goes on in batches.
-		n, stop, err := r.online(ctx, w.num, moved, in)
-		if err != nil || stop {
-			return nil, true, err
-		}
-		for idx := range moved {
-			delete(w.items, idx)
-		}
-		if len(w.items) == 0 {
-			return nil, false, r.close(ctx, w, n)
-		}
 	}
 	r.mu.Lock()
 	r.sum.Waves++
@@ -623,7 +609,7 @@ const findSlack = time.Hour
 // provider cannot look batches up) leaves its requests to be submitted.
 func (r *Runner) adopt(ctx context.Context, w *waveRun) error {
 	for _, in := range w.dangling {
-		f, ok := r.routes[r.routeIndex(in.Route)].Client.(Finder)
+		f, ok := r.routes[r.routeAt(in.Route)].Client.(Finder)
 		if !ok {
 			r.log.Warn("a batch of the last run may have been created without its id reaching the ledger, and this provider cannot look it up: its requests are submitted again",
 				"wave", w.num, "submission", in.Key, "requests", len(in.CustomIDs))
@@ -664,9 +650,9 @@ func (r *Runner) submit(ctx context.Context, w *waveRun, in Input) error {
 		s.chunks[i].lim = rt.Client.Limits()
 	}
 	for _, e := range w.known {
-		w.batches = append(w.batches, waveBatch{e.Batch, r.routeIndex(e.Route)})
+		w.batches = append(w.batches, waveBatch{e.Batch, r.routeAt(e.Route)})
 		for _, id := range e.CustomIDs {
-			s.covered[id] = r.routeIndex(e.Route)
+			s.covered[id] = r.routeAt(e.Route)
 		}
 	}
 	r.mu.Lock()
@@ -767,12 +753,17 @@ func (r *Runner) place(ctx context.Context, s *submission, f *flight) error {
 	w.custom[cid] = f
 	if route, ok := s.covered[cid]; ok {
 		// In a batch of the ledger's, still in the queue.
-		f.route = route
+		r.rs.Put(&f.ir, route)
 		s.enqueued += r.estimate(f)
 		return nil
 	}
-	r.routeFor(f)
-	codec := r.routes[f.route].Codec
+	if err := r.choose(f); err != nil {
+		// No route fits the item: it fails as the engine fails it.
+		r.apply(ctx, w, f, Answer{CustomID: cid, Err: err})
+		delete(w.custom, cid)
+		return nil
+	}
+	codec := r.routes[f.route()].Codec
 	est := r.estimate(f)
 	if f.Feedback == nil {
 		if res, ok := codec.Cached(f.item); ok {
@@ -802,10 +793,10 @@ func (r *Runner) place(ctx context.Context, s *submission, f *flight) error {
 		return nil
 	}
 	req := Request{CustomID: cid, Body: body}
-	n := requestBytes(r.routes[f.route].Client, req)
-	c := &s.chunks[f.route]
+	n := requestBytes(r.routes[f.route()].Client, req)
+	c := &s.chunks[f.route()]
 	if len(c.reqs) > 0 && (len(c.reqs)+1 > c.lim.MaxRequests || c.size+n > c.lim.MaxBytes) {
-		if err := r.flush(ctx, s, f.route); err != nil {
+		if err := r.flush(ctx, s, f.route()); err != nil {
 			return err
 		}
 	}
@@ -818,7 +809,7 @@ func (r *Runner) place(ctx context.Context, s *submission, f *flight) error {
 // estimate is f's request's estimated tokens on its route, when
 // Config.MaxEnqueuedTokens counts them; else 0.
 func (r *Runner) estimate(f *flight) int {
-	if e, ok := r.routes[f.route].Codec.(Estimator); ok && r.cfg.MaxEnqueuedTokens > 0 {
+	if e, ok := r.routes[f.route()].Codec.(Estimator); ok && r.cfg.MaxEnqueuedTokens > 0 {
 		return e.EstimateTokens(f.item)
 	}
 	return 0
@@ -880,17 +871,19 @@ func (r *Runner) flush(ctx context.Context, s *submission, route int) error {
 	r.sum.Requests += len(reqs)
 	r.stats.InFlight += len(reqs)
 	r.stats.Limit = r.stats.InFlight
-	r.stats.Calls += len(reqs)
-	r.counts[route].Calls += len(reqs)
 	r.mu.Unlock()
+	r.rs.Called(route, len(reqs))
+	r.tally.Called(len(reqs))
 	return nil
 }
 
 // reroute places again the items of a batch their route refused to
-// create (its breaker now open) on the next route; with Config.Fallback
-// their tries name the route and err.
+// create: its breaker is open, so each item's next choice is another
+// route. With fallbacks.outage the refusal is an outage of the route for
+// each item, moved by the engine's rule (engine.Routes.After): its tries
+// name the route and err.
 func (r *Runner) reroute(ctx context.Context, s *submission, ids []string, err error) error {
-	class := r.cfg.Ops.Classifier.Classify(err).Class
+	d := r.cfg.Ops.Classifier.Classify(err)
 	for _, cid := range ids {
 		f := s.w.custom[cid]
 		if f == nil {
@@ -900,8 +893,8 @@ func (r *Runner) reroute(ctx context.Context, s *submission, ids []string, err e
 		// place counted for it there is given back before the next
 		// route's batch counts it.
 		s.enqueued -= r.estimate(f)
-		if !r.cfg.Fallbacks.Outage || !r.leave(f, err, class, false) {
-			r.routeFor(f)
+		if r.cfg.Fallbacks.Outage {
+			r.rs.After(&f.ir, &f.State, &f.item, engine.Next{Step: engine.StepRetry, Err: err, Decision: d})
 		}
 		if err := r.place(ctx, s, f); err != nil {
 			return err
@@ -1013,9 +1006,8 @@ func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map
 	r.mu.Unlock()
 	carried := map[int]*flight{}
 	var held []*flight
-	r.outage = tripped != ""
 	for _, pa := range answers {
-		if tripped != "" && pa.f.route == tripRoute && pa.a.Err != nil && fingerprintOf(r.cfg.Retry.Classifier, pa.a.Err) == tripped {
+		if tripped != "" && pa.f.route() == tripRoute && pa.a.Err != nil && r.fingerprint(pa.a.Err) == tripped {
 			held = append(held, pa.f)
 			continue
 		}
@@ -1023,7 +1015,6 @@ func (r *Runner) collect(ctx context.Context, w *waveRun, in Input, statuses map
 			carried[pa.f.Idx] = pa.f
 		}
 	}
-	r.outage = false
 	for _, f := range w.items {
 		if f.carry {
 			carried[f.Idx] = f
@@ -1067,7 +1058,7 @@ func (r *Runner) answers(ctx context.Context, w *waveRun, statuses map[waveBatch
 				answered[a.CustomID] = true
 				// The request's batch says where it went (a resumed
 				// wave's items may have moved before the crash).
-				f.route = b.route
+				r.rs.Put(&f.ir, b.route)
 				out = append(out, pending{f, a})
 				return nil
 			})
@@ -1094,9 +1085,7 @@ func (r *Runner) answers(ctx context.Context, w *waveRun, statuses map[waveBatch
 // asked, says whether the run goes on. Stopped, the carried items go into
 // the next wave's ledger entry unsubmitted, so a resume starts there.
 func (r *Runner) tripped(ctx context.Context, w *waveRun, carried map[int]*flight, held []*flight, report engine.TripReport) (map[int]*flight, bool, error) {
-	r.mu.Lock()
-	r.stats.Trips++
-	r.mu.Unlock()
+	r.tally.Tripped()
 	goOn, replied := false, false
 	if r.cfg.OnTrip == engine.TripPrompt && r.cfg.Operator != nil {
 		d := r.cfg.Operator.Trip(ctx, report)
@@ -1108,9 +1097,7 @@ func (r *Runner) tripped(ctx context.Context, w *waveRun, carried map[int]*fligh
 	}
 	if goOn {
 		// Continue closes every route's breaker too, as online.
-		r.mu.Lock()
-		clear(r.open)
-		r.mu.Unlock()
+		r.rs.Reset()
 		return carried, false, nil
 	}
 	next := &waveRun{num: w.num + 1, items: carried}
@@ -1133,19 +1120,34 @@ func (r *Runner) tripped(ctx context.Context, w *waveRun, carried map[int]*fligh
 }
 
 // tripCheck looks for a route whose requests in this wave failed with
-// one fingerprint in a large enough share to trip its breaker. A route
-// with another route to take its items has its breaker opened and trips
-// nothing; otherwise tripCheck returns that route and fingerprint, which
-// trip the run's breaker, and the operator's report. "" for none.
+// one fingerprint in a large enough share to trip its breaker
+// (breaker.Share, Config.TripShare and TripMinimum), and opens it. While
+// another route can take its items it trips nothing else; otherwise
+// tripCheck returns that route and fingerprint, which trip the run's
+// breaker, and the operator's report. "" for none.
 func (r *Runner) tripCheck(w *waveRun, answers []pending) (int, string, engine.TripReport) {
 	byRoute := make([][]pending, len(r.routes))
 	for _, pa := range answers {
-		byRoute[pa.f.route] = append(byRoute[pa.f.route], pa)
+		byRoute[pa.f.route()] = append(byRoute[pa.f.route()], pa)
 	}
+	rule := breaker.Share{Share: r.cfg.TripShare, Minimum: r.cfg.TripMinimum}
 	for route, as := range byRoute {
-		fp, report := r.tripOf(w, as)
-		if fp == "" {
+		failures := map[string]int{}
+		last := map[string]*engine.Failure{}
+		for _, pa := range as {
+			if pa.a.Err != nil {
+				fp := r.fingerprint(pa.a.Err)
+				failures[fp]++
+				last[fp] = &engine.Failure{Item: pa.f.item, Err: pa.a.Err, Decision: r.cfg.Retry.Classifier.Classify(pa.a.Err), Attempts: pa.f.Calls + 1}
+			}
+		}
+		fp, n, ok := rule.Trips(len(as), failures)
+		if !ok {
 			continue
+		}
+		report := engine.TripReport{
+			Reason: fmt.Sprintf("%d of the %d requests of wave %d failed with the same error", n, len(as), w.num),
+			Last:   last[fp],
 		}
 		if r.routed() {
 			if r.openRoute(route, report.Reason) {
@@ -1153,52 +1155,26 @@ func (r *Runner) tripCheck(w *waveRun, answers []pending) (int, string, engine.T
 			}
 			report.Reason = "route " + r.routes[route].Name + ": " + report.Reason + ", and no other route can serve"
 		}
+		report.Stats = r.Stats()
 		return route, fp, report
 	}
 	return 0, "", engine.TripReport{}
 }
 
-// tripOf returns the fingerprint with which enough of answers failed to
-// trip a breaker, "" for none, and the operator's report.
-func (r *Runner) tripOf(w *waveRun, answers []pending) (string, engine.TripReport) {
-	counts := map[string]int{}
-	var lastOf = map[string]*engine.Failure{}
-	for _, pa := range answers {
-		if pa.a.Err == nil {
-			continue
-		}
-		fp := fingerprintOf(r.cfg.Retry.Classifier, pa.a.Err)
-		counts[fp]++
-		lastOf[fp] = &engine.Failure{Item: pa.f.item, Err: pa.a.Err, Decision: r.cfg.Retry.Classifier.Classify(pa.a.Err), Attempts: pa.f.Calls + 1}
+// openRoute opens route i's breaker for the rest of the run and reports
+// whether another route can take its items; why is logged.
+func (r *Runner) openRoute(i int, why string) bool {
+	others := r.rs.Open(i)
+	if others {
+		r.log.Warn("route breaker open: its items go to another route's batches", "route", r.routes[i].Name, "why", why)
 	}
-	best, n := "", 0
-	for fp, c := range counts {
-		if c > n || c == n && fp < best {
-			best, n = fp, c
-		}
-	}
-	total := len(answers)
-	if n < r.cfg.TripMinimum || float64(n) < r.cfg.TripShare*float64(total) {
-		return "", engine.TripReport{}
-	}
-	return best, engine.TripReport{
-		Reason: fmt.Sprintf("%d of the %d requests of wave %d failed with the same error", n, total, w.num),
-		Last:   lastOf[best],
-		Stats:  r.Stats(),
-	}
+	return others
 }
 
-// fingerprintOf groups the errors of a wave's requests: the class and the
-// message without the request id, which differs for every request.
-func fingerprintOf(c classify.Classifier, err error) string {
-	msg := err.Error()
-	var le *llm.Error
-	if errors.As(err, &le) {
-		anon := *le
-		anon.ID = ""
-		msg = anon.Error()
-	}
-	return heal.Fingerprint(c.Classify(err).Class.String(), msg)
+// fingerprint groups the errors of a wave's requests: the class and the
+// words without the request id, which differs for every request.
+func (r *Runner) fingerprint(err error) string {
+	return heal.Fingerprint(r.cfg.Retry.Classifier.Classify(err).Class.String(), llm.ErrorWords(err))
 }
 
 // apply brings one answer to bear on its item, decided by the per-item
@@ -1211,9 +1187,7 @@ func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
 	switch a := a.(type) {
 	case cachedAnswer:
 		res = a.res
-		r.mu.Lock()
-		r.stats.Calls++
-		r.mu.Unlock()
+		r.tally.Called(1)
 	case Answer:
 		switch {
 		case a.Unprocessed != "":
@@ -1223,7 +1197,7 @@ func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
 		case a.Err != nil:
 			err = a.Err
 		default:
-			res, err = r.routes[f.route].Codec.Result(f.item, a.Body)
+			res, err = r.routes[f.route()].Codec.Result(f.item, a.Body)
 			full := res.CostUSD
 			res.CostUSD *= r.cfg.Discount
 			w.cost += res.CostUSD
@@ -1234,7 +1208,9 @@ func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
 			r.mu.Unlock()
 		}
 	}
-	r.account(f, res)
+	// The item's State and the run's Tally count the answer, as online.
+	f.Account(res)
+	r.tally.Spent(res)
 	ans := engine.Answer{Result: res, Err: err}
 	if err == nil {
 		ans.Invalid = r.validate(ctx, res.Output)
@@ -1242,7 +1218,13 @@ func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
 		// this run's context.
 		ans.Canceled = ans.Invalid != nil && ctx.Err() != nil
 	}
-	next := r.moveAfter(f, r.rules.Decide(&f.State, ans))
+	streak := f.Retrier
+	next := r.rs.After(&f.ir, &f.State, &f.item, r.rules.Decide(&f.State, ans))
+	if f.Retrier != streak {
+		// A fallback moved the item with a fresh streak: its
+		// max_elapsed clock starts now, and the ledger keeps when.
+		f.RetrySince = time.Now().UTC()
+	}
 	if next.Reject && res.CacheKey != "" && r.cfg.Cache != nil {
 		_ = r.cfg.Cache.Reject(res.CacheKey, next.Cause.Error())
 	}
@@ -1256,15 +1238,11 @@ func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
 	case engine.StepReask:
 		f.Feedback = next.Feedback
 		f.LastError = next.Err.Error()
-		r.mu.Lock()
-		r.stats.HealAttempts++
-		r.mu.Unlock()
+		r.tally.Reasked()
 	case engine.StepRetry:
 		f.LastError = next.Err.Error()
 		f.RetryAt = time.Now().Add(next.Delay)
-		r.mu.Lock()
-		r.stats.Retries++
-		r.mu.Unlock()
+		r.tally.Retried()
 	}
 	// StepPending (the validator cut short by the run) carries the item
 	// as it is: a resume asks again.
@@ -1313,16 +1291,6 @@ func (r *Runner) validate(ctx context.Context, out json.RawMessage) error {
 	return r.cfg.Validator.Validate(ctx, out)
 }
 
-// account adds an answer's usage and cost to the item (the engine's
-// State, as online) and to the run's counters.
-func (r *Runner) account(f *flight, res task.Result) {
-	f.Account(res)
-	r.mu.Lock()
-	r.stats.Usage = r.stats.Usage.Add(res.Usage)
-	r.stats.CostUSD += res.CostUSD
-	r.mu.Unlock()
-}
-
 // succeed records the item's success: the engine's record of its State.
 func (r *Runner) succeed(ctx context.Context, f *flight, res task.Result) {
 	r.finish(ctx, f.Success(f.item, r.served(f), res.Output))
@@ -1335,31 +1303,15 @@ func (r *Runner) fail(ctx context.Context, f *flight, err error, d classify.Deci
 }
 
 // served names the route of f's last request for its record.
-func (r *Runner) served(f *flight) engine.Served {
-	rt := r.routes[f.route]
-	if rt.Name == "" {
-		return engine.Served{}
-	}
-	return engine.Served{Route: rt.Name, Model: rt.Model, Tries: f.Tries}
-}
+func (r *Runner) served(f *flight) engine.Served { return f.ir.Served() }
 
 // finish appends the record; a store that fails stops nothing here, the
 // wave's Flush reports it.
 func (r *Runner) finish(ctx context.Context, rec store.Record) {
-	err := r.job.Append(ctx, rec)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err != nil {
+	if err := r.job.Append(ctx, rec); err != nil {
 		r.log.Error("recording an item failed", "idx", rec.Idx, "error", err)
 		return
 	}
-	r.stats.Done++
-	c := &r.counts[r.routeIndex(rec.Route)]
-	if rec.Failed() {
-		r.stats.Failed++
-		c.Failed++
-	} else {
-		r.stats.Succeeded++
-		c.Succeeded++
-	}
+	r.tally.Recorded(rec.Failed())
+	r.rs.Recorded(rec.Route, rec.Failed())
 }

@@ -378,10 +378,7 @@ type Carried struct {
 	// Tries are the routes the item left before (a routed batch job's
 	// waves): its record lists them first, and the engine sends the
 	// item to a route it has not left while one remains, as if it had
-	// left them itself.
+	// left them itself; a try's Fallback still says what the item
+	// needs of the next route.
 	Tries []store.Try
-	// Left, when set, is the route the waves moved the item off under a
-	// fallback that wants another kind of route (Fallbacks.After): the
-	// engine's first pick honours it.
-	Left *Left
 }

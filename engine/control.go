@@ -13,7 +13,7 @@ import (
 // breaker's own timeout and probes are the whole story).
 func (e *Engine) breakerChanged(from, to breaker.State, c breaker.Counts) {
 	if from == breaker.Closed && to == breaker.Open {
-		e.n.trips.Add(1)
+		e.n.Tripped()
 	}
 	trip := to == breaker.Open && e.cfg.OnTrip != TripWait
 	if trip {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,9 +65,10 @@ type Engine struct {
 	rest resting
 }
 
-// routing is the run's deployments, nil without Config.Routes.
+// routing is the run's deployments (no list without Config.Routes) and
+// what the engine's gates add to them.
 type routing struct {
-	list []*route
+	Routes
 	// changed is closed and replaced when a route changes, for items
 	// waiting for a route's probe.
 	changed atomic.Pointer[chan struct{}]
@@ -92,13 +92,11 @@ type taskCalls struct {
 	cach Cacher
 }
 
-// counters are the run's totals, read by Stats from any goroutine.
+// counters are the run's totals and its items under way, read by Stats
+// from any goroutine.
 type counters struct {
-	done, succeeded, failed, inFlight atomic.Int64
-	retries, heals, callsN            atomic.Int64
-	inTokens, outTokens               atomic.Int64
-	costMicro                         atomic.Int64 // millionths of a dollar
-	trips                             atomic.Int64
+	Tally
+	inFlight atomic.Int64
 }
 
 // controlWants are the control loop's requests: set under Engine.mu, with
@@ -178,7 +176,7 @@ func New(cfg Config, t task.Task, job Checkpoint) *Engine {
 
 // spentNow is what the run has spent, for the budget.
 func (e *Engine) spentNow() (int64, float64) {
-	return e.n.inTokens.Load() + e.n.outTokens.Load(), float64(e.n.costMicro.Load()) / 1e6
+	return e.n.Spending()
 }
 
 // breakerState is the breaker's state as reported: open while the run
@@ -272,28 +270,21 @@ func (e *Engine) Stats() Stats {
 		started = time.Unix(0, n)
 	}
 	paused, pausedSince, resumed := e.gate.pauses.read(time.Now())
-	return Stats{
-		Paused:       paused,
-		PausedSince:  pausedSince,
-		Resumed:      resumed,
-		Started:      started,
-		Total:        e.cfg.Total,
-		Skipped:      e.cfg.Skipped,
-		Planned:      e.planned(),
-		Done:         int(e.n.done.Load()),
-		Succeeded:    int(e.n.succeeded.Load()),
-		Failed:       int(e.n.failed.Load()),
-		InFlight:     int(e.gate.conc.executing.Load()),
-		Retries:      int(e.n.retries.Load()),
-		HealAttempts: int(e.n.heals.Load()),
-		Calls:        int(e.n.callsN.Load()),
-		Limit:        e.gate.conc.Limit(),
-		Breaker:      e.breakerState(),
-		Trips:        int(e.n.trips.Load()),
-		Usage:        task.Usage{InputTokens: e.n.inTokens.Load(), OutputTokens: e.n.outTokens.Load()},
-		CostUSD:      float64(e.n.costMicro.Load()) / 1e6,
-		Routes:       e.routeStats(),
+	s := Stats{
+		Paused:      paused,
+		PausedSince: pausedSince,
+		Resumed:     resumed,
+		Started:     started,
+		Total:       e.cfg.Total,
+		Skipped:     e.cfg.Skipped,
+		Planned:     e.planned(),
+		InFlight:    int(e.gate.conc.executing.Load()),
+		Limit:       e.gate.conc.Limit(),
+		Breaker:     e.breakerState(),
+		Routes:      e.routeStats(),
 	}
+	e.n.Fill(&s)
+	return s
 }
 
 // Run dispatches every item of src and returns when each dispatched item
@@ -712,12 +703,7 @@ func (e *Engine) finish(ctx context.Context, item task.Item, rec store.Record, f
 		e.pending(item)
 		return false
 	}
-	if f != nil {
-		e.n.failed.Add(1)
-	} else {
-		e.n.succeeded.Add(1)
-	}
-	done := e.n.done.Add(1)
+	done := e.n.Recorded(f != nil)
 	checkin := false
 	if f != nil || (e.cfg.CheckinEvery > 0 && e.cfg.Operator != nil) {
 		e.mu.Lock()
@@ -783,13 +769,9 @@ func (e *Engine) planned() int {
 // estimate takes the difference as debt.
 func (e *Engine) account(r *itemRun, res task.Result, estimate int) {
 	r.Account(res)
+	e.n.Spent(res)
 	if res.Usage.Total() == 0 && res.CostUSD == 0 {
 		return
-	}
-	e.n.inTokens.Add(res.Usage.InputTokens)
-	e.n.outTokens.Add(res.Usage.OutputTokens)
-	if res.CostUSD > 0 {
-		e.n.costMicro.Add(int64(math.Round(res.CostUSD * 1e6)))
 	}
 	if tok := e.gate.tok.Load(); tok != nil && estimate > 0 {
 		if extra := int(res.Usage.Total()) - estimate; extra > 0 {

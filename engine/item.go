@@ -20,7 +20,7 @@ type itemRun struct {
 	// ItemCalled and CallEnded, set only when someone listens to events.
 	queued, called, returned time.Time
 
-	route itemRoute // the item's routing, with routes
+	route ItemRoute // the item's routing, with routes
 	rt    ticket    // the route's gate's ticket for the call under way
 
 	keep     bool          // keep the record for Do
@@ -39,8 +39,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 		// The item goes on from where the waves left it: its record
 		// counts what they spent, as one item's one record.
 		r.State = c.State
-		r.route.carry(e.routing.list, c.Tries)
-		r.route.leftBy(e.routing.list, c.Left)
+		r.route = e.routing.Start(c.Tries)
 	}
 	if r.Retrier == nil {
 		r.Retrier = e.cfg.Retry.Start()
@@ -167,7 +166,7 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 			e.observeQuota(Quota(*res.Quota), t.call)
 		}
 	}
-	e.n.callsN.Add(1)
+	e.n.Called(1)
 	e.account(r, res, estimate)
 	t.usedTokens, t.costUSD = res.Usage.Total(), res.CostUSD
 
@@ -198,7 +197,7 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 		if !worked {
 			e.endCall(t, outcomeNeutral, false)
 		}
-		next = e.routeAfter(r, next)
+		next = e.routing.After(&r.route, &r.State, &r.item, next)
 	} else if !worked {
 		e.settleFailure(t, next)
 	}
@@ -215,7 +214,7 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 		e.failWith(ctx, r, t.permit, next.Err, next.Cause, next.Decision)
 	case StepReask:
 		t.permit.Release()
-		e.n.heals.Add(1)
+		e.n.Reasked()
 		r.item.Feedback = next.Feedback
 		if e.cfg.OnEvent != nil {
 			e.emit(Event{Kind: ItemHeal, Item: r.item, Attempt: next.Attempt, Err: next.Err, Decision: next.Decision})
@@ -235,7 +234,7 @@ func (e *Engine) retryLater(r *itemRun, t *ticket, next Next) {
 	} else {
 		t.permit.Release()
 	}
-	e.n.retries.Add(1)
+	e.n.Retried()
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemRetry, Item: r.item, Attempt: next.Attempt, Delay: next.Delay, Err: next.Err, Decision: next.Decision})
 	}

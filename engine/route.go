@@ -41,7 +41,7 @@ import (
 //     that route's gate.
 //
 // After the call, the per-item core decides as without routes, and a
-// fallback the spec turned on may move the item (routeAfter): an outage
+// fallback the spec turned on may move the item (Routes.After): an outage
 // moves it to another route at once, a spent retry streak starts afresh on
 // an untried route, a context window or content filter refusal moves it
 // to a route that may take it, a spent heal budget to the next tier.
@@ -146,16 +146,6 @@ type fallbackKindError interface {
 	FallbackKinder
 }
 
-// Left is a route an item left, in batch waves, under a fallback that
-// wants another kind of route (Fallbacks.After): the engine that goes on
-// with the item (Carried.Left) picks as if the failure had come back on
-// that route online.
-type Left struct {
-	// Route names the route left; Kind is the fallback's.
-	Route string `json:"route"`
-	Kind  string `json:"kind"`
-}
-
 // FallbackKinder is implemented by errors that call for a fallback of
 // their own kind (FallbackContextWindow, FallbackContentFilter); task/llm's
 // errors do.
@@ -191,12 +181,6 @@ type route struct {
 	calls, succeeded, failed atomic.Int64
 }
 
-// noRouteError is an item that no route can take, whatever their
-// breakers say: it fails as the item's problem.
-type noRouteError struct{ why string }
-
-func (e *noRouteError) Error() string { return "no route can take this item: " + e.why }
-
 // errRouteRefused is a route's gate refusing a call because its breaker
 // gives no permit now: the item picks again.
 var errRouteRefused = errors.New("engine: the route's breaker refused the call")
@@ -210,6 +194,7 @@ var errRouteCooling = errors.New("engine: the route began a cooldown after it wa
 func (e *Engine) newRoutes(cfg Config) {
 	ch := make(chan struct{})
 	e.routing.changed.Store(&ch)
+	e.routing.routing, e.routing.fallbacks, e.routing.retry = cfg.Routing, cfg.Fallbacks, cfg.Retry
 	for i, rc := range cfg.Routes {
 		r := &route{Route: rc, idx: i}
 		if r.Weight <= 0 {
@@ -309,8 +294,8 @@ func (e *Engine) routeBreakerChanged(r *route, from, to breaker.State) {
 	e.emit(Event{Kind: RouteChanged, Route: r.Name, State: to})
 }
 
-// itemRoute is one item's routing state.
-type itemRoute struct {
+// ItemRoute is one item's routing state.
+type ItemRoute struct {
 	cur      *route      // the route of the last call
 	tried    []bool      // routes left under a fallback, by index
 	tries    []store.Try // the routes left, with their errors
@@ -327,7 +312,7 @@ type itemRoute struct {
 }
 
 // name is the name of the item's route, "" without routes.
-func (ir *itemRoute) name() string {
+func (ir *ItemRoute) name() string {
 	if ir.cur == nil {
 		return ""
 	}
@@ -336,7 +321,7 @@ func (ir *itemRoute) name() string {
 
 // served names the item's route for its record: the zero Served without
 // routes.
-func (ir *itemRoute) served() Served {
+func (ir *ItemRoute) served() Served {
 	if ir.cur == nil {
 		return Served{}
 	}
@@ -344,7 +329,7 @@ func (ir *itemRoute) served() Served {
 }
 
 // excluded says why the item may not use r now, "" when it may.
-func (ir *itemRoute) excluded(r *route) string {
+func (ir *ItemRoute) excluded(r *route) string {
 	switch {
 	case ir.tried != nil && ir.tried[r.idx]:
 		return "tried"
@@ -362,7 +347,7 @@ func (ir *itemRoute) excluded(r *route) string {
 
 // unfit says why r cannot take the item whatever the item met on it, ""
 // when it can.
-func (ir *itemRoute) unfit(r *route) string {
+func (ir *ItemRoute) unfit(r *route) string {
 	switch {
 	case r.Tier < ir.minTier:
 		return "below the escalated tier"
@@ -378,9 +363,9 @@ func (ir *itemRoute) unfit(r *route) string {
 
 // noRouteCanServe reports whether every route the item fits, tried or
 // not, has its breaker open.
-func (e *Engine) noRouteCanServe(ir *itemRoute) bool {
+func (rs *Routes) noRouteCanServe(ir *ItemRoute) bool {
 	fits := false
-	for _, r := range e.routing.list {
+	for _, r := range rs.list {
 		if ir.unfit(r) != "" {
 			continue
 		}
@@ -395,28 +380,28 @@ func (e *Engine) noRouteCanServe(ir *itemRoute) bool {
 // pick chooses the route for the item's next call. With none, open says
 // whether routes could take the item but every one's breaker is open (the
 // run's breaker should trip); otherwise the item fits no route.
-func (e *Engine) pick(ir *itemRoute) (r *route, why string, open bool) {
-	pick, reasons := e.candidates(ir, true)
+func (rs *Routes) pick(ir *ItemRoute) (r *route, why string, open bool) {
+	pick, reasons := rs.candidates(ir, true)
 	if pick == nil && slices.Contains(ir.refused, true) {
 		// A probe's outcome is a wait, never a reason to trip.
 		clear(ir.refused)
-		pick, reasons = e.candidates(ir, true)
+		pick, reasons = rs.candidates(ir, true)
 	}
 	if pick == nil && ir.move {
 		// Nowhere else to go: stay rather than fail.
 		ir.move = false
-		pick, reasons = e.candidates(ir, true)
+		pick, reasons = rs.candidates(ir, true)
 	}
 	if pick == nil && ir.tried != nil {
 		// Every route was tried: the fallbacks have done what they could,
 		// the item goes on where the strategy says.
 		clear(ir.tried)
-		pick, reasons = e.candidates(ir, true)
+		pick, reasons = rs.candidates(ir, true)
 	}
 	if pick != nil {
 		return pick, "", false
 	}
-	if _, all := e.candidates(ir, false); all == "" {
+	if _, all := rs.candidates(ir, false); all == "" {
 		return nil, reasons, true
 	}
 	return nil, reasons, false
@@ -426,10 +411,10 @@ func (e *Engine) pick(ir *itemRoute) (r *route, why string, open bool) {
 // with headroom, by the strategy, else the lowest tier that can serve at
 // all. With checkOpen false, routes with an open breaker count as
 // usable, and the reasons are empty when one is.
-func (e *Engine) candidates(ir *itemRoute, checkOpen bool) (*route, string) {
+func (rs *Routes) candidates(ir *ItemRoute, checkOpen bool) (*route, string) {
 	var reasons []string
 	var usable []*route
-	for _, r := range e.routing.list {
+	for _, r := range rs.list {
 		if why := ir.excluded(r); why != "" {
 			reasons = append(reasons, r.Name+": "+why)
 			continue
@@ -462,7 +447,7 @@ func (e *Engine) candidates(ir *itemRoute, checkOpen bool) (*route, string) {
 		}
 		return soonest(usable, best), ""
 	}
-	return e.strategy(ir, usable, best, true), ""
+	return rs.strategy(ir, usable, best, true), ""
 }
 
 // headroom reports whether a call to r could go now: no cooldown, a
@@ -476,6 +461,9 @@ func (r *route) headroom() bool { return r.readyIn(time.Now()) == 0 }
 // slots are all taken is ready in a moment that cannot be told: a
 // nanosecond, behind every route ready now.
 func (r *route) readyIn(now time.Time) time.Duration {
+	if r.gate == nil {
+		return 0 // a route without a gate (batch waves) always has room
+	}
 	if r.gate.cool.State() == breaker.Open {
 		return max(r.gate.cool.ReadyAt().Sub(now), time.Nanosecond)
 	}
@@ -510,8 +498,8 @@ func soonest(rs []*route, tier int) *route {
 
 // routeEstimate is the item's estimated tokens when a route's context
 // window needs it, -1 when none does or no route can tell.
-func (e *Engine) routeEstimate(item task.Item) int {
-	for _, r := range e.routing.list {
+func (rs *Routes) routeEstimate(item task.Item) int {
+	for _, r := range rs.list {
 		if r.ContextWindow > 0 && r.est != nil {
 			return r.est.EstimateTokens(item)
 		}
@@ -528,7 +516,7 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 	ir := &r.route
 	ir.item = &r.item
 	if ir.estimate == 0 {
-		ir.estimate = e.routeEstimate(r.item)
+		ir.estimate = e.routing.routeEstimate(r.item)
 	}
 	// waitCooling lets the next pick's call wait out its route's
 	// cooldown: the route it left for one was the only one.
@@ -543,9 +531,9 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 		for _, r := range e.routing.list {
 			ir.cooledAt = append(ir.cooledAt, r.gate.cooled.Load())
 		}
-		rt, why, open := e.pick(ir)
+		rt, why, open := e.routing.pick(ir)
 		if rt == nil && !open {
-			return ticket{}, task.Prepared{}, classify.WithClass(&noRouteError{why}, classify.Item, "no route fits"), nil
+			return ticket{}, task.Prepared{}, classify.WithClass(&NoRouteError{Why: why}, classify.Item, "no route fits"), nil
 		}
 		if rt == nil {
 			e.tripNoRoute(why)
@@ -558,10 +546,7 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 			t.permit.Release()
 			continue
 		}
-		if ir.cur != nil && ir.cur != rt && ir.move {
-			ir.move = false
-		}
-		ir.cur = rt
+		e.routing.take(ir, rt)
 		chosenAt := ir.cooledAt[rt.idx]
 		if rt.prep != nil {
 			prep, perr = rt.prep.Prepare(ctx, r.item)
@@ -609,13 +594,13 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 // route's cooldown (the one that began cooling was the only route); a
 // non-nil error is one that was not a refusal, or the run's end while
 // the item waited for a route to change.
-func (e *Engine) refusedBy(dctx context.Context, ir *itemRoute, rt *route, err error, changed chan struct{}) (waitCooling bool, _ error) {
+func (e *Engine) refusedBy(dctx context.Context, ir *ItemRoute, rt *route, err error, changed chan struct{}) (waitCooling bool, _ error) {
 	if ir.refused == nil {
 		ir.refused = make([]bool, len(e.routing.list))
 	}
 	if errors.Is(err, errRouteCooling) {
 		ir.refused[rt.idx] = true
-		if other, _ := e.candidates(ir, true); other == nil {
+		if other, _ := e.routing.candidates(ir, true); other == nil {
 			ir.refused[rt.idx] = false
 			return true, nil
 		}
@@ -628,7 +613,7 @@ func (e *Engine) refusedBy(dctx context.Context, ir *itemRoute, rt *route, err e
 	// half-open probe is out: another route takes the call, or, with
 	// none, the item waits for some route to change.
 	ir.refused[rt.idx] = true
-	if other, _ := e.candidates(ir, true); other == nil && rt.br.State() != breaker.Open {
+	if other, _ := e.routing.candidates(ir, true); other == nil && rt.br.State() != breaker.Open {
 		clear(ir.refused)
 		select {
 		case <-changed:
@@ -732,20 +717,21 @@ func (e *Engine) observeRoute(rt *route, q Quota) {
 	}
 }
 
-// routeAfter applies the fallbacks the spec turned on to the decision
-// after a call on the item's route, and returns the decision to act on:
-// a move to another route turns a retry into an immediate one, and a
-// failure into a retry there.
-func (e *Engine) routeAfter(r *itemRun, next Next) Next {
-	ir := &r.route
-	fb := e.cfg.Fallbacks
-	if ir.cur == nil || len(e.routing.list) < 2 {
+// After applies the fallbacks the spec turned on to the decision after a
+// call on the item's route, and returns the decision to act on: a move to
+// another route turns a retry into an immediate one, and a failure into a
+// retry there (the item's retry streak starts afresh: s.Retrier is
+// replaced). The engine calls it after every routed call and batch waves
+// after every answer, so that one rule moves an item in every mode.
+func (rs *Routes) After(ir *ItemRoute, s *State, item *task.Item, next Next) Next {
+	fb := rs.fallbacks
+	if ir.cur == nil || len(rs.list) < 2 {
 		return next
 	}
 	kind := fb.After(next)
 	switch {
 	case next.Step == StepRetry && fb.Outage && !isRateLimit(next.Err):
-		if !e.leave(r, next, false) {
+		if !rs.leave(ir, next, false, "") {
 			return next
 		}
 		next.Delay = 0
@@ -757,18 +743,18 @@ func (e *Engine) routeAfter(r *itemRun, next Next) Next {
 	case kind == FallbackContentFilter:
 		ir.provider = ir.cur.Provider
 	case kind == FallbackEscalate:
-		if !e.escalate(r, next) {
+		if !rs.escalate(ir, s, item, next) {
 			return next
 		}
-		return Next{Step: StepReask, Feedback: r.item.Feedback, Err: next.Err, Cause: next.Cause, Decision: next.Decision, Attempt: r.Heals}
+		return Next{Step: StepReask, Feedback: item.Feedback, Err: next.Err, Cause: next.Cause, Decision: next.Decision, Attempt: s.Heals}
 	case routeFault(next.Decision.Class) && fb.Outage:
 	default:
 		return next
 	}
-	if !e.leave(r, next, true) {
+	if !rs.leave(ir, next, true, kind) {
 		return next
 	}
-	r.Retrier = e.cfg.Retry.Start()
+	s.Retrier = rs.retry.Start()
 	return Next{Step: StepRetry, Err: next.Err, Decision: next.Decision, Attempt: 1}
 }
 
@@ -776,31 +762,30 @@ func (e *Engine) routeAfter(r *itemRun, next Next) Next {
 // route may take the item; untried says only a route not tried yet will
 // do, unless no route can serve the item now: a streak spent on an outage
 // of every route is the run breaker's to decide (the next pick trips it),
-// not the item's failure.
-func (e *Engine) leave(r *itemRun, next Next, untried bool) bool {
-	ir := &r.route
+// not the item's failure. kind is the fallback that moved the item, ""
+// for an outage.
+func (rs *Routes) leave(ir *ItemRoute, next Next, untried bool, kind string) bool {
 	if ir.tried == nil {
-		ir.tried = make([]bool, len(e.routing.list))
+		ir.tried = make([]bool, len(rs.list))
 	}
 	ir.tried[ir.cur.idx] = true
-	if other, _ := e.candidates(ir, false); other == nil {
+	if other, _ := rs.candidates(ir, false); other == nil {
 		ir.tried[ir.cur.idx] = false
-		if untried && !e.noRouteCanServe(ir) {
+		if untried && !rs.noRouteCanServe(ir) {
 			return false
 		}
 		ir.move = true
 	}
-	ir.tries = append(ir.tries, store.Try{Route: ir.cur.Name, Model: ir.cur.Model, Error: next.Err.Error(), Class: next.Decision.Class})
+	ir.tries = append(ir.tries, store.Try{Route: ir.cur.Name, Model: ir.cur.Model, Error: next.Err.Error(), Class: next.Decision.Class, Fallback: kind})
 	return true
 }
 
 // escalate moves an item whose heal budget is spent to the next tier,
 // re-asking there with the feedback on its last output and a fresh heal
 // budget. It reports false when there is no higher tier.
-func (e *Engine) escalate(r *itemRun, next Next) bool {
-	ir := &r.route
+func (rs *Routes) escalate(ir *ItemRoute, s *State, item *task.Item, next Next) bool {
 	up := -1
-	for _, rt := range e.routing.list {
+	for _, rt := range rs.list {
 		if rt.Tier > ir.cur.Tier && (up < 0 || rt.Tier < up) {
 			up = rt.Tier
 		}
@@ -809,8 +794,8 @@ func (e *Engine) escalate(r *itemRun, next Next) bool {
 		return false
 	}
 	ir.minTier = up
-	ir.tries = append(ir.tries, store.Try{Route: ir.cur.Name, Model: ir.cur.Model, Error: next.Err.Error(), Class: next.Decision.Class})
-	r.Escalate(&r.item, next.Cause, e.cfg.Retry.Start())
+	ir.tries = append(ir.tries, store.Try{Route: ir.cur.Name, Model: ir.cur.Model, Error: next.Err.Error(), Class: next.Decision.Class, Fallback: FallbackEscalate})
+	s.Escalate(item, next.Cause, rs.retry.Start())
 	return true
 }
 
@@ -832,14 +817,4 @@ func (s *State) Escalate(item *task.Item, cause error, fresh *retry.Retrier) {
 }
 
 // routeStats returns each route's counters.
-func (e *Engine) routeStats() []RouteStats {
-	if e.routing.list == nil {
-		return nil
-	}
-	out := make([]RouteStats, len(e.routing.list))
-	for i, r := range e.routing.list {
-		out[i] = RouteStats{Name: r.Name, Model: r.Model, Breaker: r.br.State(), Calls: int(r.calls.Load()),
-			Succeeded: int(r.succeeded.Load()), Failed: int(r.failed.Load()), Limit: r.gate.conc.Limit()}
-	}
-	return out
-}
+func (e *Engine) routeStats() []RouteStats { return e.routing.Stats() }

@@ -6,55 +6,57 @@ import (
 	"github.com/tenaxhq/tenax/store"
 )
 
-// carry starts the item's routing from the routes it left before this
-// engine ran it (Carried.Tries): they lead its record's tries, and count
-// as tried, so that fallbacks.outage sends it to a route it has not left
-// while one remains.
-func (ir *itemRoute) carry(routes []*route, tries []store.Try) {
-	if len(tries) == 0 || len(routes) == 0 {
-		return
+// Start is the routing of an item that left the routes of tries before
+// (a batch job's waves, a wave read back from its ledger, the online
+// tail): they lead its record's tries and count as tried, so that
+// fallbacks.outage sends it to a route it has not left while one remains,
+// and each try's fallback (Try.Fallback) still says what the item needs:
+// a larger context window, another provider, a tier above the route's.
+func (rs *Routes) Start(tries []store.Try) ItemRoute {
+	var ir ItemRoute
+	if len(tries) == 0 || len(rs.list) == 0 {
+		return ir
 	}
 	ir.tries = slices.Clone(tries)
-	ir.tried = make([]bool, len(routes))
-	for _, r := range routes {
+	ir.tried = make([]bool, len(rs.list))
+	for _, r := range rs.list {
 		ir.tried[r.idx] = slices.ContainsFunc(tries, func(t store.Try) bool { return t.Route == r.Name })
 	}
 	if !slices.Contains(ir.tried, false) {
 		// Every route was left: none is excluded, as after a full round.
 		clear(ir.tried)
 	}
+	for _, t := range tries {
+		rs.leftBy(&ir, t)
+	}
+	return ir
 }
 
-// leftBy applies a fallback the item's waves met on a route (Carried.Left)
-// to its next pick: a larger context window, another provider, or a tier
-// above the route's.
-func (ir *itemRoute) leftBy(routes []*route, l *Left) {
-	if l == nil {
+// leftBy applies the fallback that moved the item off a route (Try.Fallback)
+// to its next pick.
+func (rs *Routes) leftBy(ir *ItemRoute, t store.Try) {
+	if t.Fallback == "" {
 		return
 	}
-	var from *route
-	for _, r := range routes {
-		if r.Name == l.Route {
-			from = r
-		}
-	}
-	if from == nil {
+	i := rs.Index(t.Route)
+	if i < 0 {
 		return
 	}
-	switch l.Kind {
+	from := rs.list[i]
+	switch t.Fallback {
 	case FallbackContextWindow:
 		ir.window = max(ir.window, from.ContextWindow, 1)
 	case FallbackContentFilter:
 		ir.provider = from.Provider
 	case FallbackEscalate:
 		up := -1
-		for _, r := range routes {
+		for _, r := range rs.list {
 			if r.Tier > from.Tier && (up < 0 || r.Tier < up) {
 				up = r.Tier
 			}
 		}
 		if up >= 0 {
-			ir.minTier = up
+			ir.minTier = max(ir.minTier, up)
 		}
 	}
 }

@@ -103,9 +103,9 @@ func (l *latency) score() float64 {
 
 // strategy picks one of rs in tier (with headroom, when room is set) by
 // the run's Routing, for the item ir.
-func (e *Engine) strategy(ir *itemRoute, rs []*route, tier int, room bool) *route {
+func (rs *Routes) strategy(ir *ItemRoute, from []*route, tier int, room bool) *route {
 	var in []*route
-	for _, r := range rs {
+	for _, r := range from {
 		if r.Tier == tier && (!room || r.headroom()) {
 			in = append(in, r)
 		}
@@ -114,13 +114,13 @@ func (e *Engine) strategy(ir *itemRoute, rs []*route, tier int, room bool) *rout
 		// The headroom the caller read a moment ago is gone (another
 		// item took the slot, a cooldown began): wait at the tier's
 		// soonest route rather than pick from nothing.
-		return soonest(rs, tier)
+		return soonest(from, tier)
 	}
-	switch e.cfg.Routing {
+	switch rs.routing {
 	case RoutingLeastLoaded:
 		return leastLoaded(in)
 	case RoutingCost:
-		return e.cheapest(ir, in)
+		return rs.cheapest(ir, in)
 	case RoutingLatency:
 		return fastest(in, time.Now())
 	}
@@ -158,17 +158,17 @@ func leastLoaded(in []*route) *route {
 // lighter reports whether a has fewer calls under way per unit of weight
 // than b: a/wa < b/wb without division.
 func lighter(a, b *route) bool {
-	return a.gate.conc.executing.Load()*int64(b.Weight) < b.gate.conc.executing.Load()*int64(a.Weight)
+	return a.executing()*int64(b.Weight) < b.executing()*int64(a.Weight)
 }
 
 // cheapest picks the route where the item's call costs least, by the
 // route's price and the item's estimated tokens; a route whose price is
 // unknown ranks after every priced one. Equal costs (two deployments of
 // one model) go to the least loaded.
-func (e *Engine) cheapest(ir *itemRoute, in []*route) *route {
-	best, bestCost := in[0], e.routeCost(ir, in[0])
+func (rs *Routes) cheapest(ir *ItemRoute, in []*route) *route {
+	best, bestCost := in[0], rs.routeCost(ir, in[0])
 	for _, r := range in[1:] {
-		c := e.routeCost(ir, r)
+		c := rs.routeCost(ir, r)
 		if c < bestCost || c == bestCost && lighter(r, best) {
 			best, bestCost = r, c
 		}
@@ -179,9 +179,9 @@ func (e *Engine) cheapest(ir *itemRoute, in []*route) *route {
 // routeCost is the item's estimated cost on r, +Inf when r cannot price
 // it. It is estimated once per item and route: a re-ask's feedback
 // changes the prompt, not which route is cheaper.
-func (e *Engine) routeCost(ir *itemRoute, r *route) float64 {
+func (rs *Routes) routeCost(ir *ItemRoute, r *route) float64 {
 	if ir.costs == nil {
-		ir.costs = make([]float64, len(e.routing.list))
+		ir.costs = make([]float64, len(rs.list))
 		for i := range ir.costs {
 			ir.costs[i] = math.NaN()
 		}

@@ -101,7 +101,7 @@ func TestStrategyPicks(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(rs)
 			}
-			got, why, _ := e.pick(&itemRoute{item: &task.Item{}})
+			got, why, _ := e.routing.pick(&ItemRoute{item: &task.Item{}})
 			if got == nil {
 				t.Fatalf("no route picked (%s), want %s", why, tt.want)
 			}
@@ -123,7 +123,7 @@ func TestExplorationTakesOneCallPerPeriod(t *testing.T) {
 	slow.lat.picked.Store(time.Now().Add(-2 * exploreEvery).UnixNano())
 	got := map[string]int{}
 	for range 10 {
-		r, _, _ := e.pick(&itemRoute{item: &task.Item{}})
+		r, _, _ := e.routing.pick(&ItemRoute{item: &task.Item{}})
 		got[r.Name]++
 	}
 	if got["slow"] != 1 || got["fast"] != 9 {
@@ -143,7 +143,7 @@ func TestAStrategyLeftWithoutHeadroomWaitsAtTheTier(t *testing.T) {
 		}}, pricedTask{}, nil)
 		e.routing.list[0].gate.cooldown(time.Now().Add(time.Minute))
 		e.routing.list[1].gate.cooldown(time.Now().Add(time.Second))
-		got := e.strategy(&itemRoute{item: &task.Item{}}, e.routing.list, 0, true)
+		got := e.routing.strategy(&ItemRoute{item: &task.Item{}}, e.routing.list, 0, true)
 		if got == nil || got.Name != "b" {
 			t.Errorf("routing %v with no headroom left picked %v, want b, the sooner ready", routing, got)
 		}

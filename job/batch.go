@@ -1,7 +1,6 @@
 package job
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 
 	"github.com/tenaxhq/tenax/batch"
@@ -99,7 +97,7 @@ func (x *execution) executeBatch(ctx context.Context, cfg engine.Config) (*Resul
 	s := x.s
 	r := batch.New(batch.Config{
 		Client: batchClient(codec, limits), Codec: codec, Provider: codec.Provider(), Ledger: ledger,
-		Routes: routes, Fallbacks: cfg.Fallbacks,
+		Routes: routes, Routing: cfg.Routing, Fallbacks: cfg.Fallbacks,
 		Retry: cfg.Retry, Ops: cfg.Retry,
 		Validator: x.b.validator, Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints, Cache: cfg.Cache,
 		PollMin: s.Batch.PollInterval, PollMax: s.Batch.PollMax,
@@ -227,19 +225,18 @@ func batchClient(codec *llm.Batch, limits batch.Limits) batch.Client {
 	return batch.NewOpenAIWith(codec.Provider(), codec.OpenAIOptions(), limits)
 }
 
-// batchRoutes are a routed job's routes as waves use them, in tier order
-// (the spec's order within a tier): each with its own batch API.
+// batchRoutes are a routed job's routes as waves use them, in the spec's
+// order (engine.Routes chooses by tier and strategy, as online): each with
+// its own batch API.
 func batchRoutes(routes []engine.Route, limits batch.Limits) ([]batch.Route, error) {
-	sorted := slices.Clone(routes)
-	slices.SortStableFunc(sorted, func(a, b engine.Route) int { return cmp.Compare(a.Tier, b.Tier) })
 	var out []batch.Route
-	for _, rt := range sorted {
+	for _, rt := range routes {
 		lt, ok := rt.Task.(*llm.Task)
 		if !ok {
 			return nil, fmt.Errorf("route %s: batch mode needs an llm task", rt.Name)
 		}
 		codec := lt.Batch()
-		out = append(out, batch.Route{Name: rt.Name, Provider: rt.Provider, Model: rt.Model, Client: batchClient(codec, limits), Codec: codec})
+		out = append(out, batch.Route{Route: rt, Client: batchClient(codec, limits), Codec: codec})
 	}
 	return out, nil
 }

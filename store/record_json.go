@@ -157,6 +157,10 @@ func (r *Record) appendRoute(b []byte) ([]byte, error) {
 			b = append(b, `,"class":`...)
 			b = task.AppendJSONString(b, name)
 		}
+		if t.Fallback != "" {
+			b = append(b, `,"fallback":`...)
+			b = task.AppendJSONString(b, t.Fallback)
+		}
 		b = append(b, '}')
 	}
 	return append(b, ']'), nil

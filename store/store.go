@@ -254,6 +254,12 @@ type Try struct {
 	Model string         `json:"model,omitempty"`
 	Error string         `json:"error"`
 	Class classify.Class `json:"class,omitempty"`
+	// Fallback names the fallback that moved the item off the route
+	// when it wanted another kind of route (context_window,
+	// content_filter, escalate); "" for an outage or a spent streak.
+	// A run that goes on with the item (a resume, a batch job's next
+	// wave or online tail) reads what the item needs from it.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // MaxStderrTail is the most of a command's stderr a Record keeps: its

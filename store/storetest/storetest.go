@@ -545,7 +545,7 @@ func FullRecord(idx int) store.Record {
 		Stderr:             "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad",
 		Route:              "azure-eu",
 		Model:              "gpt-4o-mini",
-		Tries:              []store.Try{{Route: "openai \"us\"", Model: "gpt-4o-mini", Error: "503 Service Unavailable", Class: classify.Retryable}, {Route: "b", Error: "x"}},
+		Tries:              []store.Try{{Route: "openai \"us\"", Model: "gpt-4o-mini", Error: "503 Service Unavailable", Class: classify.Retryable}, {Route: "b", Error: "x", Fallback: "context_window"}},
 		Fingerprint:        "fp:3f2a9c",
 		TrackedErrors:      json.RawMessage(`[{"fingerprint":"fp:3f2a9c","count":2,"message":"missing field \"es\""}]`),
 		Usage:              task.Usage{InputTokens: 1234, OutputTokens: 56, CachedInputTokens: 1024, CacheWriteTokens: 7, ReasoningTokens: 30},

@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -307,4 +308,16 @@ func answerError(provider string, c *capture, body []byte, secrets []string) err
 		class = d.Class
 	}
 	return classify.WithClass(e, class, "error object in a 200 answer")
+}
+
+// ErrorWords is err's words without a provider's request id, which differs
+// on every request: one failure of many requests (a batch wave's) reads
+// the same, so that a breaker can count them as one error.
+func ErrorWords(err error) string {
+	if le, ok := errors.AsType[*Error](err); ok {
+		anon := *le
+		anon.ID = ""
+		return anon.Error()
+	}
+	return err.Error()
 }
