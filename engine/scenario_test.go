@@ -17,3 +17,13 @@ func TestSharedScenariosLocally(t *testing.T) {
 		enginetest.Check(t, "local", scenarios, enginetest.Local(t, scenarios))
 	})
 }
+
+// TestRoutedScenariosLocally runs the routed scenarios, one per fallback
+// kind, through the local engine over two routes: each record is b's, a
+// in its tries with the fallback that moved the item.
+func TestRoutedScenariosLocally(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		scenarios := enginetest.RoutedScenarios()
+		enginetest.Check(t, "local routed", scenarios, enginetest.LocalRouted(t, scenarios))
+	})
+}

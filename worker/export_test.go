@@ -11,6 +11,10 @@ import (
 // wrap, for tests that count what the engine asks of the task.
 func WrapTask(cfg *Config, wrap func(task.Task) task.Task) { cfg.wrapTask = wrap }
 
+// WrapRoutes makes the engines of cfg's worker run each job over the
+// routes wrap returns for the spec's, for tests that script each route.
+func WrapRoutes(cfg *Config, wrap func([]engine.Route) []engine.Route) { cfg.wrapRoutes = wrap }
+
 // SetValidator makes the engines of cfg's worker validate each job's
 // outputs with v instead of the spec's validator, for tests that compare
 // records with another mode's.

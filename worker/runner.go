@@ -167,6 +167,9 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	if w.cfg.validator != nil {
 		cfg.Validator = w.cfg.validator
 	}
+	if w.cfg.wrapRoutes != nil {
+		cfg.Routes = w.cfg.wrapRoutes(cfg.Routes)
+	}
 	r.eng = engine.New(cfg, tk, plan.Checkpoint(&txJob{r: r}))
 	if w.cfg.OnJob != nil {
 		observe = w.cfg.OnJob(JobRun{ID: jobID, Spec: plan.Spec, Stats: r.eng.Stats})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/engine/enginetest"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
@@ -97,4 +98,67 @@ func TestSharedScenariosOnWorkers(t *testing.T) {
 	}
 	enginetest.Check(t, "workers", scenarios, recs)
 	enginetest.Same(t, "workers", scenarios, enginetest.Local(t, scenarios), recs)
+}
+
+// routedScenarioSpec is scenarioSpec over two routes, with every fallback
+// on; the test runs it over enginetest.Routes (WrapRoutes), whose scripts
+// answer each route's calls.
+const routedScenarioSpec = `name: routed-scenarios
+input: items.jsonl
+task:
+  type: llm
+  output: json
+  prompt: "Answer as scenario {{.scenario}}"
+routes:
+  - {name: a, provider: mock, model: mock-json}
+  - {name: b, provider: mock, model: mock-json, tier: 1}
+fallbacks: {outage: true, context_window: true, content_filter: true, escalate: true}
+validate:
+  json_schema:
+    type: object
+    required: [answer]
+    properties:
+      answer: {const: valid}
+heal:
+  max_attempts: 2
+retry:
+  max_attempts: 3
+  backoff: {base: 10ms, max: 10ms, jitter: none}
+breaker:
+  threshold: 1000
+cache: {enabled: false}
+`
+
+// TestRoutedScenariosOnWorkers runs the routed scenarios, one per
+// fallback kind, through River's workers: the same records, tries and
+// fallbacks included, as the local engine's over the same two routes.
+func TestRoutedScenariosOnWorkers(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	scenarios := enginetest.RoutedScenarios()
+	path := writeScenarioJob(t, scenarios)
+	if err := os.WriteFile(path, []byte(routedScenarioSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := enqueue(t, c, path)
+	a, b := enginetest.RouteScripts(scenarios)
+	cfg := worker.Config{Jobs: []string{e.JobID}, Concurrency: 4}
+	worker.WrapRoutes(&cfg, func([]engine.Route) []engine.Route { return enginetest.Routes(a, b) })
+	worker.SetValidator(&cfg, enginetest.Validator{})
+	startWorkers(t, c, 1, cfg)
+	waitFor(t, "the job to finish", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	oneRecordEach(t, dsn, e.JobID, len(scenarios), "after the routed scenarios ran")
+	j, err := c.Store().OpenReadOnly(t.Context(), e.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	recs := map[int]store.Record{}
+	if err := j.Scan(t.Context(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	enginetest.Check(t, "workers routed", scenarios, recs)
+	enginetest.Same(t, "workers routed", scenarios, enginetest.LocalRouted(t, scenarios), recs)
 }

@@ -77,10 +77,12 @@ type Config struct {
 	// traces nothing.
 	Tracer *tracing.Tracer
 
-	// wrapTask, set by tests (export_test.go), wraps each job's task;
-	// validator, set by tests, replaces each job's validator.
-	wrapTask  func(task.Task) task.Task
-	validator engine.Validator
+	// wrapTask, set by tests (export_test.go), wraps each job's task,
+	// wrapRoutes replaces its routes; validator, set by tests, replaces
+	// each job's validator.
+	wrapTask   func(task.Task) task.Task
+	wrapRoutes func([]engine.Route) []engine.Route
+	validator  engine.Validator
 	// finalizeEvery, set by tests, replaces the default finalizeEvery.
 	finalizeEvery time.Duration
 	// noIdleLook, set by tests of the end written as a worker stops,

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,9 +52,15 @@ const (
 	// CommandFailed is a command that exited non-zero with a traceback on
 	// its stderr: the item's own error, whose stderr the record keeps.
 	CommandFailed
+	// PastContextWindow is a refusal as longer than the route's context
+	// window (the context_window fallback's).
+	PastContextWindow
+	// Filtered is a content filter's refusal (the content_filter
+	// fallback's).
+	Filtered
 )
 
-var answerNames = [...]string{Valid: "valid", Invalid: "invalid", Unusable: "unusable", Retryable: "retryable", ItemError: "item", Fatal: "fatal", RateLimited: "rate_limited", CommandFailed: "command_failed"}
+var answerNames = [...]string{Valid: "valid", Invalid: "invalid", Unusable: "unusable", Retryable: "retryable", ItemError: "item", Fatal: "fatal", RateLimited: "rate_limited", CommandFailed: "command_failed", PastContextWindow: "past_context_window", Filtered: "filtered"}
 
 func (a Answer) String() string {
 	if int(a) < len(answerNames) && answerNames[a] != "" {
@@ -77,6 +84,14 @@ type Scenario struct {
 	// RateLimited is the record's rate_limited; Stderr its stderr.
 	RateLimited int
 	Stderr      string
+
+	// OnB, in a routed scenario (RoutedScenarios), are the answers of
+	// the item's calls on route b; Answers are its calls on route a.
+	OnB []Answer
+	// Route is the route of the record, in a routed scenario; Tries the
+	// routes it left, each as "route:class" or "route:class:fallback".
+	Route string
+	Tries []string
 }
 
 // Policy is the retry policy the scenarios are written for: 3 failures in
@@ -117,7 +132,16 @@ var (
 	errRateLimited = classify.WithClass(statusError{429, "429 rate limit reached"}, classify.Retryable, "scripted")
 	errCommand     = classify.WithClass(commandError{}, classify.Item, "scripted")
 	errNotJSON     = errors.New("the output is not JSON")
+	errWindow      = classify.WithClass(fallbackError{"400 this model's maximum context length is 1000 tokens", engine.FallbackContextWindow}, classify.Item, "scripted")
+	errFiltered    = classify.WithClass(fallbackError{"400 the response was filtered", engine.FallbackContentFilter}, classify.Item, "scripted")
 )
+
+// fallbackError is a provider's refusal that calls for a fallback of its
+// kind, as task/llm's errors do (engine.FallbackKinder).
+type fallbackError struct{ msg, kind string }
+
+func (e fallbackError) Error() string        { return e.msg }
+func (e fallbackError) FallbackKind() string { return e.kind }
 
 // statusError is an HTTP error with its status, as a provider's client
 // returns one.
@@ -172,6 +196,10 @@ func (a Answer) Result(call int) (task.Result, error) {
 		return task.Result{}, errRateLimited
 	case CommandFailed:
 		return task.Result{}, errCommand
+	case PastContextWindow:
+		return task.Result{}, errWindow
+	case Filtered:
+		return task.Result{}, errFiltered
 	}
 	return task.Result{}, fmt.Errorf("enginetest: no answer %d", a)
 }
@@ -258,6 +286,9 @@ func Check(t testing.TB, mode string, scenarios []Scenario, recs map[int]store.R
 		if rec.RateLimited != sc.RateLimited {
 			diffs = append(diffs, fmt.Sprintf("rate_limited %d, want %d", rec.RateLimited, sc.RateLimited))
 		}
+		if sc.Route != "" {
+			diffs = append(diffs, routedDiffs(sc, rec)...)
+		}
 		if rec.Stderr != sc.Stderr {
 			diffs = append(diffs, fmt.Sprintf("stderr %q, want %q", rec.Stderr, sc.Stderr))
 		}
@@ -289,7 +320,8 @@ func (sc Scenario) spent() (task.Usage, *float64, string) {
 	var cost float64
 	var finish string
 	n := 0
-	for _, a := range sc.Answers[:min(sc.Calls, len(sc.Answers))] {
+	made := append(slices.Clone(sc.Answers), sc.OnB...)
+	for _, a := range made[:min(sc.Calls, len(made))] {
 		if a == Valid || a == Invalid {
 			u = u.Add(SpentUsage)
 			cost += SpentCostUSD
