@@ -63,6 +63,9 @@ type Engine struct {
 	heldOpen atomic.Bool
 
 	rest resting
+
+	// hold is the operator's pause in force, nil for none.
+	hold atomic.Pointer[Hold]
 }
 
 // routing is the run's deployments (no list without Config.Routes) and
@@ -282,6 +285,7 @@ func (e *Engine) Stats() Stats {
 		Limit:       e.gate.conc.Limit(),
 		Breaker:     e.breakerState(),
 		Routes:      e.routeStats(),
+		Hold:        e.holdNow(),
 	}
 	e.n.Fill(&s)
 	return s
@@ -635,7 +639,7 @@ func (e *Engine) waitDispatchable(ctx context.Context) error {
 		changed := *e.gate.changed.Load()
 		var t *time.Timer
 		var timer <-chan time.Time
-		if !e.gate.paused.Load() {
+		if !e.gate.closed() {
 			if e.br.State() != breaker.Open {
 				return nil
 			}

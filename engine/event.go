@@ -54,6 +54,12 @@ const (
 	// to. Unlike CallEnded it reports every attempt, a cache hit's and
 	// one that failed to prepare too, so that a trace draws them all.
 	ItemCalled
+	// Held: the operator paused dispatch (Engine.Pause); Reason says who
+	// and from where. Calls in flight go on to their outcome.
+	Held
+	// Unheld: the operator let a paused run go on (Engine.Continue);
+	// Reason says who.
+	Unheld
 )
 
 var eventNames = [...]string{
@@ -69,6 +75,8 @@ var eventNames = [...]string{
 	CallEnded:          "call_ended",
 	RouteChanged:       "route_changed",
 	ItemCalled:         "item_called",
+	Held:               "held",
+	Unheld:             "unheld",
 }
 
 // String returns the event kind's snake_case name, as logs print it.
@@ -160,8 +168,11 @@ type Stats struct {
 	Paused      time.Duration
 	PausedSince time.Time
 	Resumed     time.Time
-	Usage       task.Usage
-	CostUSD     float64
+	// Hold is the operator's pause (Engine.Pause) in force, nil when
+	// the operator holds nothing.
+	Hold    *Hold
+	Usage   task.Usage
+	CostUSD float64
 	// Routes are each route's counters, for a run with routes.
 	Routes []RouteStats
 }

@@ -66,7 +66,11 @@ type gate struct {
 	sharedLim SharedLimiter
 	sharedBr  SharedBreaker
 
-	paused  atomic.Bool
+	paused atomic.Bool
+	// onHold is the operator's pause (Engine.Pause), apart from paused:
+	// a trip answered Continue, or a check-in, unpauses the gate and must
+	// not end a pause the operator asked for.
+	onHold  atomic.Bool
 	pauses  pauseClock
 	changed atomic.Pointer[chan struct{}] // closed and replaced on every change
 	// cooled counts twice for each cooldown begun, once before it is in
@@ -174,9 +178,32 @@ func (g *gate) pause() {
 
 func (g *gate) unpause() {
 	g.paused.Store(false)
-	g.pauses.end(time.Now())
+	if !g.onHold.Load() {
+		g.pauses.end(time.Now())
+	}
 	g.broadcast()
 }
+
+// hold holds every call at the gate for the operator until unhold,
+// whatever a trip's or a check-in's pause does meanwhile; its time counts
+// as paused, as theirs does.
+func (g *gate) hold() {
+	g.pauses.begin(time.Now())
+	g.onHold.Store(true)
+	g.broadcast()
+}
+
+func (g *gate) unhold() {
+	g.onHold.Store(false)
+	if !g.paused.Load() {
+		g.pauses.end(time.Now())
+	}
+	g.broadcast()
+}
+
+// closed reports whether the run is paused, for a question or by the
+// operator: no call goes.
+func (g *gate) closed() bool { return g.paused.Load() || g.onHold.Load() }
 
 // pauseClock adds up the time the gate stood paused for the operator (a
 // tripped breaker's question, a check-in), so that a run's rate is
@@ -375,7 +402,7 @@ func (g *gate) pass(ctx context.Context, tokens int, cached bool, refuseCooling 
 // tryPermits takes the run breaker's and the cooldown's permits if both
 // are free now, without waiting.
 func (g *gate) tryPermits() (p, c breaker.Permit, ok bool) {
-	if g.paused.Load() || g.held() {
+	if g.closed() || g.held() {
 		return p, c, false
 	}
 	p, err := g.br.Allow()
@@ -400,7 +427,7 @@ func (g *gate) open(ctx context.Context) (p breaker.Permit, waited bool, err err
 		if g.sharedBr != nil {
 			held, sharedChanged = g.sharedBr.Hold()
 		}
-		if !g.paused.Load() && !held {
+		if !g.closed() && !held {
 			p, err := g.br.Allow()
 			if err == nil {
 				return p, waited, nil
@@ -412,7 +439,7 @@ func (g *gate) open(ctx context.Context) (p breaker.Permit, waited bool, err err
 		waited = true
 		var t *time.Timer
 		var timer <-chan time.Time
-		if !g.paused.Load() && !held {
+		if !g.closed() && !held {
 			if d := time.Until(g.br.ReadyAt()); d > 0 {
 				t = time.NewTimer(d)
 				timer = t.C

@@ -1001,6 +1001,9 @@ func logEvent(log *slog.Logger, ev engine.Event) {
 		log.Debug("concurrency limit changed", "limit", ev.Limit)
 	case engine.Stopping:
 		log.Warn("stopping dispatch", "reason", ev.Reason)
+	case engine.Held, engine.Unheld:
+		// The operator's pause, audited: who and, by the log's time, when.
+		log.Warn(ev.Reason, "event", ev.Kind.String())
 	}
 }
 
