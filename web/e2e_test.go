@@ -210,9 +210,10 @@ func TestBrowser(t *testing.T) {
 	state := t.TempDir()
 	brk := startJob(t, "breaker.yaml", 30, []string{"STATE=" + state}, "--ui")
 	rt := newRetryJob(t)
+	ctl := startJob(t, "live.yaml", 5000, nil, "--ui")
 
 	env := append(os.Environ(), "TENAX_LIVE_URL="+live.URL, "TENAX_BREAKER_URL="+brk.URL, "TENAX_RETRY_URL="+rt.ui.URL,
-		"TENAX_CHROMIUM="+chromium)
+		"TENAX_CONTROL_URL="+ctl.URL, "TENAX_CHROMIUM="+chromium)
 	if dir := os.Getenv("TENAX_SCREENSHOTS"); dir != "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -241,6 +242,14 @@ func TestBrowser(t *testing.T) {
 	}
 	if s, f, p := countOutcomes(t, brk.Home, brk.ID); s != 27 || f != 3 || p != 0 {
 		t.Errorf("the breaker job recorded %d succeeded, %d failed, %d pending; want 27, 3, 0", s, f, p)
+	}
+	// Stopped on the page: the operator's stop (exit 3), every item
+	// either recorded or pending, none lost.
+	if code := ctl.wait(t); code != 3 {
+		t.Errorf("the job stopped on the page exited %d, want 3 (aborted by the operator); stderr:\n%s", code, ctl.stderr)
+	}
+	if s, f, p := countOutcomes(t, ctl.Home, ctl.ID); s+f+p != 5000 || s+f == 0 || p == 0 {
+		t.Errorf("the stopped job recorded %d succeeded, %d failed, %d pending; want some recorded, the rest pending, 5000 in all", s, f, p)
 	}
 	if code := live.interrupt(t); code != 130 {
 		t.Errorf("the interrupted live job exited %d, want 130; stderr:\n%s", code, live.stderr)

@@ -61,6 +61,11 @@ type Monitor struct {
 	ended       bool
 	batch       string // the batch mode run's latest progress line
 	subs        map[chan struct{}]struct{}
+	control     Control // the run's levers, nil before Attach
+	// stopping says why the run stops dispatching (a Stopping event) and
+	// since when, "" while it runs on.
+	stopping   string
+	stoppingAt time.Time
 }
 
 type rateBucket struct {
@@ -221,6 +226,10 @@ func (m *Monitor) Observe(ev engine.Event) {
 		if ev.Until.After(m.cooldown) {
 			m.cooldown, m.coolReason = ev.Until, ev.Reason
 		}
+	case engine.Stopping:
+		if m.stopping == "" {
+			m.stopping, m.stoppingAt = ev.Reason, ev.Time
+		}
 	case engine.CallEnded:
 		// Nothing the page shows: its item event already woke them.
 		m.mu.Unlock()
@@ -341,13 +350,21 @@ type Live struct {
 	Ended bool
 	// Batch is a batch mode run's latest wave progress, "" otherwise.
 	Batch string
+	// CanControl says the page may pause, continue and stop the run
+	// (Monitor.Attach was called).
+	CanControl bool
+	// Stopping says why the run stops dispatching, and since when; ""
+	// while it runs on.
+	Stopping   string
+	StoppingAt time.Time
 }
 
 // Live returns the run's state now.
 func (m *Monitor) Live(now time.Time) Live {
 	s := m.Stats()
 	m.mu.Lock()
-	l := Live{JobID: m.jobID, Stats: s, RateLimited: m.rateLimited, Ended: m.ended, Batch: m.batch}
+	l := Live{JobID: m.jobID, Stats: s, RateLimited: m.rateLimited, Ended: m.ended, Batch: m.batch,
+		CanControl: m.control != nil, Stopping: m.stopping, StoppingAt: m.stoppingAt}
 	if m.cooldown.After(now) {
 		l.CooldownUntil, l.CooldownReason = m.cooldown, m.coolReason
 	}

@@ -17,9 +17,10 @@ import (
 // scriptedWorkers is a workers' database without one: the page reads it
 // through Workers, so any implementation serves, not only *worker.Client.
 type scriptedWorkers struct {
-	jobID string
-	mu    sync.Mutex
-	asked []workertype.Decision
+	jobID   string
+	mu      sync.Mutex
+	asked   []workertype.Decision
+	stopped []string // the details of the stops asked
 }
 
 func (w *scriptedWorkers) Progress(_ context.Context, id string) (workertype.Progress, error) {
@@ -41,6 +42,16 @@ func (w *scriptedWorkers) DecideTrip(_ context.Context, id string, trip int, d w
 		return &workertype.AnsweredError{JobID: id, Decision: w.asked[0], By: "tenax breaker"}
 	}
 	w.asked = append(w.asked, d)
+	return nil
+}
+
+func (w *scriptedWorkers) Stop(_ context.Context, id, detail string) error {
+	if id != w.jobID {
+		return workertype.ErrNotQueued
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = append(w.stopped, detail)
 	return nil
 }
 

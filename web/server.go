@@ -89,6 +89,11 @@ type Workers interface {
 	// Requeue enqueues the job's items again, in a new round, as
 	// `tenax resume` does for a job run by workers.
 	Requeue(ctx context.Context, jobID string, opts workertype.RequeueOptions) (workertype.Enqueued, error)
+	// Stop stops a job run by workers as an operator's abort: every
+	// worker finishes and records its calls in flight, the items left
+	// stay pending for `tenax resume`; workertype.ErrNotQueued for a job
+	// one process runs.
+	Stop(ctx context.Context, jobID, detail string) error
 }
 
 // Server is the live view and /metrics as an http.Handler.
@@ -140,6 +145,7 @@ func New(cfg Config) *Server {
 	cop := http.NewCrossOriginProtection()
 	s.mux.Handle("POST /jobs/{id}/answer", cop.Handler(http.HandlerFunc(s.answer)))
 	s.mux.Handle("POST /jobs/{id}/decide", cop.Handler(http.HandlerFunc(s.decide)))
+	s.mux.Handle("POST /jobs/{id}/control", cop.Handler(http.HandlerFunc(s.control)))
 	s.fixRoutes(cop)
 	s.mux.Handle("POST /jobs/{id}/retry", cop.Handler(http.HandlerFunc(s.retry)))
 	return s

@@ -86,6 +86,12 @@ func (w *watch) start(s job.Started) {
 		}
 		w.monitor.Route = metrics.RouteOf(s.Spec)
 		w.monitor.Start(s.JobID, stats, s.Redact)
+		if s.Stats == nil {
+			// The page's Pause, Continue and Stop act on the engine.
+			// A batch mode run's waves go on at the provider whatever
+			// its standby engine does: the page offers none there.
+			w.monitor.Attach(s.Engine)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@
 //   TENAX_LIVE_URL     the page of a long mock-LLM job (heals, failures)
 //   TENAX_BREAKER_URL  the page of an exec job whose breaker has tripped
 //   TENAX_RETRY_URL    tenax ui of a finished exec job with two error groups
+//   TENAX_CONTROL_URL  the page of a long mock-LLM job to pause, continue and stop
 //   TENAX_SCREENSHOTS  optional: a directory for the README's screenshots
 //   TENAX_CHROMIUM     optional: the browser (default /usr/bin/chromium)
 import { test, before, after } from "node:test";
@@ -16,6 +17,7 @@ import { chromium } from "playwright-core";
 const liveURL = process.env.TENAX_LIVE_URL;
 const breakerURL = process.env.TENAX_BREAKER_URL;
 const retryURL = process.env.TENAX_RETRY_URL;
+const controlURL = process.env.TENAX_CONTROL_URL;
 const shots = process.env.TENAX_SCREENSHOTS;
 // Generous safety nets, never the measure of a test.
 const patience = { timeout: 90_000 };
@@ -23,7 +25,7 @@ const patience = { timeout: 90_000 };
 let browser, profile;
 
 before(async () => {
-  assert.ok(liveURL && breakerURL && retryURL, "run me through go test ./web -run Browser");
+  assert.ok(liveURL && breakerURL && retryURL && controlURL, "run me through go test ./web -run Browser");
   profile = await mkdtemp(join(tmpdir(), "tenax-chromium-"));
   browser = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.TENAX_CHROMIUM || "/usr/bin/chromium",
@@ -181,5 +183,34 @@ test("filter the items to one fingerprint and retry that group from the page", a
   await page.waitForFunction(() => /ended/.test(document.querySelector("#retry-run")?.textContent), null, patience);
   assert.match(await page.textContent("#retry-run"), /15 succeeded, 5 failed, 0 pending/);
   await page.waitForFunction(() => document.querySelector("#job-failed")?.textContent === "5", null, patience);
+  await page.close();
+});
+
+test("pause a running job, continue it, and stop it with calls in flight", async () => {
+  const page = await browser.newPage();
+  await page.goto(controlURL);
+  await page.waitForSelector("#run-pause", patience);
+  await page.click("#run-pause");
+  // The page shows who paused it and when, and offers Continue.
+  await page.waitForSelector("#run-continue", patience);
+  assert.match(await page.textContent("#run-state"), /paused by the web page at \d\d:\d\d:\d\d/);
+  // The calls in flight at the pause finish; then nothing moves.
+  await page.waitForFunction(() => document.querySelector("#inflight")?.textContent === "0", null, patience);
+  const held = await page.textContent("#done");
+  await screenshot(page, "web-paused.png");
+
+  await page.click("#run-continue");
+  await page.waitForSelector("#run-pause", patience);
+  assert.match(await page.textContent("#run-state"), /running/);
+  await page.waitForFunction((d) => document.querySelector("#done")?.textContent !== d, held, patience);
+
+  // Stop while calls are in flight: they finish and are recorded, the
+  // job ends aborted, resumable.
+  await page.waitForFunction(() => Number(document.querySelector("#inflight")?.textContent) > 0, null, patience);
+  await page.click("#run-stop");
+  await page.waitForSelector("#conn[data-state=ended]", patience);
+  assert.match(await page.textContent("#run-state"), /stopped stopped by the web page at/);
+  assert.equal(await page.textContent("#state"), "aborted");
+  assert.equal(await page.$("#run-pause"), null, "a stopped run offers no Pause");
   await page.close();
 });
