@@ -153,6 +153,16 @@ type Job interface {
 	Close() error
 }
 
+// Historian is a Job that reads every record of one item, not only its
+// latest: the log is append-only, so every run's outcome of the item is
+// there (a failure, the re-run that failed again, the one that worked).
+// Every store of this module implements it; the page's item history
+// asks for it.
+type Historian interface {
+	// History calls fn with every record of idx, oldest first.
+	History(ctx context.Context, idx int, fn func(Record) error) error
+}
+
 // State is a job's lifecycle state, saved in its manifest.
 type State string
 

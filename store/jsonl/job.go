@@ -692,6 +692,43 @@ func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, o
 	return nil
 }
 
+// History calls fn with every record of idx, oldest first: the log's
+// lines of idx, found through its index (or, without one, a pass over
+// the log), each read and decoded.
+func (j *Job) History(ctx context.Context, idx int, fn func(store.Record) error) error {
+	f, size, err := j.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var at []indexEntry
+	if _, err := walkLog(ctx, j.dir, f, size, func(e indexEntry) {
+		if e.idx == idx {
+			at = append(at, e)
+		}
+	}, func() { at = at[:0] }, nil, j.progress); err != nil {
+		return err
+	}
+	path := j.resultsPath()
+	for _, e := range at {
+		line := make([]byte, e.length)
+		if _, err := f.ReadAt(line, e.start); err != nil {
+			return fmt.Errorf("jsonl: reading %s: %w", path, err)
+		}
+		var rec store.Record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return &CorruptError{Path: path, Offset: e.start, Reason: err.Error()}
+		}
+		if rec.Idx != idx {
+			return &CorruptError{Path: path, Offset: e.start, Reason: fmt.Sprintf("its _idx %d was read as %d", rec.Idx, idx)}
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // idxPrefixFits reports whether line, when it starts as tenax writes a
 // record ({"_idx":N,…), starts with idx; a line written otherwise fits.
 func idxPrefixFits(line []byte, idx int) bool {

@@ -293,6 +293,34 @@ func (j *Job) scan(ctx context.Context, keep func(entry) bool, fn func(store.Rec
 	return nil
 }
 
+// History calls fn with every record of idx, oldest first.
+func (j *Job) History(ctx context.Context, idx int, fn func(store.Record) error) error {
+	if err := j.check(false); err != nil {
+		return err
+	}
+	j.d.mu.Lock()
+	var lines [][]byte
+	for _, e := range j.d.records {
+		if e.idx == idx {
+			lines = append(lines, e.line)
+		}
+	}
+	j.d.mu.Unlock()
+	for _, line := range lines {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var r store.Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			return fmt.Errorf("memory: decoding a record of idx %d: %w", idx, err)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Finish checks the job is writable: there is nothing to write.
 func (j *Job) Finish(context.Context) error { return j.check(true) }
 

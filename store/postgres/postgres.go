@@ -481,6 +481,39 @@ func (j *Job) Failures(ctx context.Context, fn func(store.Record) error) error {
 	return j.scan(ctx, true, fn)
 }
 
+// History calls fn with every record of idx, in the order they were
+// appended.
+func (j *Job) History(ctx context.Context, idx int, fn func(store.Record) error) error {
+	id, err := j.check(false)
+	if err != nil {
+		return err
+	}
+	rows, err := j.pool.Query(ctx, `SELECT record FROM tenax_records WHERE job_id = $1 AND idx = $2 ORDER BY seq`, id, idx)
+	if err != nil {
+		return fmt.Errorf("postgres: reading the records of idx %d of job %s: %w", idx, id, err)
+	}
+	defer rows.Close()
+	var doc []byte
+	_, err = pgx.ForEachRow(rows, []any{&doc}, func() error {
+		var r store.Record
+		if err := json.Unmarshal(doc, &r); err != nil {
+			return fmt.Errorf("a record of idx %d: %w", idx, err)
+		}
+		if err := fn(r); err != nil {
+			return errStop{err}
+		}
+		return nil
+	})
+	var stop errStop
+	if errors.As(err, &stop) {
+		return stop.err
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: reading the records of idx %d of job %s: %w", idx, id, err)
+	}
+	return nil
+}
+
 // errStop carries fn's error out of pgx.ForEachRow unwrapped.
 type errStop struct{ err error }
 

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListIsOldestFirst", testListOldestFirst},
 		{"AppendFlushReopenSeesEveryRecord", testAppendReopen},
 		{"LatestRecordPerIdxWins", testLatestWins},
+		{"HistoryHasEveryRecordOfAnIdxOldestFirst", testHistory},
 		{"ScanIsInIdxOrder", testScanOrder},
 		{"ScanStopsAtCallbackError", testScanStops},
 		{"OutcomesSayFailedOrSucceeded", testOutcomes},
@@ -312,6 +314,38 @@ func testAppendReopen(t *testing.T, s store.Store) {
 	j = reopen(t, s, j)
 	if got := len(scanAll(t, j)); got != n+3 {
 		t.Errorf("after append on a reopened job and another reopen Scan saw %d records, want %d", got, n+3)
+	}
+}
+
+func testHistory(t *testing.T, s store.Store) {
+	j := create(t, s, manifest("history"))
+	appendRecs(t, j, failed(0, "first run"), ok(1))
+	appendRecs(t, j, failed(0, "second run"), failed(2, "other"))
+	appendRecs(t, j, ok(0))
+	flush(t, j)
+	for _, phase := range []string{"before reopen", "after reopen"} {
+		h, ok := j.(store.Historian)
+		if !ok {
+			t.Fatalf("the store's Job (%T) is no store.Historian", j)
+		}
+		var got []string
+		if err := h.History(t.Context(), 0, func(r store.Record) error {
+			if r.Idx != 0 {
+				t.Errorf("%s: History(0) gave a record of idx %d", phase, r.Idx)
+			}
+			got = append(got, cmp.Or(r.Error, "ok"))
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: History: %v", phase, err)
+		}
+		if want := []string{"first run", "second run", "ok"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: History(0) = %q, want every record of idx 0 oldest first, %q", phase, got, want)
+		}
+		var none int
+		if err := h.History(t.Context(), 7, func(store.Record) error { none++; return nil }); err != nil || none != 0 {
+			t.Errorf("%s: History of an idx without records: %d records, %v; want none, no error", phase, none, err)
+		}
+		j = reopen(t, s, j)
 	}
 }
 
