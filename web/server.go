@@ -323,7 +323,10 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		return s.fragments(d, "live", "question", "workers")
+		// The levers have a fragment of their own, which changes only
+		// with the run's state: a button inside the live counters,
+		// replaced several times a second, could be lost mid-click.
+		return s.fragments(d, "live", "question", "workers", "controls")
 	})
 }
 
@@ -331,25 +334,47 @@ type itemData struct {
 	ID       string
 	Idx      int
 	Timeline *Timeline
-	Record   *store.Record
-	Err      string
-	Live     bool
+	// Record is the item's latest record, nil while it is pending.
+	Record *store.Record
+	// History is every record of the item, oldest first (the latest
+	// maxHistory, HistoryDropped older ones left out); nil from a store
+	// that keeps no history, which shows Record alone.
+	History        []historyEntry
+	HistoryDropped int
+	Err            string
+	Live           bool
 }
 
 func (s *Server) itemData(ctx context.Context, id string, idx int) *itemData {
 	d := &itemData{ID: id, Idx: idx}
-	if m := s.live(id); m != nil {
+	m := s.live(id)
+	if m != nil {
 		d.Live = true
 		if t, ok := m.Timeline(idx); ok {
 			d.Timeline = &t
 		}
 	}
-	rec, ok, err := findRecord(ctx, s.cfg.Store, id, idx)
-	switch {
-	case err != nil:
+	h, dropped, ok, err := itemHistory(ctx, s.cfg.Store, id, idx)
+	if err == nil && !ok {
+		var rec store.Record
+		if rec, ok, err = findRecord(ctx, s.cfg.Store, id, idx); ok {
+			h = []historyEntry{{N: 1, Latest: true, Rec: rec}}
+		}
+	}
+	if err != nil {
 		d.Err = err.Error()
-	case ok:
-		d.Record = &rec
+		return d
+	}
+	for i := range h {
+		if m != nil {
+			// Records are redacted as they are written; the run's own
+			// secrets are taken out again, as from its events.
+			h[i].Rec.Error, h[i].Rec.Stderr = m.text(h[i].Rec.Error), m.text(h[i].Rec.Stderr)
+		}
+	}
+	if len(h) > 0 {
+		d.Record = &h[len(h)-1].Rec
+		d.History, d.HistoryDropped = h, dropped
 	}
 	return d
 }

@@ -183,6 +183,16 @@ test("filter the items to one fingerprint and retry that group from the page", a
   await page.waitForFunction(() => /ended/.test(document.querySelector("#retry-run")?.textContent), null, patience);
   assert.match(await page.textContent("#retry-run"), /15 succeeded, 5 failed, 0 pending/);
   await page.waitForFunction(() => document.querySelector("#job-failed")?.textContent === "5", null, patience);
+
+  // The re-run alpha item's page has both its records, oldest first: the
+  // first run's failure with its error, then the re-run's success.
+  await page.goto(page.url().split(/[?#]/)[0] + "/items/0");
+  await page.waitForSelector("#history", patience);
+  assert.equal(await page.locator("#history > li").count(), 2, "two records: the failure and the re-run");
+  assert.match(await page.textContent("#record-1"), /failed[\s\S]*alpha service rejected the item/);
+  assert.match(await page.textContent("#record-2"), /succeeded/);
+  assert.match(await page.textContent("#record-2 h3"), /latest/);
+  await screenshot(page, "web-item-history.png");
   await page.close();
 });
 
