@@ -48,9 +48,9 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request) {
 	if !s.formOK(w, r) {
 		return
 	}
-	action := r.PostFormValue("action")
+	action := r.PostFormValue("do")
 	if action != "pause" && action != "continue" && action != "stop" {
-		http.Error(w, "action pause, continue or stop", http.StatusBadRequest)
+		http.Error(w, "do pause, continue or stop", http.StatusBadRequest)
 		return
 	}
 	by := s.cfg.Operator

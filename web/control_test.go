@@ -91,10 +91,10 @@ func TestThePagePausesContinuesAndStopsTheRun(t *testing.T) {
 		form url.Values
 		want int
 	}{
-		{"no form secret", url.Values{"action": {"pause"}}, http.StatusForbidden},
-		{"a wrong form secret", url.Values{"action": {"pause"}, "csrf": {"0000"}}, http.StatusForbidden},
-		{"no such action", url.Values{"action": {"explode"}, "csrf": {s.csrf}}, http.StatusBadRequest},
-		{"continue when not paused", url.Values{"action": {"continue"}, "csrf": {s.csrf}}, http.StatusConflict},
+		{"no form secret", url.Values{"do": {"pause"}}, http.StatusForbidden},
+		{"a wrong form secret", url.Values{"do": {"pause"}, "csrf": {"0000"}}, http.StatusForbidden},
+		{"no such action", url.Values{"do": {"explode"}, "csrf": {s.csrf}}, http.StatusBadRequest},
+		{"continue when not paused", url.Values{"do": {"continue"}, "csrf": {s.csrf}}, http.StatusConflict},
 	} {
 		if rec := postControl(s, id, c.form); rec.Code != c.want {
 			t.Errorf("%s: %d %s, want %d", c.name, rec.Code, strings.TrimSpace(rec.Body.String()), c.want)
@@ -104,16 +104,21 @@ func TestThePagePausesContinuesAndStopsTheRun(t *testing.T) {
 		}
 	}
 
-	if rec := postControl(s, id, url.Values{"action": {"pause"}, "csrf": {s.csrf}}); rec.Code != http.StatusSeeOther {
+	if rec := postControl(s, id, url.Values{"do": {"pause"}, "csrf": {s.csrf}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("pause with the form secret: %d %s, want 303", rec.Code, rec.Body)
 	}
 	if h := e.Stats().Hold; h == nil || h.By != "alice on the web page" {
 		t.Fatalf("after the page's pause the run holds %+v, want alice's pause", h)
 	}
-	if rec := postControl(s, id, url.Values{"action": {"pause"}, "csrf": {s.csrf}}); rec.Code != http.StatusConflict {
+	if rec := postControl(s, id, url.Values{"do": {"pause"}, "csrf": {s.csrf}}); rec.Code != http.StatusConflict {
 		t.Errorf("a second pause: %d, want 409 (the first pause stands)", rec.Code)
 	}
 	page := s.renderJob(t, id)
+	if strings.Contains(page, `name="action"`) {
+		// A field named action hides the form's action from app.js,
+		// which posted the first Pause to /jobs/[object RadioNodeList].
+		t.Error("a form of the job page has a field named action")
+	}
 	if !strings.Contains(page, `paused</span> by alice on the web page at`) || !strings.Contains(page, `id="run-continue"`) {
 		t.Errorf("the job page does not say who paused the run, or offers no Continue:\n%s", page)
 	}
@@ -124,11 +129,11 @@ func TestThePagePausesContinuesAndStopsTheRun(t *testing.T) {
 	}
 
 	second := tk.hold()
-	if rec := postControl(s, id, url.Values{"action": {"continue"}, "csrf": {s.csrf}}); rec.Code != http.StatusSeeOther {
+	if rec := postControl(s, id, url.Values{"do": {"continue"}, "csrf": {s.csrf}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("continue: %d %s, want 303", rec.Code, rec.Body)
 	}
 	waitFor(t, "2 more calls in flight after Continue", func() bool { return tk.started.Load() == 4 })
-	if rec := postControl(s, id, url.Values{"action": {"stop"}, "csrf": {s.csrf}, "via": {"fetch"}}); rec.Code != http.StatusNoContent {
+	if rec := postControl(s, id, url.Values{"do": {"stop"}, "csrf": {s.csrf}, "via": {"fetch"}}); rec.Code != http.StatusNoContent {
 		t.Fatalf("stop: %d %s, want 204", rec.Code, rec.Body)
 	}
 	close(second)
@@ -157,13 +162,13 @@ func TestThePageStopsAJobOnWorkers(t *testing.T) {
 	if !strings.Contains(s.renderJob(t, id), `id="workers-stop"`) {
 		t.Error("the page of a running job on workers offers no Stop")
 	}
-	if rec := postControl(s, id, url.Values{"action": {"stop"}}); rec.Code != http.StatusForbidden || len(ws.stopped) != 0 {
+	if rec := postControl(s, id, url.Values{"do": {"stop"}}); rec.Code != http.StatusForbidden || len(ws.stopped) != 0 {
 		t.Errorf("a stop without the form secret: %d, %d stops; want 403 and none", rec.Code, len(ws.stopped))
 	}
-	if rec := postControl(s, id, url.Values{"action": {"pause"}, "csrf": {s.csrf}}); rec.Code != http.StatusConflict {
+	if rec := postControl(s, id, url.Values{"do": {"pause"}, "csrf": {s.csrf}}); rec.Code != http.StatusConflict {
 		t.Errorf("a pause of a job on workers: %d, want 409 (workers stop, they do not pause)", rec.Code)
 	}
-	if rec := postControl(s, id, url.Values{"action": {"stop"}, "csrf": {s.csrf}}); rec.Code != http.StatusSeeOther {
+	if rec := postControl(s, id, url.Values{"do": {"stop"}, "csrf": {s.csrf}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("stop: %d %s, want 303", rec.Code, rec.Body)
 	}
 	if len(ws.stopped) != 1 || !strings.HasPrefix(ws.stopped[0], "stopped by the web page at ") {
