@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/crc32"
 	"io"
 	"os"
 )
@@ -36,6 +37,11 @@ type Summary struct {
 	// PrefixSHA256 is the hex SHA-256 of the first ScanOptions.PrefixBytes
 	// bytes of the file, when asked for and the file has that many.
 	PrefixSHA256 string
+	// Blocks holds the CRC-32C of each BlockBytes block of the Bytes
+	// bytes SHA256 covers, the last one maybe shorter: what OpenScanned
+	// checks a run's reads against, so that a job reads the input it
+	// hashed.
+	Blocks []uint32
 	// BadLines holds the first 20 bad lines.
 	BadLines []*LineError
 	// BadCount is the number of bad lines in all.
@@ -121,7 +127,7 @@ func Scan(ctx context.Context, path string, f Format, opts ScanOptions) (Summary
 			return Summary{}, scanError(ctx, path, err)
 		}
 	}
-	s.SHA256, s.Bytes = hex.EncodeToString(h.Sum(nil)), h.n
+	s.SHA256, s.Bytes, s.Blocks = hex.EncodeToString(h.Sum(nil)), h.n, h.blocks()
 	if h.prefix > 0 && h.n >= h.prefix {
 		s.PrefixSHA256 = h.prefixSum
 	}
@@ -138,15 +144,42 @@ func scanError(ctx context.Context, path string, err error) error {
 }
 
 // prefixHash hashes what it is written and notes the hash of the first
-// prefix bytes on the way.
+// prefix bytes on the way, and the checksum of each BlockBytes block.
 type prefixHash struct {
 	hash.Hash
 	n         int64
 	prefix    int64
 	prefixSum string
+	sums      []uint32 // of the blocks written whole
+	block     uint32   // of the block being written
+}
+
+// blocks is the checksum of every block written, the last one included
+// even when short.
+func (h *prefixHash) blocks() []uint32 {
+	if h.n%BlockBytes != 0 {
+		return append(h.sums, h.block)
+	}
+	return h.sums
+}
+
+// sumBlocks adds p, written at offset h.n, to the blocks' checksums.
+func (h *prefixHash) sumBlocks(p []byte) {
+	off := h.n
+	for len(p) > 0 {
+		k := min(int64(len(p)), BlockBytes-off%BlockBytes)
+		h.block = crc32.Update(h.block, castagnoli, p[:k])
+		off += k
+		p = p[k:]
+		if off%BlockBytes == 0 {
+			h.sums = append(h.sums, h.block)
+			h.block = 0
+		}
+	}
 }
 
 func (h *prefixHash) Write(p []byte) (int, error) {
+	h.sumBlocks(p)
 	if h.prefix > 0 && h.n < h.prefix && h.n+int64(len(p)) >= h.prefix {
 		k := h.prefix - h.n
 		h.Hash.Write(p[:k])

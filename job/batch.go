@@ -113,7 +113,7 @@ func (x *execution) executeBatch(ctx context.Context, cfg engine.Config) (*Resul
 	}
 	sum, runErr := r.Run(bctx, batch.Input{
 		Open: func() (batch.Source, error) {
-			rd, err := input.Open(x.inPath, x.format)
+			rd, err := input.OpenScanned(x.inPath, x.format, x.scanned)
 			if err != nil {
 				return nil, err
 			}

@@ -375,7 +375,7 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("creating the job: %w", err)
 	}
 	defer j.Close()
-	return execute(ctx, &execution{s: s, b: b, st: st, j: j, inPath: inPath, format: format, opts: opts})
+	return execute(ctx, &execution{s: s, b: b, st: st, j: j, inPath: inPath, format: format, scanned: sum, opts: opts})
 }
 
 // Resume runs the items of job id that have no record (and, with
@@ -393,7 +393,7 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer j.Close()
-	format, outcomes, err := r.reconcileInput(ctx, j, opts)
+	format, sum, outcomes, err := r.reconcileInput(ctx, j, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -411,7 +411,7 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	if err := j.SetState(ctx, store.StateRunning); err != nil {
 		return nil, err
 	}
-	return execute(ctx, &execution{s: r.s, b: b, st: st, j: j, inPath: r.m.InputPath, format: format, outcomes: outcomes, opts: opts})
+	return execute(ctx, &execution{s: r.s, b: b, st: st, j: j, inPath: r.m.InputPath, format: format, scanned: sum, outcomes: outcomes, opts: opts})
 }
 
 // resumed is a job a resume continues: its id, its manifest as the resume
@@ -452,12 +452,13 @@ func findResumable(ctx context.Context, id string, opts Options) (*resumed, erro
 
 // reconcileInput checks the job's input against the job: unchanged (or
 // --force), and not shorter than its records; the manifest then says what
-// the input is now. It returns the input's format and the job's outcomes.
-func (r *resumed) reconcileInput(ctx context.Context, j store.Job, opts Options) (input.Format, store.Outcomes, error) {
+// the input is now. It returns the input's format, its scan (what the run
+// reads is checked against) and the job's outcomes.
+func (r *resumed) reconcileInput(ctx context.Context, j store.Job, opts Options) (input.Format, input.Summary, store.Outcomes, error) {
 	m := r.m
 	format, sum, err := r.scanInput(ctx, opts)
 	if err != nil {
-		return "", nil, err
+		return "", input.Summary{}, nil, err
 	}
 	was, now := sum.SHA256, sum.SHA256
 	if m.InputBytes > 0 {
@@ -465,29 +466,29 @@ func (r *resumed) reconcileInput(ctx context.Context, j store.Job, opts Options)
 	}
 	if was != m.InputSHA256 {
 		if !opts.Force {
-			return "", nil, usage(fmt.Errorf("the input %s changed since job %s was created (sha256 %.12s…, now %.12s…); resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, r.id, m.InputSHA256, orDefault(was, now)))
+			return "", input.Summary{}, nil, usage(fmt.Errorf("the input %s changed since job %s was created (sha256 %.12s…, now %.12s…); resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, r.id, m.InputSHA256, orDefault(was, now)))
 		}
 	}
 	// Read before the item count changes: a record past the job's items
 	// is refused as damage (a line appended by hand).
 	outcomes, err := j.Outcomes(ctx)
 	if err != nil {
-		return "", nil, fmt.Errorf("reading the checkpoint: %w", err)
+		return "", input.Summary{}, nil, fmt.Errorf("reading the checkpoint: %w", err)
 	}
 	if len(outcomes) > sum.Items {
 		// A forced resume over a shorter input would leave records of
 		// items the input no longer has, counted as if it did.
-		return "", nil, usage(fmt.Errorf("the input %s now has %d items, but job %s has records up to idx %d: a shorter input cannot continue this job; start a new one with `tenax run`", m.InputPath, sum.Items, r.id, len(outcomes)-1))
+		return "", input.Summary{}, nil, usage(fmt.Errorf("the input %s now has %d items, but job %s has records up to idx %d: a shorter input cannot continue this job; start a new one with `tenax run`", m.InputPath, sum.Items, r.id, len(outcomes)-1))
 	}
 	if was != m.InputSHA256 || m.InputBytes > 0 {
 		err := j.UpdateManifest(ctx, func(m *store.Manifest) {
 			m.InputSHA256, m.InputBytes, m.Items = sum.SHA256, inputBytes(sum), sum.Items
 		})
 		if err != nil {
-			return "", nil, err
+			return "", input.Summary{}, nil, err
 		}
 	}
-	return format, outcomes, nil
+	return format, sum, outcomes, nil
 }
 
 // scanInput reads the job's input again as far as this run needs.
@@ -566,6 +567,7 @@ type execution struct {
 	j        store.Job
 	inPath   string
 	format   input.Format
+	scanned  input.Summary  // the scan of inPath the job hashed: what a run reads is checked against it
 	outcomes store.Outcomes // the job's items' outcomes before this run
 	opts     Options
 
@@ -620,7 +622,9 @@ func (x *execution) executeOnline(ctx context.Context, cfg engine.Config) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	r, err := input.Open(x.inPath, x.format)
+	// The input is read as it was scanned: a file changed mid-run stops
+	// the run (exit 4) before an item of another input runs.
+	r, err := input.OpenScanned(x.inPath, x.format, x.scanned)
 	if err != nil {
 		return nil, usage(err)
 	}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHostileInputChangedMidRunStopsWithoutMixing: lines appended mid-run
+// ran past the job's last item and left a job that status, export and
+// resume refused; a file rewritten in place finished "completed" with old
+// and new items under the old hash. Now the run stops with exit 4 and says
+// so, every record is of the input the job hashed, and the job stays
+// readable.
+func TestHostileInputChangedMidRunStopsWithoutMixing(t *testing.T) {
+	cases := []struct {
+		name   string
+		items  int
+		pad    int    // bytes of padding an item, to make the file span blocks
+		change string // shell run once, while item 0 runs
+	}{
+		{"appended", 30, 0, `printf '{"n": 90, "v": "new"}\n{"n": 91, "v": "new"}\n' >> items.jsonl`},
+		// 40 items of 64 KiB: three 1 MiB blocks, the first read before
+		// the change, the others after it.
+		{"rewritten in place", 40, 64 << 10, `sed 's/"old"/"new"/' items.jsonl > tmp && cat tmp > items.jsonl`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorkdir(t)
+			var b strings.Builder
+			for i := range c.items {
+				fmt.Fprintf(&b, "{\"n\": %d, \"v\": \"old\", \"pad\": %q}\n", i, strings.Repeat("x", c.pad))
+			}
+			w.write("items.jsonl", b.String(), 0o644)
+			w.write("item.sh", fmt.Sprintf(`#!/bin/sh
+if [ "$1" = 0 ] && [ ! -e changed ]; then touch changed; %s; fi
+echo "$2"
+`, c.change), 0o755)
+			w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: ["./item.sh", "{{.n}}", "{{.v}}"]
+concurrency: {max: 1}
+`, 0o644)
+			r := w.tenax("run", "job.yaml")
+			if r.code != 4 {
+				t.Fatalf("exit %d, want 4 (the input changed)\nstderr:\n%s", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "changed while the job ran") {
+				t.Errorf("stderr does not say the input changed while the job ran:\n%s", r.stderr)
+			}
+			id := jobID(t, r)
+			st := w.tenax("status", id)
+			if st.code != 0 {
+				t.Errorf("status of the job exits %d, want 0:\n%s", st.code, st.stderr)
+			}
+			ex := w.tenax("export", id, "-o", "out.jsonl")
+			if ex.code != 0 {
+				t.Fatalf("export of the job exits %d, want 0:\n%s", ex.code, ex.stderr)
+			}
+			recs := readRecords(t, filepath.Join(w.dir, "out.jsonl"))
+			for _, rec := range recs {
+				if rec.Idx >= c.items {
+					t.Errorf("a record of idx %d, past the job's %d items", rec.Idx, c.items)
+				}
+				if strings.Contains(string(rec.Output), "new") {
+					t.Errorf("item %d ran with the changed input's line %s", rec.Idx, rec.Output)
+				}
+			}
+			res := w.tenax("resume", id)
+			if res.code != 2 || !strings.Contains(res.stderr, "changed since job") {
+				t.Errorf("resume exits %d, want 2 saying the input changed:\n%s", res.code, res.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(w.dir, "changed")); err != nil {
+				t.Fatalf("the script never changed the input: %v", err)
+			}
+		})
+	}
+}
