@@ -16,8 +16,11 @@ const Latest = "latest"
 // id itself, "latest" (or nothing) for the most recent job, or a job's name
 // (the spec's name:) for the most recent job of that name. An unknown
 // reference is a usage error that says how to list the jobs. A job whose
-// manifest cannot be read stands in the way of no other: only a ref naming
-// it is an error, the store's *store.UnreadableJobsError.
+// manifest cannot be read is an error, the store's
+// *store.UnreadableJobsError, for a ref that names it or may mean it: its
+// id, "latest" when it is newer than every readable job, a name when it is
+// newer than the readable jobs of that name (its own name unknown). An
+// older broken job stands in the way of no other.
 func ResolveID(ctx context.Context, st store.Store, ref string) (string, error) {
 	jobs, err := st.List(ctx)
 	var unreadable *store.UnreadableJobsError
@@ -28,6 +31,9 @@ func ResolveID(ctx context.Context, st store.Store, ref string) (string, error) 
 		if len(jobs) == 0 {
 			// Not "no jobs yet": there are jobs, none readable.
 			return "", unreadable
+		}
+		if err := unresolvable(jobs, ref, unreadable); err != nil {
+			return "", err
 		}
 		err = nil
 	}
@@ -69,4 +75,35 @@ func ResolveID(ctx context.Context, st store.Store, ref string) (string, error) 
 		msg += " (" + strings.Join(names, ", ") + ")"
 	}
 	return "", usage(errors.New(msg + "; `tenax status --all` lists the jobs"))
+}
+
+// unresolvable is the error of a ref that an unreadable job may be meant
+// by: a corrupt newest manifest made "latest" and the job's name mean an
+// older job, which export exported and resume re-ran. Job ids are their
+// creation time (job_YYYYMMDD_HHMMSS), so an unreadable job's id says
+// whether it is newer than the job ref would otherwise mean.
+func unresolvable(jobs []store.Manifest, ref string, unreadable *store.UnreadableJobsError) error {
+	newest := ""
+	for _, m := range jobs {
+		if m.ID == ref {
+			return nil
+		}
+		if ref == "" || ref == Latest || m.Name == ref {
+			newest = max(newest, m.ID)
+		}
+	}
+	var inTheWay []store.UnreadableJob
+	for _, u := range unreadable.Jobs {
+		if u.ID > newest {
+			inTheWay = append(inTheWay, u)
+		}
+	}
+	if len(inTheWay) == 0 {
+		return nil
+	}
+	what := fmt.Sprintf("%q", ref)
+	if ref == "" || ref == Latest {
+		what = fmt.Sprintf("%q (the newest job)", Latest)
+	}
+	return fmt.Errorf("cannot tell which job %s means: %w; repair or remove that job's directory, or name the job by its id (`tenax status --all` lists them)", what, &store.UnreadableJobsError{Jobs: inTheWay})
 }
