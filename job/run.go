@@ -341,6 +341,9 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 	if err := checkNotEmpty(inPath, sum, opts); err != nil {
 		return nil, err
 	}
+	if err := CheckOutputNotInput(opts.Output, inPath); err != nil {
+		return nil, err
+	}
 	if opts.Batch {
 		if err := useBatchMode(s); err != nil {
 			return nil, usage(err)
@@ -438,6 +441,9 @@ func findResumable(ctx context.Context, id string, opts Options) (*resumed, erro
 		return nil, usage(fmt.Errorf("job %s does not record its spec file, so it cannot be resumed", id))
 	}
 	if err := checkOutput(opts.Output); err != nil {
+		return nil, err
+	}
+	if err := CheckOutputNotInput(opts.Output, m.InputPath); err != nil {
 		return nil, err
 	}
 	s, err := LoadSpec(m.SpecPath, opts.env())
@@ -840,6 +846,26 @@ func checkOutput(path string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// CheckOutputNotInput refuses an output file (--output, export -o) that is
+// the job's input: writing the results over it destroyed the input a
+// resume needs. The same file is found by its identity when both exist
+// (a link or another path to it), by its absolute path otherwise.
+func CheckOutputNotInput(output, input string) error {
+	if output == "" || input == "" {
+		return nil
+	}
+	same := sameFile(output, input)
+	if a, err := os.Stat(output); err == nil {
+		if b, err := os.Stat(input); err == nil {
+			same = same || os.SameFile(a, b)
+		}
+	}
+	if same {
+		return usage(fmt.Errorf("the output %s is the job's input %s: writing the results there would overwrite the input; name another file", output, input))
+	}
+	return nil
 }
 
 // shellQuote quotes s for a POSIX shell when it holds more than letters,

@@ -80,3 +80,46 @@ concurrency: {max: 1}
 		})
 	}
 }
+
+// TestHostileOutputNamingTheInputIsRefused: `--output` or `export -o`
+// naming the job's own input overwrote it with the results. Each is
+// refused with exit 2, by its path or by another name for the same file,
+// and the input is left as it was.
+func TestHostileOutputNamingTheInputIsRefused(t *testing.T) {
+	w := newWorkdir(t)
+	input := w.items("items.jsonl", 5)
+	before, err := os.ReadFile(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("items.jsonl", filepath.Join(w.dir, "link.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	w.write("job.yaml", `
+input: items.jsonl
+task:
+  type: exec
+  argv: ["echo", "{{.n}}"]
+`, 0o644)
+	ran := w.tenax("run", "job.yaml")
+	if ran.code != 0 {
+		t.Fatalf("run exits %d:\n%s", ran.code, ran.stderr)
+	}
+	id := jobID(t, ran)
+	for _, args := range [][]string{
+		{"run", "job.yaml", "--output", "items.jsonl"},
+		{"run", "job.yaml", "--output", "./link.jsonl"},
+		{"resume", id, "--output", input},
+		{"export", id, "-o", "items.jsonl"},
+		{"export", "latest", "-o", "link.jsonl"},
+	} {
+		r := w.tenax(args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "would overwrite the input") {
+			t.Errorf("tenax %v exits %d, want 2 refusing to overwrite the input:\n%s", args, r.code, r.stderr)
+		}
+		after, err := os.ReadFile(input)
+		if err != nil || string(after) != string(before) {
+			t.Fatalf("after tenax %v the input is %q (%v), want it unchanged", args, after, err)
+		}
+	}
+}

@@ -176,6 +176,9 @@ func newExportCmd(g *globals) *cobra.Command {
 				return (!failed || r.Failed()) && (route == "" || r.Route == route)
 			}
 			if out != "" {
+				if err := job.CheckOutputNotInput(out, j.Manifest().InputPath); err != nil {
+					return err
+				}
 				return store.WriteOutput(ctx, j, out, format, filter)
 			}
 			return store.Export(ctx, j, cmd.OutOrStdout(), format, filter)
