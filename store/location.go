@@ -64,6 +64,19 @@ func (l Location) String() string {
 		scheme, _, _ := strings.Cut(l.PostgresURL, "://")
 		return scheme + "://…"
 	}
+	// A password may also be a query parameter (libpq's password= and
+	// sslpassword=): url.Redacted hides only the userinfo's.
+	q := u.Query()
+	hidden := false
+	for k := range q {
+		if strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword") {
+			q.Set(k, "xxxxx")
+			hidden = true
+		}
+	}
+	if hidden {
+		u.RawQuery = q.Encode()
+	}
 	return u.Redacted()
 }
 

@@ -67,3 +67,18 @@ func FuzzParseLocation(f *testing.F) {
 		}
 	})
 }
+
+// TestLocationStringHidesAQueryPassword: a ?password= in the store URL was
+// printed in errors and in the "Run it with: tenax worker --store …" line.
+func TestLocationStringHidesAQueryPassword(t *testing.T) {
+	for _, raw := range []string{
+		"postgres://tenax@db:5432/jobs?password=s3cret&sslmode=disable",
+		"postgres://tenax@db/jobs?PASSWORD=s3cret",
+		"postgresql://tenax:s3cret@db/jobs?sslpassword=s3cret",
+	} {
+		s := Location{PostgresURL: raw}.String()
+		if strings.Contains(s, "s3cret") || !strings.Contains(s, "@db") {
+			t.Errorf("String() of %s = %q, want the URL without its password", raw, s)
+		}
+	}
+}

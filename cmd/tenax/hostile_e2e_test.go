@@ -123,3 +123,27 @@ task:
 		}
 	}
 }
+
+// TestHostileStoreQueryPasswordIsNeverPrinted: a ?password= in the
+// PostgreSQL store URL was printed in errors and in the "Run it with:
+// tenax worker --store '…'" line.
+func TestHostileStoreQueryPasswordIsNeverPrinted(t *testing.T) {
+	const secret = "pw-SECRET-4242"
+	refused := newWorkdir(t).tenax("status", "--store", "postgres://tenax@127.0.0.1:1/db?password="+secret)
+	if refused.code != 4 || strings.Contains(refused.stdout+refused.stderr, secret) {
+		t.Errorf("an unreachable store: exit %d, want 4 without the password:\n%s%s", refused.code, refused.stdout, refused.stderr)
+	}
+	pg := postgresStore(t)
+	sep := "?"
+	if strings.Contains(pg, "?") {
+		sep = "&"
+	}
+	w := fixLaterWorkdir(t)
+	r := w.tenax("run", "job.yaml", "--store", pg+sep+"password="+secret, "--workers", "0")
+	if r.code != 0 {
+		t.Fatalf("run --workers 0: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, secret) || !strings.Contains(r.stdout, "Run it with: tenax worker --store") {
+		t.Errorf("run --workers 0 printed the store's password, or no worker command:\n%s%s", r.stdout, r.stderr)
+	}
+}
