@@ -147,3 +147,26 @@ func TestHostileStoreQueryPasswordIsNeverPrinted(t *testing.T) {
 		t.Errorf("run --workers 0 printed the store's password, or no worker command:\n%s%s", r.stdout, r.stderr)
 	}
 }
+
+// TestHostileMockHelpDescribesTheQuotaReplyItGives: `tenax mock --help`
+// said --quota answers Anthropic's wire with a 400 billing_error, the
+// reply it gave before; it gives a 400 invalid_request_error whose message
+// says the credit balance is too low (402 billing_error is
+// --payment-required's).
+func TestHostileMockHelpDescribesTheQuotaReplyItGives(t *testing.T) {
+	r := newWorkdir(t).tenax("mock", "--help")
+	var quota string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.Contains(line, "--quota") {
+			quota = line
+		}
+	}
+	for _, want := range []string{"429 insufficient_quota", "400 invalid_request_error", "credit balance is too low", "ThrottlingException"} {
+		if !strings.Contains(quota, want) {
+			t.Errorf("mock --help says of --quota %q, want it to name %q", quota, want)
+		}
+	}
+	if strings.Contains(quota, "billing_error") {
+		t.Errorf("mock --help still says --quota answers billing_error: %q", quota)
+	}
+}

@@ -74,7 +74,7 @@ func addMockFlags(cmd *cobra.Command, addr, logPath *string, cfg *mock.Config) {
 	f.Float64Var(&cfg.Faults.Malformed, "malformed", 0, "fraction of answers whose connection is cut halfway through the body or stream")
 	f.Float64Var(&cfg.Faults.InvalidOutput, "invalid-output", 0, "fraction of answers that are plausible but wrong")
 	f.Float64Var(&cfg.Faults.Auth, "auth", 0, "fraction of requests answered 401")
-	f.Float64Var(&cfg.Faults.Quota, "quota", 0, "fraction answered as out of credit (OpenAI 429 insufficient_quota, Anthropic 400 billing_error)")
+	f.Float64Var(&cfg.Faults.Quota, "quota", 0, "fraction answered as out of credit (OpenAI 429 insufficient_quota, Anthropic 400 invalid_request_error \"credit balance is too low\", Bedrock 429 ThrottlingException \"too many tokens per day\")")
 	f.Float64Var(&cfg.Faults.SpendLimit, "spend-limit", 0, "fraction answered 429 as past the organization's spend limit")
 	f.Float64Var(&cfg.Faults.PaymentRequired, "payment-required", 0, "fraction answered 402")
 	f.Float64Var(&cfg.Faults.Forbidden, "forbidden", 0, "fraction answered 403")
