@@ -66,7 +66,7 @@ func BenchmarkCachePut(b *testing.B) {
 		}
 	})
 	b.Run("store=log", func(b *testing.B) {
-		c, err := Open(b.TempDir())
+		c, err := Open(b.TempDir(), Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func BenchmarkCacheGet(b *testing.B) {
 		}
 	})
 	b.Run("store=log", func(b *testing.B) {
-		c, err := Open(b.TempDir())
+		c, err := Open(b.TempDir(), Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -23,10 +24,14 @@ const rejectedDir = "rejected"
 // minKeyLen is the shortest key accepted: 64 bits of hash.
 const minKeyLen = 16
 
-// SyncDelay is how long after a write the log is synced to the disk, at
-// most: writes within it share one fsync. See the package doc for what an
-// entry survives before and after.
-const SyncDelay = 100 * time.Millisecond
+// FlushDelay is how long a Put waits in memory, at most, before its batch
+// is written to the log: every Put in that time shares one write, one lock
+// of the log and one fsync. See the package doc for what it costs a crash.
+const FlushDelay = 5 * time.Millisecond
+
+// batchBytes is the batch size at which it is written without waiting out
+// FlushDelay.
+const batchBytes = 1 << 20
 
 // scanBufSize is the log read at a time when catching up.
 const scanBufSize = 256 << 10
@@ -38,38 +43,95 @@ var ErrBadKey = errors.New("cache: key must be 16 or more lowercase hex digits")
 // ErrClosed is returned, wrapped, by a Cache used after Close.
 var ErrClosed = errors.New("cache: closed")
 
+// Options are what Open is told beyond the directory.
+type Options struct {
+	// MaxBytes bounds the log's size: once the log grows past it, a
+	// compaction in the background rewrites it with the newest entries
+	// that fit in three quarters of it (so that the next one is a quarter
+	// of the bound of new entries away). 0 is no bound.
+	MaxBytes int64
+}
+
 // Cache is a response cache in a directory: one append-only log of
 // entries, indexed in memory. It is safe for concurrent use, also by
 // several processes sharing the directory: each sees the others' entries
-// at its next Get, and the last Put of a key wins.
+// once they are written (within FlushDelay of their Put), and the last
+// write of a key wins.
 type Cache struct {
 	dir  string
-	f    *os.File // the log, opened O_APPEND: writes from every process land at its end
-	fd   int      // f's descriptor, for its lock
+	opts Options
 	seed maphash.Seed
+
+	// fileMu guards f against a swap for a compacted log: a Get reads f
+	// under its read lock, outside mu; the swap takes it whole. It is
+	// taken before mu, never while holding it.
+	fileMu sync.RWMutex
+	f      *os.File // the log, opened O_APPEND: writes from every process land at its end
+	fd     int      // f's descriptor, for its lock
 
 	mu sync.Mutex
 	// index maps a key's hash to its latest record; a hash shared by two
 	// keys (about 1 in 10^7 for 10^6 keys) costs a miss, never a wrong
 	// value, since Get checks the key the record holds.
 	index map[uint64]loc
-	// tail is how far the log is indexed.
-	tail        int64
-	buf         []byte
-	syncPending bool
-	closed      bool
+	// tail is how far the log is indexed; end is where its last whole
+	// record ends, so the bytes between them are a torn tail.
+	tail, end int64
+	buf       []byte
+
+	// fill is the batch Puts add to; writing, when not nil, the one being
+	// written; spare the buffers the next fill reuses.
+	fill, writing, spare *batch
+	// seq numbers the batch being filled, done the last one written and
+	// synced; flushed is signalled on mu as done moves.
+	seq, done uint64
+	flushed   *sync.Cond
+	werr      error // a failed write or sync not yet returned by Flush or Close
+	closed    bool
+
+	compacting bool
+	compactAt  int64 // the log size from which the next background compaction may start
+
+	kick, now, stop, stopped chan struct{}
+	bg                       sync.WaitGroup
 }
 
-// loc is where a record is in the log.
+// loc is where a record is in the log, and when it was put (Unix ms).
 type loc struct {
 	off  int64
 	size uint32
+	at   int64
+}
+
+// batch is records put and not yet written: buf holds them, ops says
+// where each is, pending maps a key to its latest op.
+type batch struct {
+	buf     []byte
+	ops     []pendingOp
+	pending map[string]int
+}
+
+func newBatch() *batch { return &batch{pending: make(map[string]int)} }
+
+// reset empties b for reuse.
+func (b *batch) reset() {
+	b.buf, b.ops = b.buf[:0], b.ops[:0]
+	clear(b.pending)
+}
+
+// pendingOp is a record of a batch not yet written.
+type pendingOp struct {
+	key       string
+	op        byte
+	off, size int
+	at        int64
 }
 
 // Open returns the cache in dir, creating the directory and its log if
 // needed. A directory of the older file-per-entry layout
-// (dir/<key[:2]>/<key>.json) is migrated into the log first.
-func Open(dir string) (*Cache, error) {
+// (dir/<key[:2]>/<key>.json) is migrated into the log first, and a torn
+// tail (a writer killed in its write) is cut off.
+func Open(dir string, opts Options) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
@@ -77,25 +139,56 @@ func Open(dir string) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	c := &Cache{dir: dir, f: f, fd: int(f.Fd()), seed: maphash.MakeSeed(), index: make(map[uint64]loc)}
-	if err := c.lock(true); err != nil {
+	c := &Cache{
+		dir: dir, opts: opts, f: f, fd: int(f.Fd()), seed: maphash.MakeSeed(),
+		index: make(map[uint64]loc), fill: newBatch(), spare: newBatch(), seq: 1,
+		kick: make(chan struct{}, 1), now: make(chan struct{}, 1),
+		stop: make(chan struct{}), stopped: make(chan struct{}),
+	}
+	c.flushed = sync.NewCond(&c.mu)
+	if err := c.openLog(); err != nil {
 		f.Close()
 		return nil, err
 	}
-	_, err = c.migrate()
-	c.unlock()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
+	c.removeStaleCompaction()
+	go c.run()
+	c.maybeCompact() // a log over its bound is compacted at open, in the background
 	return c, nil
+}
+
+// openLog migrates an old layout, indexes the log and cuts a torn tail,
+// under the log's exclusive lock.
+func (c *Cache) openLog() error {
+	if err := c.lock(true); err != nil {
+		return err
+	}
+	defer c.unlock()
+	if _, err := c.migrate(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.catchUp(); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	if c.end < c.tail {
+		// No writer is in progress (the lock is ours), so the bytes past
+		// the last whole record are torn for good: cut, the next write
+		// lands where they began.
+		if err := c.f.Truncate(c.end); err != nil {
+			return fmt.Errorf("cache: cutting the log's torn tail: %w", err)
+		}
+		c.tail = c.end
+	}
+	return nil
 }
 
 // Dir returns the cache's directory.
 func (c *Cache) Dir() string { return c.dir }
 
-// Close syncs the log and releases it. Entries written before it are on
-// the disk when it returns.
+// Close writes what is still in memory, syncs the log and releases it.
+// Every entry put before it is on the disk when it returns; the error is
+// that of any write or sync that failed and was not yet returned by Flush.
 func (c *Cache) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -104,7 +197,14 @@ func (c *Cache) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
-	err := c.f.Sync()
+	close(c.stop)
+	<-c.stopped
+	c.bg.Wait()
+	c.fileMu.Lock() // no Get reads the log any more
+	defer c.fileMu.Unlock()
+	c.mu.Lock()
+	err := c.werr
+	c.mu.Unlock()
 	if cerr := c.f.Close(); err == nil {
 		err = cerr
 	}
@@ -134,34 +234,63 @@ func (c *Cache) Get(key string) ([]byte, bool, error) {
 	if !validKey(key) {
 		return nil, false, fmt.Errorf("%w: %q", ErrBadKey, key)
 	}
-	l, ok, err := c.locate(key)
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	v, ok, err := c.read(key, l)
+	c.fileMu.RLock()
+	defer c.fileMu.RUnlock()
+	v, ok, err := c.lookup(key)
 	if err != nil {
 		return nil, false, fmt.Errorf("cache: %w", err)
 	}
 	return v, ok, nil
 }
 
-// locate catches up with the log and returns where key's entry is.
-func (c *Cache) locate(key string) (loc, bool, error) {
-	h := maphash.String(c.seed, key)
+// lookup returns key's value: from the batch not yet written, else from
+// the log. c.fileMu must be read-locked.
+func (c *Cache) lookup(key string) ([]byte, bool, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
-		return loc{}, false, ErrClosed
+		c.mu.Unlock()
+		return nil, false, ErrClosed
+	}
+	if v, deleted, found := c.pendingValue(key); found {
+		c.mu.Unlock()
+		return v, !deleted, nil
 	}
 	if err := c.catchUpShared(); err != nil {
-		return loc{}, false, err
+		c.mu.Unlock()
+		return nil, false, err
 	}
-	l, ok := c.index[h]
-	return l, ok, nil
+	l, ok := c.index[maphash.String(c.seed, key)]
+	c.mu.Unlock()
+	if !ok {
+		return nil, false, nil
+	}
+	return c.read(key, l)
+}
+
+// pendingValue returns a copy of key's value in a batch not yet written
+// (the batch's buffer is reused), or that its latest op there is a
+// delete; found is false when no such batch holds an op of key. c.mu must
+// be held.
+func (c *Cache) pendingValue(key string) (value []byte, deleted, found bool) {
+	for _, b := range [2]*batch{c.fill, c.writing} {
+		if b == nil {
+			continue
+		}
+		if i, ok := b.pending[key]; ok {
+			op := b.ops[i]
+			if op.op == opDelete {
+				return nil, true, true
+			}
+			r, _ := parseRecord(b.buf[op.off : op.off+op.size])
+			return bytes.Clone(r.value), false, true
+		}
+	}
+	return nil, false, false
 }
 
 // read returns the value of key's record at l; false when the record is
 // not a put of key (a shared hash, or a log changed under the index).
+// c.fileMu must be read-locked.
 func (c *Cache) read(key string, l loc) ([]byte, bool, error) {
 	rec := make([]byte, l.size)
 	if _, err := c.f.ReadAt(rec, l.off); err != nil {
@@ -178,8 +307,9 @@ func (c *Cache) read(key string, l loc) ([]byte, bool, error) {
 }
 
 // Put stores value under key, replacing any entry. When it returns, the
-// entry is in the log, whole, and seen by every process's next Get; it
-// reaches the disk within SyncDelay.
+// entry is seen by this Cache's Gets; it is written to the log, and seen
+// by other processes, within FlushDelay, and is on the disk when the
+// batch's fsync returns (Flush waits for that).
 func (c *Cache) Put(key string, value []byte) error {
 	if !validKey(key) {
 		return fmt.Errorf("%w: %q", ErrBadKey, key)
@@ -187,7 +317,7 @@ func (c *Cache) Put(key string, value []byte) error {
 	if len(value) > maxValue {
 		return fmt.Errorf("cache: a value of %d bytes is over the %d a log record holds", len(value), maxValue)
 	}
-	return c.append(opPut, key, value)
+	return c.enqueue(opPut, key, value)
 }
 
 // Reject removes the entry under key, whose value proved invalid, so the
@@ -199,11 +329,9 @@ func (c *Cache) Reject(key string, reason string) error {
 	if !validKey(key) {
 		return fmt.Errorf("%w: %q", ErrBadKey, key)
 	}
-	l, ok, err := c.locate(key)
-	if err != nil || !ok {
-		return err
-	}
-	value, ok, err := c.read(key, l)
+	c.fileMu.RLock()
+	value, ok, err := c.lookup(key)
+	c.fileMu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("cache: reject: %w", err)
 	}
@@ -219,7 +347,7 @@ func (c *Cache) Reject(key string, reason string) error {
 	if err := writeAtomic(filepath.Join(c.dir, rejectedDir, key+".json"), kept); err != nil {
 		return fmt.Errorf("cache: reject: %w", err)
 	}
-	if err := c.append(opDelete, key, nil); err != nil {
+	if err := c.enqueue(opDelete, key, nil); err != nil {
 		return fmt.Errorf("cache: reject: %w", err)
 	}
 	return nil
@@ -227,8 +355,11 @@ func (c *Cache) Reject(key string, reason string) error {
 
 // Range calls yield with each entry's key and value, in no particular
 // order, until yield returns false: for inspecting a cache (which entry
-// holds what) without knowing its keys.
+// holds what) without knowing its keys. It sees what was written to the
+// log; Flush first to include this Cache's latest Puts.
 func (c *Cache) Range(yield func(key string, value []byte) bool) error {
+	c.fileMu.RLock()
+	defer c.fileMu.RUnlock()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -257,38 +388,35 @@ func (c *Cache) Range(yield func(key string, value []byte) bool) error {
 	return nil
 }
 
-// append writes the record of op on key at the end of the log in one
-// write, indexes it (and whatever other processes wrote before it), and
-// schedules the sync.
-func (c *Cache) append(op byte, key string, value []byte) error {
-	rec := appendRecord(nil, op, key, value)
+// enqueue adds the record of op on key (and value) to the batch, and
+// wakes the writer when the batch was empty or is full.
+func (c *Cache) enqueue(op byte, key string, value []byte) error {
+	at := time.Now().UnixMilli()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return ErrClosed
 	}
-	if err := c.lock(true); err != nil {
-		return err
+	b := c.fill
+	start := len(b.buf)
+	b.buf = appendRecord(b.buf, op, key, value, at)
+	b.pending[key] = len(b.ops)
+	b.ops = append(b.ops, pendingOp{key: key, op: op, off: start, size: len(b.buf) - start, at: at})
+	if start == 0 {
+		signal(c.kick)
 	}
-	defer c.unlock()
-	// Caught up under the exclusive lock, the log ends at tail, where
-	// this write lands: the record is indexed without reading it back.
-	if c.grown() {
-		if err := c.catchUp(); err != nil {
-			return fmt.Errorf("cache: %w", err)
-		}
-	}
-	if _, err := c.f.Write(rec); err != nil {
-		// A part written is torn bytes, which every scan skips.
-		return fmt.Errorf("cache: %w", err)
-	}
-	c.apply(record{op: op, key: key}, c.tail, len(rec))
-	c.tail += int64(len(rec))
-	if !c.syncPending {
-		c.syncPending = true
-		time.AfterFunc(SyncDelay, c.sync)
+	if len(b.buf) >= batchBytes {
+		signal(c.now)
 	}
 	return nil
+}
+
+// signal wakes the writer goroutine through ch without waiting.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 // catchUpShared is catchUp under the log's shared lock, which it takes
@@ -306,17 +434,6 @@ func (c *Cache) catchUpShared() error {
 		return fmt.Errorf("cache: %w", err)
 	}
 	return nil
-}
-
-// sync is the grouped fsync that append schedules.
-func (c *Cache) sync() {
-	c.mu.Lock()
-	c.syncPending = false
-	closed := c.closed
-	c.mu.Unlock()
-	if !closed {
-		_ = c.f.Sync() // a failed sync only widens what a crash can lose
-	}
 }
 
 // grown reports whether the log may hold bytes past tail: a read of one
@@ -337,6 +454,11 @@ func (c *Cache) catchUp() error {
 		return err
 	}
 	size := info.Size()
+	if size < c.tail {
+		// Cut under us (another process's Open cut a torn tail this one
+		// had read past): index it again from the start.
+		c.reindex()
+	}
 	if c.buf == nil && c.tail < size {
 		c.buf = make([]byte, scanBufSize)
 	}
@@ -362,12 +484,24 @@ func (c *Cache) catchUp() error {
 
 // apply indexes the record r found at off.
 func (c *Cache) apply(r record, off int64, size int) {
-	h := maphash.String(c.seed, r.key)
+	indexRecord(c.index, c.seed, r, off, size)
+	c.end = off + int64(size)
+}
+
+// reindex forgets the index, for catchUp to build it from the log's start.
+func (c *Cache) reindex() {
+	clear(c.index)
+	c.tail, c.end = 0, 0
+}
+
+// indexRecord applies the record r found at off to index.
+func indexRecord(index map[uint64]loc, seed maphash.Seed, r record, off int64, size int) {
+	h := maphash.String(seed, r.key)
 	switch r.op {
 	case opPut:
-		c.index[h] = loc{off: off, size: uint32(size)}
+		index[h] = loc{off: off, size: uint32(size), at: r.at}
 	case opDelete:
-		delete(c.index, h)
+		delete(index, h)
 	}
 }
 

@@ -22,7 +22,7 @@ var _ interface {
 
 func openTemp(t *testing.T) *Cache {
 	t.Helper()
-	c, err := Open(filepath.Join(t.TempDir(), "cache"))
+	c, err := Open(filepath.Join(t.TempDir(), "cache"), Options{})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -282,19 +282,19 @@ func TestOpenFailsOnAFile(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(filepath.Join(file, "cache")); err == nil {
+	if _, err := Open(filepath.Join(file, "cache"), Options{}); err == nil {
 		t.Error("Open under a regular file succeeded, want an error")
 	}
 }
 
 func TestTwoCachesOnOneDirectoryShareEntries(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "shared")
-	first, err := Open(dir)
+	first, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.Close()
-	second, err := Open(dir)
+	second, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,10 +303,16 @@ func TestTwoCachesOnOneDirectoryShareEntries(t *testing.T) {
 	if err := first.Put(key, []byte(`"from first"`)); err != nil {
 		t.Fatal(err)
 	}
+	if err := first.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if got, ok, _ := second.Get(key); !ok || string(got) != `"from first"` {
 		t.Errorf("second.Get = %q, %v; want the entry the first cache wrote", got, ok)
 	}
 	if err := second.Reject(key, "bad"); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := first.Get(key); ok {

@@ -4,23 +4,35 @@
 // disk instead of paying for it again.
 //
 // The entries live in one append-only log, dir/entries.log, indexed in
-// memory by each process that opens it. A Put is one record appended in
-// one write under the log's exclusive lock (flock); a Get looks the key up
-// in the index, after reading whatever other processes appended since, so
-// several jobs under one home share the cache as they run, and the last
-// Put of a key wins. Each record carries a CRC, and a scan skips bytes
-// that are no whole record up to the next record's magic: a writer killed
-// in its write, or a block a power loss zeroed, costs the entries in those
-// bytes, never the log.
+// memory by each process that opens it. Puts are batched: a Put adds its
+// record to a batch in memory, seen at once by this Cache's Gets, and a
+// writer goroutine writes the batch within FlushDelay (5 ms) in one write
+// under the log's exclusive lock (flock), then fsyncs it; many Puts share
+// one write, one lock and one fsync. A Get looks the key up in the batch,
+// then in the index, after reading whatever other processes appended
+// since, so several jobs under one home share the cache as they run, and
+// the last write of a key wins. Each record carries a CRC, and a scan
+// skips bytes that are no whole record up to the next record's magic.
 //
-// What an entry survives: once Put returns it is in the log and seen by
-// every process, and survives the writer's crash (kill -9 included); it is
-// on the disk within SyncDelay, one fsync covering every write in that
-// time, and at Close. A machine that loses power may lose the entries of
-// that last moment; it is a cache, and a lost entry is only a call made
-// again. A cache from before the log, one JSON file per entry
-// (dir/<key[:2]>/<key>.json), is moved into the log by the first Open.
-// docs/decisions.md says why a log and not an embedded database.
+// What an entry survives. Flush (and Close) acknowledge every entry put
+// before them: when they return the entries are written and synced, and
+// survive a kill -9 of the process and a power loss. A kill -9 loses only
+// the entries not yet acknowledged, those of the last FlushDelay; it
+// never leaves a log that cannot be read: a batch killed in its write is
+// a torn tail, cut off by the next Open. It is a cache, and a lost entry
+// is only a call made again. A cache from before the log, one JSON file
+// per entry (dir/<key[:2]>/<key>.json), is moved into the log by the
+// first Open. docs/decisions.md says why a log and not an embedded
+// database.
+//
+// The log is bounded by Options.MaxBytes: past it, a compaction in the
+// background writes the newest entries that fit in three quarters of the
+// bound to dir/entries.log.compact, without the log's lock (the bytes it
+// copies are final), then, under the lock, the records written meanwhile,
+// fsyncs it and renames it over the log. Killed before the rename it
+// leaves the old log whole (the next Open removes the half-written one);
+// after, the new one, synced. Other processes notice the new file at their
+// next write and reopen it; Prune and Clear compact on demand.
 //
 // A cached answer can prove wrong: the heal loop finds it invalid. Reject
 // removes such an entry, so the next run regenerates it instead of being

@@ -15,11 +15,11 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	c, err := cache.Open(filepath.Join(dir, "cache"))
+	c, err := cache.Open(filepath.Join(dir, "cache"), cache.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer c.Close() // syncs what the last SyncDelay wrote
+	defer c.Close() // writes and syncs what the last FlushDelay put
 
 	// The key covers everything that determines the answer.
 	key, err := cache.Key(map[string]any{

@@ -184,7 +184,11 @@ func (c *Cache) migrateDir(sub string) (int, error) {
 		var e entry
 		if json.Unmarshal(data, &e) == nil {
 			if v, ok := e.value(key); ok {
-				batch = appendRecord(batch, opPut, key, v)
+				at := time.Now()
+				if info, err := fe.Info(); err == nil {
+					at = info.ModTime() // when it was put, for prune --older-than
+				}
+				batch = appendRecord(batch, opPut, key, v, at.UnixMilli())
 				moved++
 			}
 		}

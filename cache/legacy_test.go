@@ -60,7 +60,7 @@ func TestOpenMigratesTheFilePerEntryLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Open(dir)
+	c, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatalf("Open of an old cache: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestOpenMigratesTheFilePerEntryLayout(t *testing.T) {
 	}
 
 	// A second open finds nothing to migrate and the same entries.
-	again, err := Open(dir)
+	again, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestTwoOpenersMigrateOneOldCacheAtOnce(t *testing.T) {
 	caches := make([]*Cache, 2)
 	errs := make([]error, 2)
 	for i := range caches {
-		wg.Go(func() { caches[i], errs[i] = Open(dir) })
+		wg.Go(func() { caches[i], errs[i] = Open(dir, Options{}) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

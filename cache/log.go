@@ -11,7 +11,12 @@ import (
 //	magic   4 bytes  "TXC1"
 //	length  4 bytes  little-endian length of the body
 //	crc     4 bytes  CRC-32C of the length's bytes and the body
-//	body    op (1 byte), key length (uvarint), key, value
+//	body    op (1 byte), [time (uvarint)], key length (uvarint), key, value
+//
+// op is 1 (a put), 2 (a delete) or 3 (a put with its time: the Unix
+// milliseconds it was put at, for stats and prune --older-than). Puts are
+// written as 3 since the log has batched writes; a 1 is read as a put of
+// unknown time, older than any other.
 //
 // The magic lets a scan find the next record after bytes it cannot read (a
 // write torn by a crash, a block a power loss left as zeros); the CRC tells
@@ -20,11 +25,12 @@ const (
 	recordHeader = 12
 	opPut        = 1
 	opDelete     = 2
+	opPutAt      = 3
 	// maxKey and maxValue bound what a record holds, so a length read
 	// from torn bytes is not believed.
 	maxKey   = 1024
 	maxValue = 1 << 30
-	maxBody  = 1 + binary.MaxVarintLen64 + maxKey + maxValue
+	maxBody  = 1 + 2*binary.MaxVarintLen64 + maxKey + maxValue
 )
 
 var (
@@ -32,20 +38,28 @@ var (
 	castagno = crc32.MakeTable(crc32.Castagnoli)
 )
 
-// record is a parsed log record; key and value alias the bytes it was
-// parsed from.
+// record is a parsed log record; value aliases the bytes it was parsed
+// from. op is opPut or opDelete (an opPutAt is parsed as an opPut with its
+// time); at is a put's Unix milliseconds, 0 when unknown.
 type record struct {
 	op    byte
 	key   string
 	value []byte
+	at    int64
 }
 
-// appendRecord appends the record of op on key (and value) to b.
-func appendRecord(b []byte, op byte, key string, value []byte) []byte {
+// appendRecord appends the record of op on key (and value) to b; a put
+// is written with its time at, Unix milliseconds.
+func appendRecord(b []byte, op byte, key string, value []byte, at int64) []byte {
 	start := len(b)
 	b = append(b, magic[:]...)
 	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0) // length and crc, set below
-	b = append(b, op)
+	if op == opPut {
+		b = append(b, opPutAt)
+		b = binary.AppendUvarint(b, uint64(max(at, 0)))
+	} else {
+		b = append(b, op)
+	}
 	b = binary.AppendUvarint(b, uint64(len(key)))
 	b = append(b, key...)
 	b = append(b, value...)
@@ -81,14 +95,25 @@ func parseRecord(rec []byte) (record, bool) {
 	if crc != binary.LittleEndian.Uint32(rec[8:12]) {
 		return record{}, false
 	}
-	body := rec[recordHeader:]
-	op := body[0]
-	klen, w := binary.Uvarint(body[1:])
-	if w <= 0 || klen > maxKey || uint64(len(body)-1-w) < klen || (op != opPut && op != opDelete) {
+	op, body := rec[recordHeader], rec[recordHeader+1:]
+	var at uint64
+	switch op {
+	case opPut, opDelete:
+	case opPutAt:
+		var w int
+		if at, w = binary.Uvarint(body); w <= 0 || at > 1<<62 {
+			return record{}, false
+		}
+		op, body = opPut, body[w:]
+	default:
 		return record{}, false
 	}
-	key := body[1+w : 1+w+int(klen)]
-	return record{op: op, key: string(key), value: body[1+w+int(klen):]}, true
+	klen, w := binary.Uvarint(body)
+	if w <= 0 || klen > maxKey || uint64(len(body)-w) < klen {
+		return record{}, false
+	}
+	key := body[w : w+int(klen)]
+	return record{op: op, key: string(key), value: body[w+int(klen):], at: int64(at)}, true
 }
 
 // scan indexes the records in data, the log's bytes from offset base,

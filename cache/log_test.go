@@ -44,11 +44,15 @@ func helperValue(prefix string, i int) []byte {
 	return fmt.Appendf(nil, `{"writer":%q,"i":%d,"pad":%q}`, prefix, i, strings.Repeat("x", (i*7919)%(16<<10)))
 }
 
-// helperMain is the child's work. "write-forever" puts entries and prints
-// each one's number once its Put returned, until killed; "write-and-read N"
-// puts N entries, reading each back and one of the other writer's.
+// helperMain is the child's work. "write-forever" puts entries, and after
+// every few a Flush prints the number of the last one acknowledged, until
+// killed; "write-and-read N" puts N entries, reading each back and one of
+// the other writer's; "compact-forever" is compactForever.
 func helperMain(mode, dir, prefix string) error {
-	c, err := Open(dir)
+	if mode == "compact-forever" {
+		return compactForever(dir)
+	}
+	c, err := Open(dir, Options{})
 	if err != nil {
 		return err
 	}
@@ -58,6 +62,12 @@ func helperMain(mode, dir, prefix string) error {
 	case mode == "write-forever":
 		for i := 0; ; i++ {
 			if err := c.Put(helperKey(prefix, i), helperValue(prefix, i)); err != nil {
+				return err
+			}
+			if i%7 != 6 {
+				continue
+			}
+			if err := c.Flush(); err != nil {
 				return err
 			}
 			fmt.Fprintln(out, i)
@@ -104,7 +114,11 @@ func helper(t *testing.T, mode, dir, prefix string, env ...string) *exec.Cmd {
 	return cmd
 }
 
-func TestAKilledWriterLosesNothingItPutAndTheLogStaysReadable(t *testing.T) {
+// TestAKilledWriterLosesNothingAcknowledgedAndTheLogStaysReadable: a
+// writer killed (-9) at any point loses no entry a Flush acknowledged,
+// its batches being written whole or torn at the end; the next Open cuts
+// the torn tail, and the log takes new entries.
+func TestAKilledWriterLosesNothingAcknowledgedAndTheLogStaysReadable(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
 	for round := range 3 {
 		prefix := fmt.Sprintf("round%d-", round)
@@ -136,9 +150,14 @@ func TestAKilledWriterLosesNothingItPutAndTheLogStaysReadable(t *testing.T) {
 			t.Fatal("the child confirmed no Put before it was killed")
 		}
 
-		c, err := Open(dir)
+		c, err := Open(dir, Options{})
 		if err != nil {
 			t.Fatalf("round %d: reopening after kill -9: %v", round, err)
+		}
+		if data, err := os.ReadFile(filepath.Join(dir, LogName)); err != nil {
+			t.Fatal(err)
+		} else if end := lastRecordEnd(data); end != int64(len(data)) {
+			t.Fatalf("round %d: after Open the log is %d bytes, its last whole record ends at %d: the torn tail was not cut", round, len(data), end)
 		}
 		for r := 0; r <= round; r++ {
 			p := fmt.Sprintf("round%d-", r)
@@ -162,7 +181,7 @@ func TestAKilledWriterLosesNothingItPutAndTheLogStaysReadable(t *testing.T) {
 			t.Errorf("round %d: a Put after the kill reads %q, %v; want it back", round, got, ok)
 		}
 		c.Close()
-		c, err = Open(dir)
+		c, err = Open(dir, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +211,7 @@ func TestTwoProcessesWriteAndReadOneCacheAtOnce(t *testing.T) {
 		t.Fatalf("the two writers failed: %v, %v", errA, errB)
 	}
 	t.Logf("a saw %s of b's entries as it went; b saw %s of a's", strings.TrimSpace(outA.String()), strings.TrimSpace(outB.String()))
-	c, err := Open(dir)
+	c, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +232,7 @@ func TestManyOpenersInOneProcessShareEntries(t *testing.T) {
 	errs := make(chan error, openers)
 	for o := range openers {
 		wg.Go(func() {
-			c, err := Open(dir)
+			c, err := Open(dir, Options{})
 			if err != nil {
 				errs <- err
 				return
@@ -233,7 +252,7 @@ func TestManyOpenersInOneProcessShareEntries(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	c, err := Open(dir)
+	c, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +270,7 @@ func TestManyOpenersInOneProcessShareEntries(t *testing.T) {
 // putAll puts value i under key i for i in [0, n) and closes the cache.
 func putAll(t *testing.T, dir string, n int) {
 	t.Helper()
-	c, err := Open(dir)
+	c, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +342,7 @@ func TestDamagedBytesCostOnlyTheirEntries(t *testing.T) {
 			for _, i := range tt.damage(t, path, offs) {
 				lost[i] = true
 			}
-			c, err := Open(dir)
+			c, err := Open(dir, Options{})
 			if err != nil {
 				t.Fatalf("Open of a damaged log: %v", err)
 			}
@@ -349,7 +368,10 @@ func TestDamagedBytesCostOnlyTheirEntries(t *testing.T) {
 			if _, ok, _ := c.Get(key); !ok {
 				t.Error("a Put after the damage is not seen by its own cache")
 			}
-			again, err := Open(dir)
+			if err := c.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			again, err := Open(dir, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -386,6 +408,50 @@ func recordOffsets(t *testing.T, path string) []int64 {
 	return offs
 }
 
+// lastRecordEnd returns where the last whole record of a log ends.
+func lastRecordEnd(data []byte) int64 {
+	var end int64
+	scan(data, 0, int64(len(data)), func(_ record, off int64, size int) { end = off + int64(size) })
+	return end
+}
+
+func TestOpenCutsATornTail(t *testing.T) {
+	const n = 5
+	dir := filepath.Join(t.TempDir(), "cache")
+	putAll(t, dir, n)
+	path := filepath.Join(dir, LogName)
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := appendRecord(nil, opPut, helperKey("torn", 0), helperValue("torn", 1000), 1)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(torn[:len(torn)/2]); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	c, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Size() != int64(len(whole)) {
+		t.Fatalf("after Open the log is %v bytes (%v), want %d: the half record a killed writer left is still there", info.Size(), err, len(whole))
+	}
+	key := helperKey("after", 0)
+	if err := c.Put(key, []byte(`"after"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(recordOffsets(t, path)); got != n+1 {
+		t.Errorf("the log holds %d whole records after a Put, want %d: the Put did not land where the torn tail began", got, n+1)
+	}
+}
+
 func TestARecordLongerThanTheScanBufferIsRead(t *testing.T) {
 	c := openTemp(t)
 	big := bytes.Repeat([]byte("y"), 3*scanBufSize+17)
@@ -393,7 +459,10 @@ func TestARecordLongerThanTheScanBufferIsRead(t *testing.T) {
 	if err := c.Put(key, big); err != nil {
 		t.Fatal(err)
 	}
-	other, err := Open(c.Dir())
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(c.Dir(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,8 +494,8 @@ func TestUseAfterCloseIsAnError(t *testing.T) {
 // last record that could still be being written.
 func FuzzScan(f *testing.F) {
 	var log []byte
-	log = appendRecord(log, opPut, "0123456789abcdef", []byte(`{"a":1}`))
-	log = appendRecord(log, opDelete, "0123456789abcdef", nil)
+	log = appendRecord(log, opPut, "0123456789abcdef", []byte(`{"a":1}`), 1)
+	log = appendRecord(log, opDelete, "0123456789abcdef", nil, 0)
 	f.Add(log, int64(0))
 	f.Add(log[:len(log)-3], int64(len(log)))
 	f.Add(append([]byte("TXC1\x00\x00\x00\x40"), log...), int64(8))

@@ -110,7 +110,7 @@ func (b *built) buildLLM(s *spec.Spec, home string, conns int) error {
 		if dir == "" {
 			dir = filepath.Join(home, "cache")
 		}
-		c, err := cache.Open(dir)
+		c, err := cache.Open(dir, cache.Options{MaxBytes: s.Cache.MaxBytes})
 		if err != nil {
 			return fmt.Errorf("cache: %w", err)
 		}

@@ -561,7 +561,7 @@ func TestAReAskServedFromTheCacheIsACacheHit(t *testing.T) {
 // text.
 func findCacheEntry(t *testing.T, dir, text string) string {
 	t.Helper()
-	c, err := cache.Open(dir)
+	c, err := cache.Open(dir, cache.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -585,7 +585,7 @@ func findCacheEntry(t *testing.T, dir, text string) string {
 // putCacheEntry stores value under key in the cache in dir, as a run would.
 func putCacheEntry(t *testing.T, dir, key, value string) {
 	t.Helper()
-	c, err := cache.Open(dir)
+	c, err := cache.Open(dir, cache.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,7 +598,7 @@ func putCacheEntry(t *testing.T, dir, key, value string) {
 // getCacheEntry returns the value under key in the cache in dir.
 func getCacheEntry(t *testing.T, dir, key string) ([]byte, bool) {
 	t.Helper()
-	c, err := cache.Open(dir)
+	c, err := cache.Open(dir, cache.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

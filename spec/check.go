@@ -203,6 +203,7 @@ func policyDefaults(s *Spec, def defaulter) {
 	def("validate.timeout", func() { s.Validate.Timeout = 30 * time.Second })
 	def("heal.max_attempts", func() { s.Heal.MaxAttempts = 8 })
 	def("heal.max_error_attempts", func() { s.Heal.MaxErrorAttempts = 5 })
+	def("cache.max_bytes", func() { s.Cache.MaxBytes = DefaultCacheMaxBytes })
 
 	r := &s.Retry
 	def("retry.max_attempts", func() { r.MaxAttempts = 5 })
@@ -474,6 +475,9 @@ func (d *decoder) checkPolicies(s *Spec) {
 	}
 	atLeast("heal.max_attempts", s.Heal.MaxAttempts, 0)
 	atLeast("heal.max_error_attempts", s.Heal.MaxErrorAttempts, 1)
+	if s.Cache.MaxBytes < 0 {
+		d.problem("cache.max_bytes", nil, "must not be negative, got %d (0 is no bound)", s.Cache.MaxBytes)
+	}
 
 	r := s.Retry
 	atLeast("retry.max_attempts", r.MaxAttempts, 1)

@@ -365,7 +365,15 @@ type Cache struct {
 	// Dir is the cache directory, absolute once resolved; "" is the job
 	// home's cache directory.
 	Dir string `yaml:"dir"`
+	// MaxBytes bounds the cache's log (DefaultCacheMaxBytes unless set);
+	// past it the oldest entries are evicted. 0 is no bound.
+	MaxBytes int64 `yaml:"max_bytes"`
 }
+
+// DefaultCacheMaxBytes is cache.max_bytes unless a spec sets it: 1 GiB,
+// some 200,000 answers of a few kilobytes, or 6 million of the quick
+// start's.
+const DefaultCacheMaxBytes = 1 << 30
 
 // ClassifyRule is a user classification rule as written in the spec; Rule
 // is its compiled form (see classify.NewRule).

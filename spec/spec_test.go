@@ -262,7 +262,7 @@ func TestDefaultsFillWhatTheSpecLeavesOut(t *testing.T) {
 		Breaker:     Breaker{Threshold: 5, ResetTimeout: 60 * time.Second, Probes: 1},
 		Concurrency: Concurrency{Max: 32},
 		Checkpoint:  Checkpoint{FlushEvery: 100, FlushInterval: time.Second},
-		Cache:       Cache{Enabled: true},
+		Cache:       Cache{Enabled: true, MaxBytes: DefaultCacheMaxBytes},
 	}
 	want.path, want.dir, want.valuePos, want.keyPos = s.path, s.dir, s.valuePos, s.keyPos
 	if !reflect.DeepEqual(*s, want) {

@@ -1,0 +1,190 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// errReplaced says the log's path names another file than the one this
+// Cache writes: another process compacted the log.
+var errReplaced = errors.New("cache: the log was replaced")
+
+// Flush writes the entries put so far and waits for their fsync: when it
+// returns nil they survive a crash of the process and of the machine. It
+// returns the error of a write or sync that failed since the last Flush
+// (the entries of that batch are lost: it is a cache).
+func (c *Cache) Flush() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	target := c.seq - 1
+	if len(c.fill.buf) > 0 {
+		target = c.seq
+		signal(c.now)
+	}
+	for c.done < target {
+		c.flushed.Wait()
+	}
+	err := c.werr
+	c.werr = nil
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	return nil
+}
+
+// run is the writer goroutine: woken by the first Put of a batch, it
+// waits out FlushDelay (or less, for a Flush or a full batch), writes the
+// batch, and starts a compaction when the log has outgrown its bound.
+func (c *Cache) run() {
+	defer close(c.stopped)
+	timer := time.NewTimer(FlushDelay)
+	timer.Stop()
+	for {
+		select {
+		case <-c.kick:
+		case <-c.now:
+		case <-c.stop:
+			c.flush()
+			return
+		}
+		timer.Reset(FlushDelay)
+		select {
+		case <-timer.C:
+		case <-c.now:
+		case <-c.stop:
+		}
+		timer.Stop()
+		c.flush()
+		c.maybeCompact()
+	}
+}
+
+// flush writes the batch being filled in one write under the log's lock,
+// then syncs it, and marks it done for Flush. Puts go on into a new batch
+// meanwhile; Gets find the one being written in c.writing until it is
+// indexed.
+func (c *Cache) flush() {
+	c.mu.Lock()
+	if len(c.fill.buf) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	b := c.fill
+	c.fill, c.writing, c.spare = c.spare, b, nil
+	seq := c.seq
+	c.seq++
+	c.mu.Unlock()
+	err := c.writeAndSync(b)
+	// Another process compacting again and again can replace the log
+	// between the reopen and the write; each reopen is a new file, so
+	// this ends unless that goes on without a pause.
+	for try := 0; errors.Is(err, errReplaced) && try < 100; try++ {
+		if err = c.reopen(); err == nil {
+			err = c.writeAndSync(b)
+		}
+	}
+	c.mu.Lock()
+	if err != nil && c.werr == nil {
+		c.werr = err // the batch is lost: it is a cache
+	}
+	c.writing = nil
+	b.reset()
+	c.spare = b
+	c.done = seq
+	c.flushed.Broadcast()
+	c.mu.Unlock()
+}
+
+// writeAndSync writes b and syncs the log.
+func (c *Cache) writeAndSync(b *batch) error {
+	c.fileMu.RLock()
+	defer c.fileMu.RUnlock()
+	c.mu.Lock()
+	err := c.writeBatch(b)
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	// Synced outside mu, so Puts and Gets go on; fileMu keeps f open.
+	return c.f.Sync()
+}
+
+// writeBatch appends b to the log in one write and indexes it. c.fileMu
+// must be read-locked and c.mu held. Under the log's exclusive lock,
+// caught up, the log ends at tail, where the write lands: the records are
+// indexed without reading them back. The part of a failed write that was
+// written is torn bytes, which scans skip.
+func (c *Cache) writeBatch(b *batch) error {
+	if err := c.lock(true); err != nil {
+		return err
+	}
+	defer c.unlock()
+	if replaced, err := c.replaced(); err != nil || replaced {
+		if err == nil {
+			err = errReplaced
+		}
+		return err
+	}
+	if c.grown() {
+		if err := c.catchUp(); err != nil {
+			return err
+		}
+	}
+	if _, err := c.f.Write(b.buf); err != nil {
+		return err
+	}
+	for _, op := range b.ops {
+		c.apply(record{op: op.op, key: op.key, at: op.at}, c.tail+int64(op.off), op.size)
+	}
+	c.tail += int64(len(b.buf))
+	return nil
+}
+
+// replaced reports whether the log's path no longer names c.f: another
+// process compacted the log into a new file. A log removed from under the
+// cache is not replaced; the writes go on to the file this Cache holds.
+func (c *Cache) replaced() (bool, error) {
+	ours, err := c.f.Stat()
+	if err != nil {
+		return false, err
+	}
+	now, err := os.Stat(filepath.Join(c.dir, LogName))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return !os.SameFile(ours, now), nil
+}
+
+// reopen opens the log again by its path, after another process replaced
+// it, and indexes it from the start.
+func (c *Cache) reopen() error {
+	f, err := os.OpenFile(filepath.Join(c.dir, LogName), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("cache: reopening the log: %w", err)
+	}
+	c.fileMu.Lock()
+	defer c.fileMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.f
+	c.f, c.fd = f, int(f.Fd())
+	old.Close()
+	c.reindex()
+	if err := c.lock(false); err != nil {
+		return err
+	}
+	defer c.unlock()
+	if err := c.catchUp(); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	return nil
+}
