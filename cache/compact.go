@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -394,4 +395,25 @@ func (c *Cache) Stats() (Stats, error) {
 		}
 	}
 	return s, nil
+}
+
+// WriteText writes the stats as tenax cache stats prints them, one
+// "name: value" line each, times in UTC.
+func (s Stats) WriteText(w io.Writer) error {
+	when := func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.UTC().Format(time.RFC3339)
+	}
+	_, err := fmt.Fprintf(w, "entries:  %d\nbytes:    %d (of a %d-byte log)\nrejected: %d\noldest:   %s\nnewest:   %s\n",
+		s.Entries, s.Bytes, s.LogBytes, s.Rejected, when(s.Oldest), when(s.Newest))
+	return err
+}
+
+// WriteText writes what a prune did, as tenax cache prune and clear print it.
+func (p Pruned) WriteText(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "%d entries, %d bytes before; %d entries, %d bytes after\n",
+		p.EntriesBefore, p.BytesBefore, p.EntriesAfter, p.BytesAfter)
+	return err
 }
