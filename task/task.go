@@ -81,7 +81,40 @@ type Result struct {
 	// attempts too (a 429's headers most of all), with the Result
 	// returned beside the error: the engine paces and pauses by it.
 	Quota *Quota
+	// Agent is what an agent item's loop did (steps, tool calls, errors
+	// fed back), nil for a task that is not an agent. It is set on failed
+	// attempts too, with the Result returned beside the error.
+	Agent *AgentStats
 }
+
+// AgentStats is what one agent attempt did: an llm task with tools that
+// called them over many steps (package task/agent). The record carries
+// the last attempt's (docs/agents.md).
+type AgentStats struct {
+	// Steps counts the model's answers: each tool-calling step and the
+	// final answer.
+	Steps int `json:"steps"`
+	// ToolCalls counts the calls the model asked for, by the tool's name
+	// as the model gave it (an unknown tool's name included).
+	ToolCalls map[string]int `json:"tool_calls,omitempty"`
+	// ToolErrors counts, by tool, the calls whose error went back to the
+	// model: arguments failing the schema, an unknown tool, a failed run.
+	ToolErrors map[string]int `json:"tool_errors,omitempty"`
+	// ErrorsFedBack counts every error fed back to the model.
+	ErrorsFedBack int `json:"errors_fed_back"`
+	// ConsecutiveErrorsPeak is the longest run of steps that fed errors
+	// back with no successful step between them.
+	ConsecutiveErrorsPeak int `json:"consecutive_errors_peak"`
+	// Errors are the first MaxAgentErrors errors fed back, in order, each
+	// as "tool: message", cut to MaxAgentErrorBytes.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Bounds of AgentStats.Errors, so that a record stays one short line.
+const (
+	MaxAgentErrors     = 20
+	MaxAgentErrorBytes = 300
+)
 
 // Quota is a provider's rate-limit headers on one response. A count whose
 // header was absent is -1; a reset that was absent is 0.
