@@ -52,8 +52,11 @@ const refusalText = "I'm sorry, but I can't help with that."
 func (s *Server) compose(x *exchange) answer {
 	a := answer{finish: finishStop, promptTokens: x.promptTokens}
 	schema := x.outputSchema()
+	moves, agent := x.agentMove(s.cfg.Seed)
 	switch tool := x.toolToCall(); {
-	case tool != nil:
+	case agent && len(moves) > 0:
+		a.calls, a.finish = moves, finishToolCalls
+	case tool != nil && !agent:
 		args := mustJSON(fromSchema(tool.schema(), x.prompt, x.model))
 		a.calls = []toolCall{{id: fmt.Sprintf("%s%012d", x.d.toolCallPrefix, x.seq), name: tool.name(), args: string(args)}}
 		a.finish = finishToolCalls

@@ -87,6 +87,9 @@ type wireMessage struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"`
 	ToolCallID string          `json:"tool_call_id"`
+	// ToolCalls are an OpenAI assistant turn's calls, read only to count
+	// the agent model's steps.
+	ToolCalls json.RawMessage `json:"tool_calls"`
 }
 
 // block is a content block of Anthropic (or an OpenAI content part).

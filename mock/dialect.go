@@ -114,9 +114,9 @@ const (
 )
 
 // models are the models the mock serves, in listing order.
-var models = []string{ModelEcho, ModelJSON}
+var models = []string{ModelEcho, ModelJSON, ModelAgent}
 
-func knownModel(m string) bool { return m == ModelEcho || m == ModelJSON }
+func knownModel(m string) bool { return m == ModelEcho || m == ModelJSON || m == ModelAgent }
 
 // modelsCreated is when the mock's models were "created", for listings.
 const modelsCreated = 1700000000
