@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/agent"
 )
 
 // chatRequest builds the body of a chat completions request from a
@@ -99,8 +100,9 @@ func joinFields(fields map[string]json.RawMessage) ([]byte, error) {
 
 // body is the request's JSON for msgs and maxTokens (0 sends none):
 // compact, with HTML characters escaped as encoding/json does, so the
-// SDK's compaction of it changes nothing.
-func (r *chatRequest) body(msgs []Message, maxTokens int) ([]byte, error) {
+// SDK's compaction of it changes nothing. more are messages of other
+// shapes (an agent's tool calls and results), sent after msgs.
+func (r *chatRequest) body(msgs []Message, maxTokens int, more ...any) ([]byte, error) {
 	size := len(r.rest) + 64
 	for _, m := range msgs {
 		size += len(m.Content) + len(m.Content)/8 + 32
@@ -113,6 +115,9 @@ func (r *chatRequest) body(msgs []Message, maxTokens int) ([]byte, error) {
 			return nil, fmt.Errorf("llm: encoding the messages: %w", err)
 		}
 		buf.Truncate(buf.Len() - 1) // Encode's newline
+		if err := appendToArray(buf, more); err != nil {
+			return nil, err
+		}
 	}
 	if r.tokensKey != "" && maxTokens > 0 {
 		if buf.Len() > 1 {
@@ -170,8 +175,15 @@ type chatCompletion struct {
 	Choices []struct {
 		FinishReason string `json:"finish_reason"`
 		Message      struct {
-			Content string `json:"content"`
-			Refusal string `json:"refusal"`
+			Content   string `json:"content"`
+			Refusal   string `json:"refusal"`
+			ToolCalls []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
 		} `json:"message"`
 		// ContentFilterResults is Azure's verdict beside the choice.
 		ContentFilterResults json.RawMessage `json:"content_filter_results"`
@@ -212,6 +224,9 @@ func decodeChatCompletion(body []byte) (reply, error) {
 	if len(comp.Choices) > 0 {
 		ch := comp.Choices[0]
 		rep.content, rep.refusal, rep.finish = ch.Message.Content, ch.Message.Refusal, ch.FinishReason
+		for _, tc := range ch.Message.ToolCalls {
+			rep.calls = append(rep.calls, agent.Call{ID: tc.ID, Name: tc.Function.Name, Arguments: json.RawMessage(tc.Function.Arguments)})
+		}
 		if ch.FinishReason == "content_filter" {
 			// Azure says why: the categories and severities of its
 			// filter.
@@ -227,4 +242,25 @@ func decodeChatCompletion(body []byte) (reply, error) {
 func jsonContentType(contentType string) bool {
 	mediaType, _, _ := mime.ParseMediaType(contentType)
 	return strings.Contains(mediaType, "application/json") || strings.HasSuffix(mediaType, "+json")
+}
+
+// appendToArray adds more to the JSON array that ends buf.
+func appendToArray(buf *bytes.Buffer, more []any) error {
+	if len(more) == 0 {
+		return nil
+	}
+	empty := bytes.HasSuffix(buf.Bytes(), []byte("[]"))
+	buf.Truncate(buf.Len() - 1) // the array's closing bracket
+	for i, m := range more {
+		if i > 0 || !empty {
+			buf.WriteByte(',')
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("llm: encoding the messages: %w", err)
+		}
+		buf.Write(b)
+	}
+	buf.WriteByte(']')
+	return nil
 }

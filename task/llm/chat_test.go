@@ -12,6 +12,7 @@ import (
 	ooption "github.com/openai/openai-go/v3/option"
 
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/agent"
 )
 
 // keptBody is a transport that keeps the last request's body and answers
@@ -136,6 +137,9 @@ func sdkReply(t *testing.T, answer string) reply {
 	if len(comp.Choices) > 0 {
 		ch := comp.Choices[0]
 		rep.content, rep.refusal, rep.finish = ch.Message.Content, ch.Message.Refusal, ch.FinishReason
+		for _, tc := range ch.Message.ToolCalls {
+			rep.calls = append(rep.calls, agent.Call{ID: tc.ID, Name: tc.Function.Name, Arguments: json.RawMessage(tc.Function.Arguments)})
+		}
 		if ch.FinishReason == "content_filter" {
 			var extra struct {
 				Results json.RawMessage `json:"content_filter_results"`
@@ -168,7 +172,7 @@ func TestAnAnswerReadsAsTheSDKReadsIt(t *testing.T) {
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
-			if want := sdkReply(t, answer); got != want {
+			if want := sdkReply(t, answer); !reflect.DeepEqual(got, want) {
 				t.Errorf("tenax read %+v, the SDK reads %+v", got, want)
 			}
 		})

@@ -18,6 +18,7 @@ import (
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/mock"
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/agent"
 )
 
 // The providers a Config may name.
@@ -231,6 +232,7 @@ type reply struct {
 	finish  string // the provider's finish_reason or stop_reason
 	filter  string // Azure's content filter verdict, when it filtered
 	usage   task.Usage
+	calls   []agent.Call // the tool calls of an agent step's answer
 }
 
 // New checks cfg, parses its templates and builds the provider's client.
@@ -563,6 +565,7 @@ type call struct {
 	prompt    int // the prompt's tokens as counted, before scaling
 	tokens    int
 	key       string
+	agent     *agentTurns // an agent step's tools and steps so far; nil otherwise
 }
 
 // prepare renders and estimates the call for item, and keys it when there
@@ -698,6 +701,24 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 
 // do makes the call c.
 func (t *Task) do(ctx context.Context, c *call) (task.Result, error) {
+	rep, res, err := t.exchange(ctx, c)
+	if err != nil {
+		return res, err
+	}
+	out, err := t.output(rep, c.maxTokens)
+	if err != nil {
+		return res, err
+	}
+	res.Output = out
+	if t.cfg.Cache != nil && t.cfg.Cache.Put(c.key, out) == nil {
+		res.CacheKey = c.key
+	}
+	return res, nil
+}
+
+// exchange sends c and reads the answer: its reply, and the Result of
+// its usage, cost, finish reason and quota, on failure too.
+func (t *Task) exchange(ctx context.Context, c *call) (reply, task.Result, error) {
 	actx, cancel := context.WithTimeout(ctx, t.cfg.Timeout)
 	defer cancel()
 	cp := capture{maxAnswer: t.cfg.MaxAnswerBytes}
@@ -717,7 +738,7 @@ func (t *Task) do(ctx context.Context, c *call) (task.Result, error) {
 		}
 	}
 	if err != nil {
-		return task.Result{Quota: quota}, t.redact(t.wrap(ctx, actx, err, &cp))
+		return reply{}, task.Result{Quota: quota}, t.redact(t.wrap(ctx, actx, err, &cp))
 	}
 
 	if rep.usage.Impossible == "" {
@@ -728,15 +749,7 @@ func (t *Task) do(ctx context.Context, c *call) (task.Result, error) {
 	if t.priced {
 		res.CostUSD = t.price.Cost(rep.usage)
 	}
-	out, err := t.output(rep, c.maxTokens)
-	if err != nil {
-		return res, err
-	}
-	res.Output = out
-	if t.cfg.Cache != nil && t.cfg.Cache.Put(c.key, out) == nil {
-		res.CacheKey = c.key
-	}
-	return res, nil
+	return rep, res, nil
 }
 
 // callKey is what the cache key of msgs is made of.

@@ -11,6 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/agent"
 )
 
 // messagesRequest builds the body of an Anthropic messages request from
@@ -61,7 +62,10 @@ func (t *Task) newMessagesRequest() (*messagesRequest, error) {
 // message): compact, with HTML characters escaped as encoding/json does,
 // so the SDK's compaction of it changes nothing. A system message is
 // Anthropic's system prompt; the last one wins.
-func (r *messagesRequest) body(msgs []Message, maxTokens int, turns []json.RawMessage) ([]byte, error) {
+//
+// more are messages of other shapes (an agent's tool_use and tool_result
+// turns), sent after msgs and before the paused turns.
+func (r *messagesRequest) body(msgs []Message, maxTokens int, turns []json.RawMessage, more ...any) ([]byte, error) {
 	size := len(r.rest) + 64
 	for _, m := range msgs {
 		size += len(m.Content) + len(m.Content)/8 + 64
@@ -73,7 +77,7 @@ func (r *messagesRequest) body(msgs []Message, maxTokens int, turns []json.RawMe
 	w.enc = json.NewEncoder(w.buf)
 	w.buf.WriteByte('{')
 	if r.messages {
-		if err := w.messages(msgs, turns); err != nil {
+		if err := w.messages(msgs, turns, more); err != nil {
 			return nil, err
 		}
 	}
@@ -133,7 +137,7 @@ func (w jsonWriter) string(s string) error {
 
 // messages writes the "messages" member: msgs but the system prompt, each
 // a text block, then each paused turn as an assistant message.
-func (w jsonWriter) messages(msgs []Message, turns []json.RawMessage) error {
+func (w jsonWriter) messages(msgs []Message, turns []json.RawMessage, more []any) error {
 	w.buf.WriteString(`"messages":[`)
 	n := 0
 	for _, m := range msgs {
@@ -153,6 +157,17 @@ func (w jsonWriter) messages(msgs []Message, turns []json.RawMessage) error {
 			return err
 		}
 		w.buf.WriteString(`}]}`)
+	}
+	for _, m := range more {
+		if n > 0 {
+			w.buf.WriteByte(',')
+		}
+		n++
+		b, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("llm: encoding the messages: %w", err)
+		}
+		w.buf.Write(b)
 	}
 	for _, turn := range turns {
 		if n > 0 {
@@ -194,6 +209,7 @@ type message struct {
 // contentBlock is what tenax reads of a content block: a text block's
 // text, or a tool_use block's name and input.
 type contentBlock struct {
+	ID    string          `json:"id"`
 	Type  string          `json:"type"`
 	Text  string          `json:"text"`
 	Name  string          `json:"name"`
@@ -264,6 +280,8 @@ func (t *Task) anthropicReply(msg *message) reply {
 			if t.structured.Mode == ModeTool && block.Name == outputTool {
 				b.Reset()
 				b.Write(block.Input)
+			} else {
+				rep.calls = append(rep.calls, agent.Call{ID: block.ID, Name: block.Name, Arguments: block.Input})
 			}
 		}
 		// thinking and redacted_thinking blocks are the model's

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/agent"
 )
 
 // scripted is a transport that keeps every request's body and gives the
@@ -254,6 +255,8 @@ func sdkMessageReply(t testing.TB, tk *Task, answer []byte) (reply, error) {
 			if tk.structured.Mode == ModeTool && block.Name == outputTool {
 				b.Reset()
 				b.Write(block.Input)
+			} else {
+				rep.calls = append(rep.calls, agent.Call{ID: block.ID, Name: block.Name, Arguments: block.Input})
 			}
 		}
 	}
@@ -301,7 +304,7 @@ func TestAMessageReadsAsTheSDKReadsIt(t *testing.T) {
 				if err != nil {
 					t.Fatalf("the SDK cannot read it: %v", err)
 				}
-				if got := tk.anthropicReply(msg); got != want {
+				if got := tk.anthropicReply(msg); !reflect.DeepEqual(got, want) {
 					t.Errorf("tenax read %+v, the SDK reads %+v", got, want)
 				}
 			})
@@ -337,7 +340,7 @@ func TestAFieldOfTheWrongTypeIsReadAsAbsent(t *testing.T) {
 		t.Fatalf("decode: %v, want the answer read as far as it goes", err)
 	}
 	want := reply{content: "ok", finish: "end_turn", usage: task.Usage{OutputTokens: 2}}
-	if got := tk.anthropicReply(msg); got != want {
+	if got := tk.anthropicReply(msg); !reflect.DeepEqual(got, want) {
 		t.Errorf("tenax read %+v, want %+v", got, want)
 	}
 }
@@ -386,7 +389,7 @@ func FuzzAMessageReadsAsTheSDKReadsIt(f *testing.F) {
 		if err != nil {
 			t.Fatalf("tenax cannot read %s, the SDK reads it as %+v: %v", answer, want, err)
 		}
-		if got := tk.anthropicReply(msg); got != want {
+		if got := tk.anthropicReply(msg); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\ntenax read %+v,\nthe SDK reads %+v", answer, got, want)
 		}
 	})

@@ -92,7 +92,12 @@ func (t *Task) openAISender() func(context.Context, *call, *capture) (reply, err
 		if t.structured.Mode == ModeJSONObject && !mentionsJSON(msgs) {
 			msgs = withJSONInstruction(msgs)
 		}
-		body, err := t.chat.body(msgs, c.maxTokens)
+		body, err := t.chat.body(msgs, c.maxTokens, c.openAIMore()...)
+		if err == nil && c.agent != nil {
+			var tools []byte
+			tools, err = openAITools(c.agent.defs)
+			body = withMember(body, "tools", tools)
+		}
 		if err != nil {
 			return reply{}, err
 		}
@@ -200,7 +205,12 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 	client := anthropic.NewClient(opts...)
 
 	send := func(ctx context.Context, c *call, turns []json.RawMessage, cp *capture) (*message, error) {
-		body, err := t.messages.body(c.msgs, c.maxTokens, turns)
+		body, err := t.messages.body(c.msgs, c.maxTokens, turns, c.anthropicMore()...)
+		if err == nil && c.agent != nil {
+			var tools []byte
+			tools, err = anthropicTools(c.agent.defs)
+			body = withMember(body, "tools", tools)
+		}
 		if err != nil {
 			return nil, err
 		}
