@@ -28,6 +28,8 @@ type Spent struct {
 	CostKnown bool
 	// FinishReason is the last non-empty finish reason of a call.
 	FinishReason string
+	// Agent is the last agent attempt's stats, nil for other tasks.
+	Agent *task.AgentStats
 }
 
 // Account adds one call's result to what the item spent.
@@ -36,6 +38,9 @@ func (s *Spent) Account(res task.Result) {
 		s.FinishReason = res.FinishReason
 	}
 	s.Usage = s.Usage.Add(res.Usage)
+	if res.Agent != nil {
+		s.Agent = res.Agent
+	}
 	if res.CostUSD > 0 {
 		s.CostUSD += res.CostUSD
 		s.CostKnown = true
@@ -88,6 +93,7 @@ func (s *State) record(item task.Item, at Served) store.Record {
 		CacheHit:           s.CacheHit,
 		FinishReason:       s.FinishReason,
 		Usage:              s.Usage,
+		Agent:              s.Agent,
 		TrackedErrors:      heal.TrackedJSON(s.Tracker),
 		FinishedAt:         now.UTC(),
 		Route:              at.Route,

@@ -83,6 +83,15 @@ func (r *Record) appendJSON(b []byte) ([]byte, error) {
 			return b, err
 		}
 	}
+	if r.Agent != nil {
+		// Rare and small: encoding/json's allocations do not matter here.
+		agent, err := json.Marshal(r.Agent)
+		if err != nil {
+			return b, fmt.Errorf("agent: %w", err)
+		}
+		b = append(b, `,"agent":`...)
+		b = append(b, agent...)
+	}
 	b = appendUsage(b, r.Usage)
 	if r.CostUSD != nil {
 		f := *r.CostUSD

@@ -158,3 +158,27 @@ func TestOutcomesSetGrowsGeometrically(t *testing.T) {
 		}
 	}
 }
+
+// An agent item's stats ride in the record as "agent" and read back
+// whole; a record without them has no such key, as before agents.
+func TestAgentStatsRoundTripInARecord(t *testing.T) {
+	st := &task.AgentStats{Steps: 3, ToolCalls: map[string]int{"search": 2, "mock_unknown_tool": 1},
+		ToolErrors: map[string]int{"mock_unknown_tool": 1}, ErrorsFedBack: 1, ConsecutiveErrorsPeak: 1,
+		Errors: []string{`mock_unknown_tool: unknown tool "mock_unknown_tool"`}}
+	rec := store.Record{Idx: 1, Input: json.RawMessage(`{}`), Output: json.RawMessage(`"x"`), Agent: st}
+	b, err := rec.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back store.Record
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Agent, st) {
+		t.Errorf("agent read back as %+v from %s, want %+v", back.Agent, b, st)
+	}
+	rec.Agent = nil
+	if b, _ := rec.AppendJSON(nil); bytes.Contains(b, []byte(`"agent"`)) {
+		t.Errorf("a record without agent stats says %s", b)
+	}
+}

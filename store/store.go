@@ -251,10 +251,14 @@ type Record struct {
 	Tries         []Try           `json:"tries,omitempty"`
 	Fingerprint   string          `json:"fingerprint,omitempty"`
 	TrackedErrors json.RawMessage `json:"tracked_errors,omitempty"`
-	Usage         task.Usage      `json:"usage"`
-	CostUSD       *float64        `json:"cost_usd,omitempty"`
-	DurationMS    int64           `json:"duration_ms"`
-	FinishedAt    time.Time       `json:"finished_at"`
+	// Agent is what an agent item's last attempt did (steps, tool calls
+	// by tool, errors fed back, the consecutive-error peak), absent for
+	// items of tasks without tools (docs/agents.md).
+	Agent      *task.AgentStats `json:"agent,omitempty"`
+	Usage      task.Usage       `json:"usage"`
+	CostUSD    *float64         `json:"cost_usd,omitempty"`
+	DurationMS int64            `json:"duration_ms"`
+	FinishedAt time.Time        `json:"finished_at"`
 }
 
 // Try is one route an item left for another: its name, model and the
