@@ -34,7 +34,8 @@ var (
 var taskKeys = map[string][]string{
 	"llm": {"provider", "base_url", "api_key", "model", "system", "prompt", "max_tokens", "temperature",
 		"max_tokens_ceiling", "top_p", "stop", "seed", "reasoning_effort", "thinking_budget", "cache_prompt",
-		"api_version", "azure_ad_token", "region", "headers", "extra_body", "mode"},
+		"api_version", "azure_ad_token", "region", "headers", "extra_body", "mode",
+		"tools", "max_steps", "max_consecutive_errors"},
 	"exec": {"argv", "stdin", "env", "exit_codes", "dir", "allow_option_values"},
 	"http": {"method", "url", "headers", "body"},
 }
@@ -330,6 +331,7 @@ func (d *decoder) checkTask(s *Spec) {
 
 // checkLLM checks the llm task's sampling, reasoning and provider keys.
 func (d *decoder) checkLLM(t *Task) {
+	d.checkTools(t)
 	if t.MaxTokens < 1 {
 		d.problem("task.max_tokens", nil, "must be at least 1, got %d", t.MaxTokens)
 	}

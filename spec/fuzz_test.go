@@ -16,6 +16,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("task:\n  type: llm\n  provider: mock\n  prompt: |\n    Translate '{text}' {{.a}} {\"es\": 1} «{b}»\n"))
 	f.Add([]byte("task: {type: llm, provider: openai, model: m, prompt: hi, base_url: 'https://u:p@h:x/v1?k=${KEY}'}\n"))
 	f.Add([]byte("task: {type: exec, argv: [echo]}\nretry: {max_attempts: '${KEY}'}\n"))
+	f.Add([]byte("task:\n  type: llm\n  provider: mock\n  prompt: hi\n  max_steps: 5\n  tools:\n    - name: grep\n      parameters: {type: object, required: [q]}\n      exec: {argv: [grep, '{{.args.q}}']}\n    - {name: grep, http: {url: 'http://x/{{.args.q}}'}}\n"))
 	env := envOf(map[string]string{"KEY": "secret-value", "N": "3"})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("fuzz.yaml", data, "/specs", env)

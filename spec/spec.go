@@ -154,6 +154,16 @@ type Task struct {
 	// Mode (llm) is "online" (the default, also when empty: one call per
 	// attempt) or "batch" (the provider's batch API, in waves; see Batch).
 	Mode string `yaml:"mode"`
+	// Tools (llm) are the tools the model may call: with them the task
+	// runs as an agent, model and tool calls over many steps
+	// (docs/agents.md).
+	Tools []Tool `yaml:"tools"`
+	// MaxSteps (llm with tools) bounds the model's answers per attempt;
+	// 0 (unset) is 10.
+	MaxSteps int `yaml:"max_steps"`
+	// MaxConsecutiveErrors (llm with tools) fails the item after this
+	// many steps in a row fed errors back to the model; 0 (unset) is 3.
+	MaxConsecutiveErrors int `yaml:"max_consecutive_errors"`
 
 	// Argv (exec) is the command as an argv template, never run through a
 	// shell.

@@ -1,0 +1,108 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/tenaxhq/tenax/validate"
+)
+
+// Tool is one tool an llm task's model may call (task.tools): with tools
+// the task runs as an agent (docs/agents.md). Exactly one of Exec and
+// HTTP runs it, templated over the item's fields and the call's
+// arguments (.args), never through a shell.
+type Tool struct {
+	// Name is what the model calls the tool by: letters, digits, _ and -,
+	// at most 64.
+	Name string `yaml:"name"`
+	// Description tells the model what the tool does.
+	Description string `yaml:"description"`
+	// Parameters is the JSON Schema of the call's arguments, inline; unset
+	// means any object.
+	Parameters Object `yaml:"parameters"`
+	// Exec runs the tool as a command.
+	Exec *ToolExec `yaml:"exec"`
+	// HTTP runs the tool as a request.
+	HTTP *ToolHTTP `yaml:"http"`
+	// Idempotent says a call may run twice with no harm.
+	Idempotent bool `yaml:"idempotent"`
+}
+
+// ToolExec is a tool's command, as an exec task's keys.
+type ToolExec struct {
+	Argv    []string          `yaml:"argv"`
+	Stdin   string            `yaml:"stdin"`
+	Env     map[string]string `yaml:"env"`
+	Dir     string            `yaml:"dir"`
+	Timeout time.Duration     `yaml:"timeout"`
+}
+
+// ToolHTTP is a tool's request, as an http task's keys.
+type ToolHTTP struct {
+	Method  string            `yaml:"method"`
+	URL     string            `yaml:"url"`
+	Headers map[string]string `yaml:"headers"`
+	Body    string            `yaml:"body"`
+	Timeout time.Duration     `yaml:"timeout"`
+}
+
+// toolName is what both providers accept as a tool's name.
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// checkTools checks task.tools and the agent's limits.
+func (d *decoder) checkTools(t *Task) {
+	if len(t.Tools) == 0 {
+		for _, k := range []string{"max_steps", "max_consecutive_errors"} {
+			if d.isSet("task." + k) {
+				d.problem("task."+k, nil, "applies to an llm task with tools only")
+			}
+		}
+		return
+	}
+	if t.MaxSteps < 0 {
+		d.problem("task.max_steps", nil, "must be at least 1, got %d", t.MaxSteps)
+	}
+	if t.MaxConsecutiveErrors < 0 {
+		d.problem("task.max_consecutive_errors", nil, "must be at least 1, got %d", t.MaxConsecutiveErrors)
+	}
+	switch {
+	case t.Provider == "bedrock":
+		d.problem("task.tools", nil, "are not sent to bedrock yet; use openai, anthropic, azure or mock")
+	case t.Mode == "batch":
+		d.problem("task.tools", nil, "an agent runs online: batch mode does not take tools yet")
+	}
+	seen := map[string]int{}
+	for i, tool := range t.Tools {
+		d.checkTool(fmt.Sprintf("task.tools[%d]", i), tool, seen, i)
+	}
+}
+
+func (d *decoder) checkTool(p string, tool Tool, seen map[string]int, i int) {
+	switch {
+	case tool.Name == "":
+		d.problem(p+".name", []string{p}, "missing (what the model calls the tool by)")
+	case !toolName.MatchString(tool.Name):
+		d.problem(p+".name", nil, "%s: want letters, digits, _ and -, at most 64", quote(tool.Name))
+	default:
+		if j, dup := seen[tool.Name]; dup {
+			d.problem(p+".name", nil, "%s is also task.tools[%d]'s name", quote(tool.Name), j)
+		}
+		seen[tool.Name] = i
+	}
+	switch {
+	case tool.Exec == nil && tool.HTTP == nil:
+		d.problem(p, nil, "has nothing to run it: give exec (an argv) or http (a url)")
+	case tool.Exec != nil && tool.HTTP != nil:
+		d.problem(p, nil, "give exec or http, not both")
+	case tool.Exec != nil && (len(tool.Exec.Argv) == 0 || tool.Exec.Argv[0] == ""):
+		d.problem(p+".exec.argv", []string{p + ".exec"}, "missing or empty (a list: program, then arguments)")
+	case tool.HTTP != nil && tool.HTTP.URL == "":
+		d.problem(p+".http.url", []string{p + ".http"}, "missing")
+	}
+	if len(tool.Parameters.JSON) > 0 {
+		if _, err := validate.JSONSchema(tool.Parameters.JSON, tool.Name+".parameters"); err != nil {
+			d.problem(p+".parameters", nil, "not a JSON Schema: %v", err)
+		}
+	}
+}
