@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	nethttp "net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,6 @@ import (
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/mock"
-	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/task"
 	execTask "github.com/tenaxhq/tenax/task/exec"
@@ -127,8 +127,22 @@ func (b *built) buildLLM(s *spec.Spec, home string, conns int) error {
 		return fmt.Errorf("task: %w", err)
 	}
 	b.task = lt
-	b.routes, err = buildRoutes(s, cfg)
-	return err
+	if b.routes, err = buildRoutes(s, cfg); err != nil {
+		return err
+	}
+	if len(t.Tools) > 0 {
+		if len(b.routes) > 0 {
+			return errors.New("task.tools: a job with routes does not take tools yet (docs/agents.md)")
+		}
+		var mockClient *nethttp.Client
+		if b.mock != nil {
+			mockClient = b.mock.Client()
+		}
+		if b.task, err = buildAgent(s, lt, mockClient); err != nil {
+			return fmt.Errorf("task: %w", err)
+		}
+	}
+	return nil
 }
 
 // Close releases what buildTask opened: the cache's log, synced.
@@ -372,13 +386,9 @@ func specRelative(s *spec.Spec, p string) string {
 
 // engineConfig maps the spec's policies onto the engine's.
 func engineConfig(s *spec.Spec, interactive bool) (engine.Config, error) {
-	jitter, err := retry.ParseJitter(s.Retry.Backoff.Jitter)
+	policy, err := retryPolicy(s)
 	if err != nil {
-		return engine.Config{}, fmt.Errorf("retry.backoff.jitter: %w", err)
-	}
-	var rules []classify.Rule
-	for _, r := range s.Classify {
-		rules = append(rules, r.Rule)
+		return engine.Config{}, err
 	}
 	hints := make([]heal.Hint, 0, len(s.Heal.Hints))
 	for _, h := range s.Heal.Hints {
@@ -388,16 +398,7 @@ func engineConfig(s *spec.Spec, interactive bool) (engine.Config, error) {
 		Concurrency:        s.Concurrency.Max,
 		Adaptive:           s.Concurrency.Adaptive,
 		InitialConcurrency: s.Concurrency.Initial,
-		Retry: retry.Policy{
-			MaxAttempts: s.Retry.MaxAttempts,
-			MaxElapsed:  s.Retry.MaxElapsed,
-			MaxHint:     s.Retry.MaxHint,
-			Backoff: retry.Backoff{
-				Base: s.Retry.Backoff.Base, Multiplier: s.Retry.Backoff.Multiplier,
-				Min: s.Retry.Backoff.Min, Max: s.Retry.Backoff.Max, Jitter: jitter,
-			},
-			Classifier: classify.Classifier{Rules: rules},
-		},
+		Retry:              policy,
 		Breaker: breaker.Settings{
 			Threshold: s.Breaker.Threshold, FailureRate: s.Breaker.FailureRate, Window: s.Breaker.Window,
 			ResetTimeout: s.Breaker.ResetTimeout, Probes: s.Breaker.Probes,
