@@ -2,9 +2,9 @@ package spec
 
 import (
 	"fmt"
-	"regexp"
 	"time"
 
+	"github.com/tenaxhq/tenax/internal/lazyregexp"
 	"github.com/tenaxhq/tenax/validate"
 )
 
@@ -48,7 +48,7 @@ type ToolHTTP struct {
 }
 
 // toolName is what both providers accept as a tool's name.
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var toolName = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
 
 // checkTools checks task.tools and the agent's limits.
 func (d *decoder) checkTools(t *Task) {
@@ -82,7 +82,7 @@ func (d *decoder) checkTool(p string, tool Tool, seen map[string]int, i int) {
 	switch {
 	case tool.Name == "":
 		d.problem(p+".name", []string{p}, "missing (what the model calls the tool by)")
-	case !toolName.MatchString(tool.Name):
+	case !toolName().MatchString(tool.Name):
 		d.problem(p+".name", nil, "%s: want letters, digits, _ and -, at most 64", quote(tool.Name))
 	default:
 		if j, dup := seen[tool.Name]; dup {
