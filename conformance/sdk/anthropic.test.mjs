@@ -208,3 +208,27 @@ test('count_tokens and models', async () => {
   for await (const m of c.models.list()) ids.push(m.id);
   assert.deepEqual(ids, ['mock-echo', 'mock-json']);
 });
+
+// mock-agent's tool_use blocks parse in the SDK, and tool_result blocks
+// sent back carry the conversation to the final answer.
+test('mock-agent: a tool_use round trip to the final answer', async () => {
+  const c = await client();
+  const tools = [{ name: 'lookup', input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }];
+  const messages = [{ role: 'user', content: 'find the harbor' }];
+  let calls = 0;
+  for (let step = 0; step < 6; step++) {
+    const msg = await c.messages.create({ model: 'mock-agent', max_tokens: 200, messages, tools });
+    const uses = msg.content.filter((b) => b.type === 'tool_use');
+    if (msg.stop_reason !== 'tool_use') {
+      assert.equal(msg.stop_reason, 'end_turn');
+      assert.equal(msg.content.find((b) => b.type === 'text').text, 'find the harbor');
+      assert.ok(calls > 0, 'the agent answered without calling a tool');
+      return;
+    }
+    assert.ok(uses.length > 0);
+    messages.push({ role: 'assistant', content: msg.content });
+    messages.push({ role: 'user', content: uses.map((u) => ({ type: 'tool_result', tool_use_id: u.id, content: `result of ${u.name}` })) });
+    calls += uses.length;
+  }
+  assert.fail('no final answer within 6 steps');
+});

@@ -239,3 +239,31 @@ test('AzureOpenAI reaches a deployment: its path, api-version and api-key header
     .chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }));
   assert.ok(noKey instanceof OpenAI.AuthenticationError, `got ${noKey}`);
 });
+
+// mock-agent's tool calls parse in the SDK, and a conversation that sends
+// each call's result back as a tool message goes on to the final answer.
+test('mock-agent: a tool-call round trip to the final answer', async () => {
+  const c = await client();
+  const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } } }];
+  const messages = [{ role: 'user', content: 'find the harbor' }];
+  let calls = 0;
+  for (let step = 0; step < 6; step++) {
+    const data = await c.chat.completions.create({ model: 'mock-agent', messages, tools });
+    const msg = data.choices[0].message;
+    if (data.choices[0].finish_reason !== 'tool_calls') {
+      assert.equal(data.choices[0].finish_reason, 'stop');
+      assert.equal(msg.content, 'find the harbor');
+      assert.ok(calls > 0, 'the agent answered without calling a tool');
+      return;
+    }
+    assert.ok(msg.tool_calls.length > 0);
+    messages.push(msg);
+    for (const call of msg.tool_calls) {
+      calls++;
+      assert.equal(call.type, 'function');
+      assert.ok(call.id);
+      messages.push({ role: 'tool', tool_call_id: call.id, content: `result of ${call.function.name}` });
+    }
+  }
+  assert.fail('no final answer within 6 steps');
+});
