@@ -15,30 +15,34 @@ import (
 )
 
 // gate decides when the next call may go. Everything that can hold a call
-// back is here, checked in one order on one path, whether the state it
-// reads is this engine's or shared with other engines (Config.Ledger,
-// SharedBreaker, SharedLimiter: the workers of a job):
+// back is here, checked in one order on one path (gate.pass), whether the
+// state it reads is this engine's or shared with other engines
+// (Config.Ledger, SharedBreaker, SharedLimiter: the workers of a job).
+// Each stage is a method of admission (admission.go) whose comment says
+// what it waits for and why it stands where it does:
 //
-//  1. the budget: the call's estimated tokens are reserved against
-//     budget.max_tokens, and a spent budget stops the run;
-//  2. the run's pause (a tripped breaker or a check-in awaiting the
-//     operator), another engine's open breaker, and the run's breaker
-//     permit;
-//  3. the provider's cooldown: a second breaker, opened until the time a
-//     server named (its quota exhausted), that then lets one probe call
-//     through and closes when the probe meets no new cooldown;
-//  4. the request and token rate limiters, configured or learned from the
-//     provider's rate-limit headers, then the shared ones;
-//  5. a call slot, last: the concurrency limit (adaptive or fixed) counts
-//     calls, not items, so an item sleeping before its retry or waiting
-//     on a limiter holds none.
+//  1. budget: the call's estimated tokens are reserved against
+//     budget.max_tokens, and a spent budget stops the run; once, first;
+//  2. pause: the run's pause (a tripped breaker or a check-in awaiting
+//     the operator) and another engine's open breaker;
+//  3. breaker: the run breaker's permit;
+//  4. cooldown: the provider's cooldown, a second breaker opened until
+//     the time a server named (its quota exhausted), that then lets one
+//     probe call through and closes when the probe meets no new cooldown;
+//  5. limiters: the request and token rate limiters, configured or
+//     learned from the provider's rate-limit headers, then the shared ones
+//     (sharedLimiters);
+//  6. slot, last: a call slot of the concurrency limit (adaptive or
+//     fixed), which counts calls, not items, so an item sleeping before
+//     its retry or waiting on a limiter holds none.
 //
-// A wait at 2–5 releases what was taken at 2–3 and starts over at 2, so a
-// long pause never releases a burst paced for a moment that has passed.
-// Waits end on the dispatch context: a stopped run leaves waiting items
-// pending. Nothing polls: waiters sleep on a broadcast channel that every
-// state change closes, or on a timer for the instant a breaker turns
-// half-open.
+// A cached call makes no request and passes the pause and the breaker
+// only. A wait at 2–6 gives back the permits taken at 3–4 and starts over
+// at 2, so a long pause never releases a burst paced for a moment that
+// has passed; a wait at 2–3 also forgets the call's pace. Waits end on
+// the dispatch context: a stopped run leaves waiting items pending.
+// Nothing polls: waiters sleep on a broadcast channel that every state
+// change closes, or on a timer for the instant a breaker turns half-open.
 type gate struct {
 	br   *breaker.Breaker // the run's breaker
 	cool *breaker.Breaker // provider cooldowns
@@ -258,147 +262,6 @@ func (e *ledgerError) Error() string { return "engine: " + e.what + ": " + e.err
 
 func (e *ledgerError) Unwrap() error { return e.err }
 
-// pass waits until a call estimated at tokens may go, and returns its
-// ticket. A cached call makes no request: it only needs the run's breaker.
-// A cooldown met on the way is refused (errRouteCooling) instead of
-// waited out when refuseCooling, if set, says so: a route's gate whose
-// item chose it before that cooldown began, and would rather choose
-// again. It returns ctx's cause when
-// the run stops first, *BudgetError when a budget is reached and
-// *ledgerError when a shared ledger fails.
-//
-// Long: the gate's waits in their one order (budget, pause, breaker, cooldown, limiters, slot last), read at once.
-func (g *gate) pass(ctx context.Context, tokens int, cached bool, refuseCooling func() bool) (ticket, error) {
-	var t ticket
-	if cached {
-		p, _, err := g.open(ctx)
-		t.permit = p
-		return t, err
-	}
-	held, err := g.reserve(ctx, tokens)
-	if err != nil {
-		return t, err
-	}
-	t.tokens = held
-	// The pace a call took holds for the limiters it was taken from and
-	// until a cooldown begins: a limiter learned from the headers while
-	// the call waited, or a cooldown that came and went, outdates it.
-	var (
-		paced      bool
-		holds      bool // a pace counted in g.pacing
-		spaced     bool // the pace was a turn waited in the request limiter
-		pacedReq   *rate.Limiter
-		pacedTok   *rate.Limiter
-		pacedIn    uint64 // the cooldowns begun when the pace was taken
-		shared     bool   // the shared limiter's turn is taken
-		atCapacity bool
-	)
-	unhold := func() {
-		if holds {
-			g.pacing.Add(-1)
-			holds = false
-		}
-	}
-	// On every return: a started call is counted in the limiter's starts
-	// by then, one that gives up holds no pace.
-	defer unhold()
-	stale := func() bool {
-		req, tok := g.req.Load(), g.tok.Load()
-		if req == nil && (tok == nil || tokens <= 0) {
-			return false
-		}
-		return !paced || req != pacedReq || tok != pacedTok || g.cooled.Load() != pacedIn
-	}
-	for {
-		p, waited, err := g.open(ctx)
-		if err != nil {
-			g.abandon(&t)
-			return ticket{}, err
-		}
-		if waited {
-			// The pace of a moment that passed is stale: a burst of items
-			// released together must be paced again.
-			paced, shared = false, false
-			unhold()
-		}
-		c, err := g.cool.Allow()
-		if err != nil {
-			g.release(p)
-			if refuseCooling != nil && refuseCooling() {
-				g.abandon(&t)
-				return ticket{}, errRouteCooling
-			}
-			if err := g.waitCooldown(ctx); err != nil {
-				g.abandon(&t)
-				return ticket{}, err
-			}
-			continue
-		}
-		if stale() {
-			// Tokens are taken only by calls that may go now.
-			g.release(p)
-			g.release(c)
-			unhold()
-			pacedReq, pacedTok, pacedIn = g.req.Load(), g.tok.Load(), g.cooled.Load()
-			holding, turn, err := g.waitLimiters(ctx, pacedReq, pacedTok, tokens)
-			if err != nil {
-				g.abandon(&t)
-				return ticket{}, err
-			}
-			paced, holds, spaced = true, holding, turn
-			continue
-		}
-		if g.sharedLim != nil && !shared {
-			g.release(p)
-			g.release(c)
-			if err := g.sharedLim.Wait(ctx, tokens); err != nil {
-				g.abandon(&t)
-				if ctx.Err() != nil {
-					return ticket{}, context.Cause(ctx)
-				}
-				return ticket{}, &ledgerError{"the shared rate limits", err}
-			}
-			shared = true
-			continue
-		}
-		// The slot comes last, so that calls waiting on a limiter hold
-		// none: a full set of slots then means concurrency is what binds,
-		// the signal for adaptive concurrency to grow.
-		full, ok := g.conc.tryAcquire()
-		if !ok {
-			// Wait for a slot holding no permit, and for a permit holding
-			// no slot: a call waiting for a slot with the one probe of a
-			// half-open breaker or cooldown, while the calls holding the
-			// slots wait for that probe's outcome, waits forever.
-			g.release(p)
-			g.release(c)
-			if err := g.conc.acquire(ctx); err != nil {
-				g.abandon(&t)
-				return ticket{}, err
-			}
-			full = true
-			// The run may have paused, or a cooldown begun, meanwhile.
-			if p, c, ok = g.tryPermits(); !ok {
-				g.conc.release()
-				continue
-			}
-			if stale() {
-				// A cooldown came and went, or a limiter was learned,
-				// while this call waited for its slot.
-				g.release(p)
-				g.release(c)
-				g.conc.release()
-				continue
-			}
-		}
-		t.slot, atCapacity = true, full
-		t.permit, t.cool = p, c
-		t.call = g.conc.started(atCapacity)
-		t.call.spaced = spaced
-		return t, nil
-	}
-}
-
 // tryPermits takes the run breaker's and the cooldown's permits if both
 // are free now, without waiting.
 func (g *gate) tryPermits() (p, c breaker.Permit, ok bool) {
@@ -414,56 +277,6 @@ func (g *gate) tryPermits() (p, c breaker.Permit, ok bool) {
 		return breaker.Permit{}, breaker.Permit{}, false
 	}
 	return p, c, true
-}
-
-// open waits until the run is not paused, no other engine's breaker
-// holds it, and its breaker gives a permit. waited says whether it had to
-// wait.
-func (g *gate) open(ctx context.Context) (p breaker.Permit, waited bool, err error) {
-	for {
-		changed := *g.changed.Load()
-		var held bool
-		var sharedChanged <-chan struct{}
-		if g.sharedBr != nil {
-			held, sharedChanged = g.sharedBr.Hold()
-		}
-		if !g.closed() && !held {
-			p, err := g.br.Allow()
-			if err == nil {
-				return p, waited, nil
-			}
-			if g.refuse {
-				return breaker.Permit{}, waited, errRouteRefused
-			}
-		}
-		waited = true
-		var t *time.Timer
-		var timer <-chan time.Time
-		if !g.closed() && !held {
-			if d := time.Until(g.br.ReadyAt()); d > 0 {
-				t = time.NewTimer(d)
-				timer = t.C
-			}
-			// Half-open with its probes out: a probe's outcome changes
-			// the state, or its release broadcasts.
-		}
-		if !held {
-			sharedChanged = nil
-		}
-		select {
-		case <-ctx.Done():
-			err = context.Cause(ctx)
-		case <-changed:
-		case <-sharedChanged:
-		case <-timer:
-		}
-		if t != nil {
-			t.Stop()
-		}
-		if err != nil {
-			return breaker.Permit{}, waited, err
-		}
-	}
 }
 
 // held reports whether another engine's breaker holds every call.

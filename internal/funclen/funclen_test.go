@@ -18,7 +18,6 @@ const maxLines = 80
 // "// Long:" line beside the function repeats for its reader.
 var long = map[string]string{
 	"worker/worker.go Worker.Run":      "a worker's life in order: register, River client, heartbeat, outage watch, stop",
-	"engine/gate.go gate.pass":         "the gate's waits in their one order (budget, pause, breaker, cooldown, limiters, slot last), read at once",
 	"engine/engine.go dispatcher.run":  "the dispatch loop's one select over pulls, settles and stops, so its wake-ups read together",
 	"store/jsonl/job.go Job.scanLines": "the log checked against its index in one sequential pass",
 	"task/llm/llm.go New":              "provider, transport and SDK options wired in one place, a case per provider",
