@@ -132,68 +132,99 @@ func TestSharedScenariosInWaves(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				scenarios := enginetest.Scenarios()
 				script := &enginetest.Script{Scenarios: scenarios}
-				var st memory.Store
-				j, err := st.Create(context.Background(), store.Manifest{ID: "scenarios", Created: time.Now(), Items: len(scenarios), State: store.StateRunning})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ledger, err := batch.OpenFileLedger(t.TempDir())
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer ledger.Close()
-				items := enginetest.Items(scenarios)
-				cfg := batch.Config{
-					Client: scriptClient(script), Codec: scriptCodec{}, Provider: "mock", Ledger: ledger,
-					Retry: enginetest.Policy(), Ops: enginetest.Policy(),
-					Validator: enginetest.Validator{}, Heal: enginetest.Budget(),
-					// The online price, so that costs compare with the
-					// local engine's.
-					Discount: 1,
-					PollMin:  time.Second, TripShare: 2, OnlineTail: tail, Total: len(scenarios),
-					Online: func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j batch.Checkpoint) (engine.Summary, error) {
-						e := engine.New(engine.Config{Validator: enginetest.Validator{}, Heal: enginetest.Budget(), Retry: enginetest.Policy(), Carried: carried, BreakerCount: []classify.Class{}, Concurrency: 4}, script, j)
-						i := 0
-						return e.Run(ctx, engine.SourceFunc(func() (task.Item, error) {
-							if i == len(items) {
-								return task.Item{}, io.EOF
-							}
-							i++
-							return items[i-1], nil
-						}))
-					},
-				}
-				in := batch.Input{
-					Open: func() (batch.Source, error) {
-						i := 0
-						return engine.SourceFunc(func() (task.Item, error) {
-							if i == len(items) {
-								return task.Item{}, io.EOF
-							}
-							i++
-							return items[i-1], nil
-						}), nil
-					},
-					Want:  func(int) bool { return true },
-					Job:   j,
-					JobID: j.Manifest().ID,
-				}
-				sum, err := batch.New(cfg).Run(context.Background(), in)
-				if err != nil {
-					t.Fatal(err)
-				}
+				cfg := batch.Config{Client: scriptClient(script), Codec: scriptCodec{}, Provider: "mock", OnlineTail: tail}
+				sum, recs := scenarioWaves(t, scenarios, cfg, engine.Config{}, script)
 				if tail > 0 && sum.Batches != 1 {
 					t.Errorf("%d batches; want wave 1 in a batch, the rest online", sum.Batches)
-				}
-				recs := map[int]store.Record{}
-				if err := j.Scan(context.Background(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
-					t.Fatal(err)
 				}
 				enginetest.Check(t, name, scenarios, recs)
 				enginetest.Same(t, name, scenarios, enginetest.Local(t, scenarios), recs)
 			})
 		})
 	}
+}
+
+// TestRoutedScenariosInWaves runs the routed scenarios, one per fallback
+// kind, through batch waves over routes a and b, and through waves whose
+// online tail continues them in the engine: each item's next wave goes
+// where its next online call would (engine.Routes), so the records are
+// the local engine's, whole, tries and fallbacks included.
+func TestRoutedScenariosInWaves(t *testing.T) {
+	for _, tail := range []int{0, 100} {
+		name := "routed_waves"
+		if tail > 0 {
+			name = "routed_wave_then_online_tail"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				scenarios := enginetest.RoutedScenarios()
+				a, b := enginetest.RouteScripts(scenarios)
+				routes := enginetest.Routes(a, b)
+				cfg := batch.Config{
+					Routes: []batch.Route{
+						{Route: routes[0], Client: scriptClient(a), Codec: scriptCodec{}},
+						{Route: routes[1], Client: scriptClient(b), Codec: scriptCodec{}},
+					},
+					Fallbacks: enginetest.Fallbacks(), OnlineTail: tail,
+				}
+				_, recs := scenarioWaves(t, scenarios, cfg, engine.Config{Routes: routes, Fallbacks: enginetest.Fallbacks()}, a)
+				enginetest.Check(t, name, scenarios, recs)
+				enginetest.Same(t, name, scenarios, enginetest.LocalRouted(t, scenarios), recs)
+			})
+		})
+	}
+}
+
+// scenarioWaves runs the scenarios' items through batch waves of cfg,
+// under the scenarios' retry policy, heal budget and validator, at the
+// online price (so that costs compare with the local engine's); the
+// online tail is an engine of online, so configured, calling tk. It
+// returns how the run ended and the records by idx.
+func scenarioWaves(t *testing.T, scenarios []enginetest.Scenario, cfg batch.Config, online engine.Config, tk task.Task) (batch.Summary, map[int]store.Record) {
+	t.Helper()
+	var st memory.Store
+	j, err := st.Create(context.Background(), store.Manifest{ID: "scenarios", Created: time.Now(), Items: len(scenarios), State: store.StateRunning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := batch.OpenFileLedger(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ledger.Close()
+	items := enginetest.Items(scenarios)
+	source := func(items []task.Item) engine.SourceFunc {
+		i := 0
+		return func() (task.Item, error) {
+			if i == len(items) {
+				return task.Item{}, io.EOF
+			}
+			i++
+			return items[i-1], nil
+		}
+	}
+	cfg.Ledger, cfg.Retry, cfg.Ops = ledger, enginetest.Policy(), enginetest.Policy()
+	cfg.Validator, cfg.Heal, cfg.Discount = enginetest.Validator{}, enginetest.Budget(), 1
+	cfg.PollMin, cfg.TripShare, cfg.Total = time.Second, 2, len(scenarios)
+	cfg.Online = func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j batch.Checkpoint) (engine.Summary, error) {
+		ec := online
+		ec.Validator, ec.Heal, ec.Retry = enginetest.Validator{}, enginetest.Budget(), enginetest.Policy()
+		ec.Carried, ec.BreakerCount, ec.Concurrency = carried, []classify.Class{}, 4
+		return engine.New(ec, tk, j).Run(ctx, source(items))
+	}
+	in := batch.Input{
+		Open: func() (batch.Source, error) { return source(items), nil },
+		Want: func(int) bool { return true }, Job: j, JobID: j.Manifest().ID,
+	}
+	sum, err := batch.New(cfg).Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := map[int]store.Record{}
+	if err := j.Scan(context.Background(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return sum, recs
 }
 
 // runFake runs n items through waves of c under cfg's retry policy.
@@ -372,80 +403,5 @@ func TestRunRefusesAnInputWithoutAJobID(t *testing.T) {
 	}
 	if len(c.submits) != 0 {
 		t.Errorf("Run without a JobID submitted %d batch(es), want none", len(c.submits))
-	}
-}
-
-// TestRoutedScenariosInWaves runs the routed scenarios, one per fallback
-// kind, through batch waves over routes a and b, and through waves whose
-// online tail continues them in the engine: each item's next wave goes
-// where its next online call would (engine.Routes), so the records are
-// the local engine's, whole, tries and fallbacks included.
-func TestRoutedScenariosInWaves(t *testing.T) {
-	for _, tail := range []int{0, 100} {
-		name := "routed_waves"
-		if tail > 0 {
-			name = "routed_wave_then_online_tail"
-		}
-		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				scenarios := enginetest.RoutedScenarios()
-				a, b := enginetest.RouteScripts(scenarios)
-				online := enginetest.Routes(a, b)
-				var st memory.Store
-				j, err := st.Create(context.Background(), store.Manifest{ID: "routed", Created: time.Now(), Items: len(scenarios), State: store.StateRunning})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ledger, err := batch.OpenFileLedger(t.TempDir())
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer ledger.Close()
-				items := enginetest.Items(scenarios)
-				source := func() engine.Source {
-					i := 0
-					return engine.SourceFunc(func() (task.Item, error) {
-						if i == len(items) {
-							return task.Item{}, io.EOF
-						}
-						i++
-						return items[i-1], nil
-					})
-				}
-				cfg := batch.Config{
-					Routes: []batch.Route{
-						{Route: online[0], Client: scriptClient(a), Codec: scriptCodec{}},
-						{Route: online[1], Client: scriptClient(b), Codec: scriptCodec{}},
-					},
-					Fallbacks: enginetest.Fallbacks(), Ledger: ledger,
-					Retry: enginetest.Policy(), Ops: enginetest.Policy(),
-					Validator: enginetest.Validator{}, Heal: enginetest.Budget(),
-					Discount: 1, // the online price, so that costs compare
-					PollMin:  time.Second, TripShare: 2, OnlineTail: tail, Total: len(scenarios),
-					Online: func(ctx context.Context, items []task.Item, carried map[int]*engine.Carried, j batch.Checkpoint) (engine.Summary, error) {
-						e := engine.New(engine.Config{Validator: enginetest.Validator{}, Heal: enginetest.Budget(), Retry: enginetest.Policy(), Carried: carried,
-							BreakerCount: []classify.Class{}, Concurrency: 4, Routes: online, Fallbacks: enginetest.Fallbacks()}, a, j)
-						i := 0
-						return e.Run(ctx, engine.SourceFunc(func() (task.Item, error) {
-							if i == len(items) {
-								return task.Item{}, io.EOF
-							}
-							i++
-							return items[i-1], nil
-						}))
-					},
-				}
-				in := batch.Input{Open: func() (batch.Source, error) { return source(), nil }, Want: func(int) bool { return true }, Job: j, JobID: j.Manifest().ID}
-				if _, err := batch.New(cfg).Run(context.Background(), in); err != nil {
-					t.Fatal(err)
-				}
-				recs := map[int]store.Record{}
-				if err := j.Scan(context.Background(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
-					t.Fatal(err)
-				}
-				enginetest.Check(t, name, scenarios, recs)
-				enginetest.Same(t, name, scenarios, enginetest.LocalRouted(t, scenarios), recs)
-			})
-		})
 	}
 }

@@ -1,17 +1,13 @@
 package enginetest
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/store"
-	"github.com/tenaxhq/tenax/store/memory"
 	"github.com/tenaxhq/tenax/task"
 )
 
@@ -84,31 +80,10 @@ func routedDiffs(sc Scenario, rec store.Record) []string {
 // modes' (Same).
 func LocalRouted(t testing.TB, scenarios []Scenario) map[int]store.Record {
 	t.Helper()
-	var st memory.Store
-	j, err := st.Create(context.Background(), store.Manifest{ID: "reference", Created: time.Now(), Items: len(scenarios), State: store.StateRunning})
-	if err != nil {
-		t.Fatal(err)
-	}
 	a, b := RouteScripts(scenarios)
 	cfg := engine.Config{
 		Concurrency: 4, Retry: Policy(), Heal: Budget(), Validator: Validator{},
 		BreakerCount: []classify.Class{}, Routes: Routes(a, b), Fallbacks: Fallbacks(),
 	}
-	items := Items(scenarios)
-	i := 0
-	src := engine.SourceFunc(func() (task.Item, error) {
-		if i == len(items) {
-			return task.Item{}, io.EOF
-		}
-		i++
-		return items[i-1], nil
-	})
-	if _, err := engine.New(cfg, a, j).Run(context.Background(), src); err != nil {
-		t.Fatal(err)
-	}
-	recs := map[int]store.Record{}
-	if err := j.Scan(context.Background(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return recs
+	return run(t, scenarios, cfg, a)
 }

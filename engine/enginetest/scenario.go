@@ -364,15 +364,21 @@ func Same(t testing.TB, mode string, scenarios []Scenario, ref, got map[int]stor
 // reference the other modes' records are compared with (Same).
 func Local(t testing.TB, scenarios []Scenario) map[int]store.Record {
 	t.Helper()
+	cfg := engine.Config{
+		Concurrency: 4, Retry: Policy(), Heal: Budget(), Validator: Validator{},
+		BreakerCount: []classify.Class{}, // the breaker is not what the scenarios are about
+	}
+	return run(t, scenarios, cfg, &Script{Scenarios: scenarios})
+}
+
+// run runs the scenarios' items through an engine of cfg calling tk, and
+// returns its records by idx.
+func run(t testing.TB, scenarios []Scenario, cfg engine.Config, tk task.Task) map[int]store.Record {
+	t.Helper()
 	var st memory.Store
 	j, err := st.Create(context.Background(), store.Manifest{ID: "reference", Created: time.Now(), Items: len(scenarios), State: store.StateRunning})
 	if err != nil {
 		t.Fatal(err)
-	}
-	script := &Script{Scenarios: scenarios}
-	cfg := engine.Config{
-		Concurrency: 4, Retry: Policy(), Heal: Budget(), Validator: Validator{},
-		BreakerCount: []classify.Class{}, // the breaker is not what the scenarios are about
 	}
 	items := Items(scenarios)
 	i := 0
@@ -383,7 +389,7 @@ func Local(t testing.TB, scenarios []Scenario) map[int]store.Record {
 		i++
 		return items[i-1], nil
 	})
-	if _, err := engine.New(cfg, script, j).Run(context.Background(), src); err != nil {
+	if _, err := engine.New(cfg, tk, j).Run(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
 	recs := map[int]store.Record{}
