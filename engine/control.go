@@ -25,7 +25,7 @@ func (e *Engine) breakerChanged(from, to breaker.State, c breaker.Counts) {
 		if e.routing.noRouteReason != "" {
 			reason, e.routing.noRouteReason = e.routing.noRouteReason, ""
 		}
-		e.tripReason = reason
+		e.seen.tripReason = reason
 		e.mu.Unlock()
 		e.heldOpen.Store(true)
 		e.gate.pause()
@@ -95,7 +95,7 @@ func (e *Engine) handleTrip(ctx context.Context) {
 	// its own answer.
 	e.gate.pause()
 	e.mu.Lock()
-	report := TripReport{Reason: e.tripReason, Last: e.lastFail}
+	report := TripReport{Reason: e.seen.tripReason, Last: e.seen.lastFail}
 	e.mu.Unlock()
 	report.Stats = e.Stats()
 	if e.cfg.OnTrip != TripPrompt || e.cfg.Operator == nil {
@@ -131,7 +131,7 @@ func (e *Engine) handleTrip(ctx context.Context) {
 
 func (e *Engine) handleCheckin(ctx context.Context) {
 	e.mu.Lock()
-	latest := append([]store.Record(nil), e.latest...)
+	latest := append([]store.Record(nil), e.seen.latest...)
 	e.mu.Unlock()
 	goOn := e.cfg.Operator.CheckIn(ctx, CheckIn{Stats: e.Stats(), Latest: latest})
 	if ctx.Err() != nil {

@@ -39,17 +39,15 @@ type Engine struct {
 	// waits end on it as the dispatcher's end on its dispatch context.
 	halt halt
 
-	mu         sync.Mutex
-	stopCause  *StopError              // the first stop
-	do         doCalls                 // Do calls under way, under mu
-	cancelRun  context.CancelCauseFunc // cancels the dispatch context, once Run made it
-	runErr     error                   // the first failure of the run itself
-	lastFail   *Failure
-	tripReason string
-	latest     []store.Record // the last few records, for check-ins
-	want       controlWants   // the control loop's requests, under mu
-	idle       chan struct{}  // closed when active drops to 0
-	active     atomic.Int64   // calls between the gate and their outcome
+	mu        sync.Mutex
+	stopCause *StopError              // the first stop
+	do        doCalls                 // Do calls under way, under mu
+	cancelRun context.CancelCauseFunc // cancels the dispatch context, once Run made it
+	runErr    error                   // the first failure of the run itself
+	seen      seen                    // what the operator's questions report, under mu
+	want      controlWants            // the control loop's requests, under mu
+	idle      chan struct{}           // closed when active drops to 0
+	active    atomic.Int64            // calls between the gate and their outcome
 
 	limits limitReports // ConcurrencyChanged events, in the limit's order
 
@@ -78,6 +76,15 @@ type routing struct {
 	// noRouteReason says why the run's breaker tripped with no route,
 	// under Engine.mu.
 	noRouteReason string
+}
+
+// seen is what the run saw that the operator's questions report: the
+// last failure, why the breaker last tripped, the last few records (for
+// check-ins). Under Engine.mu.
+type seen struct {
+	lastFail   *Failure
+	tripReason string
+	latest     []store.Record
 }
 
 // halt is a context canceled with a cause, and its cancel.
@@ -349,7 +356,7 @@ func (e *Engine) Run(ctx context.Context, src Source) (Summary, error) {
 	if e.stopCause != nil {
 		s.Stop, s.StopDetail = e.stopCause.Reason, e.stopCause.Detail
 	}
-	s.LastFailure = e.lastFail
+	s.LastFailure = e.seen.lastFail
 	err := e.runErr
 	e.mu.Unlock()
 	if e.cfg.Total > 0 {
@@ -712,14 +719,14 @@ func (e *Engine) finish(ctx context.Context, item task.Item, rec store.Record, f
 	if f != nil || (e.cfg.CheckinEvery > 0 && e.cfg.Operator != nil) {
 		e.mu.Lock()
 		if f != nil {
-			e.lastFail = f
+			e.seen.lastFail = f
 		}
 		if e.cfg.CheckinEvery > 0 && e.cfg.Operator != nil {
-			if len(e.latest) == latestKept {
-				copy(e.latest, e.latest[1:])
-				e.latest = e.latest[:latestKept-1]
+			if len(e.seen.latest) == latestKept {
+				copy(e.seen.latest, e.seen.latest[1:])
+				e.seen.latest = e.seen.latest[:latestKept-1]
 			}
-			e.latest = append(e.latest, rec)
+			e.seen.latest = append(e.seen.latest, rec)
 			last := e.cfg.Total > 0 && done >= int64(e.planned())
 			if done%int64(e.cfg.CheckinEvery) == 0 && !e.gate.paused.Load() && !last {
 				e.gate.pause()
