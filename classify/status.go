@@ -99,20 +99,28 @@ func codeClass(code string) (c Class, decisive bool) {
 		"not_found_error", "model_not_found",
 		// Bedrock's exceptions (x-amzn-ErrorType): no access to the model,
 		// a model id that resolves to none, credentials AWS does not know.
-		"AccessDeniedException", "ResourceNotFoundException", "UnrecognizedClientException":
+		"AccessDeniedException", "ResourceNotFoundException", "UnrecognizedClientException",
+		// Google's (Gemini, Vertex AI): a key it does not know, billing or
+		// a region it refuses, a model that is not there, no permission,
+		// and a per-day quota spent (tenax's name for a 429
+		// RESOURCE_EXHAUSTED whose QuotaFailure is per day).
+		"API_KEY_INVALID", "FAILED_PRECONDITION", "NOT_FOUND", "PERMISSION_DENIED", "UNAUTHENTICATED",
+		"RESOURCE_EXHAUSTED_PER_DAY":
 		return Fatal, true
 	case "overloaded_error",
 		"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException",
-		"InternalServerException", "ModelTimeoutException":
+		"InternalServerException", "ModelTimeoutException",
+		"INTERNAL", "UNAVAILABLE", "DEADLINE_EXCEEDED":
 		return Retryable, true
-	case "rate_limit_error", "rate_limit_exceeded":
+	case "rate_limit_error", "rate_limit_exceeded", "RESOURCE_EXHAUSTED":
 		// Not decisive: OpenAI's "Request too large" and Anthropic's spend
 		// limit come with these codes too, and only the 429's message
 		// tells them apart; a plain 429 is retryable by its status.
 		return Retryable, false
 	case "request_too_large":
 		return Item, true
-	case "invalid_request_error", "context_length_exceeded", "content_filter", "ValidationException":
+	case "invalid_request_error", "context_length_exceeded", "content_filter", "ValidationException",
+		"INVALID_ARGUMENT":
 		return Item, false
 	}
 	return Unknown, false

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ import (
 	httpTask "github.com/tenaxhq/tenax/task/http"
 	"github.com/tenaxhq/tenax/task/llm"
 	"github.com/tenaxhq/tenax/task/llm/bedrock"
+	"github.com/tenaxhq/tenax/task/llm/gemini"
 	"github.com/tenaxhq/tenax/validate"
 )
 
@@ -122,6 +124,9 @@ func (b *built) buildLLM(s *spec.Spec, home string, conns int) error {
 			return fmt.Errorf("task: %w", err)
 		}
 	}
+	if cfg.Gemini, err = geminiClient(&cfg, t); err != nil {
+		return fmt.Errorf("task: %w", err)
+	}
 	lt, err := llm.New(cfg)
 	if err != nil {
 		return fmt.Errorf("task: %w", err)
@@ -194,6 +199,28 @@ func llmConfig(s *spec.Spec) (llm.Config, error) {
 	return cfg, nil
 }
 
+// geminiClient builds the genai client of a task or route on provider
+// gemini (its API key: cfg's, else $GOOGLE_API_KEY or $GEMINI_API_KEY,
+// kept in cfg so that errors redact it) or vertex (the task's project and
+// region, the application default credentials); nil for another provider.
+func geminiClient(cfg *llm.Config, t spec.Task) (llm.Generator, error) {
+	var opts gemini.Options
+	switch cfg.Provider {
+	case llm.ProviderGemini:
+		cfg.APIKey = cmp.Or(cfg.APIKey, os.Getenv("GOOGLE_API_KEY"), os.Getenv("GEMINI_API_KEY"))
+		opts = gemini.Options{APIKey: cfg.APIKey, Endpoint: cfg.BaseURL}
+	case llm.ProviderVertex:
+		opts = gemini.Options{Vertex: true, Project: t.Project, Location: t.Region, Endpoint: cfg.BaseURL}
+	default:
+		return nil, nil
+	}
+	c, err := gemini.New(context.Background(), opts)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 // buildRoutes makes one llm task per route of the spec, from the task's
 // configuration with the route's provider, model, endpoint, key and price;
 // a mock route without a base_url gets a simulated deployment of its own,
@@ -203,7 +230,7 @@ func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 	for i, r := range s.Routes {
 		cfg := base
 		cfg.Provider, cfg.Model, cfg.BaseURL, cfg.APIKey = r.Provider, r.Model, r.BaseURL, r.APIKey
-		cfg.HTTPClient, cfg.Bedrock = nil, nil
+		cfg.HTTPClient, cfg.Bedrock, cfg.Gemini = nil, nil, nil
 		if r.Provider == llm.ProviderBedrock {
 			// A Bedrock route calls the task's region (or the SDK's).
 			c, err := bedrock.New(context.Background(), bedrock.Options{Region: s.Task.Region, Endpoint: r.BaseURL})
@@ -212,6 +239,11 @@ func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 			}
 			cfg.Bedrock = c
 		}
+		gc, err := geminiClient(&cfg, s.Task)
+		if err != nil {
+			return nil, fmt.Errorf("routes[%d] (%s): %w", i, r.Name, err)
+		}
+		cfg.Gemini = gc
 		if r.ContextWindow > 0 {
 			// The pre-check compares the estimate with the window: count
 			// with the model's tokenizer, not the rough scale.

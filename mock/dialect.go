@@ -98,6 +98,7 @@ type apiError struct {
 	message string
 	header  map[string]string
 	counter counter
+	details []any // Google's error.details (QuotaFailure, RetryInfo, …)
 }
 
 // bad is a validation error in d's type for bad requests.

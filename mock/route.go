@@ -30,6 +30,7 @@ func isOpenAI(*http.Request) *dialect    { return &openAI }
 func isAnthropic(*http.Request) *dialect { return &anthropic }
 func isAzure(*http.Request) *dialect     { return &azureOpenAI }
 func isBedrock(*http.Request) *dialect   { return &bedrock }
+func isGemini(*http.Request) *dialect    { return &gemini }
 
 // byHeaders picks Anthropic for a request that carries its version or
 // key header, OpenAI otherwise: for paths both providers serve.
@@ -49,6 +50,9 @@ func (s *Server) routeTable() []route {
 		{http.MethodPost, "/messages", isAnthropic, (*Server).chat},
 		{http.MethodPost, azureDeploymentPath, isAzure, (*Server).azureChat},
 		{http.MethodPost, bedrockPath, isBedrock, (*Server).bedrockChat},
+		{http.MethodPost, geminiPath, isGemini, (*Server).geminiChat},
+		{http.MethodPost, vertexPath, isGemini, (*Server).geminiChat},
+		{http.MethodPost, vertexBeta1Path, isGemini, (*Server).geminiChat},
 		{http.MethodPost, "/v1/messages/count_tokens", isAnthropic, (*Server).countTokens},
 		{http.MethodGet, "/v1/models", byHeaders, (*Server).listModels},
 		{http.MethodGet, "/models", byHeaders, (*Server).listModels},

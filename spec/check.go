@@ -16,7 +16,7 @@ import (
 // The allowed values of the spec's enumerations.
 var (
 	taskTypes  = []string{"llm", "exec", "http"}
-	providers  = []string{"openai", "anthropic", "azure", "bedrock", "mock"}
+	providers  = []string{"openai", "anthropic", "azure", "bedrock", "gemini", "vertex", "mock"}
 	efforts    = []string{"minimal", "low", "medium", "high"}
 	outputs    = []string{"text", "json"}
 	formats    = []string{"jsonl", "csv", "txt"}
@@ -34,7 +34,7 @@ var (
 var taskKeys = map[string][]string{
 	"llm": {"provider", "base_url", "api_key", "model", "system", "prompt", "max_tokens", "temperature",
 		"max_tokens_ceiling", "top_p", "stop", "seed", "reasoning_effort", "thinking_budget", "cache_prompt",
-		"api_version", "azure_ad_token", "region", "headers", "extra_body", "mode",
+		"api_version", "azure_ad_token", "region", "project", "headers", "extra_body", "mode",
 		"tools", "max_steps", "max_consecutive_errors"},
 	"exec": {"argv", "stdin", "env", "exit_codes", "dir", "allow_option_values"},
 	"http": {"method", "url", "headers", "body"},
@@ -329,6 +329,29 @@ func (d *decoder) checkTask(s *Spec) {
 	d.checkTemplates(t)
 }
 
+// checkCloud checks the settings of the providers that authenticate with
+// their cloud's credentials: bedrock's region, vertex's project and
+// location (task.region).
+func (d *decoder) checkCloud(t *Task) {
+	switch t.Provider {
+	case "bedrock":
+		if d.isSet("task.api_key") {
+			d.problem("task.api_key", nil, "bedrock signs its calls with AWS credentials from the SDK's chain ($AWS_ACCESS_KEY_ID, AWS_PROFILE, SSO, the instance role), not an api_key")
+		}
+	case "vertex":
+		if d.isSet("task.api_key") {
+			d.problem("task.api_key", nil, "vertex authenticates with Google credentials (application default credentials: $GOOGLE_APPLICATION_CREDENTIALS, gcloud auth application-default login, the metadata server), not an api_key; the Gemini API's key is provider gemini's")
+		}
+	default:
+		if d.isSet("task.region") {
+			d.problem("task.region", nil, "is for providers bedrock and vertex only")
+		}
+	}
+	if t.Provider != "vertex" && d.isSet("task.project") {
+		d.problem("task.project", nil, "is for provider vertex only")
+	}
+}
+
 // checkLLM checks the llm task's sampling, reasoning and provider keys.
 func (d *decoder) checkLLM(t *Task) {
 	d.checkTools(t)
@@ -393,13 +416,7 @@ func (d *decoder) checkLLM(t *Task) {
 	if t.APIKey != "" && t.AzureADToken != "" {
 		d.problem("task.azure_ad_token", nil, "give task.api_key or task.azure_ad_token, not both")
 	}
-	if t.Provider == "bedrock" {
-		if d.isSet("task.api_key") {
-			d.problem("task.api_key", nil, "bedrock signs its calls with AWS credentials from the SDK's chain ($AWS_ACCESS_KEY_ID, AWS_PROFILE, SSO, the instance role), not an api_key")
-		}
-	} else if d.isSet("task.region") {
-		d.problem("task.region", nil, "is for provider bedrock only")
-	}
+	d.checkCloud(t)
 	for name := range t.Headers {
 		if !isToken(name) {
 			d.problem("task.headers."+name, nil, "%s is not a valid header name", quote(name))

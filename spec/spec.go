@@ -99,7 +99,7 @@ type Task struct {
 	Type string `yaml:"type"`
 
 	// Provider (llm) is "openai" (any OpenAI-compatible base_url),
-	// "anthropic", "azure", "bedrock" or "mock".
+	// "anthropic", "azure", "bedrock", "gemini", "vertex" or "mock".
 	Provider string `yaml:"provider"`
 	// BaseURL (llm) replaces the provider's default endpoint; for azure it
 	// is the resource's endpoint, required.
@@ -145,9 +145,14 @@ type Task struct {
 	// AzureADToken (llm, azure) is an Entra ID access token, sent as a
 	// bearer token instead of an api-key; always a secret.
 	AzureADToken string `yaml:"azure_ad_token"`
-	// Region (llm, bedrock) is the AWS region of Bedrock's endpoint;
-	// empty means the AWS SDK's ($AWS_REGION, the profile's region).
+	// Region (llm, bedrock or vertex) is the AWS region of Bedrock's
+	// endpoint, empty meaning the AWS SDK's ($AWS_REGION, the profile's
+	// region); or Vertex AI's Google Cloud location ("us-central1",
+	// "global"), empty meaning $GOOGLE_CLOUD_LOCATION.
 	Region string `yaml:"region"`
+	// Project (llm, vertex) is the Google Cloud project of Vertex AI;
+	// empty means $GOOGLE_CLOUD_PROJECT.
+	Project string `yaml:"project"`
 	// ExtraBody (llm) adds fields to every request body (vLLM's or
 	// Ollama's own options).
 	ExtraBody Object `yaml:"extra_body"`

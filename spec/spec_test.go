@@ -134,7 +134,7 @@ breaker:
 			name: "llm without provider, model or prompt",
 			src:  "task:\n  type: llm\n",
 			want: []string{
-				`job.yaml:1:1: task.provider: missing for an llm task (want openai, anthropic, azure, bedrock or mock)`,
+				`job.yaml:1:1: task.provider: missing for an llm task (want openai, anthropic, azure, bedrock, gemini, vertex or mock)`,
 				`job.yaml:1:1: task.model: missing for an llm task`,
 				`job.yaml:1:1: task.prompt: missing for an llm task`,
 			},

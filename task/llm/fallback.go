@@ -13,7 +13,9 @@ const (
 // FallbackKind says which route fallback the error calls for:
 // "context_window" for a prompt past the model's context window (OpenAI's
 // context_length_exceeded, Anthropic's "prompt is too long", Bedrock's
-// ValidationException "Input is too long for requested model."),
+// ValidationException "Input is too long for requested model.", Gemini's
+// INVALID_ARGUMENT "The input token count (N) exceeds the maximum number of
+// tokens allowed (M)."),
 // "content_filter" for a prompt a content filter refused (Azure's
 // content_filter code or verdict); "" otherwise.
 func (e *Error) FallbackKind() string {
@@ -21,6 +23,7 @@ func (e *Error) FallbackKind() string {
 	switch {
 	case e.Code == "context_length_exceeded",
 		e.Status == 400 && (strings.Contains(msg, "prompt is too long") || strings.Contains(msg, "input is too long") || strings.Contains(msg, "maximum context length") ||
+			strings.Contains(msg, "exceeds the maximum number of tokens") ||
 			strings.Contains(msg, "context window")):
 		return fallbackContextWindow
 	case e.Code == "content_filter" || e.ContentFilter != "":

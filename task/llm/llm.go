@@ -83,7 +83,7 @@ const ProviderAzure = "azure"
 // (Model defaults to mock-echo for provider mock).
 type Config struct {
 	// Provider is "openai" (any OpenAI-compatible server), "anthropic",
-	// "azure", "bedrock" or "mock".
+	// "azure", "bedrock", "gemini", "vertex" or "mock".
 	Provider string
 	// BaseURL is the API's base URL; "" means the provider's own
 	// (https://api.openai.com/v1, https://api.anthropic.com, MockBaseURL).
@@ -107,6 +107,12 @@ type Config struct {
 	// required for bedrock, ignored otherwise. BaseURL is not read for
 	// bedrock: the Client has its endpoint.
 	Bedrock Converser
+	// Gemini makes provider gemini's and vertex's calls (package
+	// task/llm/gemini's Client, which holds the backend, the endpoint and
+	// the credentials); required for them, ignored otherwise. BaseURL is
+	// not read for them: the Client has its endpoint. APIKey, for gemini,
+	// is only redacted from errors: the Client sends its own.
+	Gemini Generator
 	// Model is the model to call; for azure, the deployment's name.
 	Model string
 	// System and Prompt are text/template templates rendered with the
@@ -266,6 +272,11 @@ func New(cfg Config) (*Task, error) {
 		cfg.APIKey = cmpOr(cfg.APIKey, os.Getenv("ANTHROPIC_API_KEY"))
 	case ProviderBedrock:
 		t.wire = ProviderBedrock
+	case ProviderGemini:
+		t.wire = ProviderGemini
+		cfg.APIKey = cmp.Or(cfg.APIKey, os.Getenv("GOOGLE_API_KEY"), os.Getenv("GEMINI_API_KEY"))
+	case ProviderVertex:
+		t.wire = ProviderGemini
 	case ProviderMock:
 		t.wire = ProviderOpenAI
 		if cfg.HTTPClient == nil && cfg.BaseURL == "" {
@@ -275,7 +286,7 @@ func New(cfg Config) (*Task, error) {
 		cfg.APIKey = cmpOr(cfg.APIKey, MockAPIKey)
 		cfg.Model = cmpOr(cfg.Model, mock.ModelEcho)
 	default:
-		return nil, fmt.Errorf("llm: unknown provider %q (want openai, anthropic, azure, bedrock or mock)", cfg.Provider)
+		return nil, fmt.Errorf("llm: unknown provider %q (want openai, anthropic, azure, bedrock, gemini, vertex or mock)", cfg.Provider)
 	}
 	// The SDKs resolve request paths against the base URL and drop its
 	// query: a gateway's ?gwtoken=… is sent as a query of every request
@@ -301,7 +312,7 @@ func New(cfg Config) (*Task, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("llm: model is required")
 	}
-	if cfg.APIKey == "" && cfg.AzureADToken == "" && t.wire != ProviderBedrock {
+	if cfg.APIKey == "" && cfg.AzureADToken == "" && t.wire != ProviderBedrock && t.wire != ProviderGemini {
 		env := map[string]string{ProviderOpenAI: "$OPENAI_API_KEY", ProviderAnthropic: "$ANTHROPIC_API_KEY",
 			ProviderAzure: "$AZURE_OPENAI_API_KEY or $AZURE_OPENAI_AD_TOKEN"}[cfg.Provider]
 		return nil, fmt.Errorf("llm: no API key for %s: set api_key or %s", cfg.Provider, env)
@@ -361,6 +372,8 @@ func New(cfg Config) (*Task, error) {
 	switch t.wire {
 	case ProviderBedrock:
 		t.send = t.bedrockSender()
+	case ProviderGemini:
+		t.send = t.geminiSender()
 	case ProviderAnthropic:
 		if t.messages, err = t.newMessagesRequest(); err != nil {
 			return nil, err
@@ -423,6 +436,8 @@ func checkSampling(cfg Config, wire string) error {
 	switch wire {
 	case ProviderBedrock:
 		return checkBedrockSampling(cfg)
+	case ProviderGemini:
+		return checkGeminiSampling(cfg)
 	case ProviderAnthropic:
 		if cfg.Seed != nil {
 			return errors.New("llm: anthropic has no seed")
@@ -841,8 +856,11 @@ func (t *Task) wrap(ctx, actx context.Context, err error, c *capture) error {
 	switch {
 	case c.status >= 400:
 		e := newError(p, c, err, t.secrets)
-		if t.wire == ProviderBedrock {
+		switch t.wire {
+		case ProviderBedrock:
 			bedrockDetail(e, err, c.header)
+		case ProviderGemini:
+			geminiDetail(e, []byte(e.Body))
 		}
 		return e
 	case ctx.Err() != nil:

@@ -768,7 +768,7 @@ func TestNewRejectsBadConfigs(t *testing.T) {
 		cfg     Config
 		wantErr string
 	}{
-		{"unknown provider", Config{Provider: "gemini", Model: "m", APIKey: "k", Prompt: "p"}, `unknown provider "gemini"`},
+		{"unknown provider", Config{Provider: "cohere", Model: "m", APIKey: "k", Prompt: "p"}, `unknown provider "cohere"`},
 		{"no model", Config{Provider: ProviderOpenAI, APIKey: "k", Prompt: "p"}, "model is required"},
 		{"no prompt", Config{Provider: ProviderMock}, "prompt is required"},
 		{"bad template", Config{Provider: ProviderMock, Prompt: "{{.x"}, "prompt template"},

@@ -34,7 +34,7 @@ func (p Price) Cost(u task.Usage) float64 {
 }
 
 // DefaultPrices returns a fresh copy of the built-in price table: list
-// prices of common OpenAI and Anthropic models (with their cached-input
+// prices of common OpenAI, Anthropic, Bedrock and Gemini models (with their cached-input
 // and cache-write prices), and 0 for the mock's. Keys are model names and
 // also match dated snapshots ("gpt-4o-mini-2024-07-18" is priced as
 // "gpt-4o-mini").
@@ -65,8 +65,16 @@ func DefaultPrices() map[string]Price {
 		"amazon.nova-micro":           {0.035, 0.14, 0.00875, 0},
 		"amazon.nova-lite":            {0.06, 0.24, 0.015, 0},
 		"amazon.nova-pro":             {0.80, 3.20, 0.20, 0},
-		"mock-echo":                   {0, 0, 0, 0},
-		"mock-json":                   {0, 0, 0, 0},
+		// Gemini's list prices (the Gemini API's paid tier, prompts up to
+		// 200k tokens; Vertex AI's are the same), cached input at its
+		// context-caching price.
+		"gemini-2.5-pro":        {1.25, 10.00, 0.31, 0},
+		"gemini-2.5-flash":      {0.30, 2.50, 0.075, 0},
+		"gemini-2.5-flash-lite": {0.10, 0.40, 0.025, 0},
+		"gemini-2.0-flash":      {0.10, 0.40, 0.025, 0},
+		"gemini-2.0-flash-lite": {0.075, 0.30, 0.01875, 0},
+		"mock-echo":             {0, 0, 0, 0},
+		"mock-json":             {0, 0, 0, 0},
 	}
 }
 

@@ -87,10 +87,15 @@ func stopKind(rep reply) string {
 		// content_filtered and guardrail_intervened are Bedrock's: its
 		// filter, or the guardrail the account attached.
 		return stopFiltered
-	case "length", "max_tokens", "model_context_window_exceeded":
+	case "length", "max_tokens", "model_context_window_exceeded", "MAX_TOKENS":
+		// MAX_TOKENS is Gemini's.
 		return stopTruncated
 	case "pause_turn":
 		return stopPaused
+	}
+	if geminiBlocked(rep.finish) {
+		// Gemini's SAFETY, RECITATION, …, or a prompt it blocked.
+		return stopFiltered
 	}
 	if rep.refusal != "" {
 		return stopRefused

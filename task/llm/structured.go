@@ -243,8 +243,11 @@ func anthropicOutputConfigModel(model string) bool {
 // prints.
 func StructuredFor(cfg Config) (Structured, error) {
 	wire := ProviderOpenAI
-	if cfg.Provider == ProviderAnthropic || cfg.Provider == ProviderBedrock {
+	switch cfg.Provider {
+	case ProviderAnthropic, ProviderBedrock:
 		wire = cfg.Provider
+	case ProviderGemini, ProviderVertex:
+		wire = ProviderGemini
 	}
 	if cfg.Provider == ProviderMock {
 		cfg.Model = cmpOr(cfg.Model, "mock-echo")
@@ -267,6 +270,9 @@ func chooseStructured(cfg Config, wire string, schema schemaDoc) Structured {
 	}
 	if wire == ProviderBedrock {
 		return bedrockStructured(schema)
+	}
+	if wire == ProviderGemini {
+		return geminiStructured(schema)
 	}
 	if wire == ProviderAnthropic {
 		if schema == nil {

@@ -19,6 +19,8 @@ import (
 	// The outside packages cmd/tenax imports, directly or through tenax's
 	// own packages: go list -deps lists the same packages, standard ones
 	// included, for this command and for ./cmd/tenax but for tenax's own.
+	_ "cloud.google.com/go/auth"
+	_ "cloud.google.com/go/auth/credentials"
 	_ "github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	_ "github.com/DataDog/datadog-agent/pkg/template/html"
 	_ "github.com/anthropics/anthropic-sdk-go"
@@ -40,6 +42,7 @@ import (
 	_ "golang.org/x/term"
 	_ "golang.org/x/text/message"
 	_ "golang.org/x/time/rate"
+	_ "google.golang.org/genai"
 )
 
 // main is the trivial CLI's, so that depfloor differs from it by the

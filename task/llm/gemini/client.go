@@ -1,0 +1,236 @@
+// Package gemini calls Google's generateContent for package task/llm
+// through Google's Gen AI SDK for Go (google.golang.org/genai), on either
+// of its backends: the Gemini API (an API key) or Vertex AI (Google
+// credentials, a project and a location). An llm.Config with provider
+// gemini or vertex takes a Client as its Gemini field. The SDK lives
+// here, apart, so that the packages that only read tasks and records
+// (report, web, metrics) do not carry it.
+//
+// The SDK never retries: tenax alone decides.
+package gemini
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"cloud.google.com/go/auth"
+	"cloud.google.com/go/auth/credentials"
+	"google.golang.org/genai"
+
+	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/llm"
+)
+
+// Options say where and as whom a Client calls.
+type Options struct {
+	// Vertex selects Vertex AI; false is the Gemini API.
+	Vertex bool
+	// APIKey is the Gemini API's key; "" means $GOOGLE_API_KEY, then
+	// $GEMINI_API_KEY, as the SDK reads them. Gemini API only.
+	APIKey string
+	// Project and Location are Vertex AI's Google Cloud project and
+	// location ("us-central1", "global"); "" means $GOOGLE_CLOUD_PROJECT
+	// and $GOOGLE_CLOUD_LOCATION (or $GOOGLE_CLOUD_REGION). Vertex only.
+	Project, Location string
+	// Credentials are Vertex AI's; nil means the application default
+	// credentials ($GOOGLE_APPLICATION_CREDENTIALS, gcloud's, the
+	// metadata server's), found when New runs and asked for a token only
+	// when a call is made. Vertex only.
+	Credentials *auth.Credentials
+	// Endpoint replaces the backend's base URL (a private endpoint, a
+	// proxy, the mock); "" means Google's.
+	Endpoint string
+}
+
+// Client is the generateContent call, an llm.Generator. It is safe for
+// concurrent use.
+type Client struct {
+	sdk   *genai.Client
+	creds *auth.Credentials // Vertex's; nil on the Gemini API
+}
+
+// apiVersions are the API versions tenax calls: the Gemini API's v1beta,
+// where responseJsonSchema and thinking are, and Vertex AI's GA v1.
+const (
+	geminiAPIVersion = "v1beta"
+	vertexAPIVersion = "v1"
+)
+
+// New checks opts and builds the Client. No request is made: Vertex's
+// credentials are found, not yet exchanged for a token.
+func New(ctx context.Context, opts Options) (*Client, error) {
+	c := &Client{}
+	cc := &genai.ClientConfig{
+		Backend: genai.BackendGeminiAPI,
+		// The SDK's HTTP client is a door to the call's send (the task's
+		// HTTP client and its capture of the response), found in the
+		// request's context; with a client of its own, the SDK adds no
+		// credentials of its own either: Vertex's are added here.
+		HTTPClient: &http.Client{Transport: c},
+		HTTPOptions: genai.HTTPOptions{
+			BaseURL: opts.Endpoint, APIVersion: geminiAPIVersion,
+			// One attempt, the SDK's retry loop off: tenax alone decides.
+			RetryOptions: &genai.HTTPRetryOptions{Attempts: new(int32(1))},
+		},
+	}
+	if opts.Vertex {
+		if opts.APIKey != "" {
+			return nil, errors.New("gemini: vertex authenticates with Google credentials, not an API key")
+		}
+		cc.Backend, cc.HTTPOptions.APIVersion = genai.BackendVertexAI, vertexAPIVersion
+		cc.Project = cmp.Or(opts.Project, os.Getenv("GOOGLE_CLOUD_PROJECT"))
+		cc.Location = cmp.Or(opts.Location, os.Getenv("GOOGLE_CLOUD_LOCATION"), os.Getenv("GOOGLE_CLOUD_REGION"))
+		if cc.Project == "" || cc.Location == "" {
+			return nil, errors.New("gemini: vertex needs a project and a location: set task.project and task.region, or $GOOGLE_CLOUD_PROJECT and $GOOGLE_CLOUD_LOCATION")
+		}
+		c.creds = opts.Credentials
+		if c.creds == nil {
+			creds, err := credentials.DetectDefault(&credentials.DetectOptions{Scopes: []string{"https://www.googleapis.com/auth/cloud-platform"}})
+			if err != nil {
+				return nil, fmt.Errorf("gemini: vertex's application default credentials: %w", err)
+			}
+			c.creds = creds
+		}
+	} else {
+		cc.APIKey = cmp.Or(opts.APIKey, os.Getenv("GOOGLE_API_KEY"), os.Getenv("GEMINI_API_KEY"))
+		if cc.APIKey == "" {
+			return nil, errors.New("gemini: no API key: set task.api_key, or $GEMINI_API_KEY (or $GOOGLE_API_KEY)")
+		}
+	}
+	sdk, err := genai.NewClient(ctx, cc)
+	if err != nil {
+		return nil, fmt.Errorf("gemini: %w", err)
+	}
+	c.sdk = sdk
+	return c, nil
+}
+
+// sendKey is the request context's key of the call's send.
+type sendKey struct{}
+
+// RoundTrip sends a request of the SDK's through the send of its call,
+// with Vertex's token.
+func (c *Client) RoundTrip(r *http.Request) (*http.Response, error) {
+	send, ok := r.Context().Value(sendKey{}).(func(*http.Request) (*http.Response, error))
+	if !ok {
+		return nil, errors.New("gemini: a request outside Generate")
+	}
+	if c.creds != nil {
+		tok, err := c.creds.Token(r.Context())
+		if err != nil {
+			return nil, fmt.Errorf("gemini: vertex's access token: %w", err)
+		}
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", cmp.Or(tok.Type, "Bearer")+" "+tok.Value)
+		if qp, err := c.creds.QuotaProjectID(r.Context()); err == nil && qp != "" {
+			r.Header.Set("X-Goog-User-Project", qp)
+		}
+	}
+	return send(r)
+}
+
+// Generate makes the call, every request through send. An error response
+// comes back as the SDK's genai.APIError, which package task/llm reads
+// again from the captured body.
+func (c *Client) Generate(ctx context.Context, req llm.GenerateRequest, send func(*http.Request) (*http.Response, error)) (llm.GenerateReply, error) {
+	contents, config := generateInput(req)
+	out, err := c.sdk.Models.GenerateContent(context.WithValue(ctx, sendKey{}, send), req.Model, contents, config)
+	if err != nil {
+		return llm.GenerateReply{}, err
+	}
+	return generateReply(out), nil
+}
+
+// generateInput is req in the SDK's shape.
+func generateInput(req llm.GenerateRequest) ([]*genai.Content, *genai.GenerateContentConfig) {
+	config := &genai.GenerateContentConfig{StopSequences: req.Stop, MaxOutputTokens: int32(min(req.MaxTokens, 1<<31-1))}
+	if len(req.System) > 0 {
+		config.SystemInstruction = &genai.Content{}
+		for _, s := range req.System {
+			config.SystemInstruction.Parts = append(config.SystemInstruction.Parts, &genai.Part{Text: s})
+		}
+	}
+	if req.Temperature != nil {
+		config.Temperature = new(float32(*req.Temperature))
+	}
+	if req.TopP != nil {
+		config.TopP = new(float32(*req.TopP))
+	}
+	if req.Seed != nil {
+		config.Seed = new(int32(*req.Seed))
+	}
+	if req.JSON || req.Schema != nil {
+		config.ResponseMIMEType = "application/json"
+	}
+	if req.Schema != nil {
+		config.ResponseJsonSchema = req.Schema
+	}
+	if len(req.Extra) > 0 {
+		config.HTTPOptions = &genai.HTTPOptions{ExtraBody: req.Extra}
+	}
+	contents := make([]*genai.Content, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		role := genai.RoleUser
+		if m.Role == "assistant" {
+			role = genai.RoleModel
+		}
+		contents = append(contents, genai.NewContentFromText(m.Content, genai.Role(role)))
+	}
+	return contents, config
+}
+
+// generateReply reads the SDK's answer: the first candidate's text (its
+// thoughts left out), its finish reason and the safety ratings that
+// blocked it, or the prompt's block; and the usage.
+func generateReply(out *genai.GenerateContentResponse) llm.GenerateReply {
+	var rep llm.GenerateReply
+	if len(out.Candidates) > 0 {
+		cand := out.Candidates[0]
+		var text strings.Builder
+		if cand.Content != nil {
+			for _, p := range cand.Content.Parts {
+				if p != nil && !p.Thought {
+					text.WriteString(p.Text)
+				}
+			}
+		}
+		rep.Text, rep.FinishReason, rep.Safety = text.String(), string(cand.FinishReason), blockedRatings(cand.SafetyRatings)
+	} else if pf := out.PromptFeedback; pf != nil && pf.BlockReason != "" {
+		rep.FinishReason, rep.PromptBlocked = string(pf.BlockReason), true
+		rep.Safety = cmp.Or(pf.BlockReasonMessage, blockedRatings(pf.SafetyRatings))
+	}
+	if u := out.UsageMetadata; u != nil {
+		// promptTokenCount holds the cached tokens; thoughts are billed
+		// as output apart from candidatesTokenCount.
+		rep.Usage = task.Usage{
+			InputTokens:       int64(u.PromptTokenCount) + int64(u.ToolUsePromptTokenCount),
+			OutputTokens:      int64(u.CandidatesTokenCount) + int64(u.ThoughtsTokenCount),
+			CachedInputTokens: int64(u.CachedContentTokenCount),
+			ReasoningTokens:   int64(u.ThoughtsTokenCount),
+		}
+	}
+	return rep
+}
+
+// blockedRatings names the ratings that blocked, or else those rated
+// above negligible: "HARM_CATEGORY_DANGEROUS_CONTENT probability HIGH
+// (blocked)".
+func blockedRatings(ratings []*genai.SafetyRating) string {
+	var out []string
+	for _, r := range ratings {
+		if r == nil || !r.Blocked && (r.Probability == "" || r.Probability == genai.HarmProbabilityNegligible) {
+			continue
+		}
+		s := string(r.Category) + " probability " + string(r.Probability)
+		if r.Blocked {
+			s += " (blocked)"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
+}

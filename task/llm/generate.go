@@ -1,0 +1,235 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tenaxhq/tenax/task"
+)
+
+// ProviderGemini is Google's Gemini API (generativelanguage.googleapis.com),
+// authenticated by an API key; ProviderVertex is the same models on
+// Google Cloud's Vertex AI, authenticated by Google credentials in a
+// project and location. Both speak generateContent, through a Generator
+// (package task/llm/gemini, on Google's genai SDK) given as
+// Config.Gemini: the SDK stays out of the imports of every package that
+// only reads tasks. Model is the model's name ("gemini-2.5-flash").
+const (
+	ProviderGemini = "gemini"
+	ProviderVertex = "vertex"
+)
+
+// Generator makes Gemini's generateContent call: package task/llm/gemini's
+// Client is one. send is the task's HTTP client with its capture of the
+// response: every request of the call goes through it.
+type Generator interface {
+	Generate(ctx context.Context, req GenerateRequest, send func(*http.Request) (*http.Response, error)) (GenerateReply, error)
+}
+
+// GenerateRequest is one generateContent call: what a Generator sends.
+type GenerateRequest struct {
+	// Model is the model's name.
+	Model string
+	// System are the system instruction's text parts.
+	System []string
+	// Messages are the conversation's user and assistant turns (the
+	// assistant's are Gemini's "model" role).
+	Messages []Message
+	// MaxTokens is generationConfig.maxOutputTokens; 0 sends none.
+	MaxTokens int
+	// Temperature, TopP and Seed are sent when set.
+	Temperature, TopP *float64
+	Seed              *int64
+	// Stop lists stop sequences.
+	Stop []string
+	// JSON asks for a JSON answer: responseMimeType application/json.
+	JSON bool
+	// Schema, when set, is the answer's JSON schema
+	// (responseJsonSchema); it implies JSON.
+	Schema map[string]any
+	// Extra is merged into the request body: what a model takes beyond
+	// the common configuration (generationConfig.thinkingConfig, …); nil
+	// sends none.
+	Extra map[string]any
+}
+
+// GenerateReply is what a generateContent answer says.
+type GenerateReply struct {
+	// Text is the first candidate's text parts, joined (thoughts left
+	// out).
+	Text string
+	// FinishReason is the candidate's finishReason (STOP, MAX_TOKENS,
+	// SAFETY, RECITATION, …), or, for a prompt blocked before any
+	// candidate, promptFeedback.blockReason.
+	FinishReason string
+	// PromptBlocked says FinishReason is promptFeedback's blockReason.
+	PromptBlocked bool
+	// Safety names the safety ratings that blocked the answer or the
+	// prompt ("HARM_CATEGORY_DANGEROUS_CONTENT probability HIGH"); ""
+	// when none did.
+	Safety string
+	// Usage is the answer's usageMetadata: cached input inside
+	// InputTokens, thoughts inside OutputTokens and ReasoningTokens.
+	Usage task.Usage
+}
+
+// geminiSender returns the call in generateContent's shape, made by the
+// task's Generator; the SDK behind it does not retry: tenax alone decides.
+func (t *Task) geminiSender() func(context.Context, *call, *capture) (reply, error) {
+	base := GenerateRequest{Model: t.cfg.Model, Temperature: t.cfg.Temperature, TopP: t.cfg.TopP, Seed: t.cfg.Seed,
+		Stop: t.cfg.Stop, Extra: t.cfg.ExtraBody}
+	switch t.structured.Mode {
+	case ModeJSONSchema:
+		base.JSON, base.Schema = true, t.schema.sendable()
+	case ModeJSONObject:
+		base.JSON = true
+	}
+	return func(ctx context.Context, c *call, cp *capture) (reply, error) {
+		req := base
+		req.MaxTokens = c.maxTokens
+		req.Messages = make([]Message, 0, len(c.msgs))
+		for _, m := range c.msgs {
+			if m.Role == "system" {
+				req.System = append(req.System, m.Content)
+				continue
+			}
+			req.Messages = append(req.Messages, m)
+		}
+		send := func(r *http.Request) (*http.Response, error) {
+			for _, name := range sortedKeys(t.cfg.Headers) {
+				r.Header.Set(name, t.cfg.Headers[name])
+			}
+			return cp.middleware(r, t.cfg.HTTPClient.Do)
+		}
+		out, err := t.cfg.Gemini.Generate(ctx, req, send)
+		if err != nil {
+			return reply{}, err
+		}
+		return geminiReply(out), nil
+	}
+}
+
+// geminiReply reads a generateContent answer: MAX_TOKENS is a cut-off
+// answer, and a block (of the answer, or of the prompt before any answer:
+// finish reason PROMPT_BLOCKED) a content filter's stop carrying the
+// ratings that blocked it.
+func geminiReply(out GenerateReply) reply {
+	rep := reply{content: out.Text, finish: out.FinishReason, usage: out.Usage}
+	if out.PromptBlocked {
+		rep.finish = geminiPromptBlocked
+		rep.filter = strings.TrimSuffix("promptFeedback.blockReason "+out.FinishReason+"; "+out.Safety, "; ")
+	} else if geminiBlocked(out.FinishReason) {
+		rep.filter = cmpOr(out.Safety, "finishReason "+out.FinishReason)
+	}
+	return rep
+}
+
+// geminiPromptBlocked is the finish reason of a Gemini answer with no
+// candidate, its prompt blocked (promptFeedback.blockReason).
+const geminiPromptBlocked = "PROMPT_BLOCKED"
+
+// geminiBlocked reports whether a Gemini finish reason is a block: its
+// safety filters, a recitation of its training data, a blocklist's term,
+// prohibited content, personal data (SPII), or a blocked prompt.
+func geminiBlocked(finish string) bool {
+	switch finish {
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
+		"IMAGE_PROHIBITED_CONTENT", geminiPromptBlocked:
+		return true
+	}
+	return false
+}
+
+// geminiDetail completes the Error of a Google error response
+// ({"error": {"code", "message", "status", "details"}}, google.rpc.Status):
+// its status (RESOURCE_EXHAUSTED, INVALID_ARGUMENT, …) is its code, which
+// package classify reads, unless the details say more: an ErrorInfo's
+// API_KEY_INVALID, or a QuotaFailure on a per-day quota, which tenax names
+// RESOURCE_EXHAUSTED_PER_DAY (no item passes until the day turns). A
+// RetryInfo's retryDelay is the retry hint, as Retry-After would be.
+func geminiDetail(e *Error, body []byte) {
+	var doc struct {
+		Error struct {
+			Message string           `json:"message"`
+			Status  string           `json:"status"`
+			Details []map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &doc) != nil || doc.Error.Status == "" {
+		return
+	}
+	e.Type, e.Code = doc.Error.Status, doc.Error.Status
+	if doc.Error.Message != "" && e.Message == "" {
+		e.Message = doc.Error.Message
+	}
+	applyGoogleDetails(e, doc.Error.Details)
+}
+
+// applyGoogleDetails reads google.rpc's ErrorInfo, QuotaFailure and
+// RetryInfo into e.
+func applyGoogleDetails(e *Error, details []map[string]any) {
+	for _, d := range details {
+		kind, _ := d["@type"].(string)
+		switch strings.TrimPrefix(kind, "type.googleapis.com/") {
+		case "google.rpc.ErrorInfo":
+			if reason, _ := d["reason"].(string); reason == "API_KEY_INVALID" {
+				e.Code = reason
+			}
+		case "google.rpc.QuotaFailure":
+			violations, _ := d["violations"].([]any)
+			for _, v := range violations {
+				vm, _ := v.(map[string]any)
+				id, _ := vm["quotaId"].(string)
+				if strings.Contains(id, "PerDay") {
+					e.Code = GeminiDailyQuota
+				}
+			}
+		case "google.rpc.RetryInfo":
+			if s, _ := d["retryDelay"].(string); s != "" && e.Hint == 0 {
+				if d, err := time.ParseDuration(s); err == nil && d > 0 {
+					e.Hint = d
+				}
+			}
+		}
+	}
+}
+
+// GeminiDailyQuota is the code of a Gemini 429 RESOURCE_EXHAUSTED whose
+// QuotaFailure names a per-day quota: fatal, where a per-minute limit's
+// RESOURCE_EXHAUSTED is the rate limit.
+const GeminiDailyQuota = "RESOURCE_EXHAUSTED_PER_DAY"
+
+// checkGeminiSampling refuses what generateContent has no field for.
+func checkGeminiSampling(cfg Config) error {
+	switch {
+	case cfg.Gemini == nil:
+		return errors.New("llm: provider " + cfg.Provider + " needs Config.Gemini, the generateContent client (package task/llm/gemini)")
+	case cfg.ThinkingBudget != 0:
+		return errors.New("llm: a thinking budget is anthropic's API; on " + cfg.Provider + " send generationConfig.thinkingConfig with extra_body")
+	case cfg.ReasoningEffort != "":
+		return errors.New("llm: reasoning_effort is not a generateContent field; on " + cfg.Provider + " send generationConfig.thinkingConfig with extra_body")
+	case cfg.CachePrompt:
+		return errors.New("llm: cache_prompt is anthropic's API; gemini caches implicitly, and counts the cached tokens")
+	case cfg.Provider == ProviderVertex && cfg.APIKey != "":
+		return errors.New("llm: vertex authenticates with Google credentials (application default credentials), not an api_key; the Gemini API's key is provider gemini's")
+	case cfg.Temperature != nil && *cfg.Temperature > 2:
+		return errors.New("llm: gemini's temperature is from 0 to 2")
+	case cfg.Seed != nil && (*cfg.Seed < -1<<31 || *cfg.Seed > 1<<31-1):
+		return errors.New("llm: gemini's seed is a 32-bit integer, got " + strconv.FormatInt(*cfg.Seed, 10))
+	}
+	return nil
+}
+
+// geminiStructured says how a Gemini task asks for JSON: a schema as
+// responseJsonSchema, else responseMimeType application/json alone.
+func geminiStructured(schema schemaDoc) Structured {
+	if schema == nil {
+		return Structured{ModeJSONObject, "responseMimeType application/json, without a schema"}
+	}
+	return Structured{ModeJSONSchema, "validate.json_schema is sent as responseJsonSchema, with responseMimeType application/json"}
+}
