@@ -21,6 +21,13 @@ func FixModel(f spec.Fixer) (fix.Model, error) {
 	if f.Provider == llm.ProviderMock && f.BaseURL == "" {
 		lc.HTTPClient = mock.New(mock.Config{Answers: f.Mock.Answers}).Client()
 	}
+	// A gemini fixer's key, or a vertex fixer's project and location
+	// from the environment ($GOOGLE_CLOUD_PROJECT, $GOOGLE_CLOUD_LOCATION).
+	g, err := geminiClient(&lc, spec.Task{})
+	if err != nil {
+		return nil, err
+	}
+	lc.Gemini = g
 	t, err := llm.New(lc)
 	if err != nil {
 		return nil, err
