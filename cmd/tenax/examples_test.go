@@ -25,7 +25,7 @@ func TestExamplesValidate(t *testing.T) {
 		t.Fatalf("found %d example specs (%v); is the test run from cmd/tenax?", len(specs), specs)
 	}
 	w := newWorkdir(t)
-	keys := []string{"OPENAI_API_KEY=sk-placeholder", "ANTHROPIC_API_KEY=sk-ant-placeholder"}
+	keys := []string{"OPENAI_API_KEY=sk-placeholder", "ANTHROPIC_API_KEY=sk-ant-placeholder", "GEMINI_API_KEY=AIza-placeholder"}
 	for _, spec := range specs {
 		abs, err := filepath.Abs(spec)
 		if err != nil {
