@@ -26,7 +26,7 @@ after(async () => {
 });
 
 // startMock runs `tenax mock ARGS` on a free port and resolves to its base
-// URLs once it listens: { openai: 'http://127.0.0.1:N/v1', anthropic: 'http://127.0.0.1:N', bedrock: 'http://127.0.0.1:N', stop() }.
+// URLs once it listens: { openai: 'http://127.0.0.1:N/v1', anthropic: 'http://127.0.0.1:N', bedrock: 'http://127.0.0.1:N', gemini: 'http://127.0.0.1:N', stop() }.
 export async function startMock(...args) {
   const child = spawn(tenaxBin(), ['mock', '--addr', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -44,6 +44,9 @@ export async function startMock(...args) {
     anthropic: m[2],
     // Bedrock's runtime routes (/model/{id}/converse) are served at the root.
     bedrock: m[2],
+    // So are Gemini's (/v1beta/models/{model}:generateContent) and
+    // Vertex AI's (/v1/projects/…).
+    gemini: m[2],
     async stop() {
       if (!running.delete(mock)) return;
       child.kill('SIGINT');
