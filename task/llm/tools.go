@@ -27,8 +27,10 @@ type agentTurns struct {
 // never served from nor put in the response cache.
 func (t *Task) Next(ctx context.Context, item task.Item, defs []agent.Def, steps []agent.Step) (agent.Reply, error) {
 	switch {
-	case t.wire == ProviderBedrock:
-		return agent.Reply{}, errors.New("llm bedrock: tools are not sent to bedrock yet (docs/agents.md)")
+	case t.wire == ProviderBedrock, t.wire == ProviderGemini, t.wire == ProviderVertex:
+		// Their requests carry no tools yet: a model asked without them
+		// would answer as if it had none, and the loop would look done.
+		return agent.Reply{}, fmt.Errorf("llm %s: tools are not sent to %s yet (docs/agents.md)", t.wire, t.wire)
 	case t.wire == ProviderAnthropic && t.structured.Mode == ModeTool:
 		return agent.Reply{}, errors.New("llm anthropic: the schema's structured output takes the tool slot: use a model with output_config formats for an agent")
 	}
