@@ -10,6 +10,7 @@
 //   - validate: check a spec and, with --input, its templates (job).
 //   - fix: the fix loop, an agent edits code until a check passes (fix).
 //   - mock: the built-in mock LLM server (mock).
+//   - cache: the response cache's stats, prune and clear (cache).
 //   - ui: the web view of a job (web).
 //   - migrate, worker, breaker: workers on PostgreSQL: create the schema,
 //     run a worker, answer a job's shared circuit breaker (worker).

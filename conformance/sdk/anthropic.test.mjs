@@ -206,7 +206,7 @@ test('count_tokens and models', async () => {
   assert.deepEqual(n, { input_tokens: 3 });
   const ids = [];
   for await (const m of c.models.list()) ids.push(m.id);
-  assert.deepEqual(ids, ['mock-echo', 'mock-json']);
+  assert.deepEqual(ids, ['mock-echo', 'mock-json', 'mock-agent']);
 });
 
 // mock-agent's tool_use blocks parse in the SDK, and tool_result blocks

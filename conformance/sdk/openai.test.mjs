@@ -213,7 +213,7 @@ test('models are listed', async () => {
   const c = await client();
   const ids = [];
   for await (const m of c.models.list()) ids.push(m.id);
-  assert.deepEqual(ids, ['mock-echo', 'mock-json']);
+  assert.deepEqual(ids, ['mock-echo', 'mock-json', 'mock-agent']);
   assert.equal((await c.models.retrieve('mock-json')).id, 'mock-json');
 });
 
