@@ -276,9 +276,7 @@ func (r *Runner) Stats() engine.Stats {
 func (r *Runner) statsLocked() engine.Stats {
 	s := r.stats
 	r.tally.Fill(&s)
-	if r.routed() {
-		s.Routes = r.rs.Stats()
-	}
+	s.Routes = r.rs.Stats() // nil for the implicit route
 	return s
 }
 

@@ -28,11 +28,10 @@ import (
 // a *StopError as its cause: nothing new starts, calls in flight finish and
 // are recorded.
 type Engine struct {
-	cfg   Config
-	calls taskCalls
-	job   Checkpoint
-	br    *breaker.Breaker
-	gate  *gate
+	cfg  Config
+	job  Checkpoint
+	br   *breaker.Breaker
+	gate *gate
 
 	routing routing
 	// halt is canceled, with the stop's cause, by the first Stop: Do's
@@ -66,8 +65,8 @@ type Engine struct {
 	hold atomic.Pointer[Hold]
 }
 
-// routing is the run's deployments (no list without Config.Routes) and
-// what the engine's gates add to them.
+// routing is the run's deployments — Config.Routes, or the one implicit
+// route of a run without them — and what the engine's gates add to them.
 type routing struct {
 	Routes
 	// changed is closed and replaced when a route changes, for items
@@ -91,15 +90,6 @@ type seen struct {
 type halt struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-}
-
-// taskCalls is the run's task and the optional interfaces it implements,
-// asserted once.
-type taskCalls struct {
-	task task.Task
-	prep task.Preparer
-	est  Estimator
-	cach Cacher
 }
 
 // counters are the run's totals and its items under way, read by Stats
@@ -149,11 +139,8 @@ func New(cfg Config, t task.Task, job Checkpoint) *Engine {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 8
 	}
-	e := &Engine{cfg: cfg, calls: taskCalls{task: t}, job: job, want: controlWants{kick: make(chan struct{}, 1)}, rest: resting{kick: make(chan struct{}, 1)}}
+	e := &Engine{cfg: cfg, job: job, want: controlWants{kick: make(chan struct{}, 1)}, rest: resting{kick: make(chan struct{}, 1)}}
 	e.halt.ctx, e.halt.cancel = context.WithCancelCause(context.Background())
-	e.calls.prep, _ = t.(task.Preparer)
-	e.calls.est, _ = t.(Estimator)
-	e.calls.cach, _ = t.(Cacher)
 	if cfg.BreakerCount == nil {
 		for c := range e.counted {
 			e.counted[c] = true
@@ -174,13 +161,12 @@ func New(cfg Config, t task.Task, job Checkpoint) *Engine {
 	}
 	e.br = breaker.New(bs)
 	runCfg := cfg
-	if len(cfg.Routes) > 0 {
-		// Each route learns its own limits and concurrency; the run's
-		// gate keeps the spec's told limits and the overall ceiling.
-		runCfg.Adaptive = false
-		e.newRoutes(cfg)
-	}
+	// With routes each route's gate learns its own concurrency; the run's
+	// gate keeps the spec's told limits and the overall ceiling. The
+	// implicit route of a run without routes has the run's gate.
+	runCfg.Adaptive = cfg.Adaptive && len(cfg.Routes) == 0
 	e.gate = newGate(runCfg, e.br, e.spentNow)
+	e.newRoutes(cfg, t)
 	return e
 }
 
@@ -254,12 +240,18 @@ func (e *Engine) Cooldown(until time.Time, reason string) {
 // is a cooldown until its reset, or until the response's retry hint, which
 // wins; and a 429 met while the quota showed room is sporadic: it delays
 // only its own item.
-func (e *Engine) ObserveQuota(q Quota) { e.observeQuota(q, callStart{}) }
+func (e *Engine) ObserveQuota(q Quota) {
+	q, _ = e.heard(q, callStart{})
+	if until, reason := e.gate.learn(q, int(e.gate.conc.executing.Load())); !until.IsZero() {
+		e.Cooldown(until, reason)
+	}
+}
 
-// observeQuota is ObserveQuota for the headers of the answer to call c,
-// which date the counts (gate.learnFrom). A share of a quota other engines
-// spend from is not dated: their calls since are not counted here.
-func (e *Engine) observeQuota(q Quota, c callStart) {
+// heard is a provider's headers q, seen on the answer to call c, as the
+// gates learn from them: this engine's share of a quota other engines
+// spend from, undated (their calls since are not counted here), and the
+// retry hint as the retry policy takes it.
+func (e *Engine) heard(q Quota, c callStart) (Quota, callStart) {
 	if e.cfg.QuotaShare != nil {
 		q = q.share(e.cfg.QuotaShare())
 		c = callStart{}
@@ -268,9 +260,7 @@ func (e *Engine) observeQuota(q Quota, c callStart) {
 		q.RetryAfter = 0 // hints are off
 	}
 	q.RetryAfter = min(q.RetryAfter, e.maxHint())
-	if until, reason := e.gate.learnFrom(q, int(e.gate.conc.executing.Load()), c); !until.IsZero() {
-		e.Cooldown(until, reason)
-	}
+	return q, c
 }
 
 // Stats returns the run's counters now.
@@ -291,7 +281,7 @@ func (e *Engine) Stats() Stats {
 		InFlight:    int(e.gate.conc.executing.Load()),
 		Limit:       e.gate.conc.Limit(),
 		Breaker:     e.breakerState(),
-		Routes:      e.routeStats(),
+		Routes:      e.routing.Stats(),
 		Hold:        e.holdNow(),
 	}
 	e.n.Fill(&s)

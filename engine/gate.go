@@ -209,6 +209,14 @@ func (g *gate) unhold() {
 // operator: no call goes.
 func (g *gate) closed() bool { return g.paused.Load() || g.onHold.Load() }
 
+// countsTokens reports whether a call's estimated tokens matter at g: a
+// token rate limiter, or rate limits shared with other engines.
+func (g *gate) countsTokens() bool { return g.tok.Load() != nil || g.sharedLim != nil }
+
+// mayHold reports whether g may hold a call back for something a cached
+// call skips: a request rate limiter or a provider cooldown.
+func (g *gate) mayHold() bool { return g.req.Load() != nil || g.cool.State() != breaker.Closed }
+
 // pauseClock adds up the time the gate stood paused for the operator (a
 // tripped breaker's question, a check-in), so that a run's rate is
 // measured over the time dispatch was open: a rate counting a pause said

@@ -20,8 +20,8 @@ type itemRun struct {
 	// ItemCalled and CallEnded, set only when someone listens to events.
 	queued, called, returned time.Time
 
-	route ItemRoute // the item's routing, with routes
-	rt    ticket    // the route's gate's ticket for the call under way
+	route ItemRoute // the item's routing
+	rt    ticket    // a named route's gate's ticket for the call under way
 
 	keep     bool          // keep the record for Do
 	rec      *store.Record // the item's record once written, when kept
@@ -73,10 +73,8 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 			err = perr
 		case prep.Run != nil:
 			res, err = prep.Run(ctx)
-		case e.routing.list != nil:
-			res, err = r.route.cur.Task.Run(ctx, r.item)
 		default:
-			res, err = e.calls.task.Run(ctx, r.item)
+			res, err = r.route.cur.Task.Run(ctx, r.item)
 		}
 		if e.cfg.OnEvent != nil {
 			r.returned = time.Now()
@@ -107,18 +105,13 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 	}
 }
 
-// passItem readies the item's next attempt and takes it through the gate
-// (with routes, through the route's too). perr is a failure to prepare:
-// the attempt makes no request, but its failure still needs a breaker
-// permit to count. err means the item stops here, pending: the run
-// stopped, or a budget or a shared ledger stops it now.
+// passItem picks the item's route, readies its next attempt and takes it
+// through the gate (passRouted). perr is a failure to prepare: the attempt
+// makes no request, but its failure still needs a breaker permit to
+// count. err means the item stops here, pending: the run stopped, or a
+// budget or a shared ledger stops it now.
 func (e *Engine) passItem(ctx, dctx context.Context, r *itemRun) (t ticket, prep task.Prepared, perr, err error) {
-	if e.routing.list != nil {
-		t, prep, perr, err = e.passRouted(ctx, dctx, r)
-	} else {
-		prep, perr = e.prepare(ctx, r.item)
-		t, err = e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil, nil)
-	}
+	t, prep, perr, err = e.passRouted(ctx, dctx, r)
 	if err == nil {
 		return t, prep, perr, nil
 	}
@@ -132,39 +125,41 @@ func (e *Engine) passItem(ctx, dctx context.Context, r *itemRun) (t ticket, prep
 	return t, prep, perr, err
 }
 
-// prepare readies one attempt: through the task's Preparer when it has one,
-// so the prompt is rendered, estimated and keyed once; otherwise from the
-// older Estimator and Cacher, asked only when something would use the
-// answer.
-func (e *Engine) prepare(ctx context.Context, item task.Item) (task.Prepared, error) {
-	if e.calls.prep != nil {
-		return e.calls.prep.Prepare(ctx, item)
+// prepare readies one attempt on route rt: through its task's Preparer
+// when it has one, so the prompt is rendered, estimated and keyed once;
+// otherwise from the older Estimator and Cacher, asked only when
+// something would use the answer.
+func (e *Engine) prepare(ctx context.Context, rt *route, item task.Item) (task.Prepared, error) {
+	if rt.prep != nil {
+		return rt.prep.Prepare(ctx, item)
 	}
 	var p task.Prepared
-	limited := e.gate.tok.Load() != nil || e.cfg.Budget.MaxTokens > 0 || e.cfg.SharedLimiter != nil
-	if e.calls.est != nil && limited {
-		p.Tokens = e.calls.est.EstimateTokens(item)
+	if rt.est == nil && rt.cach == nil {
+		return p, nil
 	}
-	if e.calls.cach != nil && item.Feedback == nil && (limited || e.gate.req.Load() != nil || e.cfg.SharedBreaker != nil || e.cfg.Budget.MaxCostUSD > 0 || e.gate.cool.State() != breaker.Closed) {
-		p.Cached = e.calls.cach.Cached(item)
+	limited := e.cfg.Budget.MaxTokens > 0 || e.gate.countsTokens() || rt.gate.countsTokens()
+	if rt.est != nil && limited {
+		p.Tokens = rt.est.EstimateTokens(item)
+	}
+	if rt.cach != nil && item.Feedback == nil && (limited || e.cfg.SharedBreaker != nil || e.cfg.Budget.MaxCostUSD > 0 || e.gate.mayHold() || rt.gate.mayHold()) {
+		p.Cached = rt.cach.Cached(item)
 	}
 	return p, nil
 }
 
 // afterCall handles one call's result as the per-item core decides
 // (Rules.Decide): it records the item, or says to call again (after a
-// delay) or to leave the item pending. It settles the call's ticket: the
-// breaker permit, the cooldown probe, the call slot and what adaptive
-// concurrency learns.
+// delay) or to leave the item pending. It settles the call's tickets
+// (settle): the breaker permits, the cooldown probe, the call slots and
+// what adaptive concurrency learns.
 func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate int, res task.Result, err error) Next {
-	routed := e.routing.list != nil && r.route.cur != nil
 	if res.Quota != nil {
 		// First: a 429 is judged by the headers it came with.
-		if routed {
-			e.observeRoute(r.route.cur, Quota(*res.Quota))
-		} else {
-			e.observeQuota(Quota(*res.Quota), t.call)
+		c := t.call
+		if r.rt != (ticket{}) {
+			c = r.rt.call
 		}
+		e.observe(r.route.cur, Quota(*res.Quota), c)
 	}
 	e.n.Called(1)
 	e.account(r, res, estimate)
@@ -174,8 +169,8 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 	worked := err == nil || isOutputError(err)
 	if worked {
 		// The call worked, whatever its output is worth: it is a success
-		// for the gate.
-		e.endCall(t, outcomeSuccess, false)
+		// for the gates.
+		e.settle(r, t, true, Next{})
 		if err == nil {
 			a.Invalid = e.validate(ctx, res.Output)
 		}
@@ -191,16 +186,10 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 	if next.Reject && res.CacheKey != "" && e.cfg.Cache != nil {
 		_ = e.cfg.Cache.Reject(res.CacheKey, next.Cause.Error())
 	}
-	if routed {
-		// The route's gate learns from the call; the run's only counts it.
-		e.routeSettle(r, worked, next)
-		if !worked {
-			e.endCall(t, outcomeNeutral, false)
-		}
-		next = e.routing.After(&r.route, &r.State, &r.item, next)
-	} else if !worked {
-		e.settleFailure(t, next)
+	if !worked {
+		e.settle(r, t, false, next)
 	}
+	next = e.routing.After(&r.route, &r.State, &r.item, next)
 	switch next.Step {
 	case StepRecord:
 		if e.succeed(ctx, r, res) {
@@ -253,37 +242,6 @@ func (e *Engine) called(r *itemRun, res task.Result, next Next) {
 	}})
 }
 
-// settleFailure settles the gate's side of a failed call: a 429 under a
-// retryable decision may be the shared limit speaking.
-func (e *Engine) settleFailure(t *ticket, next Next) {
-	o, cooled := outcomeNeutral, false
-	if next.Step != StepPending && next.Decision.Class == classify.Retryable && isRateLimit(next.Err) {
-		o, cooled = e.rateLimited(next.Err, t.call)
-	}
-	e.endCall(t, o, cooled)
-}
-
-// rateLimited judges a 429. When the provider's latest rate-limit headers
-// showed room for more calls than are under way, it is sporadic: only its
-// own item waits (its retry delay honours the hint), and it says nothing
-// about capacity. Otherwise it is the shared limit speaking: a capacity
-// signal for adaptive concurrency and, with a retry hint, a cooldown that
-// pauses every call to the provider until the hint expires (docs/concurrency.md), so
-// the herd does not come back at once.
-func (e *Engine) rateLimited(err error, c callStart) (o outcome, cooled bool) {
-	if room, known := e.gate.quotaRoomFor(c, int(e.gate.conc.executing.Load())); known && room {
-		return outcomeNeutral, false
-	}
-	if until, ok := e.hintUntil(err); ok {
-		e.Cooldown(until, "rate limited: retry hint")
-		if e.cfg.SharedBreaker != nil {
-			e.cfg.SharedBreaker.Cooldown(until)
-		}
-		cooled = true
-	}
-	return outcomeCapacity, cooled
-}
-
 // endCall settles the gate's side of a call and reports a new concurrency
 // limit. Limits move from many goroutines at once: reading the limit and
 // emitting under one lock keeps the events in the order the limit took.
@@ -308,7 +266,7 @@ func (e *Engine) validate(ctx context.Context, out json.RawMessage) error {
 // succeed records the item's success; it reports false when the record
 // could not be written.
 func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) bool {
-	rec := r.Success(r.item, r.route.served(), res.Output)
+	rec := r.Success(r.item, r.route.Served(), res.Output)
 	if !e.finish(ctx, r.item, rec, nil) {
 		return false
 	}
@@ -325,7 +283,7 @@ func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) bool 
 // output, the validation error without the heal loop's reason for
 // stopping).
 func (e *Engine) failWith(ctx context.Context, r *itemRun, permit breaker.Permit, err, fpErr error, d classify.Decision) {
-	rec := r.Failure(r.item, r.route.served(), err, fpErr, d)
+	rec := r.Failure(r.item, r.route.Served(), err, fpErr, d)
 	written := e.finish(ctx, r.item, rec, &Failure{Item: r.item, Err: err, Decision: d, Attempts: r.Calls})
 	if written {
 		r.kept(rec)

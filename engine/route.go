@@ -20,8 +20,12 @@ import (
 	"github.com/tenaxhq/tenax/task"
 )
 
-// Routes: a run over several deployments (docs/routes.md). Each route has
-// a gate of its own — its breaker, provider cooldown, learned limits and
+// Routes: a run over several deployments (docs/routes.md). A run without
+// routes is a run over one, the implicit route: unnamed, calling the run's
+// task, whose gate is the run's and whose breaker is the run's (its own
+// never opens), so that every item takes one path — pick, pass, call,
+// settle, record — whatever the spec says. Each named route has a gate of
+// its own — its breaker, provider cooldown, learned limits and
 // adaptive concurrency — behind the run's gate, which keeps what belongs
 // to the whole job: the budget, the operator's pause and the run's
 // breaker, which counts items' final failures as without routes. Before
@@ -172,11 +176,16 @@ type route struct {
 	gate *gate
 	prep task.Preparer
 	est  Estimator
+	cach Cacher
 	lat  latency // for RoutingLatency
 	// shared is the route's state shared with the other engines of the
 	// job, nil when alone; seen is its state as last followed here.
 	shared SharedRoute
 	seen   RouteState
+	// coolShared tells the other engines of the job of a cooldown the
+	// route's gate began on a 429's hint: the route's SharedRoute, or
+	// for the implicit route the run's SharedBreaker; nil when alone.
+	coolShared interface{ Cooldown(until time.Time) }
 
 	calls, succeeded, failed atomic.Int64
 }
@@ -190,16 +199,18 @@ var errRouteRefused = errors.New("engine: the route's breaker refused the call")
 // than wait the cooldown out.
 var errRouteCooling = errors.New("engine: the route began a cooldown after it was chosen")
 
-// newRoutes makes each route's breaker and gate.
-func (e *Engine) newRoutes(cfg Config) {
+// newRoutes makes each route's breaker and gate: Config.Routes, or
+// without them the implicit route of t.
+func (e *Engine) newRoutes(cfg Config, t task.Task) {
 	ch := make(chan struct{})
 	e.routing.changed.Store(&ch)
 	e.routing.routing, e.routing.fallbacks, e.routing.retry = cfg.Routing, cfg.Fallbacks, cfg.Retry
+	if len(cfg.Routes) == 0 {
+		e.routing.list = []*route{e.implicitRoute(t)}
+		return
+	}
 	for i, rc := range cfg.Routes {
-		r := &route{Route: rc, idx: i}
-		if r.Weight <= 0 {
-			r.Weight = 1
-		}
+		r := newRoute(rc, i)
 		bs := cfg.Breaker
 		bs.OnStateChange = func(from, to breaker.State, c breaker.Counts) { e.routeBreakerChanged(r, from, to) }
 		r.br = breaker.New(bs)
@@ -208,12 +219,11 @@ func (e *Engine) newRoutes(cfg Config) {
 		if cfg.SharedRoute != nil {
 			r.shared = cfg.SharedRoute(rc.Name)
 			gc.SharedLimiter = r.shared
+			r.coolShared = r.shared
 		}
 		r.gate = newGate(gc, r.br, e.spentNow)
 		r.gate.refuse = true
 		r.gate.onChange = e.kickRoutes
-		r.prep, _ = rc.Task.(task.Preparer)
-		r.est, _ = rc.Task.(Estimator)
 		e.routing.list = append(e.routing.list, r)
 		if r.shared != nil {
 			// A route another engine found down is down here before the
@@ -223,6 +233,37 @@ func (e *Engine) newRoutes(cfg Config) {
 		}
 	}
 }
+
+// implicitRoute is the one route of a run without routes: unnamed, so no
+// record, event or stat names it, calling t through the run's gate. Its
+// breaker never opens: the run's, at that gate, holds its calls, and no
+// pick skips it.
+func (e *Engine) implicitRoute(t task.Task) *route {
+	r := newRoute(Route{Task: t}, 0)
+	r.br = breaker.New(breaker.Settings{Threshold: -1})
+	r.gate = e.gate
+	if e.cfg.SharedBreaker != nil {
+		r.coolShared = e.cfg.SharedBreaker
+	}
+	return r
+}
+
+// newRoute is route rc at index i, with the optional interfaces of its
+// task asserted once.
+func newRoute(rc Route, i int) *route {
+	r := &route{Route: rc, idx: i}
+	if r.Weight <= 0 {
+		r.Weight = 1
+	}
+	r.prep, _ = rc.Task.(task.Preparer)
+	r.est, _ = rc.Task.(Estimator)
+	r.cach, _ = rc.Task.(Cacher)
+	return r
+}
+
+// ownGate reports whether rt has a gate of its own behind the run's: a
+// named route; the implicit route's gate is the run's.
+func (e *Engine) ownGate(rt *route) bool { return rt.gate != e.gate }
 
 // followRoutes follows the state the other engines of the job share for
 // each route until ctx ends; the returned func waits for it to stop.
@@ -311,21 +352,12 @@ type ItemRoute struct {
 	cooledAt []uint64    // each route's cooldowns begun, read before the last pick
 }
 
-// name is the name of the item's route, "" without routes.
+// name is the name of the item's route, "" for the implicit route.
 func (ir *ItemRoute) name() string {
 	if ir.cur == nil {
 		return ""
 	}
 	return ir.cur.Name
-}
-
-// served names the item's route for its record: the zero Served without
-// routes.
-func (ir *ItemRoute) served() Served {
-	if ir.cur == nil {
-		return Served{}
-	}
-	return Served{Route: ir.cur.Name, Model: ir.cur.Model, Tries: ir.tries}
 }
 
 // excluded says why the item may not use r now, "" when it may.
@@ -428,7 +460,9 @@ func (rs *Routes) candidates(ir *ItemRoute, checkOpen bool) (*route, string) {
 	if len(usable) == 0 {
 		return nil, strings.Join(reasons, "; ")
 	}
-	if !checkOpen {
+	if !checkOpen || len(usable) == 1 {
+		// One route left is the pick, with headroom or to wait at: the
+		// implicit route's every pick.
 		return usable[0], ""
 	}
 	best := -1
@@ -507,11 +541,12 @@ func (rs *Routes) routeEstimate(item task.Item) int {
 	return -1
 }
 
-// passRouted picks the item's route and passes the run's gate and the
-// route's: it returns the run's ticket and readies the call on the route
-// (r.route.cur, r.rt). A pick that finds every usable route open trips
-// the run's breaker and waits at its gate like every item; an item no
-// route can take gets a prepare error that fails it.
+// passRouted picks the item's route and passes the run's gate and, for a
+// named route, the route's: it returns the run's ticket and readies the
+// call on the route (r.route.cur, r.rt; the implicit route's ticket is the
+// run's). A pick that finds every usable route open trips the run's
+// breaker and waits at its gate like every item; an item no route can
+// take gets a prepare error that fails it.
 func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, prep task.Prepared, perr, err error) {
 	ir := &r.route
 	ir.item = &r.item
@@ -522,15 +557,7 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 	// cooldown: the route it left for one was the only one.
 	waitCooling := false
 	for {
-		// Read before the pick: a cooldown that begins between the pick
-		// and a read after it would count as known to the item, which
-		// would then wait it out (TestAnItemThatChoseARouteBeforeItsCooldownGoesElsewhere
-		// failed 8 times in 3,000). gate.coolingSince tells a cooldown
-		// being set as the count was read.
-		ir.cooledAt = ir.cooledAt[:0]
-		for _, r := range e.routing.list {
-			ir.cooledAt = append(ir.cooledAt, r.gate.cooled.Load())
-		}
+		e.readCooled(ir)
 		rt, why, open := e.routing.pick(ir)
 		if rt == nil && !open {
 			return ticket{}, task.Prepared{}, classify.WithClass(&NoRouteError{Why: why}, classify.Item, "no route fits"), nil
@@ -547,37 +574,15 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 			continue
 		}
 		e.routing.take(ir, rt)
-		chosenAt := ir.cooledAt[rt.idx]
-		if rt.prep != nil {
-			prep, perr = rt.prep.Prepare(ctx, r.item)
-		}
+		prep, perr = e.prepare(ctx, rt, r.item)
 		t, err = e.gate.pass(dctx, prep.Tokens, prep.Cached || perr != nil, nil)
-		if err != nil {
+		if err != nil || prep.Cached || perr != nil || !e.ownGate(rt) {
 			return t, prep, perr, err
 		}
-		if prep.Cached || perr != nil {
-			r.rt = ticket{}
-			return t, prep, perr, nil
-		}
+		// Read before the route's gate: a change after its refusal wakes
+		// an item that waits for one (refusedBy).
 		changed := *e.routing.changed.Load()
-		// A cooldown the route begins after the item chose it (while
-		// the item waits at the run's gate or for the route's limiter)
-		// sends the item back to choose: waiting there would hold one of
-		// the run's call slots for the whole cooldown, though another
-		// route may be free sooner. One it chose knowing of the cooldown
-		// it waits out.
-		var refuseCooling func() bool
-		if !waitCooling {
-			refuseCooling = func() bool { return rt.gate.coolingSince(chosenAt) }
-		}
-		waitCooling = false
-		r.rt, err = rt.gate.pass(dctx, prep.Tokens, false, refuseCooling)
-		if err == nil {
-			rt.calls.Add(1)
-			clear(ir.refused)
-			if e.cfg.Routing == RoutingLatency {
-				ir.sent = time.Now()
-			}
+		if r.rt, err = e.passRoute(dctx, ir, rt, prep.Tokens, waitCooling); err == nil {
 			return t, prep, perr, nil
 		}
 		e.gate.abandon(&t)
@@ -586,6 +591,46 @@ func (e *Engine) passRouted(ctx, dctx context.Context, r *itemRun) (t ticket, pr
 			return ticket{}, prep, nil, err
 		}
 	}
+}
+
+// readCooled reads each named route's cooldowns begun, before the pick:
+// one that begins between the pick and a read after it would count as
+// known to the item, which would then wait it out
+// (TestAnItemThatChoseARouteBeforeItsCooldownGoesElsewhere failed 8 times
+// in 3,000); gate.coolingSince tells one being set as the count was read.
+func (e *Engine) readCooled(ir *ItemRoute) {
+	ir.cooledAt = ir.cooledAt[:0]
+	if !e.ownGate(e.routing.list[0]) {
+		return
+	}
+	for _, r := range e.routing.list {
+		ir.cooledAt = append(ir.cooledAt, r.gate.cooled.Load())
+	}
+}
+
+// passRoute passes a named route's gate, for a call the run's gate let
+// through. A cooldown the route begins after the item chose it (while the
+// item waits at the run's gate or for the route's limiter) sends the item
+// back to choose (errRouteCooling): waiting there would hold one of the
+// run's call slots for the whole cooldown, though another route may be
+// free sooner. One it chose knowing of the cooldown, or with waitCooling,
+// it waits out.
+func (e *Engine) passRoute(dctx context.Context, ir *ItemRoute, rt *route, tokens int, waitCooling bool) (ticket, error) {
+	chosenAt := ir.cooledAt[rt.idx]
+	var refuseCooling func() bool
+	if !waitCooling {
+		refuseCooling = func() bool { return rt.gate.coolingSince(chosenAt) }
+	}
+	t, err := rt.gate.pass(dctx, tokens, false, refuseCooling)
+	if err != nil {
+		return t, err
+	}
+	rt.calls.Add(1)
+	clear(ir.refused)
+	if e.cfg.Routing == RoutingLatency {
+		ir.sent = time.Now()
+	}
+	return t, nil
 }
 
 // refusedBy takes a route gate's refusal of the item's call, err, before
@@ -633,31 +678,54 @@ func (e *Engine) tripNoRoute(why string) {
 	e.br.Trip()
 }
 
-// routeSettle settles the route's side of a call that was made: its
-// gate's ticket and breaker permit, and the route's counters.
-func (e *Engine) routeSettle(r *itemRun, worked bool, next Next) {
+// settle settles the gates' side of the call the item made (or, cached
+// or unprepared, did not make): the route's gate learns from it — its
+// breaker permit, a 429's judgement and cooldown, adaptive concurrency —
+// and the run's, when the route has a gate of its own, only counts it. A
+// call that worked is settled before its output is judged, one that
+// failed once the per-item core decided (next).
+func (e *Engine) settle(r *itemRun, t *ticket, worked bool, next Next) {
 	rt := r.route.cur
-	if rt == nil || (r.rt == ticket{}) {
-		return
+	own := r.rt != ticket{}
+	ct := t // the ticket of the route's gate
+	if own {
+		ct = &r.rt
 	}
 	o, cooled := outcomeNeutral, false
+	switch {
+	case worked:
+		o = outcomeSuccess
+	case limitedBy429(next):
+		o, cooled = e.rateLimited(rt, next.Err, ct.call)
+	}
+	if !own {
+		e.endCall(t, o, cooled)
+		return
+	}
 	if e.cfg.Routing == RoutingLatency {
 		e.observeLatency(r, worked, next)
 	}
 	switch {
 	case worked:
-		o = outcomeSuccess
 		r.rt.permit.Success()
-	case next.Step != StepPending && next.Decision.Class == classify.Retryable && isRateLimit(next.Err):
-		o, cooled = e.routeRateLimited(rt, next.Err)
-		r.rt.permit.Release()
-	case next.Step != StepPending && routeFault(next.Decision.Class):
+	case !limitedBy429(next) && next.Step != StepPending && routeFault(next.Decision.Class):
 		r.rt.permit.Failure()
 	default:
 		r.rt.permit.Release()
 	}
 	rt.gate.callEnded(&r.rt, o, cooled)
 	r.rt = ticket{}
+	if !worked {
+		o = outcomeNeutral
+	}
+	e.endCall(t, o, false)
+}
+
+// limitedBy429 reports whether the failed call that led to next was a
+// 429 to retry: the shared limit or a sporadic refusal, never a fault of
+// the route.
+func limitedBy429(next Next) bool {
+	return next.Step != StepPending && next.Decision.Class == classify.Retryable && isRateLimit(next.Err)
 }
 
 // routeFault reports whether a failure of class c says the route is
@@ -665,22 +733,39 @@ func (e *Engine) routeSettle(r *itemRun, worked bool, next Next) {
 // (fatal: a wrong key, an unknown model).
 func routeFault(c classify.Class) bool { return c == classify.Retryable || c == classify.Fatal }
 
-// routeRateLimited is rateLimited on one route's gate.
-func (e *Engine) routeRateLimited(rt *route, err error) (outcome, bool) {
-	if room, known := rt.gate.quotaRoom(int(rt.gate.conc.executing.Load())); known && room {
+// rateLimited judges a 429 met by call c on route rt. When the route's
+// latest rate-limit headers showed room for more calls than are under way,
+// it is sporadic: only its own item waits (its retry delay honours the
+// hint), and it says nothing about capacity. Otherwise it is the shared
+// limit speaking: a capacity signal for adaptive concurrency and, with a
+// retry hint, a cooldown that pauses every call to the route until the
+// hint expires (docs/concurrency.md), so the herd does not come back at
+// once; the other engines of the job hold theirs too.
+func (e *Engine) rateLimited(rt *route, err error, c callStart) (o outcome, cooled bool) {
+	if room, known := rt.gate.quotaRoomFor(c, int(rt.gate.conc.executing.Load())); known && room {
 		return outcomeNeutral, false
 	}
 	until, ok := e.hintUntil(err)
 	if !ok {
 		return outcomeCapacity, false
 	}
-	if rt.gate.cooldown(until) {
-		e.emit(Event{Kind: Cooldown, Until: until, Reason: "route " + rt.Name + " rate limited: retry hint", Route: rt.Name})
-	}
-	if rt.shared != nil {
-		rt.shared.Cooldown(until)
+	e.cooldownOn(rt, until, "rate limited: retry hint")
+	if rt.coolShared != nil {
+		rt.coolShared.Cooldown(until)
 	}
 	return outcomeCapacity, true
+}
+
+// cooldownOn begins a cooldown of rt's gate until the given instant, and
+// reports it as Cooldown does, naming the route if it has a name.
+func (e *Engine) cooldownOn(rt *route, until time.Time, reason string) {
+	if !rt.gate.cooldown(until) {
+		return
+	}
+	if rt.Name != "" {
+		reason = "route " + rt.Name + ": " + reason
+	}
+	e.emit(Event{Kind: Cooldown, Until: until, Reason: reason, Route: rt.Name})
 }
 
 // hintUntil is when a 429's retry hint, capped by retry.max_hint, ends;
@@ -693,27 +778,19 @@ func (e *Engine) hintUntil(err error) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// observeRoute is ObserveQuota for one route's gate: with other engines
-// on the job, it learns its share of the route's quota, and a quota the
-// server said is exhausted (a retry hint beside counts showing no room)
-// holds the other engines' calls to the route too.
-func (e *Engine) observeRoute(rt *route, q Quota) {
-	if e.cfg.QuotaShare != nil {
-		q = q.share(e.cfg.QuotaShare())
-	}
-	if e.cfg.Retry.MaxHint < 0 {
-		q.RetryAfter = 0
-	}
-	q.RetryAfter = min(q.RetryAfter, e.maxHint())
-	until, reason := rt.gate.learn(q, int(rt.gate.conc.executing.Load()))
+// observe is ObserveQuota for the headers of the answer to call c on
+// route rt, which its gate learns from (gate.learnFrom dates them by c). A
+// quota the server said is exhausted (a retry hint beside counts showing
+// no room) holds the other engines' calls to the route too.
+func (e *Engine) observe(rt *route, q Quota, c callStart) {
+	q, c = e.heard(q, c)
+	until, reason := rt.gate.learnFrom(q, int(rt.gate.conc.executing.Load()), c)
 	if until.IsZero() {
 		return
 	}
-	if rt.gate.cooldown(until) {
-		e.emit(Event{Kind: Cooldown, Until: until, Reason: "route " + rt.Name + ": " + reason, Route: rt.Name})
-	}
-	if rt.shared != nil && q.RetryAfter > 0 && !q.showsRoom() {
-		rt.shared.Cooldown(until)
+	e.cooldownOn(rt, until, reason)
+	if rt.coolShared != nil && q.RetryAfter > 0 && !q.showsRoom() {
+		rt.coolShared.Cooldown(until)
 	}
 }
 
@@ -815,6 +892,3 @@ func (s *State) Escalate(item *task.Item, cause error, fresh *retry.Retrier) {
 	s.Tracker = nil
 	s.Retrier = fresh
 }
-
-// routeStats returns each route's counters.
-func (e *Engine) routeStats() []RouteStats { return e.routing.Stats() }

@@ -39,12 +39,8 @@ type RouteRules struct {
 func NewRoutes(routes []Route, rules RouteRules) *Routes {
 	rs := &Routes{routing: rules.Routing, fallbacks: rules.Fallbacks, retry: rules.Retry}
 	for i, rc := range routes {
-		r := &route{Route: rc, idx: i}
-		if r.Weight <= 0 {
-			r.Weight = 1
-		}
+		r := newRoute(rc, i)
 		r.br = breaker.New(breaker.Settings{})
-		r.est, _ = rc.Task.(Estimator)
 		rs.list = append(rs.list, r)
 	}
 	return rs
@@ -164,9 +160,10 @@ func (rs *Routes) Add(stats []RouteStats) {
 	}
 }
 
-// Stats returns each route's counters; nil without routes.
+// Stats returns each route's counters; nil without routes, or with only
+// the implicit route (unnamed), which no stat names.
 func (rs *Routes) Stats() []RouteStats {
-	if rs.list == nil {
+	if len(rs.list) == 0 || len(rs.list) == 1 && rs.list[0].Name == "" {
 		return nil
 	}
 	out := make([]RouteStats, len(rs.list))
@@ -191,13 +188,13 @@ func (ir *ItemRoute) Index() int {
 // Tries are the routes the item left, with their errors.
 func (ir *ItemRoute) Tries() []store.Try { return ir.tries }
 
-// Served names the item's route for its record: the zero Served for an
-// unnamed route (a run without routes).
+// Served names the item's route for its record: the zero Served for the
+// implicit route (a run without routes), which no record names.
 func (ir *ItemRoute) Served() Served {
 	if ir.cur == nil || ir.cur.Name == "" {
 		return Served{}
 	}
-	return ir.served()
+	return Served{Route: ir.cur.Name, Model: ir.cur.Model, Tries: ir.tries}
 }
 
 // executing is the number of r's calls under way: none without a gate.
