@@ -84,7 +84,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 		next := e.afterCall(ctx, r, &t, prep.Tokens, res, err)
 		e.callEnded()
 		if e.cfg.OnEvent != nil && perr == nil && !res.CacheHit {
-			e.emit(Event{Kind: CallEnded, Item: r.item, Elapsed: r.returned.Sub(r.called), Err: err, Decision: next.Decision, Route: r.route.name()})
+			e.emit(Event{Kind: CallEnded, Item: r.item, Elapsed: r.returned.Sub(r.called), Err: err, Decision: next.Decision, Route: r.route.Served().Route})
 		}
 		switch next.Step {
 		case StepRecord, StepFail:
@@ -235,7 +235,7 @@ func (e *Engine) called(r *itemRun, res task.Result, next Next) {
 	if e.cfg.OnEvent == nil {
 		return
 	}
-	e.emit(Event{Kind: ItemCalled, Item: r.item, Attempt: r.Calls, Err: next.Err, Decision: next.Decision, Route: r.route.name(), Call: Call{
+	e.emit(Event{Kind: ItemCalled, Item: r.item, Attempt: r.Calls, Err: next.Err, Decision: next.Decision, Route: r.route.Served().Route, Call: Call{
 		Number: r.Calls, Queued: r.queued, Started: r.called, Ended: r.returned,
 		Usage: res.Usage, CostUSD: res.CostUSD, CacheHit: res.CacheHit, FinishReason: res.FinishReason,
 		Next: next.Step,

@@ -352,14 +352,6 @@ type ItemRoute struct {
 	cooledAt []uint64    // each route's cooldowns begun, read before the last pick
 }
 
-// name is the name of the item's route, "" for the implicit route.
-func (ir *ItemRoute) name() string {
-	if ir.cur == nil {
-		return ""
-	}
-	return ir.cur.Name
-}
-
 // excluded says why the item may not use r now, "" when it may.
 func (ir *ItemRoute) excluded(r *route) string {
 	switch {
