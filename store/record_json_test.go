@@ -164,7 +164,8 @@ func TestOutcomesSetGrowsGeometrically(t *testing.T) {
 func TestAgentStatsRoundTripInARecord(t *testing.T) {
 	st := &task.AgentStats{Steps: 3, ToolCalls: map[string]int{"search": 2, "mock_unknown_tool": 1},
 		ToolErrors: map[string]int{"mock_unknown_tool": 1}, ErrorsFedBack: 1, ConsecutiveErrorsPeak: 1,
-		Errors: []string{`mock_unknown_tool: unknown tool "mock_unknown_tool"`}}
+		Errors:     []string{`mock_unknown_tool: unknown tool "mock_unknown_tool"`},
+		Transcript: &task.Transcript{Log: "steps.jsonl", Idx: 1, N: 2}}
 	rec := store.Record{Idx: 1, Input: json.RawMessage(`{}`), Output: json.RawMessage(`"x"`), Agent: st}
 	b, err := rec.AppendJSON(nil)
 	if err != nil {

@@ -108,6 +108,23 @@ type AgentStats struct {
 	// Errors are the first MaxAgentErrors errors fed back, in order, each
 	// as "tool: message", cut to MaxAgentErrorBytes.
 	Errors []string `json:"errors,omitempty"`
+	// Transcript is where the item's steps are kept, nil when no step log
+	// keeps them.
+	Transcript *Transcript `json:"transcript,omitempty"`
+}
+
+// Transcript locates an agent item's steps: its job's step log (a
+// store.StepLog, named by its StepsLocation) and the item's key in it.
+type Transcript struct {
+	// Log names the step log: "steps.jsonl" in the job's directory, a
+	// table, "memory".
+	Log string `json:"log"`
+	// Idx is the item's idx, under which the log keeps its steps.
+	Idx int `json:"idx"`
+	// N numbers the item's transcripts in the log: 1 for its first; a
+	// run that starts the item over after a record of it (a resume with
+	// --retry-failures) starts the next.
+	N int `json:"n"`
 }
 
 // Bounds of AgentStats.Errors, so that a record stays one short line.

@@ -64,6 +64,10 @@ type Job struct {
 
 	manifestMu sync.Mutex // serializes manifest writes
 
+	// stepsMu guards stepLog, steps.jsonl once an agent used it.
+	stepsMu sync.Mutex
+	stepLog *stepLog
+
 	// progress hears how far a long read of the log is (Store.Logger);
 	// nil says nothing.
 	progress func(read, total int64)
@@ -821,6 +825,9 @@ func (j *Job) Close() error {
 	close(j.stop)
 	<-j.done
 	err := j.flush(true)
+	if serr := j.closeSteps(); err == nil {
+		err = serr
+	}
 	j.writeMu.Lock()
 	if cerr := j.results.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("jsonl: %w", cerr)

@@ -30,6 +30,7 @@ type data struct {
 	records  []entry // in append order
 	writer   bool    // a Job is open for writing
 	notes    map[string][][]byte
+	steps    map[int][][]byte // agent steps by idx (store.StepLog)
 }
 
 // entry is one appended record, encoded.
@@ -133,7 +134,46 @@ type Job struct {
 var (
 	_ store.Job        = (*Job)(nil)
 	_ store.NoteKeeper = (*Job)(nil)
+	_ store.StepLog    = (*Job)(nil)
 )
+
+// AppendSteps keeps copies of entries in idx's step log.
+func (j *Job) AppendSteps(_ context.Context, idx int, entries ...[]byte) error {
+	if err := j.check(true); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := store.CheckStep(e); err != nil {
+			return err
+		}
+	}
+	j.d.mu.Lock()
+	defer j.d.mu.Unlock()
+	if j.d.steps == nil {
+		j.d.steps = map[int][][]byte{}
+	}
+	for _, e := range entries {
+		j.d.steps[idx] = append(j.d.steps[idx], append([]byte(nil), e...))
+	}
+	return nil
+}
+
+// Steps returns copies of idx's step entries, oldest first.
+func (j *Job) Steps(_ context.Context, idx int) ([][]byte, error) {
+	if err := j.check(false); err != nil {
+		return nil, err
+	}
+	j.d.mu.Lock()
+	defer j.d.mu.Unlock()
+	out := make([][]byte, 0, len(j.d.steps[idx]))
+	for _, e := range j.d.steps[idx] {
+		out = append(out, append([]byte(nil), e...))
+	}
+	return out, nil
+}
+
+// StepsLocation is "memory": the steps live as long as the Store.
+func (j *Job) StepsLocation() string { return "memory" }
 
 // AppendNote keeps a copy of note under kind.
 func (j *Job) AppendNote(_ context.Context, kind string, note []byte) error {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -47,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReadOnlyJobReadsButRefusesWrites", testReadOnly},
 		{"ClosedJobRefusesUse", testClosed},
 		{"NotesAreKeptInOrderPerKindAndJob", testNotes},
+		{"StepsAreKeptInOrderPerIdxAcrossAReopen", testSteps},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -812,5 +814,84 @@ func testNotes(t *testing.T, s store.Store) {
 	}
 	if err := nr.AppendNote(ctx, "batch", []byte("x")); !errors.Is(err, store.ErrReadOnly) {
 		t.Errorf("AppendNote on a read-only job: err = %v, want store.ErrReadOnly", err)
+	}
+}
+
+// testSteps checks store.StepLog: entries come back in the order
+// appended, each idx and each job apart, after a reopen and on a
+// read-only job, which refuses to add one; an entry that is not compact
+// JSON is refused whole.
+func testSteps(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	w := create(t, s, manifest("steps"))
+	sw, ok := store.StepsOf(w)
+	if !ok {
+		t.Fatal("the store's jobs keep no agent steps (store.StepLog)")
+	}
+	if sw.StepsLocation() == "" {
+		t.Error("StepsLocation is empty: a record's transcript would name no log")
+	}
+	other := create(t, s, manifest("other steps"))
+	so, _ := store.StepsOf(other)
+	if err := so.AppendSteps(ctx, 3, []byte(`"not mine"`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []struct {
+		idx     int
+		entries []string
+	}{
+		{3, []string{`{"n":1}`, `{"n":2,"s":"é\u2028"}`}}, {7, []string{`{"n":1}`}}, {3, []string{`[3]`}},
+	} {
+		var entries [][]byte
+		for _, e := range a.entries {
+			entries = append(entries, []byte(e))
+		}
+		if err := sw.AppendSteps(ctx, a.idx, entries...); err != nil {
+			t.Fatalf("AppendSteps(%d, %s): %v", a.idx, a.entries, err)
+		}
+	}
+	for _, bad := range []string{`{"torn":`, "{\n}"} {
+		if err := sw.AppendSteps(ctx, 3, []byte(`{"fine":1}`), []byte(bad)); err == nil {
+			t.Errorf("AppendSteps took %q, which is not one compact JSON value", bad)
+		}
+	}
+	w.Close()
+	want := map[int][]string{3: {`{"n":1}`, `{"n":2,"s":"é\u2028"}`, `[3]`}, 7: {`{"n":1}`}, 9: nil}
+	for _, readOnly := range []bool{false, true} {
+		var (
+			r   store.Job
+			err error
+		)
+		if readOnly {
+			r, err = s.OpenReadOnly(ctx, w.Manifest().ID)
+		} else {
+			r, err = s.Open(ctx, w.Manifest().ID)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr, _ := store.StepsOf(r)
+		for idx, entries := range want {
+			got, err := sr.Steps(ctx, idx)
+			if err != nil {
+				t.Fatalf("Steps(%d): %v", idx, err)
+			}
+			var gotS []string
+			for _, g := range got {
+				gotS = append(gotS, string(g))
+			}
+			if !slices.Equal(gotS, entries) {
+				t.Errorf("Steps(%d) after a reopen (read-only %v) = %q, want %q", idx, readOnly, gotS, entries)
+			}
+		}
+		err = sr.AppendSteps(ctx, 1, []byte(`{}`))
+		if readOnly && !errors.Is(err, store.ErrReadOnly) {
+			t.Errorf("AppendSteps on a read-only job: err = %v, want store.ErrReadOnly", err)
+		}
+		if !readOnly && err != nil {
+			t.Errorf("AppendSteps after a reopen: %v", err)
+		}
+		want[1] = []string{`{}`}
+		r.Close()
 	}
 }
