@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/retry"
@@ -19,6 +20,11 @@ const (
 	DefaultMaxSteps             = 10
 	DefaultMaxConsecutiveErrors = 3
 	DefaultParallel             = 4
+	// The conversation's bound (Config.MaxResultBytes, KeepWholeSteps,
+	// OldResultBytes; docs/agents.md, "The conversation's size").
+	DefaultMaxResultBytes = 32 << 10
+	DefaultKeepWholeSteps = 3
+	DefaultOldResultBytes = 1 << 10
 )
 
 // Def is a tool as the model is told of it.
@@ -92,6 +98,13 @@ type Config struct {
 	// Retry retries a run's retryable failure before the model sees it
 	// (the job's retry policy).
 	Retry retry.Policy
+	// MaxResultBytes cuts every tool result to this many bytes before it
+	// is recorded and sent; 0 means DefaultMaxResultBytes.
+	MaxResultBytes int
+	// KeepWholeSteps is how many of the latest steps are sent with their
+	// results whole; older steps' results are sent cut to OldResultBytes.
+	// 0 means DefaultKeepWholeSteps and DefaultOldResultBytes.
+	KeepWholeSteps, OldResultBytes int
 }
 
 // Task runs agent items (task.Task). It is safe for concurrent use.
@@ -100,6 +113,17 @@ type Task struct {
 	defs  []Def
 	tools map[string]*Tool
 	names string // the tools' names, for an unknown tool's feedback
+
+	// log keeps the items' steps (Durable); nil keeps none. spent is
+	// the transcript of an idx's latest record, 0 for none.
+	log   StepLog
+	spent func(idx int) int
+	// counted holds, per conversation, the answers whose usage this
+	// process reported already: an attempt that replays them after a
+	// provider error does not count their tokens twice, while a resumed
+	// process counts them once (the spend was real).
+	mu      sync.Mutex
+	counted map[conversation]int
 }
 
 // New checks cfg and builds the task.
@@ -110,13 +134,16 @@ func New(cfg Config) (*Task, error) {
 	if len(cfg.Tools) == 0 {
 		return nil, errors.New("agent: no tools")
 	}
-	if cfg.MaxSteps < 0 || cfg.MaxConsecutiveErrors < 0 || cfg.Parallel < 0 {
-		return nil, errors.New("agent: max_steps, max_consecutive_errors and parallel must not be negative")
+	if cfg.MaxSteps < 0 || cfg.MaxConsecutiveErrors < 0 || cfg.Parallel < 0 || cfg.MaxResultBytes < 0 || cfg.KeepWholeSteps < 0 || cfg.OldResultBytes < 0 {
+		return nil, errors.New("agent: the limits must not be negative")
 	}
 	t := &Task{cfg: cfg, tools: make(map[string]*Tool, len(cfg.Tools))}
 	t.cfg.MaxSteps = cmpOr(cfg.MaxSteps, DefaultMaxSteps)
 	t.cfg.MaxConsecutiveErrors = cmpOr(cfg.MaxConsecutiveErrors, DefaultMaxConsecutiveErrors)
 	t.cfg.Parallel = cmpOr(cfg.Parallel, DefaultParallel)
+	t.cfg.MaxResultBytes = cmpOr(cfg.MaxResultBytes, DefaultMaxResultBytes)
+	t.cfg.KeepWholeSteps = cmpOr(cfg.KeepWholeSteps, DefaultKeepWholeSteps)
+	t.cfg.OldResultBytes = cmpOr(cfg.OldResultBytes, DefaultOldResultBytes)
 	for _, tool := range cfg.Tools {
 		if _, dup := t.tools[tool.def.Name]; dup {
 			return nil, fmt.Errorf("agent: two tools are named %q", tool.def.Name)
@@ -138,30 +165,76 @@ func cmpOr(v, def int) int {
 // Defs returns the tools as the model is told of them.
 func (t *Task) Defs() []Def { return t.defs }
 
+// Durable returns a Task like t whose items keep their steps in log as
+// they happen: each model answer, a mark before each tool runs, each
+// tool's result. An attempt replays what its item's conversation
+// recorded — after a provider error, or in a process resumed after a
+// crash — and asks the model only for the steps after it. spent (nil for
+// none) returns the transcript number (task.Transcript.N) of idx's
+// latest record: a run that starts such an item again (a resume with
+// --retry-failures) starts a new transcript rather than replaying the
+// one that record closed.
+func (t *Task) Durable(log StepLog, spent func(idx int) int) *Task {
+	return &Task{cfg: t.cfg, defs: t.defs, tools: t.tools, names: t.names, log: log, spent: spent}
+}
+
+// reported returns how many of c's answers this process counted.
+func (t *Task) reported(c conversation) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.counted[c]
+}
+
+// report notes that this process counted c's first n answers.
+func (t *Task) report(c conversation, n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.counted == nil {
+		t.counted = map[conversation]int{}
+	}
+	t.counted[c] = max(t.counted[c], n)
+}
+
 // loop is one attempt's conversation as it goes.
 type loop struct {
 	res         task.Result // every step's usage and cost, and the stats
 	steps       []Step
 	consecutive int
+	j           *journal // nil without a step log
+	// unkept is a fresh answer with calls, not yet in the journal: it
+	// goes in with its calls' first marks.
+	unkept *entry
 }
 
 // Run runs one attempt of item's agent loop: model, tool calls, model,
-// until a final answer, max_steps or max_consecutive_errors. The Result
-// carries every step's usage and cost and the AgentStats, on failure too.
+// until a final answer, max_steps or max_consecutive_errors. With a step
+// log (Durable) the steps its conversation recorded are replayed, not
+// asked again. The Result carries every step's usage and cost (a
+// replayed step's once per process) and the AgentStats, on failure too.
 //
 // Errors: the model's own (a provider error, invalid final output) as the
 // llm task returns them; ctx's when it ends; no final answer within
-// max_steps, or max_consecutive_errors steps in a row feeding errors
-// back, marked classify.Item.
+// max_steps, max_consecutive_errors steps in a row feeding errors back,
+// or an *InterruptedToolError, marked classify.Item; the step log's
+// failure, marked classify.Fatal.
 func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	l := &loop{res: task.Result{Agent: &task.AgentStats{}}}
+	j, err := t.openJournal(ctx, item)
+	if err != nil {
+		return l.res, err
+	}
+	if j != nil {
+		l.j = j
+		l.res.Agent.Transcript = j.transcript
+		defer func() { t.report(j.key(), j.reported) }()
+	}
 	for {
 		if l.res.Agent.Steps >= t.cfg.MaxSteps {
 			return l.res, classify.WithClass(
 				fmt.Errorf("agent: no final answer within max_steps %d", t.cfg.MaxSteps), classify.Item, "agent steps")
 		}
-		rep, err := t.cfg.Model.Next(ctx, item, t.defs, l.steps)
-		l.account(rep.Result)
+		n := l.res.Agent.Steps + 1
+		rep, err := t.answer(ctx, item, l, n)
 		if err != nil {
 			l.res.Output = rep.Result.Output
 			return l.res, err
@@ -170,10 +243,15 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 			l.res.Output, l.res.CacheKey = rep.Result.Output, rep.Result.CacheKey
 			return l.res, nil
 		}
-		step := Step{Text: rep.Text, Calls: rep.Calls, Outcomes: t.runCalls(ctx, item, rep.Calls)}
+		outs, err := t.runCalls(ctx, item, l.j, n, rep.Calls, l.unkept)
+		l.unkept = nil
+		if err != nil {
+			return l.res, err
+		}
 		if err := ctx.Err(); err != nil {
 			return l.res, fmt.Errorf("agent: %w", err)
 		}
+		step := Step{Text: rep.Text, Calls: rep.Calls, Outcomes: outs}
 		l.steps = append(l.steps, step)
 		if err := l.count(step, t.cfg.MaxConsecutiveErrors); err != nil {
 			return l.res, err
@@ -181,11 +259,45 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	}
 }
 
-// account adds one model call to the attempt's result.
-func (l *loop) account(r task.Result) {
+// answer is the model's answer of step n: the journal's when it holds
+// it, else the model's, asked now and kept (with the final answer's
+// error, when it is one to replay).
+func (t *Task) answer(ctx context.Context, item task.Item, l *loop, n int) (Reply, error) {
+	if rep, err, ok := l.j.recorded(n); ok {
+		l.account(rep.Result, n > l.j.reported)
+		l.j.reported = max(l.j.reported, n)
+		return rep, err
+	}
+	rep, err := t.cfg.Model.Next(ctx, item, t.defs, t.bounded(l.steps))
+	l.account(rep.Result, true)
+	if l.j == nil {
+		return rep, err
+	}
+	e, keep := l.j.answerEntry(n, rep, err)
+	if !keep {
+		return rep, err
+	}
+	l.j.reported = max(l.j.reported, n)
+	if len(rep.Calls) > 0 && err == nil {
+		// Kept with the calls' first marks, in one append (runCalls).
+		l.unkept = e
+		return rep, nil
+	}
+	if aerr := l.j.append(ctx, e); aerr != nil {
+		return rep, aerr
+	}
+	return rep, err
+}
+
+// account adds one model answer to the attempt's result: to its steps
+// always, to its usage and cost when counted (not a replay of an answer
+// this process counted already).
+func (l *loop) account(r task.Result, counted bool) {
 	l.res.Agent.Steps++
-	l.res.Usage = l.res.Usage.Add(r.Usage)
-	l.res.CostUSD += r.CostUSD
+	if counted {
+		l.res.Usage = l.res.Usage.Add(r.Usage)
+		l.res.CostUSD += r.CostUSD
+	}
 	if r.FinishReason != "" {
 		l.res.FinishReason = r.FinishReason
 	}
@@ -243,4 +355,35 @@ func cut(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// bounded is steps as the model is sent them: the latest KeepWholeSteps
+// whole, each older step's results cut to OldResultBytes, so that a long
+// conversation grows by a bounded amount per step rather than by its
+// tools' outputs (docs/agents.md, "The conversation's size"). The rule
+// depends only on the steps, so a replayed conversation is sent as it
+// was.
+func (t *Task) bounded(steps []Step) []Step {
+	old := len(steps) - t.cfg.KeepWholeSteps
+	if old <= 0 {
+		return steps
+	}
+	out := slices.Clone(steps)
+	for i := range old {
+		var outs []Outcome
+		for k, o := range out[i].Outcomes {
+			if len(o.Content) <= t.cfg.OldResultBytes {
+				continue
+			}
+			if outs == nil {
+				outs = slices.Clone(out[i].Outcomes)
+			}
+			outs[k].Content = fmt.Sprintf("%s [cut: %d of %d bytes shown; the result of a step older than the last %d]",
+				cut(o.Content, t.cfg.OldResultBytes), t.cfg.OldResultBytes, len(o.Content), t.cfg.KeepWholeSteps)
+		}
+		if outs != nil {
+			out[i].Outcomes = outs
+		}
+	}
+	return out
 }

@@ -14,7 +14,16 @@
 //
 // The loop lives inside one attempt of the task (task.Task): the engine
 // sees one call whose usage and cost are every step's, and whose output
-// is the final answer, validated and healed as any llm task's. Steps are
-// not checkpointed: an attempt that is interrupted starts the
-// conversation again (docs/agents.md).
+// is the final answer, validated and healed as any llm task's.
+//
+// Task.Durable makes the steps durable in a StepLog (a store's job): the
+// model's answer is kept before its tools run, a start mark before each
+// tool runs, each result as it comes. An attempt replays what its item's
+// conversation recorded — after a provider error, or in a process
+// resumed after kill -9 — and asks the model only for what follows, so no
+// recorded answer is paid for twice. A tool that started with no result
+// recorded runs again only if it is idempotent; otherwise the item fails
+// with an *InterruptedToolError. Older steps' tool results are sent cut
+// (Config.KeepWholeSteps, OldResultBytes), so the conversation grows by a
+// bounded amount per step (docs/agents.md).
 package agent

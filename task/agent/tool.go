@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,38 +53,101 @@ func NewTool(def Def, runner task.Task, idempotent bool) (*Tool, error) {
 // Idempotent reports whether a call of the tool may run twice with no harm.
 func (t *Tool) Idempotent() bool { return t.idempotent }
 
-// runCalls runs the calls of one answer, at most Parallel at once, and
-// returns their outcomes in the calls' order.
-func (t *Task) runCalls(ctx context.Context, item task.Item, calls []Call) []Outcome {
+// runCalls runs the calls of step's answer, at most Parallel at once,
+// and returns their outcomes in the calls' order. With a journal, a call
+// whose result it holds is not run again; the others' marks go in
+// before any runs (with first, the answer when it is not in yet), and
+// each result as it comes. A call whose tool had started with no result
+// recorded (the process running it died) runs again only when the tool
+// is idempotent; otherwise the item fails with an
+// *InterruptedToolError.
+func (t *Task) runCalls(ctx context.Context, item task.Item, j *journal, step int, calls []Call, first *entry) ([]Outcome, error) {
 	out := make([]Outcome, len(calls))
+	runs := make([]*prepared, len(calls))
+	var marks []*entry
+	if first != nil {
+		marks = append(marks, first)
+	}
+	for i, c := range calls {
+		if o, ok := j.outcome(step, i); ok {
+			out[i] = Outcome{CallID: c.ID, Name: c.Name, Content: o.Content, IsError: o.IsError}
+			continue
+		}
+		p := t.prepare(ctx, item, c)
+		if p.tool == nil {
+			out[i] = t.bound(p.outcome)
+			if j != nil {
+				marks = append(marks, j.resultEntry(step, i, out[i]))
+			}
+			continue
+		}
+		if j.wasStarted(step, i) && !p.tool.idempotent {
+			return nil, classify.WithClass(&InterruptedToolError{Tool: c.Name, Step: step, CallID: c.ID}, classify.Item, "agent tool interrupted")
+		}
+		runs[i] = p
+		if j != nil {
+			marks = append(marks, j.startEntry(step, i))
+		}
+	}
+	if err := j.append(ctx, marks...); err != nil {
+		return nil, err
+	}
 	sem := make(chan struct{}, t.cfg.Parallel)
 	var wg sync.WaitGroup
-	for i, c := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	var keepErr error
+	var keepMu sync.Mutex
+	for i, p := range runs {
+		if p == nil {
+			continue
+		}
+		wg.Go(func() {
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				out[i] = Outcome{CallID: c.ID, Name: c.Name, Content: ctx.Err().Error(), IsError: true}
+				out[i] = Outcome{CallID: p.call.ID, Name: p.call.Name, Content: ctx.Err().Error(), IsError: true}
 				return
 			}
 			defer func() { <-sem }()
-			out[i] = t.call(ctx, item, c)
-		}()
+			out[i] = t.bound(p.run(ctx, t.cfg.Retry))
+			if j == nil || ctx.Err() != nil {
+				// Nowhere to keep it, or cut short: not the tool's result.
+				return
+			}
+			if err := j.append(ctx, j.resultEntry(step, i, out[i])); err != nil {
+				keepMu.Lock()
+				keepErr = cmp.Or(keepErr, err)
+				keepMu.Unlock()
+			}
+		})
 	}
 	wg.Wait()
-	return out
+	return out, keepErr
 }
 
-// call runs one call, or says why it cannot run: every failure is the
-// outcome's error, for the model to read.
-func (t *Task) call(ctx context.Context, item task.Item, c Call) Outcome {
-	o := Outcome{CallID: c.ID, Name: c.Name, IsError: true}
+// prepared is a call ready to run its tool, or, with no tool, the
+// outcome that says why it cannot run.
+type prepared struct {
+	call    Call
+	tool    *Tool
+	item    task.Item // the item's fields and the call's arguments
+	outcome Outcome
+}
+
+// bound cuts an outcome's content to MaxResultBytes.
+func (t *Task) bound(o Outcome) Outcome {
+	o.Content = cut(o.Content, t.cfg.MaxResultBytes)
+	return o
+}
+
+// prepare readies one call, or says why it cannot run: an unknown tool,
+// arguments that are not an object or fail the schema, each an error
+// outcome for the model to read.
+func (t *Task) prepare(ctx context.Context, item task.Item, c Call) *prepared {
+	p := &prepared{call: c, outcome: Outcome{CallID: c.ID, Name: c.Name, IsError: true}}
 	tool, ok := t.tools[c.Name]
 	if !ok {
-		o.Content = fmt.Sprintf("unknown tool %q: the tools are %s", c.Name, t.names)
-		return o
+		p.outcome.Content = fmt.Sprintf("unknown tool %q: the tools are %s", c.Name, t.names)
+		return p
 	}
 	raw := c.Arguments
 	if len(strings.TrimSpace(string(raw))) == 0 {
@@ -91,21 +155,29 @@ func (t *Task) call(ctx context.Context, item task.Item, c Call) Outcome {
 	}
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil {
-		o.Content = fmt.Sprintf("the arguments are not a JSON object: %v", err)
-		return o
+		p.outcome.Content = fmt.Sprintf("the arguments are not a JSON object: %v", err)
+		return p
 	}
 	if err := tool.schema.Validate(ctx, raw); err != nil {
-		o.Content = "the arguments do not match the tool's schema: " + err.Error()
-		return o
+		p.outcome.Content = "the arguments do not match the tool's schema: " + err.Error()
+		return p
 	}
 	fields := maps.Clone(item.Fields)
 	if fields == nil {
 		fields = map[string]any{}
 	}
 	fields[ArgsField] = args
-	run := task.Item{Idx: item.Idx, ID: item.ID, Raw: item.Raw, Fields: fields}
-	res, err := retry.DoValue(ctx, t.cfg.Retry, func(ctx context.Context) (task.Result, error) {
-		return tool.runner.Run(ctx, run)
+	p.tool = tool
+	p.item = task.Item{Idx: item.Idx, ID: item.ID, Raw: item.Raw, Fields: fields}
+	return p
+}
+
+// run runs a prepared call's tool; every failure is the outcome's error,
+// for the model to read, after the retries policy allows.
+func (p *prepared) run(ctx context.Context, policy retry.Policy) Outcome {
+	o := Outcome{CallID: p.call.ID, Name: p.call.Name, IsError: true}
+	res, err := retry.DoValue(ctx, policy, func(ctx context.Context) (task.Result, error) {
+		return p.tool.runner.Run(ctx, p.item)
 	})
 	if err != nil {
 		o.Content = runError(err)
