@@ -1,6 +1,7 @@
 package job
 
 import (
+	"context"
 	"fmt"
 	nethttp "net/http"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/spec"
+	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 	"github.com/tenaxhq/tenax/task/agent"
 	execTask "github.com/tenaxhq/tenax/task/exec"
@@ -87,4 +89,51 @@ func retryPolicy(s *spec.Spec) (retry.Policy, error) {
 		},
 		Classifier: classify.Classifier{Rules: rules},
 	}, nil
+}
+
+// durableAgent makes an agent task keep its items' steps in the job's
+// step log (store.StepLog), so that a resumed run replays them rather
+// than paying for them again; other tasks, and a job whose store keeps
+// no steps, run as they are. An item whose latest record failed starts
+// a new transcript when this run takes it again (--retry-failures): the
+// record's transcript is spent. Secrets are scrubbed from what the log
+// keeps, as from records.
+func durableAgent(ctx context.Context, t task.Task, j store.Job, redact func(string) string) (task.Task, error) {
+	a, ok := t.(*agent.Task)
+	if !ok {
+		return t, nil
+	}
+	log, ok := store.StepsOf(j)
+	if !ok {
+		return t, nil
+	}
+	spent := map[int]int{}
+	err := j.Failures(ctx, func(r store.Record) error {
+		if r.Agent != nil && r.Agent.Transcript != nil {
+			spent[r.Idx] = r.Agent.Transcript.N
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the failures: %w", err)
+	}
+	if redact != nil {
+		log = redactedSteps{StepLog: log, redact: redact}
+	}
+	return a.Durable(log, func(idx int) int { return spent[idx] }), nil
+}
+
+// redactedSteps scrubs the spec's secrets from the entries it keeps (a
+// tool's output may echo a header it was given).
+type redactedSteps struct {
+	store.StepLog
+	redact func(string) string
+}
+
+func (r redactedSteps) AppendSteps(ctx context.Context, idx int, entries ...[]byte) error {
+	clean := make([][]byte, len(entries))
+	for i, e := range entries {
+		clean[i] = []byte(r.redact(string(e)))
+	}
+	return r.StepLog.AppendSteps(ctx, idx, clean...)
 }

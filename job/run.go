@@ -640,6 +640,13 @@ func (x *execution) executeOnline(ctx context.Context, cfg engine.Config) (*Resu
 		return nil, err
 	}
 	defer groups.Close()
+	var redactSteps func(string) string
+	if len(x.s.Secrets()) > 0 {
+		redactSteps = x.s.Redact
+	}
+	if runTask, err = durableAgent(ctx, runTask, x.j, redactSteps); err != nil {
+		return nil, err
+	}
 	e := engine.New(cfg, runTask, x.cp)
 	x.log.Info("job started", "spec", x.s.Path(), "input", x.inPath, "items", x.m.Items, "skipped", skipped, "dir", x.dir)
 	if x.opts.OnStart != nil {
