@@ -12,8 +12,8 @@ import (
 // the model's answers, the marks of tools started, their results — so
 // that a run resumed after a crash replays them instead of paying for a
 // model call or running a tool again. Every store of this module offers
-// one: the JSONL job's steps.jsonl in its directory, PostgreSQL's
-// tenax_steps, and the in-memory store's.
+// one: the JSONL job's steps.jsonl in its directory, PostgreSQL's rows
+// in tenax_notes, and the in-memory store's.
 //
 // An entry is one compact JSON value (no newline), which the log keeps
 // as it is given; what it means is package task/agent's business.
@@ -27,7 +27,7 @@ type StepLog interface {
 	// Steps returns idx's entries, oldest first; none is not an error.
 	Steps(ctx context.Context, idx int) ([][]byte, error)
 	// StepsLocation names where the log lives, for the record's
-	// transcript: "steps.jsonl" (in the job's directory), "tenax_steps",
+	// transcript: "steps.jsonl" (in the job's directory), "tenax_notes",
 	// "memory".
 	StepsLocation() string
 }
