@@ -25,7 +25,11 @@ type Tool struct {
 	Exec *ToolExec `yaml:"exec"`
 	// HTTP runs the tool as a request.
 	HTTP *ToolHTTP `yaml:"http"`
-	// Idempotent says a call may run twice with no harm.
+	// Idempotent says a call may run twice with no harm: a call that had
+	// started when its process died, with no result recorded, is run
+	// again on resume only when it is set; otherwise the item fails
+	// naming the tool. Default false, the safe side (docs/agents.md,
+	// "Durable steps").
 	Idempotent bool `yaml:"idempotent"`
 }
 
