@@ -158,9 +158,16 @@ type Job interface {
 // there (a failure, the re-run that failed again, the one that worked).
 // Every store of this module implements it; the page's item history
 // asks for it.
+//
+// Log reads the whole log the same way, every record of every item: what
+// a chart of the job's attempts over time needs, where the latest record
+// of each item would erase the failures a re-run fixed.
 type Historian interface {
 	// History calls fn with every record of idx, oldest first.
 	History(ctx context.Context, idx int, fn func(Record) error) error
+	// Log calls fn with every record of the job, in the order they were
+	// appended, holding no more than one record in memory at a time.
+	Log(ctx context.Context, fn func(Record) error) error
 }
 
 // State is a job's lifecycle state, saved in its manifest.

@@ -733,6 +733,58 @@ func (j *Job) History(ctx context.Context, idx int, fn func(store.Record) error)
 	return nil
 }
 
+// Log calls fn with every record of the log, in the order they were
+// written: one sequential pass over results.jsonl, each line decoded as
+// it is read. A last line without its newline is a write under way (or
+// torn by a crash, which the next writer cuts): it is left out.
+func (j *Job) Log(ctx context.Context, fn func(store.Record) error) error {
+	f, size, err := j.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	path := j.resultsPath()
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)
+	var (
+		off  int64
+		long []byte
+	)
+	for n := 0; ; n++ {
+		if n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("jsonl: reading %s: %w", path, err)
+		}
+		start := off
+		off += int64(len(line))
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var rec store.Record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return &CorruptError{Path: path, Offset: start, Reason: err.Error()}
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+}
+
 // idxPrefixFits reports whether line, when it starts as tenax writes a
 // record ({"_idx":N,…), starts with idx; a line written otherwise fits.
 func idxPrefixFits(line []byte, idx int) bool {

@@ -333,6 +333,32 @@ func (j *Job) scan(ctx context.Context, keep func(entry) bool, fn func(store.Rec
 	return nil
 }
 
+// Log calls fn with every record of the job, oldest first.
+func (j *Job) Log(ctx context.Context, fn func(store.Record) error) error {
+	if err := j.check(false); err != nil {
+		return err
+	}
+	j.d.mu.Lock()
+	lines := make([][]byte, len(j.d.records))
+	for i, e := range j.d.records {
+		lines[i] = e.line
+	}
+	j.d.mu.Unlock()
+	for _, line := range lines {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var r store.Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			return fmt.Errorf("memory: decoding a record: %w", err)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // History calls fn with every record of idx, oldest first.
 func (j *Job) History(ctx context.Context, idx int, fn func(store.Record) error) error {
 	if err := j.check(false); err != nil {

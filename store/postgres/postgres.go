@@ -484,20 +484,32 @@ func (j *Job) Failures(ctx context.Context, fn func(store.Record) error) error {
 // History calls fn with every record of idx, in the order they were
 // appended.
 func (j *Job) History(ctx context.Context, idx int, fn func(store.Record) error) error {
+	return j.records(ctx, fmt.Sprintf("idx %d", idx), `SELECT record FROM tenax_records WHERE job_id = $1 AND idx = $2 ORDER BY seq`, fn, idx)
+}
+
+// Log calls fn with every record of the job, in the order they were
+// appended, as the database streams them.
+func (j *Job) Log(ctx context.Context, fn func(store.Record) error) error {
+	return j.records(ctx, "every idx", `SELECT record FROM tenax_records WHERE job_id = $1 ORDER BY seq`, fn)
+}
+
+// records streams the records query selects (its first argument the
+// job's id, then args) to fn; what names them in errors.
+func (j *Job) records(ctx context.Context, what, query string, fn func(store.Record) error, args ...any) error {
 	id, err := j.check(false)
 	if err != nil {
 		return err
 	}
-	rows, err := j.pool.Query(ctx, `SELECT record FROM tenax_records WHERE job_id = $1 AND idx = $2 ORDER BY seq`, id, idx)
+	rows, err := j.pool.Query(ctx, query, append([]any{id}, args...)...)
 	if err != nil {
-		return fmt.Errorf("postgres: reading the records of idx %d of job %s: %w", idx, id, err)
+		return fmt.Errorf("postgres: reading the records of %s of job %s: %w", what, id, err)
 	}
 	defer rows.Close()
 	var doc []byte
 	_, err = pgx.ForEachRow(rows, []any{&doc}, func() error {
 		var r store.Record
 		if err := json.Unmarshal(doc, &r); err != nil {
-			return fmt.Errorf("a record of idx %d: %w", idx, err)
+			return fmt.Errorf("a record of %s: %w", what, err)
 		}
 		if err := fn(r); err != nil {
 			return errStop{err}
@@ -509,7 +521,7 @@ func (j *Job) History(ctx context.Context, idx int, fn func(store.Record) error)
 		return stop.err
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: reading the records of idx %d of job %s: %w", idx, id, err)
+		return fmt.Errorf("postgres: reading the records of %s of job %s: %w", what, id, err)
 	}
 	return nil
 }

@@ -347,6 +347,16 @@ func testHistory(t *testing.T, s store.Store) {
 		if err := h.History(t.Context(), 7, func(store.Record) error { none++; return nil }); err != nil || none != 0 {
 			t.Errorf("%s: History of an idx without records: %d records, %v; want none, no error", phase, none, err)
 		}
+		var log []string
+		if err := h.Log(t.Context(), func(r store.Record) error {
+			log = append(log, fmt.Sprintf("%d:%s", r.Idx, cmp.Or(r.Error, "ok")))
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: Log: %v", phase, err)
+		}
+		if want := []string{"0:first run", "1:ok", "0:second run", "2:other", "0:ok"}; !reflect.DeepEqual(log, want) {
+			t.Errorf("%s: Log = %q, want every record of every idx in the order appended, %q", phase, log, want)
+		}
 		j = reopen(t, s, j)
 	}
 }
