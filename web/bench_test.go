@@ -128,12 +128,12 @@ func BenchmarkJobView(b *testing.B) {
 			for i := range recs {
 				s.add(recs[i])
 			}
-			s.charts(8)
+			s.charts(8, chartSpan{})
 		}
 	})
 	b.Run("page", func(b *testing.B) {
 		for b.Loop() {
-			v, err := buildView(ctx, st, id)
+			v, err := buildView(ctx, st, id, timeWindow{})
 			if err != nil || len(v.Charts) == 0 {
 				b.Fatal(err)
 			}

@@ -21,6 +21,15 @@ type chart struct {
 	Ref *chartRef
 	// Format writes a value of the y axis and of the labels.
 	Format func(float64) string
+	// Seconds are the seconds of the job each bucket covers, which its
+	// rates are over: a bucket's width, less where the job started or
+	// stopped (or now is) within it.
+	Seconds []float64
+	// Partial says the last bucket covers less than its width: it is
+	// drawn at the time it reaches, the segment into it dashed.
+	Partial bool
+	// Width is the buckets' width.
+	Width time.Duration
 }
 
 // chartLine is one series, labelled at its last point.
@@ -49,7 +58,13 @@ const (
 // SVG renders the chart.
 func (c chart) SVG() template.HTML {
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-label="%s">`, esc(c.ID), chartW, chartH, esc(c.Title))
+	n := len(c.Times)
+	fmt.Fprintf(&b, `<svg class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-label="%s"`, esc(c.ID), chartW, chartH, esc(c.Title))
+	if n > 1 {
+		// The times at the plot's edges, for the page's zoom (app.js).
+		fmt.Fprintf(&b, ` data-t0="%d" data-t1="%d" data-x0="%d" data-x1="%d"`, c.Times[0].UnixMilli(), c.Times[n-1].UnixMilli(), plotL, plotR)
+	}
+	b.WriteString(`>`)
 	fmt.Fprintf(&b, `<title>%s</title>`, esc(c.Title))
 	top := 0.0
 	for _, l := range c.Lines {
@@ -64,12 +79,14 @@ func (c chart) SVG() template.HTML {
 	}
 	top = niceCeil(top)
 	y := func(v float64) float64 { return plotB - (plotB-plotT)*v/top }
-	n := len(c.Times)
+	// x is in proportion to time: a partial last bucket sits at the time
+	// it reaches, not a whole bucket on.
 	x := func(i int) float64 {
-		if n <= 1 {
+		span := c.Times[n-1].Sub(c.Times[0])
+		if n <= 1 || span <= 0 {
 			return plotR
 		}
-		return plotL + (plotR-plotL)*float64(i)/float64(n-1)
+		return plotL + (plotR-plotL)*float64(c.Times[i].Sub(c.Times[0]))/float64(span)
 	}
 	c.axes(&b, top, x, y)
 	var labels []chartLabel
@@ -78,29 +95,9 @@ func (c chart) SVG() template.HTML {
 		labels = append(labels, chartLabel{y: y(r.Value), text: r.Label, class: "ref"})
 	}
 	for _, l := range c.Lines {
-		var path strings.Builder
-		pen, last := false, -1
-		for i, v := range l.Values {
-			if math.IsNaN(v) {
-				pen = false
-				continue
-			}
-			cmd := 'L'
-			if !pen {
-				cmd = 'M'
-			}
-			fmt.Fprintf(&path, "%c%.1f %.1f ", cmd, x(i), y(v))
-			pen, last = true, i
+		if lb, ok := c.line(&b, l, x, y); ok {
+			labels = append(labels, lb)
 		}
-		if last < 0 {
-			continue
-		}
-		fmt.Fprintf(&b, `<path class="line line-%s" d="%s"/>`, esc(l.Class), strings.TrimSpace(path.String()))
-		if !hasNeighbour(l.Values, last) {
-			// A lone point draws no line: mark it.
-			fmt.Fprintf(&b, `<circle class="dot line-%s" cx="%.1f" cy="%.1f" r="2.5"/>`, esc(l.Class), x(last), y(l.Values[last]))
-		}
-		labels = append(labels, chartLabel{y: y(l.Values[last]), text: l.Name + " " + c.Format(l.Values[last]), class: "label-" + l.Class})
 	}
 	for _, lb := range spreadLabels(labels) {
 		fmt.Fprintf(&b, `<text class="direct %s" x="%d" y="%.1f">%s</text>`, esc(lb.class), plotR+6, lb.y+chartFontBaselineDrop, esc(lb.text))
@@ -110,6 +107,44 @@ func (c chart) SVG() template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// line draws one line (a partial last bucket's segment dashed) and
+// returns its label at its last point; false for a line of no value.
+func (c chart) line(b *strings.Builder, l chartLine, x func(int) float64, y func(float64) float64) (chartLabel, bool) {
+	var path strings.Builder
+	pen, last := false, -1
+	whole := len(l.Values)
+	if c.Partial && whole > 1 && !math.IsNaN(l.Values[whole-1]) && !math.IsNaN(l.Values[whole-2]) {
+		// The partial bucket's segment is drawn apart, dashed.
+		whole--
+	}
+	for i, v := range l.Values[:whole] {
+		if math.IsNaN(v) {
+			pen = false
+			continue
+		}
+		cmd := 'L'
+		if !pen {
+			cmd = 'M'
+		}
+		fmt.Fprintf(&path, "%c%.1f %.1f ", cmd, x(i), y(v))
+		pen, last = true, i
+	}
+	if last < 0 {
+		return chartLabel{}, false
+	}
+	fmt.Fprintf(b, `<path class="line line-%s" d="%s"/>`, esc(l.Class), strings.TrimSpace(path.String()))
+	if whole < len(l.Values) {
+		last = whole
+		fmt.Fprintf(b, `<path class="line partial line-%s" d="M%.1f %.1f L%.1f %.1f"><title>the last bucket covers %s of its %s</title></path>`,
+			esc(l.Class), x(last-1), y(l.Values[last-1]), x(last), y(l.Values[last]), millis(1000*c.Seconds[last]), c.Width)
+	}
+	if !hasNeighbour(l.Values, last) {
+		// A lone point draws no line: mark it.
+		fmt.Fprintf(b, `<circle class="dot line-%s" cx="%.1f" cy="%.1f" r="2.5"/>`, esc(l.Class), x(last), y(l.Values[last]))
+	}
+	return chartLabel{y: y(l.Values[last]), text: l.Name + " " + c.Format(l.Values[last]), class: "label-" + l.Class}, true
 }
 
 // axes draws the y axis (0, the middle and the top, with grid lines) and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +45,26 @@ type budget struct {
 	MaxTokens  int64   `json:"max_tokens"`
 }
 
+// timeWindow is the time range a page's charts are zoomed into; the zero
+// window is the whole job. Either end may be open (zero).
+type timeWindow struct {
+	From, To time.Time
+}
+
+func (w timeWindow) zero() bool { return w.From.IsZero() && w.To.IsZero() }
+
+// key names the window in the views' cache.
+func (w timeWindow) key() string {
+	if w.zero() {
+		return ""
+	}
+	return fmt.Sprintf("|%d|%d", w.From.UnixMilli(), w.To.UnixMilli())
+}
+
+// maxZoomedViews bounds the zoomed views cached: past it they are all
+// dropped, the whole job's views kept.
+const maxZoomedViews = 32
+
 // reports builds jobViews from a store, each at most once per refresh
 // interval: reading a job's records costs in proportion to its size, so a
 // big job is re-read less often (at least five times as long as reading it
@@ -63,14 +84,27 @@ type cachedView struct {
 }
 
 func (r *reports) get(ctx context.Context, id string) (*jobView, error) {
+	return r.getIn(ctx, id, timeWindow{})
+}
+
+// getIn is get with the charts zoomed into win.
+func (r *reports) getIn(ctx context.Context, id string, win timeWindow) (*jobView, error) {
 	r.mu.Lock()
 	if r.cache == nil {
 		r.cache = map[string]*cachedView{}
 	}
-	c, ok := r.cache[id]
+	key := id + win.key()
+	c, ok := r.cache[key]
 	if !ok {
+		if !win.zero() && len(r.cache) >= maxZoomedViews {
+			for k := range r.cache {
+				if strings.Contains(k, "|") {
+					delete(r.cache, k)
+				}
+			}
+		}
 		c = &cachedView{}
-		r.cache[id] = c
+		r.cache[key] = c
 	}
 	r.mu.Unlock()
 
@@ -80,7 +114,7 @@ func (r *reports) get(ctx context.Context, id string) (*jobView, error) {
 	if (c.view != nil || c.err != nil) && now.Before(c.next) {
 		return c.view, c.err
 	}
-	v, err := buildView(ctx, r.store, id)
+	v, err := buildView(ctx, r.store, id, win)
 	took := time.Since(now)
 	c.next = time.Now().Add(max(time.Second, 5*took))
 	if ctx.Err() != nil {
@@ -95,17 +129,21 @@ func (r *reports) get(ctx context.Context, id string) (*jobView, error) {
 // forget makes the next get of id read the store again.
 func (r *reports) forget(id string) {
 	r.mu.Lock()
-	c := r.cache[id]
-	r.mu.Unlock()
-	if c == nil {
-		return
+	var cs []*cachedView
+	for k, c := range r.cache {
+		if k == id || strings.HasPrefix(k, id+"|") {
+			cs = append(cs, c)
+		}
 	}
-	c.mu.Lock()
-	c.next = time.Time{}
-	c.mu.Unlock()
+	r.mu.Unlock()
+	for _, c := range cs {
+		c.mu.Lock()
+		c.next = time.Time{}
+		c.mu.Unlock()
+	}
 }
 
-func buildView(ctx context.Context, st store.Store, id string) (*jobView, error) {
+func buildView(ctx context.Context, st store.Store, id string, win timeWindow) (*jobView, error) {
 	j, err := st.OpenReadOnly(ctx, id)
 	if err != nil {
 		return nil, err
@@ -113,13 +151,16 @@ func buildView(ctx context.Context, st store.Store, id string) (*jobView, error)
 	defer j.Close()
 	v := &jobView{Samples: map[string][]int{}, Built: time.Now()}
 	var recent []store.Record
-	var hist series
-	recently := 0
-	since := v.Built.Add(-rateSpan)
+	hist := series{from: win.From, to: win.To}
+	var rate rateCount
+	rate.since = v.Built.Add(-rateSpan)
+	// The charts and the rate are of attempts, every record of every
+	// run, from the log; the report and the samples of latest records.
+	log, fromLog := j.(store.Historian)
 	tee := &teeJob{Job: j, fn: func(rec store.Record) {
-		hist.add(rec)
-		if rec.FinishedAt.After(since) {
-			recently++
+		if !fromLog {
+			hist.add(rec)
+			rate.add(rec)
 		}
 		if rec.Failed() {
 			fp := rec.Fingerprint
@@ -137,18 +178,67 @@ func buildView(ctx context.Context, st store.Store, id string) (*jobView, error)
 	if err != nil {
 		return nil, err
 	}
+	if fromLog {
+		err := log.Log(ctx, func(rec store.Record) error {
+			hist.add(rec)
+			rate.add(rec)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	v.Report = rep
 	slices.SortFunc(recent, func(a, b store.Record) int {
 		return cmp.Or(b.FinishedAt.Compare(a.FinishedAt), cmp.Compare(b.Idx, a.Idx))
 	})
 	v.Recent = recent
 	v.Budget = specBudget(rep.Manifest.Spec)
-	v.Charts = hist.charts(specConcurrency(rep.Manifest.Spec))
-	v.Rate = float64(recently) / rateSpan.Seconds()
+	// A running job's charts reach now; one that ended, its last record.
+	var span chartSpan
+	if rep.Manifest.State == store.StateRunning {
+		span = chartSpan{Through: v.Built, Live: true}
+	}
+	v.Charts = hist.charts(specConcurrency(rep.Manifest.Spec), span)
+	v.Rate = rate.perSecond(v.Built, rep.Manifest.Created)
 	if v.Rate > 0 && rep.Pending > 0 {
 		v.ETA = time.Duration(float64(rep.Pending) / v.Rate * float64(time.Second)).Round(time.Second)
 	}
 	return v, nil
+}
+
+// rateCount counts the records written since a time, for the rate over
+// the last rateSpan.
+type rateCount struct {
+	since time.Time
+	n     int
+	// earliest is the earliest start of an item recorded since since.
+	earliest time.Time
+}
+
+func (c *rateCount) add(rec store.Record) {
+	if !rec.FinishedAt.After(c.since) {
+		return
+	}
+	c.n++
+	start := rec.FinishedAt.Add(-time.Duration(rec.DurationMS) * time.Millisecond)
+	if c.earliest.IsZero() || start.Before(c.earliest) {
+		c.earliest = start
+	}
+}
+
+// perSecond is the rate at now over the time the job existed within the
+// span: from the span's start, the job's creation or the earliest start
+// of an item recorded in it, whichever is latest, so that a job's first
+// seconds (or a run resumed after a pause of days) are not divided by a
+// whole span.
+func (c *rateCount) perSecond(now, created time.Time) float64 {
+	if c.n == 0 {
+		return 0
+	}
+	from := maxTime(c.since, maxTime(created, c.earliest))
+	secs := max(now.Sub(from).Seconds(), 1)
+	return float64(c.n) / secs
 }
 
 // keepLatest keeps the n records that finished last.

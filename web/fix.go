@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -166,7 +167,7 @@ func spentOf(st *fix.State) int {
 	return n
 }
 
-func (s *Server) fixData(id string) (*fixData, error) {
+func (s *Server) fixData(ctx context.Context, id string) (*fixData, error) {
 	store, err := fix.OpenStore(s.cfg.FixHome, id)
 	if err != nil {
 		return nil, err
@@ -175,7 +176,7 @@ func (s *Server) fixData(id string) (*fixData, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &fixData{ID: st.ID, Dir: store.Dir, CSRF: s.csrf, State: st, Outcome: fix.CurrentOutcome(store.Dir, st), Spent: spentOf(st)}
+	d := &fixData{ID: st.ID, Dir: store.Dir, CSRF: s.formSecret(ctx), State: st, Outcome: fix.CurrentOutcome(store.Dir, st), Spent: spentOf(st)}
 	d.Running = d.Outcome == fix.OutcomeRunning
 	errs, err := st.TrackedErrors()
 	if err != nil {
@@ -317,7 +318,7 @@ func (s *Server) fixPage(w http.ResponseWriter, r *http.Request) {
 	if !s.fixOn(w) {
 		return
 	}
-	d, err := s.fixData(r.PathValue("id"))
+	d, err := s.fixData(r.Context(), r.PathValue("id"))
 	if err != nil {
 		http.Error(w, "no such fix run: "+err.Error(), http.StatusNotFound)
 		return
@@ -342,7 +343,7 @@ func (s *Server) fixEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	last := map[string][]byte{}
 	for {
-		d, err := s.fixData(id)
+		d, err := s.fixData(r.Context(), id)
 		var frags map[string][]byte
 		if err == nil {
 			frags, err = s.fragments(d, fixFragments...)

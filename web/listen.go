@@ -17,6 +17,9 @@ type Endpoint struct {
 	URL string
 	// Token is the token required of requests, "" on loopback.
 	Token string
+	// ViewURL opens the page read-only, with the view token
+	// (Config.ViewToken); "" without one.
+	ViewURL string
 
 	srv    *http.Server
 	cancel context.CancelFunc
@@ -25,14 +28,16 @@ type Endpoint struct {
 
 // Listen serves the view of cfg on addr ("127.0.0.1:0" picks a free port).
 // An address that is not loopback requires a token: cfg.Token, or a new
-// random one when it is empty. Close stops serving.
+// random one when it is empty; so does a view token (cfg.ViewToken) on
+// any address, since tokens then tell an operator from a viewer. Close
+// stops serving.
 func Listen(addr string, cfg Config) (*Endpoint, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("web: listening on %s: %w", addr, err)
 	}
 	tcp, _ := ln.Addr().(*net.TCPAddr)
-	if tcp == nil || !tcp.IP.IsLoopback() {
+	if tcp == nil || !tcp.IP.IsLoopback() || cfg.ViewToken != "" {
 		if cfg.Token == "" {
 			cfg.Token = NewToken()
 		}
@@ -45,6 +50,9 @@ func Listen(addr string, cfg Config) (*Endpoint, error) {
 		}
 	}
 	e := &Endpoint{URL: "http://" + host + "/", Token: cfg.Token, done: make(chan error, 1)}
+	if cfg.ViewToken != "" {
+		e.ViewURL = e.URL + "?token=" + cfg.ViewToken
+	}
 	if cfg.Token != "" {
 		e.URL += "?token=" + cfg.Token
 	}

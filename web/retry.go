@@ -260,7 +260,7 @@ func (s *Server) retryConfirm(w http.ResponseWriter, r *http.Request) {
 	}
 	ability, command := s.retryPlan(r.Context(), id, rt)
 	s.render(w, "retry.html", &retryData{ID: id, Retry: rt, Command: command, Query: rt.query(), List: rt.filter().query(1), Items: items,
-		Ability: ability, CSRF: s.csrf})
+		Ability: ability, CSRF: s.formSecret(r.Context())})
 }
 
 // retry starts the re-run the confirmation page's form asks for, in the

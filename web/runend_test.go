@@ -36,7 +36,10 @@ func TestThePageAfterAnAbortShowsTheJobAsTheRunLeftIt(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	r := &sseReader{bufio.NewScanner(resp.Body)}
+	// last is the page's latest title and live fragments: the state
+	// badge is the title's, the counters the live part's.
 	var last string
+	frags := map[string]string{}
 	until := func(name, want string) {
 		t.Helper()
 		for {
@@ -44,15 +47,16 @@ func TestThePageAfterAnAbortShowsTheJobAsTheRunLeftIt(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the stream ended (%v) before %s showed %q; last live fragment:\n%s", err, name, want, last)
 			}
-			if ev == "live" {
-				last = data
+			if ev == "live" || ev == "title" {
+				frags[ev] = data
+				last = frags["title"] + frags["live"]
 			}
 			if ev == name && strings.Contains(data, want) {
 				return
 			}
 		}
 	}
-	until("live", `id="state">running<`)
+	until("title", `id="state">running<`)
 
 	// While the run is live, its own trips count with the ended runs'.
 	trips.Store(20)

@@ -34,6 +34,14 @@ type series struct {
 	origin  time.Time     // the start of bucket 0
 	width   time.Duration // of every bucket; a power of two of seconds
 	buckets []seriesBucket
+	// from and to, when set, bound the records counted (a chart zoomed
+	// into a time range): a record that finished outside is left out,
+	// and an item's time in flight before from is not counted.
+	from, to time.Time
+	// first is the earliest start of an item counted, last the latest
+	// finish: the job existed from first, so that its first bucket's
+	// rates are over the seconds it existed, not the whole bucket.
+	first, last time.Time
 }
 
 type seriesBucket struct {
@@ -54,10 +62,19 @@ type seriesBucket struct {
 // DurationMS before that.
 func (s *series) add(rec store.Record) {
 	end := rec.FinishedAt
-	if end.IsZero() {
+	if end.IsZero() || !s.from.IsZero() && end.Before(s.from) || !s.to.IsZero() && end.After(s.to) {
 		return
 	}
 	start := end.Add(-time.Duration(rec.DurationMS) * time.Millisecond)
+	if !s.from.IsZero() && start.Before(s.from) {
+		start = s.from
+	}
+	if s.first.IsZero() || start.Before(s.first) {
+		s.first = start
+	}
+	if end.After(s.last) {
+		s.last = end
+	}
 	s.cover(start, end)
 	b := &s.buckets[s.index(end)]
 	b.finished++
@@ -133,6 +150,7 @@ func (b *seriesBucket) addBucket(o *seriesBucket) {
 	for i := range b.failed {
 		b.failed[i] += o.failed[i]
 	}
+	b.limited += o.limited
 	b.busy += o.busy
 	for i := range b.latency {
 		b.latency[i] += o.latency[i]
@@ -184,13 +202,55 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
+// chartSpan says how far a series' charts reach: the records run from the
+// first item's start to Through (the last record's finish for a job that
+// has ended, now for one that runs); Live says the job runs, so that a
+// last bucket that covers less than half its width is left out (its
+// records are still coming in) rather than drawn as a cliff.
+type chartSpan struct {
+	Through time.Time
+	Live    bool
+}
+
+// covered returns the seconds bucket i covers of the time the job
+// existed (from the first item's start to through), at least
+// minCoverSeconds, and when that part of the bucket ends.
+func (s *series) covered(i int, through time.Time) (float64, time.Time) {
+	from := s.origin.Add(time.Duration(i) * s.width)
+	to := from.Add(s.width)
+	lo, hi := maxTime(from, s.first), minTime(to, through)
+	least := min(s.width/2, time.Second)
+	return max(hi.Sub(lo), least).Seconds(), maxTime(hi, from)
+}
+
+// drawn returns how many buckets the charts draw, the time they reach and
+// whether the last one drawn is partial: a live job's last bucket under
+// half covered is left out.
+func (s *series) drawn(span chartSpan) (n int, through time.Time, partial bool) {
+	n = len(s.buckets)
+	through = maxTime(span.Through, s.last)
+	if !s.to.IsZero() && through.After(s.to) {
+		through = s.to
+	}
+	if n == 0 {
+		return 0, through, false
+	}
+	_, end := s.covered(n-1, through)
+	from := s.origin.Add(time.Duration(n-1) * s.width)
+	partial = end.Before(from.Add(s.width))
+	if partial && span.Live && n > 1 && end.Sub(from) < s.width/2 {
+		return n - 1, through, false
+	}
+	return n, through, partial
+}
+
 // charts draws the series: the finishing rate, items in flight against
 // limit (the spec's concurrency.max, 0 for none known), the items'
 // latency percentiles, failures by class, and tokens and cost summed over
 // the run.
-func (s *series) charts(limit int) []chart {
-	n := len(s.buckets)
-	times := make([]time.Time, n)
+func (s *series) charts(limit int, span chartSpan) []chart {
+	n, through, partial := s.drawn(span)
+	times, seconds := make([]time.Time, n), make([]float64, n)
 	rate, inflight := make([]float64, n), make([]float64, n)
 	p50, p90, p99 := make([]float64, n), make([]float64, n), make([]float64, n)
 	inTok, outTok, cost := make([]float64, n), make([]float64, n), make([]float64, n)
@@ -199,11 +259,13 @@ func (s *series) charts(limit int) []chart {
 		failed[c] = make([]float64, n)
 	}
 	limited := make([]float64, n)
-	secs := s.width.Seconds()
 	var sumIn, sumOut, sumCost float64
-	for i := range s.buckets {
+	for i := range n {
 		b := &s.buckets[i]
-		times[i] = s.origin.Add(time.Duration(i+1) * s.width)
+		// A bucket's rates are over the part of it the job existed: a
+		// job that started or stops mid-bucket is not drawn slower.
+		secs, end := s.covered(i, through)
+		times[i], seconds[i] = end, secs
 		rate[i] = float64(b.finished) / secs
 		inflight[i] = b.busy / secs
 		p50[i], p90[i], p99[i] = b.percentile(0.5), b.percentile(0.9), b.percentile(0.99)
@@ -250,5 +312,8 @@ func (s *series) charts(limit int) []chart {
 			Lines: []chartLine{{Name: "in", Class: "tokin", Values: inTok}, {Name: "out", Class: "tokout", Values: outTok}}},
 		chart{ID: "chart-cost", Title: "Cost, summed over the job", Times: times, Format: dollars,
 			Lines: []chartLine{{Name: "cost", Class: "cost", Values: cost}}})
+	for i := range cs {
+		cs[i].Seconds, cs[i].Partial, cs[i].Width = seconds, partial, s.width
+	}
 	return cs
 }

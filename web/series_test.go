@@ -8,6 +8,7 @@ import (
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/memory"
 	"github.com/tenaxhq/tenax/task"
 )
 
@@ -38,7 +39,7 @@ func TestSeriesCountsEachSecondFromTheRecords(t *testing.T) {
 	if !s.origin.Equal(t0.Add(-time.Second)) {
 		t.Fatalf("origin = %v, want %v: the 2s item started a second before the first record", s.origin, t0.Add(-time.Second))
 	}
-	cs := s.charts(4)
+	cs := s.charts(4, chartSpan{})
 	byID := map[string]chart{}
 	for _, c := range cs {
 		byID[c.ID] = c
@@ -48,10 +49,14 @@ func TestSeriesCountsEachSecondFromTheRecords(t *testing.T) {
 		line  int
 		want  []float64
 	}{
-		{"chart-rate", 0, []float64{0, 2, 1, 1}},
+		// The job existed from -0.5 s (the 2 s item's start) to 2.2 s
+		// (the last record): the first and last buckets' rates are over
+		// their half second (the least a bucket is read over), not a
+		// whole one.
+		{"chart-rate", 0, []float64{0, 2, 1, 2}},
 		// In flight: the 2s item spans [-0.5, 1.5]; the two 500ms items
 		// [0, .5] and [.4, .9]; the invalid one [2.1, 2.2].
-		{"chart-inflight", 0, []float64{0.5, 2, 0.5, 0.1}},
+		{"chart-inflight", 0, []float64{1, 2, 0.5, 0.2}},
 		{"chart-tokens", 0, []float64{0, 20, 30, 40}},
 		{"chart-cost", 0, []float64{0, 1, 1.5, 2}},
 	}
@@ -83,7 +88,7 @@ func TestSeriesCharts429sFromTheRecords(t *testing.T) {
 	s.add(limited)
 	s.add(rec(1.5, 500, classify.Retryable))
 	var fails []chartLine
-	for _, c := range s.charts(0) {
+	for _, c := range s.charts(0, chartSpan{}) {
 		if c.ID == "chart-failures" {
 			fails = c.Lines
 		}
@@ -93,7 +98,7 @@ func TestSeriesCharts429sFromTheRecords(t *testing.T) {
 	}
 	var none series
 	none.add(rec(0.5, 500, classify.Retryable))
-	for _, c := range none.charts(0) {
+	for _, c := range none.charts(0, chartSpan{}) {
 		for _, l := range c.Lines {
 			if l.Name == "429s" {
 				t.Errorf("%s draws a 429s line for a job with none", c.ID)
@@ -192,4 +197,105 @@ func approxEqual(a, b []float64) bool {
 		}
 	}
 	return true
+}
+
+// Re-running a group from the page wrote a success over each failure,
+// and the charts, drawn from each item's latest record, lost the first
+// run's failures: they are drawn from every record of every run.
+func TestChartsKeepTheFailuresOfARunThatWasReRun(t *testing.T) {
+	ctx := t.Context()
+	st := &memory.Store{}
+	j, err := st.Create(ctx, store.Manifest{Created: t0, Items: 10, State: store.StateFailed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []store.Record
+	for i := range 10 {
+		r := rec(1+0.1*float64(i), 100, classify.Unknown)
+		if i%2 == 0 {
+			r = rec(1+0.1*float64(i), 100, classify.Retryable)
+		}
+		r.Idx = i
+		recs = append(recs, r)
+	}
+	// The re-run, a minute later: every failure succeeds.
+	for i := 0; i < 10; i += 2 {
+		r := rec(61+0.1*float64(i), 100, classify.Unknown)
+		r.Idx = i
+		recs = append(recs, r)
+	}
+	if err := j.Append(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+	v, err := buildView(ctx, st, j.Manifest().ID, timeWindow{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Report.Failed != 0 {
+		t.Fatalf("the report counts %d failed items, want 0 after the re-run", v.Report.Failed)
+	}
+	var failures, finished float64
+	for _, c := range v.Charts {
+		for _, l := range c.Lines {
+			for i, x := range l.Values {
+				switch {
+				case c.ID == "chart-failures" && l.Name == "retryable":
+					failures += x
+				case c.ID == "chart-rate":
+					finished += x * c.Seconds[i]
+				}
+			}
+		}
+	}
+	if failures != 5 {
+		t.Errorf("the failures chart draws %v retryable failures, want the first run's 5", failures)
+	}
+	if math.Abs(finished-15) > 1e-6 {
+		t.Errorf("the rate chart adds up to %v records, want 15: both runs'", finished)
+	}
+}
+
+// The last bucket of a running job covers only the time up to now: its
+// rate was drawn over the whole bucket, so every live chart ended in a
+// cliff (103/s drawn against a real 137/s).
+func TestThePartialLastBucketIsDrawnAsPartial(t *testing.T) {
+	tests := []struct {
+		name string
+		// records are written 10 a second, each 50ms, at 0.05 s, 0.15 s, …
+		records     int
+		now         time.Duration
+		wantPoints  int
+		wantPartial bool
+	}{
+		// The last record at 10.65 s, now 10.7 s: the last bucket is
+		// drawn, its 7 records over its 0.7 s.
+		{"0.7 s into the last bucket", 107, 10700 * time.Millisecond, 11, true},
+		// The last record at 11.15 s, now 11.2 s: too little of the
+		// bucket to draw, left out.
+		{"0.2 s into the last bucket", 112, 11200 * time.Millisecond, 11, false},
+	}
+	for _, tt := range tests {
+		var s series
+		for i := range tt.records {
+			s.add(rec(0.05+0.1*float64(i), 50, classify.Unknown))
+		}
+		var rate chart
+		for _, c := range s.charts(0, chartSpan{Through: t0.Add(tt.now), Live: true}) {
+			if c.ID == "chart-rate" {
+				rate = c
+			}
+		}
+		vs := rate.Lines[0].Values
+		if len(vs) != tt.wantPoints || rate.Partial != tt.wantPartial {
+			t.Fatalf("%s: %d points, partial %v; want %d, %v", tt.name, len(vs), rate.Partial, tt.wantPoints, tt.wantPartial)
+		}
+		for i, v := range vs {
+			if math.Abs(v-10) > 1e-6 {
+				t.Errorf("%s: bucket %d drawn at %v/s, want 10/s (a cliff at the end is a bucket read over more time than it covers)", tt.name, i, v)
+			}
+		}
+		if tt.wantPartial && !strings.Contains(string(rate.SVG()), `class="line partial line-rate"`) {
+			t.Errorf("%s: the partial bucket's segment is not drawn dashed:\n%s", tt.name, rate.SVG())
+		}
+	}
 }

@@ -57,9 +57,15 @@ type Config struct {
 	Metrics prometheus.Gatherer
 	// Token, when set, is required of every request: as ?token= (which
 	// sets a cookie), the cookie, or an Authorization: Bearer header.
-	// Without one, only requests naming a loopback host are served, so
-	// that another site cannot reach the page through DNS rebinding.
+	// Without one (nor a ViewToken), only requests naming a loopback host
+	// are served, so that another site cannot reach the page through DNS
+	// rebinding. It is the operator's token: its requests may act.
 	Token string
+	// ViewToken, when set, is a second token, taken as Token is, whose
+	// requests see every page, chart and download and change nothing
+	// (Viewer): their POSTs are refused (403) and the pages show them no
+	// button nor form.
+	ViewToken string
 	// Refresh is how often pages are pushed without news (default 1s).
 	Refresh time.Duration
 	// FixHome is the tenax home whose fix runs are listed beside the jobs
@@ -140,6 +146,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /jobs/{id}/breaker", s.inspectPage)
 	s.mux.HandleFunc("GET /jobs/{id}/items", s.itemsPage)
 	s.mux.HandleFunc("GET /jobs/{id}/retry", s.retryConfirm)
+	s.mux.HandleFunc("GET /jobs/{id}/charts/{file}", s.chartCSV)
 	// Actions: POST only, refused when a browser says they come from
 	// another site (Sec-Fetch-Site, Origin), and carrying the form secret.
 	cop := http.NewCrossOriginProtection()
@@ -152,21 +159,22 @@ func New(cfg Config) *Server {
 }
 
 // ServeHTTP checks the token (or, without one, that the request names a
-// loopback host) and serves the request.
+// loopback host) and serves the request in the role its token gives.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	if s.cfg.Token == "" {
+	if s.cfg.Token == "" && s.cfg.ViewToken == "" {
 		if !loopbackHost(r.Host) {
 			http.Error(w, "tenax serves this page to loopback addresses only; start it with a token to serve it elsewhere", http.StatusForbidden)
 			return
 		}
-		s.mux.ServeHTTP(w, r)
+		s.serveAs(w, r, Operator)
 		return
 	}
 	if q := r.URL.Query().Get("token"); q != "" {
-		if !s.tokenOK(q) {
+		role, ok := s.roleOf(q)
+		if !ok {
 			http.Error(w, "wrong token", http.StatusUnauthorized)
 			return
 		}
@@ -180,22 +188,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 			return
 		}
-		s.mux.ServeHTTP(w, r)
+		s.serveAs(w, r, role)
 		return
 	}
-	if c, err := r.Cookie(tokenCookie); err == nil && s.tokenOK(c.Value) {
-		s.mux.ServeHTTP(w, r)
-		return
+	// A bearer token wins over the cookie: a proxy that authenticates
+	// the team sends it whatever cookie a browser holds.
+	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		if role, ok := s.roleOf(b); ok {
+			s.serveAs(w, r, role)
+			return
+		}
 	}
-	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.tokenOK(b) {
-		s.mux.ServeHTTP(w, r)
-		return
+	if c, err := r.Cookie(tokenCookie); err == nil {
+		if role, ok := s.roleOf(c.Value); ok {
+			s.serveAs(w, r, role)
+			return
+		}
 	}
 	http.Error(w, "this page needs the token tenax printed when it started: open the URL it printed (…?token=…)", http.StatusUnauthorized)
-}
-
-func (s *Server) tokenOK(t string) bool {
-	return subtle.ConstantTimeCompare([]byte(t), []byte(s.cfg.Token)) == 1
 }
 
 // loopbackHost reports whether a Host header names this machine's loopback
@@ -258,6 +268,13 @@ type jobData struct {
 	Retry *retryRun
 	// CanRetry says whether the page may re-run the job's failures.
 	CanRetry retryAbility
+	// Charts are the view's charts, the in-flight chart's limit that of
+	// the job's live workers when it runs on workers.
+	Charts []chart
+	// ZoomQuery is the query string of the time range the charts are
+	// zoomed into ("" for the whole job), which the page's links and
+	// event stream keep; ZoomLabel says it in words.
+	ZoomQuery, ZoomLabel string
 	// TripsAllRuns counts the breaker's trips over every run of the job:
 	// the manifest's count of the runs that ended, and this run's while
 	// it is live (its trips reach the manifest only when it ends).
@@ -271,9 +288,9 @@ type groupData struct {
 	Hints                                   []string
 }
 
-func (s *Server) jobData(ctx context.Context, id string) (*jobData, error) {
-	d := &jobData{ID: id, CSRF: s.csrf, Now: time.Now()}
-	v, err := s.reports.get(ctx, id)
+func (s *Server) jobData(ctx context.Context, id string, zoom timeWindow) (*jobData, error) {
+	d := &jobData{ID: id, CSRF: s.formSecret(ctx), Now: time.Now(), ZoomQuery: zoom.query(), ZoomLabel: zoom.label()}
+	v, err := s.reports.getIn(ctx, id, zoom)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
@@ -289,6 +306,7 @@ func (s *Server) jobData(ctx context.Context, id string) (*jobData, error) {
 		d.Live = &l
 	}
 	if v != nil && v.Report != nil {
+		d.Charts = withWorkersLimit(v.Charts, d.Workers, specConcurrency(v.Report.Manifest.Spec))
 		d.TripsAllRuns = v.Report.Manifest.BreakerTrips
 		if d.Live != nil && !d.Live.Ended && v.Report.Manifest.State == store.StateRunning {
 			d.TripsAllRuns += d.Live.Stats.Trips
@@ -308,7 +326,12 @@ func (s *Server) jobData(ctx context.Context, id string) (*jobData, error) {
 }
 
 func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
-	d, err := s.jobData(r.Context(), r.PathValue("id"))
+	zoom, err := parseZoom(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	d, err := s.jobData(r.Context(), r.PathValue("id"), zoom)
 	if err != nil {
 		notFound(w, err)
 		return
@@ -318,15 +341,20 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	zoom, err := parseZoom(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	s.stream(w, r, id, func(ctx context.Context) (map[string][]byte, error) {
-		d, err := s.jobData(ctx, id)
+		d, err := s.jobData(ctx, id, zoom)
 		if err != nil {
 			return nil, err
 		}
 		// The levers have a fragment of their own, which changes only
 		// with the run's state: a button inside the live counters,
 		// replaced several times a second, could be lost mid-click.
-		return s.fragments(d, "live", "question", "workers", "controls")
+		return s.fragments(d, "title", "live", "question", "workers", "controls")
 	})
 }
 
@@ -410,7 +438,7 @@ func (s *Server) itemsPage(w http.ResponseWriter, r *http.Request) {
 		notFound(w, err)
 		return
 	}
-	p.CSRF = s.csrf
+	p.CSRF = s.formSecret(r.Context())
 	if rt, ok := retryFor(f); ok && p.Failed > 0 {
 		p.Retry, p.RetryCommand = s.retryPlan(r.Context(), id, rt)
 		p.RetryQuery = rt.query()
@@ -424,7 +452,7 @@ func (s *Server) inspectPage(w http.ResponseWriter, r *http.Request) {
 	if m := s.live(id); m != nil {
 		q = m.Prompter.Pending()
 	}
-	s.render(w, "inspect.html", map[string]any{"ID": id, "Question": q, "CSRF": s.csrf})
+	s.render(w, "inspect.html", map[string]any{"ID": id, "Question": q, "CSRF": s.formSecret(r.Context())})
 }
 
 // answer takes Continue or Abort for the pending question.
@@ -488,6 +516,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, rende
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
+	// A reverse proxy (nginx) would buffer the stream: ask it not to.
+	w.Header().Set("X-Accel-Buffering", "no")
 	ctx := r.Context()
 	var changed <-chan struct{}
 	m := s.live(id)

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -93,4 +94,48 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	answered(w, r, id)
+}
+
+// workersLimit is the sum of the live workers' limits of the job's items
+// in flight: a worker's --concurrency, else the spec's concurrency.max,
+// else a worker's default of 8; 0 when no worker of the job is live.
+func workersLimit(d *workersData, specMax int) (limit, live int) {
+	if d == nil {
+		return 0, 0
+	}
+	for _, w := range d.Workers {
+		if w.Stopped != nil || w.Lost {
+			continue
+		}
+		live++
+		switch {
+		case w.Concurrency > 0:
+			limit += w.Concurrency
+		case specMax > 0:
+			limit += specMax
+		default:
+			limit += 8
+		}
+	}
+	return limit, live
+}
+
+// withWorkersLimit returns the charts with the in-flight chart's limit
+// the sum over the job's live workers, which run up to that many at once.
+func withWorkersLimit(cs []chart, d *workersData, specMax int) []chart {
+	limit, live := workersLimit(d, specMax)
+	if limit == 0 {
+		return cs
+	}
+	cs = slices.Clone(cs)
+	for i := range cs {
+		if cs[i].ID == "chart-inflight" {
+			label := fmt.Sprintf("concurrency.max %d", limit)
+			if live > 1 || limit != specMax {
+				label = fmt.Sprintf("limit %d, %d worker(s)", limit, live)
+			}
+			cs[i].Ref = &chartRef{Label: label, Value: float64(limit)}
+		}
+	}
+	return cs
 }

@@ -10,6 +10,53 @@
     conn.dataset.state = s;
     conn.textContent = text;
   }
+  // Zoom: a drag across a chart opens the page zoomed into the time range
+  // dragged over (?from=&to=, Unix seconds), which every chart and CSV
+  // link then shows. The charts are replaced as the stream updates them,
+  // so the drag keeps the chart's id and reads the chart again at its end.
+  var drag = null;
+  var band = document.createElement("div");
+  band.className = "zoom-band";
+  band.hidden = true;
+  document.body.appendChild(band);
+  function chartTime(svg, clientX) {
+    var r = svg.getBoundingClientRect();
+    var vb = svg.viewBox.baseVal;
+    var x = (clientX - r.left) * vb.width / r.width;
+    var x0 = Number(svg.dataset.x0), x1 = Number(svg.dataset.x1);
+    var t0 = Number(svg.dataset.t0), t1 = Number(svg.dataset.t1);
+    x = Math.min(Math.max(x, x0), x1);
+    return t0 + (x - x0) / (x1 - x0) * (t1 - t0);
+  }
+  document.addEventListener("pointerdown", function (e) {
+    var svg = e.target.closest && e.target.closest("svg.chart[data-t0]");
+    if (!svg || e.button !== 0) return;
+    e.preventDefault();
+    drag = { id: svg.id, x: e.clientX, y: svg.getBoundingClientRect().top + window.scrollY, h: svg.getBoundingClientRect().height };
+    band.hidden = false;
+    band.style.left = e.pageX + "px";
+    band.style.top = drag.y + "px";
+    band.style.height = drag.h + "px";
+    band.style.width = "0px";
+  });
+  document.addEventListener("pointermove", function (e) {
+    if (!drag) return;
+    band.style.left = (Math.min(drag.x, e.clientX) + window.scrollX) + "px";
+    band.style.width = Math.abs(e.clientX - drag.x) + "px";
+  });
+  document.addEventListener("pointerup", function (e) {
+    if (!drag) return;
+    var d = drag;
+    drag = null;
+    band.hidden = true;
+    var svg = document.getElementById(d.id);
+    if (!svg || Math.abs(e.clientX - d.x) < 5) return;
+    var a = chartTime(svg, d.x), b = chartTime(svg, e.clientX);
+    var from = Math.min(a, b) / 1000, to = Math.max(a, b) / 1000;
+    if (to - from < 1) to = from + 1;
+    location.assign(location.pathname + "?from=" + from.toFixed(3) + "&to=" + to.toFixed(3));
+  });
+
   if (!source || !window.EventSource) {
     state("static", "static page");
     return;
