@@ -37,7 +37,10 @@ levers: skip an error, put one first, add context for the next attempts.
 /metrics serves the counts of the running jobs (or of JOB) by outcome and, with
 workers, their queues and the workers (docs/metrics.md).
 
-Loopback by default; --addr with another address requires a token, printed in the URL.`
+Loopback by default; --addr with another address requires a token, printed in the URL.
+$TENAX_UI_TOKEN sets the operator's token (answers, re-runs, pause, stop) and
+$TENAX_UI_VIEW_TOKEN a read-only one for the rest of the team: every page and
+chart, no action (docs/web.md).`
 
 func newUICmd(g *globals) *cobra.Command {
 	var addr string
@@ -91,12 +94,13 @@ func newUICmd(g *globals) *cobra.Command {
 			}
 			reg.MustRegister(&metrics.Stored{Store: st, Job: cfg.Job, Workers: cfg.Workers})
 			cfg.Metrics = reg
+			uiTokens(&cfg)
 			ep, err := web.Listen(addr, cfg)
 			if err != nil {
 				return usageErr(err)
 			}
 			defer ep.Close()
-			fmt.Fprintf(g.stderr, "tenax: serving %s (Ctrl-C stops)\n", ep.URL)
+			sayPage(g.stderr, "serving", ep, cfg, " (Ctrl-C stops)")
 			select {
 			case <-cmd.Context().Done():
 			case <-g.interrupts:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,13 +47,15 @@ func startWatch(out io.Writer, f runFlags, opts *job.Options) (*watch, error) {
 		opts.OnEvent = w.monitor.Observe
 	}
 	if f.ui != "" {
-		ep, err := web.Listen(f.ui, web.Config{Store: opts.Store, Monitor: w.monitor, Metrics: reg})
+		cfg := web.Config{Store: opts.Store, Monitor: w.monitor, Metrics: reg}
+		uiTokens(&cfg)
+		ep, err := web.Listen(f.ui, cfg)
 		if err != nil {
 			return nil, usageErr(fmt.Errorf("--ui: %w", err))
 		}
 		w.endpoints = append(w.endpoints, ep)
 		w.page = out
-		fmt.Fprintf(out, "tenax: watch the run at %s\n", ep.URL)
+		sayPage(out, "watch the run at", ep, cfg, "")
 		// Someone can answer on the page: the breaker asks rather than
 		// aborts, whether or not a terminal can answer too.
 		w.monitor.Prompter.OnAnswer = func(_ web.Question, answer string) {
@@ -152,6 +155,34 @@ func serviceRegistry() (*prometheus.Registry, error) {
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg, nil
+}
+
+// The variables that set the web page's tokens (--ui, tenax ui): the
+// operator's, whose requests act, and the view token, whose requests see
+// everything and change nothing (docs/web.md, "Two roles").
+const (
+	uiTokenEnv     = "TENAX_UI_TOKEN"
+	uiViewTokenEnv = "TENAX_UI_VIEW_TOKEN"
+)
+
+// uiTokens sets cfg's tokens from the environment.
+func uiTokens(cfg *web.Config) {
+	cfg.Token, cfg.ViewToken = os.Getenv(uiTokenEnv), os.Getenv(uiViewTokenEnv)
+}
+
+// sayPage prints where the page is served, as what: with the token in the
+// URL when tenax made it up, and naming the variable (not its value, which
+// logs would keep) when the environment set it.
+func sayPage(out io.Writer, what string, ep *web.Endpoint, cfg web.Config, after string) {
+	base, _, _ := strings.Cut(ep.URL, "?")
+	if cfg.Token != "" {
+		fmt.Fprintf(out, "tenax: %s %s%s (the operator's token is in %s)\n", what, base, after, uiTokenEnv)
+	} else {
+		fmt.Fprintf(out, "tenax: %s %s%s\n", what, ep.URL, after)
+	}
+	if cfg.ViewToken != "" {
+		fmt.Fprintf(out, "tenax: read-only view at %s?token=… (the view token in %s)\n", base, uiViewTokenEnv)
+	}
 }
 
 // metricsTokenEnv names the variable that sets the bearer token of
