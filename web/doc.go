@@ -28,7 +28,9 @@
 // Security: without a token only requests naming a loopback host are
 // served (DNS rebinding cannot reach the page); Listen on any other address
 // requires a token (?token= once, then an HttpOnly SameSite=Strict cookie,
-// or Authorization: Bearer for scrapers). Answers are POSTs refused when a
+// or Authorization: Bearer for scrapers). Config.ViewToken adds a read-only
+// role (Viewer): every page and chart, no action, its POSTs refused. Answers
+// are POSTs refused when a
 // browser says they come from another site (http.CrossOriginProtection)
 // and carrying a per-server form secret.
 package web
