@@ -224,3 +224,44 @@ test("pause a running job, continue it, and stop it with calls in flight", async
   assert.equal(await page.$("#run-pause"), null, "a stopped run offers no Pause");
   await page.close();
 });
+
+test("drag across a chart to zoom into a time range, and download its CSV", async () => {
+  const page = await browser.newPage();
+  await page.goto(liveURL);
+  // A chart of more than one bucket has its times for the zoom.
+  await page.waitForSelector("#chart-rate[data-t0]", patience);
+  const svg = page.locator("#chart-rate");
+  // The stream replaces the chart as records come in: read its box again
+  // when it was swapped out under the question.
+  let box = null;
+  while (!box) box = await svg.boundingBox();
+  // Drag over the middle of the plot (the plot spans x 54..440 of 590).
+  const left = box.x + box.width * (120 / 590), right = box.x + box.width * (380 / 590);
+  await page.mouse.move(left, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(right, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+  await page.waitForURL(/from=[\d.]+&to=[\d.]+/, patience);
+  await page.waitForSelector("#zoomed", patience);
+  const u = new URL(page.url());
+  const from = Number(u.searchParams.get("from")), to = Number(u.searchParams.get("to"));
+  assert.ok(to > from, `the zoom ${from}..${to} should be a range`);
+  // Every chart's CSV link keeps the zoom; the download is the chart's series.
+  const href = await page.getAttribute("#chart-rate-csv", "href");
+  assert.match(href, /chart-rate\.csv\?from=/);
+  const [download] = await Promise.all([page.waitForEvent("download", patience), page.click("#chart-rate-csv")]);
+  const path = await download.path();
+  const { readFile } = await import("node:fs/promises");
+  const lines = (await readFile(path, "utf8")).trim().split("\n");
+  assert.equal(lines[0], "time,bucket_seconds,items/s");
+  assert.ok(lines.length >= 2, "the CSV has a row per bucket");
+  for (const row of lines.slice(1)) {
+    const t = Date.parse(row.split(",")[0]) / 1000;
+    assert.ok(t >= from && t <= to + 1, `row ${row} lies outside the zoom ${from}..${to}`);
+  }
+  await screenshot(page, "web-zoomed.png");
+  // The whole job is a link away (the stream replaces it too often for a
+  // click to be sure to land on it).
+  assert.equal(await page.getAttribute("#zoom-out", "href"), new URL(page.url()).pathname);
+  await page.close();
+});
