@@ -152,3 +152,53 @@ func TestAnIndexNamingAnotherLineBlamesTheIndexNotTheLog(t *testing.T) {
 		t.Errorf("Scan over an index naming the wrong lines: %v; want the index blamed, not the log line", err)
 	}
 }
+
+// TestAnIndexForgedToSpareTheFixedSampleIsNotTrusted: the sample of
+// entries checked against the log was fixed by the index's length, so an
+// index forged with right sums that marked every other entry failed, and
+// spared those 17, was trusted: 491 succeeded items re-run by resume
+// --retry-failures. The sample is now drawn afresh at every open too: the
+// forgery is found, the outcomes are the log's, and a writer rebuilds the
+// index from the log.
+func TestAnIndexForgedToSpareTheFixedSampleIsNotTrusted(t *testing.T) {
+	const n = 1000
+	s, id := writeSucceeded(t, n)
+	spared := map[int]bool{n - 1: true}
+	for k := range indexSamples {
+		spared[k*(n-1)/indexSamples] = true
+	}
+	for i := range n {
+		if !spared[i] {
+			alterIndex(t, s, id, i, i+1, true, func(e *indexEntry) { e.failed = true })
+		}
+	}
+	for _, readOnly := range []bool{true, false} {
+		j, err := s.OpenJob(t.Context(), id, readOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := j.Outcomes(t.Context())
+		if err != nil {
+			t.Fatalf("Outcomes: %v", err)
+		}
+		if succ, failed, pending := o.Count(n); succ != n {
+			t.Errorf("read-only %v: the forged index was trusted: %d succeeded, %d failed, %d pending; want all %d succeeded, as the log says", readOnly, succ, failed, pending, n)
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(s.Home, "jobs", id, indexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := 0
+	for i := range n {
+		if e, ok := decodeEntry(b[len(indexHeader)+i*indexEntrySize:]); !ok || e.failed {
+			forged++
+		}
+	}
+	if forged != 0 {
+		t.Errorf("after a writer opened the job %d entries still say failed, want the index rebuilt from the log", forged)
+	}
+}
