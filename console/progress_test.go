@@ -146,3 +146,35 @@ func TestRateLeavesOutTheOperatorsPause(t *testing.T) {
 		t.Errorf("line %q; want 5.0 items/s and ETA 1m40s (500 items in the 100 s dispatch was open)", got)
 	}
 }
+
+// TestAtABreakerPromptTheETAIsUnknown: at a breaker's question the line
+// read "1776.7/s ETA 0s", an ETA of a run that sends nothing until the
+// operator answers. While dispatch stands paused for the operator the rate
+// is over the time dispatch was open, the current pause left out, and the
+// ETA is unknown.
+func TestAtABreakerPromptTheETAIsUnknown(t *testing.T) {
+	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	now := start.Add(160 * time.Second)
+	cases := []struct {
+		name  string
+		stats engine.Stats
+	}{
+		{"the breaker's question", engine.Stats{Started: start, Planned: 1000, Done: 500, Breaker: breaker.Open,
+			Paused: 60 * time.Second, PausedSince: start.Add(100 * time.Second)}},
+		{"the operator's hold", engine.Stats{Started: start, Planned: 1000, Done: 500,
+			Paused: 60 * time.Second, Hold: &engine.Hold{}}},
+	}
+	for _, c := range cases {
+		line := console.Line(c.stats, now)
+		if !strings.Contains(line, "5.0 items/s") || !strings.Contains(line, "ETA -") {
+			t.Errorf("%s: line %q; want 5.0 items/s (500 items in the 100 s dispatch was open) and ETA -", c.name, line)
+		}
+		if fit := console.Fit(c.stats, now, 200); strings.Contains(fit, "ETA") || !strings.Contains(fit, "5.0/s") {
+			t.Errorf("%s: live line %q; want 5.0/s and no ETA", c.name, fit)
+		}
+	}
+	open := engine.Stats{Started: start, Planned: 1000, Done: 500, Paused: 60 * time.Second, Resumed: start.Add(160 * time.Second)}
+	if line := console.Line(open, now); !strings.Contains(line, "ETA 1m40s") {
+		t.Errorf("after the answer: line %q; want ETA 1m40s again", line)
+	}
+}
