@@ -235,7 +235,7 @@ func (r *runner) writeGroup(ctx context.Context, entries []*pending) error {
 		idx   int64
 		round int32
 	}
-	return r.w.withDB(ctx, "recording items", func() error {
+	return r.w.withDB(ctx, "recording items", func(ctx context.Context) error {
 		rows, err := r.w.c.pool.Query(ctx, groupSQL, r.jobID, idxs, rounds, failed, docs, riverIDs)
 		if err != nil {
 			return err

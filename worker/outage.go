@@ -19,6 +19,12 @@ import (
 // away (a connection terminated, PostgreSQL restarting) before it exits.
 const DefaultDBOutageLimit = 5 * time.Minute
 
+// dbOutageSlack bounds how late past --db-outage-limit, counted from the
+// beginning of the first failed contact, a worker gives up: every try ends
+// at the limit, so only the time a statement takes to return once its
+// context ends is left, and pgx returns at once.
+const dbOutageSlack = time.Second
+
 // Backoff between the tries of a statement that lost its connection: it
 // doubles from dbRetryFirst up to dbRetryMax.
 const (
@@ -56,16 +62,32 @@ type outage struct {
 	since time.Time // zero while the database answers
 }
 
-// lost notes a lost connection and returns when the outage began.
-func (o *outage) lost(log *slog.Logger, limit time.Duration, what string, err error) time.Time {
+// lost notes a lost connection found by a contact that began at begun and
+// returns when the outage began: at the beginning of its first failed
+// contact, not when that contact's error came back (a statement on a
+// connection cut without a reset fails only at its deadline).
+func (o *outage) lost(log *slog.Logger, limit time.Duration, what string, begun time.Time, err error) time.Time {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.since.IsZero() {
-		o.since = time.Now()
+		o.since = begun
 		log.Warn("database connection lost: reconnecting with backoff; the worker exits if the database stays away past --db-outage-limit",
 			"during", what, "db_outage_limit", limit, "error", err)
 	}
 	return o.since
+}
+
+// deadline is when a contact that begins at begun must have answered: the
+// end of the outage limit counted from the outage's beginning, or from
+// begun while the database answers. No contact outlives the limit, so a
+// statement hung on a cut connection cannot hold the worker past it.
+func (o *outage) deadline(limit time.Duration, begun time.Time) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.since.IsZero() {
+		return o.since.Add(limit)
+	}
+	return begun.Add(limit)
 }
 
 // back notes that the database answered again.
@@ -80,32 +102,54 @@ func (o *outage) back(log *slog.Logger) {
 	}
 }
 
+// errPastOutageLimit is wrapped by the error of a worker whose database
+// stayed away past its DBOutageLimit.
+var errPastOutageLimit = errors.New("the database stayed unreachable past the outage limit")
+
 // errOutage is the error of a worker whose database stayed away too long.
 func errOutage(limit time.Duration, err error) error {
-	return fmt.Errorf("worker: the database stayed unreachable for more than %s (--db-outage-limit); check PostgreSQL, then start the worker again: %w", limit, err)
+	return fmt.Errorf("worker: the database stayed unreachable for more than %s (--db-outage-limit); check PostgreSQL, then start the worker again: %w%w", limit, err, noText{errPastOutageLimit})
 }
 
+// noText wraps an error for errors.Is without adding to the message.
+type noText struct{ err error }
+
+func (noText) Error() string   { return "" }
+func (n noText) Unwrap() error { return n.err }
+
 // withDB runs fn, and runs it again with backoff while its connection is
-// lost, until the database has been away longer than the worker's
-// DBOutageLimit or the worker is stopped now. fn must be safe to run again:
-// a transaction that failed was rolled back, or (its commit's answer
-// lost) committed, which fn must find and not redo.
-func (w *Worker) withDB(ctx context.Context, what string, fn func() error) error {
+// lost, until the database has been away for DBOutageLimit counted from
+// the beginning of the first contact that failed, or the worker is
+// stopped now. Each try runs under a context that ends at that limit, so
+// the worker gives up at the limit, late only by the time a statement
+// takes to return once its context ends. A try that met that end is a
+// failed contact. fn must be safe to run again: a transaction that failed
+// was rolled back, or (its commit's answer lost) committed, which fn must
+// find and not redo.
+func (w *Worker) withDB(ctx context.Context, what string, fn func(context.Context) error) error {
 	delay := dbRetryFirst
+	limit := w.cfg.DBOutageLimit
 	for {
-		err := fn()
+		begun := time.Now()
+		tctx, cancel := context.WithDeadline(ctx, w.outage.deadline(limit, begun))
+		err := fn(tctx)
+		timedOut := err != nil && tctx.Err() != nil && ctx.Err() == nil
+		cancel()
 		if err == nil {
 			w.outage.back(w.log)
 			return nil
 		}
-		if !isConnLoss(err) || ctx.Err() != nil || w.hard.Err() != nil {
+		if !(timedOut || isConnLoss(err)) || ctx.Err() != nil || w.hard.Err() != nil {
 			return err
 		}
-		since := w.outage.lost(w.log, w.cfg.DBOutageLimit, what, err)
-		if time.Since(since) > w.cfg.DBOutageLimit {
-			return errOutage(w.cfg.DBOutageLimit, err)
+		since := w.outage.lost(w.log, limit, what, begun, err)
+		left := limit - time.Since(since)
+		if left <= 0 {
+			return errOutage(limit, err)
 		}
-		t := time.NewTimer(delay)
+		// The last wait ends at the limit: the try after it is the
+		// worker's last, bounded by the same end.
+		t := time.NewTimer(min(delay, left))
 		select {
 		case <-t.C:
 		case <-ctx.Done():

@@ -56,7 +56,7 @@ func TestAWorkerGivesUpOnlyPastItsOutageLimit(t *testing.T) {
 		w := newWorker(&logs)
 		calls := 0
 		start := time.Now()
-		err := w.withDB(t.Context(), "recording an item", func() error {
+		err := w.withDB(t.Context(), "recording an item", func(context.Context) error {
 			calls++
 			if time.Since(start) < 30*time.Second {
 				return lost
@@ -79,7 +79,7 @@ func TestAWorkerGivesUpOnlyPastItsOutageLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorker(new(bytes.Buffer))
 		start := time.Now()
-		err := w.withDB(t.Context(), "recording an item", func() error { return lost })
+		err := w.withDB(t.Context(), "recording an item", func(context.Context) error { return lost })
 		if err == nil || !errors.Is(err, lost) || !strings.Contains(err.Error(), "--db-outage-limit") {
 			t.Fatalf("error %v, want the lost connection and the limit named", err)
 		}
@@ -91,9 +91,56 @@ func TestAWorkerGivesUpOnlyPastItsOutageLimit(t *testing.T) {
 		w := newWorker(new(bytes.Buffer))
 		refused := &pgconn.PgError{Code: "23505"}
 		calls := 0
-		err := w.withDB(t.Context(), "recording an item", func() error { calls++; return refused })
+		err := w.withDB(t.Context(), "recording an item", func(context.Context) error { calls++; return refused })
 		if !errors.Is(err, refused) || calls != 1 {
 			t.Errorf("a refused statement: error %v after %d calls, want it returned after 1", err, calls)
 		}
 	})
+}
+
+// TestAWorkerWithA12sOutageLimitExitsAt12sNot29s: a worker given
+// --db-outage-limit 12s exited at +29 s of an outage. It counted the
+// outage from the first error's return (a heartbeat every 10 s, or a
+// statement on a cut connection that fails only much later) and looked
+// again only at the next heartbeat. The limit now counts from the
+// beginning of the first contact that failed, and no contact outlives it:
+// the worker gives up at the limit, late by no more than the time a
+// statement takes to return once its context ends (here none).
+func TestAWorkerWithA12sOutageLimitExitsAt12sNot29s(t *testing.T) {
+	lost := &pgconn.PgError{Code: "08006", Message: "connection refused"}
+	cases := []struct {
+		name    string
+		contact func(ctx context.Context) error
+	}{
+		{"refused at once", func(context.Context) error { return lost }},
+		{"hung on a cut connection until its context ends", func(ctx context.Context) error {
+			<-ctx.Done()
+			return fmt.Errorf("reading: %w", ctx.Err())
+		}},
+		{"each try failing after a 10s connect timeout", func(ctx context.Context) error {
+			select {
+			case <-time.After(10 * time.Second):
+				return lost
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}},
+	}
+	const limit = 12 * time.Second
+	for _, tc := range cases {
+		synctest.Test(t, func(t *testing.T) {
+			w := &Worker{cfg: Config{DBOutageLimit: limit}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			w.hard, w.stopNow = context.WithCancel(context.Background())
+			defer w.stopNow()
+			start := time.Now()
+			err := w.withDB(t.Context(), "heartbeat", tc.contact)
+			took := time.Since(start)
+			if !errors.Is(err, errPastOutageLimit) || !strings.Contains(err.Error(), "--db-outage-limit") {
+				t.Fatalf("%s: error %v, want the outage limit named", tc.name, err)
+			}
+			if took < limit || took > limit+dbOutageSlack {
+				t.Errorf("%s: gave up %s after the first failed contact began, want %s to %s", tc.name, took, limit, limit+dbOutageSlack)
+			}
+		})
+	}
 }

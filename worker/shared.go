@@ -526,7 +526,7 @@ func (s *shared) take(ctx context.Context, name string, interval, burst time.Dur
 	)
 	// A lost connection is tried again (a slot taken by a lost commit is
 	// only a slot skipped, as after a crash).
-	err := s.r.w.withDB(ctx, "taking a turn in the shared rate limit", func() error {
+	err := s.r.w.withDB(ctx, "taking a turn in the shared rate limit", func(ctx context.Context) error {
 		return s.r.w.c.pool.QueryRow(ctx, `
 		WITH u AS (
 			UPDATE tenax_limits SET tat = GREATEST(tat, clock_timestamp() - $3::interval) + $4::interval

@@ -275,17 +275,18 @@ loop:
 			runErr = err
 			break loop
 		case <-beat.C:
-			err := w.heartbeat(ctx)
+			// A worker with nothing in flight learns of a lost
+			// database here: it tries again with backoff, up to its
+			// limit counted from this heartbeat's beginning (it used to
+			// look again only at the next beat, and counted from the
+			// first error's return: 12s became 29s).
+			err := w.withDB(ctx, "heartbeat", w.heartbeat)
 			switch {
 			case err == nil:
-				w.outage.back(w.log)
-			case isConnLoss(err):
-				// A worker with nothing in flight learns of a lost
-				// database here: it waits for it, up to its limit.
-				if since := w.outage.lost(w.log, w.cfg.DBOutageLimit, "heartbeat", err); time.Since(since) > w.cfg.DBOutageLimit {
-					runErr = errOutage(w.cfg.DBOutageLimit, err)
-					break loop
-				}
+			case errors.Is(err, errPastOutageLimit):
+				runErr = err
+				break loop
+			case ctx.Err() != nil || w.hard.Err() != nil:
 			default:
 				w.log.Warn("heartbeat failed", "error", err)
 			}
