@@ -12,12 +12,21 @@ import (
 // manifest's, except that a job saved as running that no process holds
 // any more is stale. why says whose run it was, for a stale job, and the
 // command that continues it, with locationFlags (job.LocationFlags: the
-// --home or --store the job was found with). Only the JSONL store can tell
-// (its lock names the process that holds the job); other stores' jobs keep
-// the manifest's state.
+// --home or --store the job was found with). The JSONL store tells by its
+// lock, which names the process that holds the job; the PostgreSQL store
+// by the workers that took the job up: stale when none of them is alive
+// (a job no worker took up yet keeps running: it waits for one). Other
+// stores' jobs keep the manifest's state.
 func CurrentState(ctx context.Context, st store.Store, m store.Manifest, locationFlags string) (s store.State, why string) {
 	if m.State != store.StateRunning {
 		return m.State, ""
+	}
+	if wh, ok := st.(workersHolder); ok {
+		ran, alive, err := wh.WorkersHolding(ctx, m.ID)
+		if err != nil || !ran || alive {
+			return m.State, ""
+		}
+		return store.StateStale, fmt.Sprintf("the manifest says running, but no live worker holds the job (its workers were killed or stopped: none beat within its rescue-after); `tenax worker --job %s%s` continues it", m.ID, locationFlags)
 	}
 	js, ok := st.(*jsonl.Store)
 	if !ok {
@@ -35,4 +44,11 @@ func CurrentState(ctx context.Context, st store.Store, m store.Manifest, locatio
 		}
 	}
 	return store.StateStale, fmt.Sprintf("the manifest says running, but %s no longer holds the job (killed, or the machine stopped); `tenax resume %s%s` continues it", who, m.ID, locationFlags)
+}
+
+// workersHolder is a store whose jobs workers run (the PostgreSQL
+// store): whether any worker took a job up, and whether a live one holds
+// it.
+type workersHolder interface {
+	WorkersHolding(ctx context.Context, id string) (ran, alive bool, err error)
 }

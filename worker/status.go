@@ -35,14 +35,9 @@ type (
 	AnsweredError = workertype.AnsweredError
 )
 
-// workerAlive is the one rule that judges a worker of tenax_workers w
-// alive, in SQL: it has not stopped, and it beat within its own
-// rescue-after (it beats six times in that span). Past that, River's
-// rescuer takes its items for other workers: they are no longer its own,
-// whatever its row last said. The shared breaker's owner, the peers that
-// share a quota, the budget holds a live worker gives back (reapHolds)
-// and Info.Lost are all judged by it, by the database's clock.
-const workerAlive = `(w.stopped IS NULL AND w.heartbeat > now() - w.rescue_after)`
+// workerAlive is workertype.AliveSQL, the one rule that judges a worker
+// of tenax_workers w alive, by the database's clock.
+const workerAlive = workertype.AliveSQL
 
 // Workers lists every worker that has run on this database, the latest
 // heartbeat first.

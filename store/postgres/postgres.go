@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
 // schema creates the tables when absent. The index serves every read: the
@@ -163,6 +164,26 @@ func (s *Store) String() string {
 		name += " (schema " + sp + ")"
 	}
 	return name
+}
+
+// WorkersHolding tells, for a job run by workers, whether any worker ever
+// took it up (ran: a row of tenax_workers names it) and whether a live one
+// holds it now (alive, by workertype.AliveSQL, the rule package worker
+// judges its workers by). A database where no worker ever ran has neither.
+func (s *Store) WorkersHolding(ctx context.Context, id string) (ran, alive bool, err error) {
+	var table *string
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('tenax_workers')::text`).Scan(&table); err != nil {
+		return false, false, fmt.Errorf("postgres: %w", err)
+	}
+	if table == nil {
+		return false, false, nil
+	}
+	err = s.pool.QueryRow(ctx, `SELECT COALESCE(bool_or(true), false), COALESCE(bool_or(`+workertype.AliveSQL+`), false)
+		FROM tenax_workers w WHERE $1 = ANY(w.jobs)`, id).Scan(&ran, &alive)
+	if err != nil {
+		return false, false, fmt.Errorf("postgres: the workers of job %s: %w", id, err)
+	}
+	return ran, alive, nil
 }
 
 // Close closes the store's connections. Jobs opened from it stop working.

@@ -10,6 +10,16 @@ import (
 	"github.com/tenaxhq/tenax/spec"
 )
 
+// AliveSQL is the one rule that judges a worker of tenax_workers w alive,
+// in SQL: it has not stopped, and it beat within its own rescue-after (it
+// beats six times in that span). Past that, River's rescuer takes its
+// items for other workers: they are no longer its own, whatever its row
+// last said. Package worker judges by it the shared breaker's owner, the
+// peers that share a quota, the budget holds it gives back and Info.Lost;
+// the PostgreSQL store, whether a job saved as running is held by a live
+// worker or is stale.
+const AliveSQL = `(w.stopped IS NULL AND w.heartbeat > now() - w.rescue_after)`
+
 // Info is one worker process as tenax_workers knows it.
 type Info struct {
 	ID          string
