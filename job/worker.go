@@ -30,6 +30,10 @@ type Created struct {
 	// InputPath and Format say where the items are.
 	InputPath string
 	Format    input.Format
+	// Scanned is the scan of the input the job hashed: an enqueue reads
+	// the input checked against it (input.OpenScanned), so an input
+	// changed meanwhile is never enqueued in part.
+	Scanned input.Summary
 }
 
 // ErrLiteralSecret is returned by Create for a spec that writes a secret
@@ -84,7 +88,7 @@ func Create(ctx context.Context, specPath string, st store.Store, opts Options) 
 	if err != nil {
 		return nil, fmt.Errorf("creating the job: %w", err)
 	}
-	return &Created{Job: j, Spec: s, SpecSource: src, InputPath: inPath, Format: format}, nil
+	return &Created{Job: j, Spec: s, SpecSource: src, InputPath: inPath, Format: format, Scanned: sum}, nil
 }
 
 // Plan is a job's run as a worker builds it from the job's spec source:

@@ -174,7 +174,7 @@ func (c *Client) Enqueue(ctx context.Context, cr *job.Created) (Enqueued, error)
 		return Enqueued{}, fmt.Errorf("worker: recording job %s for workers: %w", m.ID, err)
 	}
 	// A --limit run's job holds the input's first m.Items items.
-	n, err := c.insertItems(ctx, m.ID, q, 1, group, cr.InputPath, cr.Format, func(idx int) want {
+	n, err := c.insertItems(ctx, m.ID, q, 1, group, cr.InputPath, cr.Format, cr.Scanned, func(idx int) want {
 		if idx >= m.Items {
 			return wantStop
 		}
@@ -221,9 +221,13 @@ type batch struct {
 // insertItems inserts the items of the input as wants says, groupItems
 // to a River job: one goroutine reads the input into batches, insertConns
 // others insert them. The first error stops them all; the batches
-// inserted before it stay.
-func (c *Client) insertItems(ctx context.Context, jobID, queue string, round, groupItems int, inPath string, format input.Format, wants func(idx int) want) (int, error) {
-	r, err := input.Open(inPath, format)
+// inserted before it stay. The input is read checked against scanned, the
+// scan the job hashed (input.OpenScanned): an input changed while it is
+// enqueued stops the enqueue with input.ErrChanged at the first changed
+// block, and no item of that block is stored, as a run on one machine
+// stops.
+func (c *Client) insertItems(ctx context.Context, jobID, queue string, round, groupItems int, inPath string, format input.Format, scanned input.Summary, wants func(idx int) want) (int, error) {
+	r, err := input.OpenScanned(inPath, format, scanned)
 	if err != nil {
 		return 0, fmt.Errorf("worker: %w", err)
 	}
@@ -429,7 +433,7 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 		return Enqueued{}, err
 	}
 	m := j.Manifest()
-	changed, err := checkResumedInput(ctx, j, &m, input.Format(format), opts.Force)
+	scanned, changed, err := checkResumedInput(ctx, j, &m, input.Format(format), opts.Force)
 	if err != nil {
 		return Enqueued{}, err
 	}
@@ -478,7 +482,7 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 	if err := c.pool.QueryRow(ctx, `SELECT group_items FROM tenax_queues WHERE job_id = $1`, jobID).Scan(&group); err != nil {
 		return Enqueued{}, fmt.Errorf("worker: job %s: %w", jobID, err)
 	}
-	n, err := c.insertItems(ctx, jobID, queue, round, group, m.InputPath, input.Format(format), wants)
+	n, err := c.insertItems(ctx, jobID, queue, round, group, m.InputPath, input.Format(format), scanned, wants)
 	return Enqueued{JobID: jobID, Queue: queue, Round: round, Items: n, Elapsed: time.Since(start)}, err
 }
 
@@ -486,30 +490,32 @@ func (c *Client) Requeue(ctx context.Context, jobID string, opts RequeueOptions)
 // holds: a changed input is refused unless forced, and the manifest
 // learns the whole input's hash and count (after a --limit run, or a
 // forced change). changed reports a forced change.
-func checkResumedInput(ctx context.Context, j store.Job, m *store.Manifest, format input.Format, force bool) (changed bool, err error) {
+//
+// It returns the scan too: the requeue reads the input checked against it.
+func checkResumedInput(ctx context.Context, j store.Job, m *store.Manifest, format input.Format, force bool) (sum input.Summary, changed bool, err error) {
 	// A job created by a --limit run hashed only a prefix of its input
 	// (m.InputBytes): check that prefix; the resume then runs the rest of
 	// the input, as a resume on one machine does.
-	sum, err := input.Scan(ctx, m.InputPath, format, input.ScanOptions{PrefixBytes: m.InputBytes})
+	sum, err = input.Scan(ctx, m.InputPath, format, input.ScanOptions{PrefixBytes: m.InputBytes})
 	if err != nil {
-		return false, fmt.Errorf("worker: the job's input: %w", err)
+		return sum, false, fmt.Errorf("worker: the job's input: %w", err)
 	}
 	was := sum.SHA256
 	if m.InputBytes > 0 {
 		was = sum.PrefixSHA256 // "" when the file is now shorter than the prefix
 	}
 	if was != m.InputSHA256 && !force {
-		return false, fmt.Errorf("the input %s changed since job %s was created; resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, m.ID)
+		return sum, false, fmt.Errorf("the input %s changed since job %s was created; resuming would mix results of two inputs. Pass --force to resume anyway", m.InputPath, m.ID)
 	}
 	if m.InputBytes > 0 || was != m.InputSHA256 {
 		if err := j.UpdateManifest(ctx, func(jm *store.Manifest) {
 			jm.InputSHA256, jm.InputBytes, jm.Items = sum.SHA256, 0, sum.Items
 		}); err != nil {
-			return false, err
+			return sum, false, err
 		}
 		m.Items = sum.Items
 	}
-	return was != m.InputSHA256, nil
+	return sum, was != m.InputSHA256, nil
 }
 
 // liveItems returns the items of the job's queue whose River job could
