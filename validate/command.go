@@ -24,6 +24,13 @@ const (
 	maxStderrBytes = 8 << 10  // bytes kept in Error.StderrText
 )
 
+// MaxStdoutBytes bounds what a command validator may write to stdout, as
+// an exec task's stdout is bounded (task.DefaultMaxAnswerBytes): past it
+// the command is stopped, as on its timeout, and the output fails the
+// check ("command … wrote more than 16 MiB to stdout"). Of what it wrote,
+// maxCapture bytes are kept for the feedback.
+const MaxStdoutBytes = 16 << 20
+
 // waitDelay bounds how long Validate waits for the output pipes after the
 // command exits or is killed, should a background grandchild keep them open.
 const waitDelay = 2 * time.Second
@@ -79,8 +86,13 @@ func (c *CommandValidator) Validate(ctx context.Context, output json.RawMessage)
 		defer cancel()
 	}
 	stdin, _, _ := decodeString(output)
-	var stdout, stderr capped
-	cmd := exec.CommandContext(runCtx, c.argv[0], c.argv[1:]...)
+	// Stdout past MaxStdoutBytes stops the command, on a context of its
+	// own so that the timeout still says what it says.
+	cmdCtx, stopCmd := context.WithCancel(runCtx)
+	defer stopCmd()
+	stdout := capped{max: MaxStdoutBytes, over: stopCmd}
+	var stderr capped
+	cmd := exec.CommandContext(cmdCtx, c.argv[0], c.argv[1:]...)
 	cmd.Dir = c.dir
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout = &stdout
@@ -105,6 +117,9 @@ func (c *CommandValidator) Validate(ctx context.Context, output json.RawMessage)
 		// open: the check itself passed.
 		err = nil
 	}
+	if stdout.tooLarge && err == nil {
+		err = errStdoutTooLarge
+	}
 	// Background processes left in the group must not outlive the check.
 	// The group outlives its leader only while a member lives, and a
 	// reaped pid is not handed out again until the pid space wraps.
@@ -122,6 +137,8 @@ func (c *CommandValidator) Validate(ctx context.Context, output json.RawMessage)
 	var msg string
 	var exitErr *exec.ExitError
 	switch {
+	case stdout.tooLarge && runCtx.Err() == nil:
+		msg = fmt.Sprintf("command %s wrote more than %d MiB to stdout and was stopped", c.name, MaxStdoutBytes>>20)
 	case runCtx.Err() != nil:
 		msg = fmt.Sprintf("command %s timed out after %v", c.name, c.timeout)
 	case errors.As(err, &exitErr):
@@ -149,14 +166,30 @@ func (c *CommandValidator) Validate(ctx context.Context, output json.RawMessage)
 // the rest, so that a chatty command never blocks or fills memory.
 type capped struct {
 	buf bytes.Buffer
+	// max, when set, bounds the bytes the stream may carry: a write past
+	// it fails (closing the pipe) and calls over.
+	max      int64
+	over     func()
+	written  int64
+	tooLarge bool
 }
 
 func (w *capped) Write(p []byte) (int, error) {
+	if w.max > 0 && w.written+int64(len(p)) > w.max {
+		w.tooLarge = true
+		w.over()
+		return 0, errStdoutTooLarge
+	}
+	w.written += int64(len(p))
 	if room := maxCapture - w.buf.Len(); room > 0 {
 		w.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
 }
+
+// errStdoutTooLarge ends the copying of a validator's stdout past
+// MaxStdoutBytes; Validate reports the bound instead.
+var errStdoutTooLarge = errors.New("validator stdout over the bound")
 
 // firstLines returns the first maxStderrLines lines of s, at most
 // maxStderrBytes, without trailing blank space.

@@ -213,3 +213,35 @@ func TestFirstLinesCapsStderr(t *testing.T) {
 		t.Errorf("byte cap broke a rune or kept too much: %d bytes, ends %q", len(long), long[len(long)-8:])
 	}
 }
+
+// TestAValidatorWritingStdoutForeverIsStoppedAsAFailedCheck: a validator's
+// stdout was read to its end, however long: one without a timeout that
+// wrote forever (a generated script looping on print) held its item
+// forever, where an exec task's stdout is bounded. Past MaxStdoutBytes the
+// command is stopped and the output fails the check, saying why; a
+// validator writing less than the bound passes by its exit status.
+func TestAValidatorWritingStdoutForeverIsStoppedAsAFailedCheck(t *testing.T) {
+	cases := []struct {
+		name    string
+		script  string
+		invalid bool
+	}{
+		{"forever, exit status never reached", "yes validator-output", true},
+		{"over the bound, then exit 0", "head -c 17000000 /dev/zero; exit 0", true},
+		{"under the bound, exit 0", "head -c 1000000 /dev/zero; exit 0", false},
+	}
+	for _, tc := range cases {
+		c := mustCommand(t, []string{"sh", "-c", tc.script}, 0)
+		err := c.Validate(t.Context(), json.RawMessage(`"x"`))
+		if !tc.invalid {
+			if err != nil {
+				t.Errorf("%s: %v, want it valid", tc.name, err)
+			}
+			continue
+		}
+		var verr *Error
+		if !errors.As(err, &verr) || !strings.Contains(verr.Message, "wrote more than 16 MiB to stdout") {
+			t.Errorf("%s: error %v, want an invalid output naming the stdout bound", tc.name, err)
+		}
+	}
+}
