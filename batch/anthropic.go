@@ -97,7 +97,8 @@ func (c *Anthropic) Cancel(ctx context.Context, id string) error {
 // Results streams the batch's results.
 func (c *Anthropic) Results(ctx context.Context, st Status, fn func(Answer) error) error {
 	var cap sdkCapture
-	stream := c.client.Messages.Batches.ResultsStreaming(ctx, st.ID, anthropic.MessageBatchResultsParams{}, option.WithMiddleware(cap.middleware))
+	bound := &resultsBound{limit: ResultsBound(st)}
+	stream := c.client.Messages.Batches.ResultsStreaming(ctx, st.ID, anthropic.MessageBatchResultsParams{}, option.WithMiddleware(cap.middleware, bound.middleware))
 	defer stream.Close()
 	for stream.Next() {
 		r := stream.Current()
@@ -118,7 +119,7 @@ func (c *Anthropic) Results(ctx context.Context, st Status, fn func(Answer) erro
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return cap.err("results", err)
+		return bound.err(cap.err("results", err))
 	}
 	return nil
 }

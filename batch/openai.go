@@ -14,10 +14,69 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/tenaxhq/tenax/task"
 )
 
-// maxResultLine bounds one line of a result file.
-const maxResultLine = 64 << 20
+// maxResultLine bounds one line of a result file: one request's answer,
+// bounded as a call's is (task.DefaultMaxAnswerBytes), and its envelope.
+const maxResultLine = task.DefaultMaxAnswerBytes + resultEnvelope
+
+// resultEnvelope is the room a result line leaves around its answer: its
+// custom_id, status code, request id and JSON quoting.
+const resultEnvelope = 1 << 20
+
+// ResultsBound is the most a batch's results file may hold: a line of at
+// most an answer's bound and its envelope for each of its requests. A file
+// larger than its requests can fill is not read on: its reading fails with
+// a *task.AnswerTooLargeError ("batch results file over …"), and the
+// batch's requests stay without an answer.
+func ResultsBound(st Status) int64 {
+	return int64(max(st.Counts.Total, 1)) * maxResultLine
+}
+
+// resultsBound reads a successful response's body through at most limit
+// bytes (task.LimitAnswer): a results file is bounded as an answer is,
+// whatever the provider sends. Its middleware wraps the body; err then
+// says whether the bound was met, which a decoder that saw only a line cut
+// short by it cannot tell.
+type resultsBound struct {
+	limit int64
+	hit   error
+}
+
+func (b *resultsBound) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	res, err := next(req)
+	if res != nil && res.Body != nil && res.StatusCode < 300 {
+		res.Body = struct {
+			io.Reader
+			io.Closer
+		}{&boundedBody{r: task.LimitAnswer(res.Body, b.limit, "batch results file"), b: b}, res.Body}
+	}
+	return res, err
+}
+
+// err returns the bound's error when it was met, else err.
+func (b *resultsBound) err(err error) error {
+	if b.hit != nil {
+		return &OpError{Op: "results", Err: b.hit}
+	}
+	return err
+}
+
+type boundedBody struct {
+	r io.Reader
+	b *resultsBound
+}
+
+func (r *boundedBody) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	var tooLarge *task.AnswerTooLargeError
+	if errors.As(err, &tooLarge) {
+		r.b.hit = err
+	}
+	return n, err
+}
 
 // OpenAI is OpenAI's Batch API: the requests are uploaded as a JSONL file
 // (purpose batch), a batch of /v1/chat/completions is created from it, and
@@ -199,7 +258,7 @@ func (c *OpenAI) Results(ctx context.Context, st Status, fn func(Answer) error) 
 		if file == "" {
 			continue
 		}
-		if err := c.readFile(ctx, file, fn); err != nil {
+		if err := c.readFile(ctx, file, ResultsBound(st), fn); err != nil {
 			return err
 		}
 	}
@@ -220,11 +279,12 @@ type openAIResultLine struct {
 	} `json:"error"`
 }
 
-func (c *OpenAI) readFile(ctx context.Context, id string, fn func(Answer) error) error {
+func (c *OpenAI) readFile(ctx context.Context, id string, limit int64, fn func(Answer) error) error {
 	var cap sdkCapture
-	res, err := c.client.Files.Content(ctx, id, option.WithMiddleware(cap.middleware))
+	bound := &resultsBound{limit: limit}
+	res, err := c.client.Files.Content(ctx, id, option.WithMiddleware(cap.middleware, bound.middleware))
 	if err != nil {
-		return cap.err("results", err)
+		return bound.err(cap.err("results", err))
 	}
 	defer res.Body.Close()
 	sc := bufio.NewScanner(res.Body)
@@ -235,14 +295,17 @@ func (c *OpenAI) readFile(ctx context.Context, id string, fn func(Answer) error)
 		}
 		var l openAIResultLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return &OpError{Op: "results", Err: fmt.Errorf("file %s: a line is not JSON: %w", id, err)}
+			return bound.err(&OpError{Op: "results", Err: fmt.Errorf("file %s: a line is not JSON: %w", id, err)})
 		}
 		if err := fn(c.answer(l)); err != nil {
 			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return &OpError{Op: "results", Err: fmt.Errorf("reading file %s: %w", id, err)}
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("%w: a line over %d bytes", task.TooLarge("batch results line", maxResultLine), maxResultLine)
+		}
+		return bound.err(&OpError{Op: "results", Err: fmt.Errorf("reading file %s: %w", id, err)})
 	}
 	return nil
 }
