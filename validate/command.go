@@ -134,24 +134,7 @@ func (c *CommandValidator) Validate(ctx context.Context, output json.RawMessage)
 	if strings.TrimSpace(text) == "" {
 		text = stdout.buf.String()
 	}
-	var msg string
-	var exitErr *exec.ExitError
-	switch {
-	case stdout.tooLarge && runCtx.Err() == nil:
-		msg = fmt.Sprintf("command %s wrote more than %d MiB to stdout and was stopped", c.name, MaxStdoutBytes>>20)
-	case runCtx.Err() != nil:
-		msg = fmt.Sprintf("command %s timed out after %v", c.name, c.timeout)
-	case errors.As(err, &exitErr):
-		ws, _ := exitErr.Sys().(syscall.WaitStatus)
-		if ws.Signaled() {
-			msg = fmt.Sprintf("command %s was killed by signal %v", c.name, ws.Signal())
-		} else {
-			msg = fmt.Sprintf("command %s exited with status %d", c.name, exitErr.ExitCode())
-		}
-	default:
-		// Copying its output failed: the check did not complete.
-		msg = fmt.Sprintf("command %s did not complete: %v", c.name, err)
-	}
+	msg := c.why(runCtx, err, stdout.tooLarge)
 	// The headline (a Python traceback's exception, a panic, else the last
 	// line, where most tools print their conclusion) makes the message,
 	// and so the error's fingerprint, tell one failure from another; an
@@ -160,6 +143,28 @@ func (c *CommandValidator) Validate(ctx context.Context, output json.RawMessage)
 		msg += ": " + last
 	}
 	return &Error{Validator: KindCommand, Message: msg, StderrText: firstLines(text)}
+}
+
+// why says in one line how a command that failed the check ended: its
+// stdout over the bound, its timeout, its exit status or signal, or its
+// output's copying.
+func (c *CommandValidator) why(runCtx context.Context, err error, tooLarge bool) string {
+	var exitErr *exec.ExitError
+	switch {
+	case tooLarge && runCtx.Err() == nil:
+		return fmt.Sprintf("command %s wrote more than %d MiB to stdout and was stopped", c.name, MaxStdoutBytes>>20)
+	case runCtx.Err() != nil:
+		return fmt.Sprintf("command %s timed out after %v", c.name, c.timeout)
+	case errors.As(err, &exitErr):
+		ws, _ := exitErr.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			return fmt.Sprintf("command %s was killed by signal %v", c.name, ws.Signal())
+		}
+		return fmt.Sprintf("command %s exited with status %d", c.name, exitErr.ExitCode())
+	default:
+		// Copying its output failed: the check did not complete.
+		return fmt.Sprintf("command %s did not complete: %v", c.name, err)
+	}
 }
 
 // capped is a writer that keeps the first maxCapture bytes and discards
