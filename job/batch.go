@@ -111,6 +111,9 @@ func (x *execution) executeBatch(ctx context.Context, cfg engine.Config) (*Resul
 	if x.opts.OnStart != nil {
 		x.opts.OnStart(Started{JobID: x.m.ID, Dir: x.dir, Store: DescribeStore(x.st), Engine: stopper, Stats: r.Stats, Redact: s.Redact, Spec: s})
 	}
+	// tenax stop reaches the waves and the tail through the stopper.
+	stopWatch := x.watchControl(ctx, stopper, false)
+	defer stopWatch()
 	sum, runErr := r.Run(bctx, batch.Input{
 		Open: func() (batch.Source, error) {
 			rd, err := input.OpenScanned(x.inPath, x.format, x.scanned)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/batch"
+	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/exitcode"
@@ -582,6 +583,12 @@ type execution struct {
 	dir string            // the job's directory in a JSONL store, else ""
 	cp  engine.Checkpoint // where records go: j, the spec's secrets redacted
 	log *slog.Logger
+	// started is when this run began: the control file's requests from
+	// before it are not for it (watchControl).
+	started time.Time
+	// hold reads the operator's pause in force on the run's engine, for
+	// the manifest (notePause); nil until the engine exists.
+	hold func() *engine.Hold
 }
 
 // execute runs the job's items that x.outcomes leave to run, online or in
@@ -590,6 +597,13 @@ func execute(ctx context.Context, x *execution) (*Result, error) {
 	x.m = x.j.Manifest()
 	x.dir = jobDir(x.j)
 	x.log = x.opts.logger().With("job", x.m.ID)
+	x.started = time.Now()
+	if x.m.Paused != nil {
+		// A run that died paused: this one starts unpaused.
+		if err := x.j.UpdateManifest(ctx, func(m *store.Manifest) { m.Paused = nil }); err != nil {
+			return nil, err
+		}
+	}
 	x.cp = x.j
 	if secrets := x.s.Secrets(); len(secrets) > 0 {
 		// A command or a server may echo a secret it was given (an env
@@ -648,11 +662,14 @@ func (x *execution) executeOnline(ctx context.Context, cfg engine.Config) (*Resu
 		return nil, err
 	}
 	e := engine.New(cfg, runTask, x.cp)
+	x.hold = func() *engine.Hold { return e.Stats().Hold }
 	x.log.Info("job started", "spec", x.s.Path(), "input", x.inPath, "items", x.m.Items, "skipped", skipped, "dir", x.dir)
 	if x.opts.OnStart != nil {
 		x.opts.OnStart(Started{JobID: x.m.ID, Dir: x.dir, Store: DescribeStore(x.st), Engine: e, Redact: x.s.Redact, Spec: x.s})
 	}
+	stopWatch := x.watchControl(ctx, e, true)
 	sum, runErr := e.Run(ctx, x.source(r, want))
+	stopWatch()
 	return x.conclude(ctx, sum, runErr)
 }
 
@@ -690,6 +707,9 @@ func (x *execution) plan(ctx context.Context, cfg *engine.Config) (want func(idx
 	userEvents := x.opts.OnEvent
 	cfg.OnEvent = func(ev engine.Event) {
 		logEvent(x.log, ev)
+		if (ev.Kind == engine.Held || ev.Kind == engine.Unheld) && x.hold != nil {
+			x.notePause(ctx, x.hold)
+		}
 		if userEvents != nil {
 			userEvents(ev)
 		}
@@ -788,6 +808,7 @@ func (x *execution) conclude(ctx context.Context, sum engine.Summary, runErr err
 	if err := x.j.UpdateManifest(closeCtx, func(m *store.Manifest) {
 		m.State = state
 		m.StopReason = sum.StopDetail
+		m.Paused = nil // an ended run holds nothing
 		m.BreakerTrips += sum.Trips
 		m.RunSeconds += sum.Elapsed.Seconds()
 	}); err != nil && runErr == nil {
@@ -1033,7 +1054,14 @@ func logEvent(log *slog.Logger, ev engine.Event) {
 	case engine.Cooldown:
 		log.Info("dispatch paused", "until", ev.Until.Format(time.RFC3339Nano), "reason", ev.Reason)
 	case engine.RouteChanged:
-		log.Warn("route breaker "+ev.State.String(), "route", ev.Route, "state", ev.State.String())
+		// A dead route is probed every reset_timeout: half-open, then
+		// open again. One warning per probe (its failure) is the news;
+		// the half-open step between is a debug line.
+		level := slog.LevelWarn
+		if ev.State == breaker.HalfOpen {
+			level = slog.LevelDebug
+		}
+		log.Log(ctx, level, "route breaker "+ev.State.String(), "route", ev.Route, "state", ev.State.String())
 	case engine.ConcurrencyChanged:
 		log.Debug("concurrency limit changed", "limit", ev.Limit)
 	case engine.Stopping:

@@ -225,6 +225,18 @@ type Manifest struct {
 	// resume) that ended properly, for the rate status shows; a run killed
 	// before it could close the job adds nothing.
 	RunSeconds float64 `json:"run_seconds,omitempty"`
+	// Paused is set while an operator's pause holds the running job
+	// (`tenax pause`, the page's Pause): written by the run (or, on
+	// workers, by the pause itself) once it holds dispatch, cleared by
+	// `tenax continue` and when the run ends.
+	Paused *Pause `json:"paused,omitempty"`
+}
+
+// Pause is an operator's pause of a running job, as its manifest keeps it.
+type Pause struct {
+	// By names the operator as they named themselves (`--by`, the OS user).
+	By    string    `json:"by"`
+	Since time.Time `json:"since"`
 }
 
 // Record is one finished item, as a line of results.jsonl. docs/records.md
