@@ -261,8 +261,9 @@ func (c *Client) Stop(ctx context.Context, jobID, detail string) error {
 		}
 		return fmt.Errorf("worker: job %s: %w", jobID, err)
 	}
+	// A stop ends an operator's pause: the paused workers drain and stop.
 	if _, err := c.pool.Exec(ctx, `INSERT INTO tenax_breakers (job_id, stopped) VALUES ($1, $2)
-		ON CONFLICT (job_id) DO UPDATE SET stopped = $2, updated = now()`, jobID, detail); err != nil {
+		ON CONFLICT (job_id) DO UPDATE SET stopped = $2, paused_by = '', paused_at = NULL, updated = now()`, jobID, detail); err != nil {
 		return fmt.Errorf("worker: stopping job %s: %w", jobID, err)
 	}
 	if err := c.river.QueuePause(ctx, queue, nil); err != nil {
@@ -274,6 +275,6 @@ func (c *Client) Stop(ctx context.Context, jobID, detail string) error {
 	}
 	defer j.Close()
 	return j.UpdateManifest(ctx, func(m *store.Manifest) {
-		m.State, m.StopReason = store.StateAborted, detail
+		m.State, m.StopReason, m.Paused = store.StateAborted, detail, nil
 	})
 }

@@ -563,8 +563,9 @@ func (c *Client) reopen(ctx context.Context, j store.Job, queue string) error {
 	if err := c.resetBudget(ctx, jobID); err != nil {
 		return err
 	}
-	// A resume goes on after an operator's stop (an abort at a check-in).
-	if _, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET stopped = '' WHERE job_id = $1`, jobID); err != nil {
+	// A resume goes on after an operator's stop (an abort at a check-in,
+	// tenax stop), and unpaused: a pause holds a running job only.
+	if _, err := c.pool.Exec(ctx, `UPDATE tenax_breakers SET stopped = '', paused_by = '', paused_at = NULL WHERE job_id = $1`, jobID); err != nil {
 		return fmt.Errorf("worker: job %s: %w", jobID, err)
 	}
 	if err := c.resetRoutes(ctx, jobID); err != nil {
@@ -573,7 +574,7 @@ func (c *Client) reopen(ctx context.Context, j store.Job, queue string) error {
 	if err := c.resetBreaker(ctx, jobID, queue); err != nil {
 		return err
 	}
-	return j.UpdateManifest(ctx, func(m *store.Manifest) { m.State, m.StopReason = store.StateRunning, "" })
+	return j.UpdateManifest(ctx, func(m *store.Manifest) { m.State, m.StopReason, m.Paused = store.StateRunning, "", nil })
 }
 
 // storedInputs returns whether each idx of a job with items items has its

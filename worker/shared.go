@@ -103,6 +103,10 @@ type breakerRow struct {
 	// Stopped says why an operator stopped the job outside its breaker
 	// (Client.Stop: an abort at a check-in), until a resume.
 	Stopped string
+	// PausedBy names the operator whose pause holds the job (Client.Pause),
+	// "" when none; ContinuedBy who lifted the last one.
+	PausedBy, ContinuedBy string
+	PausedAt              *time.Time
 }
 
 // aborted reports whether the job was stopped by its breaker or by an
@@ -116,9 +120,11 @@ func (b breakerRow) aborted() bool {
 func (c *Client) breaker(ctx context.Context, jobID string) (breakerRow, error) {
 	var b breakerRow
 	err := c.pool.QueryRow(ctx, `SELECT b.state, b.action, b.reason, b.last_error, b.owner, b.decision, b.trips,
-			COALESCE(`+workerAlive+`, false), b.summary, b.failures, b.decided_by, b.stopped
+			COALESCE(`+workerAlive+`, false), b.summary, b.failures, b.decided_by, b.stopped,
+			b.paused_by, b.continued_by, b.paused_at
 		FROM tenax_breakers b LEFT JOIN tenax_workers w ON w.id = b.owner WHERE b.job_id = $1`, jobID).
-		Scan(&b.State, &b.Action, &b.Reason, &b.LastError, &b.Owner, &b.Decision, &b.Trips, &b.OwnerAlive, &b.Summary, &b.Failures, &b.DecidedBy, &b.Stopped)
+		Scan(&b.State, &b.Action, &b.Reason, &b.LastError, &b.Owner, &b.Decision, &b.Trips, &b.OwnerAlive, &b.Summary, &b.Failures, &b.DecidedBy, &b.Stopped,
+			&b.PausedBy, &b.ContinuedBy, &b.PausedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return breakerRow{State: "closed"}, nil
 	}
@@ -272,6 +278,9 @@ func (s *shared) quotaShare() float64 {
 func (s *shared) follow(b breakerRow) {
 	r := s.r
 	mine := b.Owner == r.w.id
+	if b.Stopped == "" {
+		s.followPause(b)
+	}
 	switch {
 	case b.Stopped != "":
 		r.eng.Stop(engine.StopOperator, b.Stopped)
@@ -350,7 +359,14 @@ func (s *shared) breakerChanged(state breaker.State) {
 // is not an error. It goes through River, which tells the queue's
 // producers at once (NOTIFY): a bare UPDATE of river_queue is only seen
 // at their next poll for queue settings, a minute later.
+//
+// While an operator's pause holds the job, the queue stays paused: only
+// Continue lifts it (a breaker closing or a check-in answered meanwhile
+// leaves the pause to its operator).
 func (c *Client) resumeQueue(ctx context.Context, queue string) error {
+	if paused, err := c.pausedQueue(ctx, queue); err != nil || paused {
+		return err
+	}
 	err := c.river.QueueResume(ctx, queue, nil)
 	if errors.Is(err, rivertype.ErrNotFound) {
 		return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
@@ -134,6 +135,12 @@ func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
 		p.Budget = &sp
 	case !errors.Is(err, pgx.ErrNoRows):
 		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
+	}
+	if b.PausedBy != "" {
+		p.Hold = &store.Pause{By: b.PausedBy}
+		if b.PausedAt != nil {
+			p.Hold.Since = *b.PausedAt
+		}
 	}
 	p.Breaker = BreakerState{Open: b.State == "open", Action: b.Action, Reason: b.Reason, LastError: b.LastError, Owner: b.Owner, Decision: b.Decision, DecidedBy: b.DecidedBy, Trips: b.Trips,
 		Summary: b.Summary, Failures: b.Failures}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -581,6 +582,49 @@ type levelHandler struct {
 
 func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+// Handle lowers River's routine reconnects to info: a lost connection
+// logged ERROR by River's notifier, elector and producers at every retry
+// of the reconnect, though River rides it out and the worker logs an
+// outage itself (once, at warn, and exits 4 past --db-outage-limit).
+func (h levelHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelError && routineRiverError(r.Message) {
+		r.Level = slog.LevelInfo
+		if r.Level < h.min || !h.Handler.Enabled(ctx, r.Level) {
+			return nil
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// riverReconnects are the ends of River's messages (each begins with its
+// service's name) that it logs at ERROR while it reconnects to, or
+// retries against, a database that went away: they are routine.
+var riverReconnects = []string{
+	": Error running listener (will attempt reconnect after backoff)",
+	": Error connecting listener",
+	": Error from notification wait",
+	": Error on draining notification wait",
+	": Error attempting to elect",
+	": Error keeping leadership",
+	": Error attempting reelection",
+	": Error fetching jobs",
+	": Error fetching queue settings",
+	": Error fetching job cancellation requests",
+	": Producer status update, error updating in database",
+	": Queue status update, error updating in database",
+}
+
+// routineRiverError reports whether msg is one of River's routine
+// reconnect errors.
+func routineRiverError(msg string) bool {
+	for _, s := range riverReconnects {
+		if strings.HasSuffix(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func (h levelHandler) WithAttrs(attrs []slog.Attr) slog.Handler {

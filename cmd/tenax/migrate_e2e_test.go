@@ -17,19 +17,21 @@ func TestMigrateUpStatusDownAndUpAgain(t *testing.T) {
 		code int
 		want string // in stdout, or stderr when the exit is not 0
 	}{
-		{[]string{"migrate"}, 0, "tenax: applied versions 1, 2"},
+		{[]string{"migrate"}, 0, "tenax: applied versions 1, 2, 3"},
 		{[]string{"migrate", "up"}, 0, "tables are ready"},
 		{[]string{"migrate", "status"}, 0, "001 coordination   applied"},
 		{[]string{"migrate", "down", "--to", "0"}, 2, "tenax migrate down --to 0 --yes --store"},
 		{[]string{"migrate", "status"}, 0, "001 coordination   applied"},
 		{[]string{"migrate", "down", "--yes"}, 2, "needs --to N"},
-		{[]string{"migrate", "down", "--to", "7", "--yes"}, 2, "knows versions 0 to 2"},
+		{[]string{"migrate", "down", "--to", "7", "--yes"}, 2, "knows versions 0 to 3"},
+		{[]string{"migrate", "down", "--to", "2", "--yes"}, 0, "undid version 3 in schema"},
+		{[]string{"migrate", "status"}, 0, "003 operator pause pending"},
 		{[]string{"migrate", "down", "--to", "1", "--yes"}, 0, "undid version 2 in schema"},
 		{[]string{"migrate", "status"}, 0, "002 breaker notify pending"},
 		{[]string{"migrate", "down", "--to", "0", "--yes"}, 0, "undid version 1 in schema"},
 		{[]string{"migrate", "status"}, 0, "001 coordination   pending"},
 		{[]string{"migrate", "down", "--to", "0", "--yes"}, 0, "nothing to undo"},
-		{[]string{"migrate", "up"}, 0, "tenax: applied versions 1, 2"},
+		{[]string{"migrate", "up"}, 0, "tenax: applied versions 1, 2, 3"},
 	}
 	for _, s := range steps {
 		r := w.tenax(append(s.args, "--store", pg)...)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/spec"
+	"github.com/tenaxhq/tenax/store"
 )
 
 // AliveSQL is the one rule that judges a worker of tenax_workers w alive,
@@ -73,8 +74,12 @@ type Progress struct {
 	// gave up on (MaxAttempts crashed executions) or cancelled (inputs
 	// missing): they are pending until `tenax resume`.
 	Discarded int
-	// Paused is set while the job's queue is paused (the shared breaker).
+	// Paused is set while the job's queue is paused (the shared breaker,
+	// a check-in, or an operator's pause).
 	Paused bool
+	// Hold is the operator's pause of the job (`tenax pause`, the page's
+	// Pause), nil when none holds it.
+	Hold *store.Pause
 	// Breaker is the job's shared breaker.
 	Breaker BreakerState
 	// Budget is what the job's workers spent of its budget; nil when the
@@ -161,6 +166,28 @@ func (e *AnsweredError) Error() string {
 
 // ErrNotQueued is returned for a job that was not enqueued for workers.
 var ErrNotQueued = errors.New("the job was not enqueued for workers")
+
+// ErrNotPaused is returned by a continue of a job that no operator
+// paused.
+var ErrNotPaused = errors.New("the job is not paused")
+
+// ErrStopping is returned by a pause of a job that is stopping or
+// stopped (by an operator, its breaker or its budget): there is nothing
+// to pause; `tenax resume` carries it on.
+var ErrStopping = errors.New("the job is stopping or stopped")
+
+// PausedError is returned by a pause of a job already paused: the first
+// pause stands.
+type PausedError struct {
+	JobID string
+	// By and Since are the pause in force.
+	By    string
+	Since time.Time
+}
+
+func (e *PausedError) Error() string {
+	return fmt.Sprintf("job %s is already paused, by %s since %s", e.JobID, cmp.Or(e.By, "someone"), e.Since.UTC().Format(time.RFC3339))
+}
 
 // RequeueOptions are what `tenax resume` takes for a job run by workers.
 type RequeueOptions struct {
