@@ -253,13 +253,15 @@ var (
 		"Items this process means to finish (a worker: none planned, 0).", []string{"job_id"}, nil)
 	breakerDesc = prometheus.NewDesc("tenax_breaker_state",
 		"The circuit breaker's state: 1 for the current state, 0 for the others.", []string{"job_id", "state"}, nil)
+	pausedDesc = prometheus.NewDesc("tenax_paused",
+		"1 while an operator's pause holds the job (tenax pause, the page's Pause): no new call starts; 0 otherwise.", []string{"job_id"}, nil)
 )
 
 // statsCollector reads each job's engine counters at scrape time.
 type statsCollector struct{ js *Jobs }
 
 func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{callsDesc, inputTokensDesc, outputTokensDesc, costDesc, tripsDesc, inFlightDesc, limitDesc, plannedDesc, breakerDesc} {
+	for _, d := range []*prometheus.Desc{callsDesc, inputTokensDesc, outputTokensDesc, costDesc, tripsDesc, inFlightDesc, limitDesc, plannedDesc, breakerDesc, pausedDesc} {
 		ch <- d
 	}
 }
@@ -297,6 +299,11 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(inFlightDesc, float64(s.InFlight))
 		gauge(limitDesc, float64(s.Limit))
 		gauge(plannedDesc, float64(s.Planned))
+		paused := 0.0
+		if s.Hold != nil {
+			paused = 1
+		}
+		gauge(pausedDesc, paused)
 		for _, st := range []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen} {
 			v := 0.0
 			if st == s.Breaker {
