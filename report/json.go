@@ -42,6 +42,11 @@ type StatusJSON struct {
 	Waves       []WaveJSON     `json:"waves,omitempty"`
 	// Routes are the outcomes by route, for a job with routes.
 	Routes []RouteJSON `json:"routes,omitempty"`
+	// Queue and Workers are set for a job run by workers: its River
+	// queue, and every worker that has run on the database (the text's
+	// Queue line and Workers table).
+	Queue   *QueueJSON   `json:"queue,omitempty"`
+	Workers []WorkerJSON `json:"workers,omitempty"`
 }
 
 // RouteJSON is one route's outcomes (docs/routes.md).
@@ -75,6 +80,76 @@ type JobJSON struct {
 	// bytes when InputBytes is set: a --limit run read no further).
 	Items      int   `json:"items"`
 	InputBytes int64 `json:"input_bytes,omitempty"`
+	// Paused is the operator's pause holding the running job (tenax
+	// pause, the page's Pause); absent when none holds it.
+	Paused *PauseJSON `json:"paused,omitempty"`
+}
+
+// PauseJSON is an operator's pause: who and since when.
+type PauseJSON struct {
+	By    string    `json:"by"`
+	Since time.Time `json:"since"`
+}
+
+// QueueJSON is the River queue of a job run by workers, as the text's
+// Queue, Check-in and Budget lines show it: items by the state of their
+// River job, and what holds the queue.
+type QueueJSON struct {
+	Finished  int `json:"finished"`
+	Waiting   int `json:"waiting"`
+	Running   int `json:"running"`
+	Retrying  int `json:"retrying"`
+	Discarded int `json:"discarded"`
+	// Paused is set while the queue is paused: by the shared breaker, a
+	// check-in or an operator's pause (Job.Paused).
+	Paused  bool              `json:"paused"`
+	Breaker SharedBreakerJSON `json:"breaker"`
+	Checkin *CheckinJSON      `json:"checkin,omitempty"`
+	Budget  *SharedBudgetJSON `json:"budget,omitempty"`
+}
+
+// SharedBreakerJSON is the shared circuit breaker of a job run by workers.
+type SharedBreakerJSON struct {
+	Open      bool   `json:"open"`
+	Action    string `json:"action,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Owner     string `json:"owner,omitempty"`
+	Trips     int    `json:"trips"`
+	Decision  string `json:"decision,omitempty"`
+	DecidedBy string `json:"decided_by,omitempty"`
+}
+
+// CheckinJSON is where the check-ins of a job on workers stand while a
+// terminal holds them.
+type CheckinJSON struct {
+	Every int64 `json:"every"`
+	Done  int64 `json:"done"`
+	Next  int64 `json:"next"`
+	Due   bool  `json:"due"`
+}
+
+// SharedBudgetJSON is what the workers of a job spent of its budget.
+type SharedBudgetJSON struct {
+	Tokens  int64   `json:"tokens"`
+	CostUSD float64 `json:"cost_usd"`
+	Held    int64   `json:"held_tokens"`
+	Reached string  `json:"reached,omitempty"`
+}
+
+// WorkerJSON is one worker that has run on the database, as the text's
+// Workers table shows it.
+type WorkerJSON struct {
+	ID   string   `json:"id"`
+	Host string   `json:"host"`
+	PID  int      `json:"pid"`
+	Jobs []string `json:"jobs"`
+	// State is running, stopped or lost (its heartbeat older than its
+	// rescue-after: its items go back to the queue).
+	State     string     `json:"state"`
+	Heartbeat time.Time  `json:"heartbeat"`
+	Stopped   *time.Time `json:"stopped,omitempty"`
+	InFlight  int        `json:"in_flight"`
+	Finished  int64      `json:"finished"`
 }
 
 // OutcomesJSON counts the job's items: every item is in exactly one.
@@ -135,8 +210,17 @@ func NewJobJSON(m store.Manifest, state store.State) JobJSON {
 		ID: m.ID, Name: m.Name, State: string(state), StopReason: m.StopReason,
 		BreakerTrips: m.BreakerTrips, Created: m.Created, Updated: m.Updated,
 		TenaxVersion: m.Version, SpecPath: m.SpecPath, InputPath: m.InputPath,
-		Items: m.Items, InputBytes: m.InputBytes,
+		Items: m.Items, InputBytes: m.InputBytes, Paused: pauseJSON(m, state),
 	}
+}
+
+// pauseJSON is the manifest's pause of a job in state, nil unless it holds
+// a running job.
+func pauseJSON(m store.Manifest, state store.State) *PauseJSON {
+	if m.Paused == nil || state != store.StateRunning {
+		return nil
+	}
+	return &PauseJSON{By: m.Paused.By, Since: m.Paused.Since}
 }
 
 // JSON is the report in the StatusSchema shape. Empty maps and lists are

@@ -273,6 +273,9 @@ func (r *Report) writeOutcomes(b *strings.Builder) {
 		fmt.Fprintf(b, " (%s)", m.Name)
 	}
 	fmt.Fprintf(b, ": %s\n", m.State)
+	if p := m.Paused; p != nil && m.State == store.StateRunning {
+		fmt.Fprintf(b, "Paused:    by %s since %s: no new call starts; `tenax continue %s` goes on\n", p.By, p.Since.Local().Format(time.RFC3339), m.ID)
+	}
 	if r.Note != "" {
 		fmt.Fprintf(b, "Note:      %s\n", r.Note)
 	}
