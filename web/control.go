@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -40,9 +41,10 @@ func (m *Monitor) controlOf() Control {
 }
 
 // control takes the page's Pause, Continue or Stop of a running job: of
-// this process's run, or (Stop only) of a job that workers run, as `tenax
-// stop` does. Every action is told to the run's log (the engine's Held,
-// Unheld and Stopping events) with who asked, and shown on the page.
+// this process's run, or of a job that workers run, as `tenax pause`,
+// `tenax continue` and `tenax stop` do. Every action is told to the run's
+// log (the engine's Held, Unheld and Stopping events; on workers, each
+// worker's) with who asked, and shown on the page.
 func (s *Server) control(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if !s.formOK(w, r) {
@@ -63,19 +65,34 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request) {
 		answered(w, r, id)
 		return
 	}
-	if s.cfg.Workers != nil && action == "stop" {
-		err := s.cfg.Workers.Stop(r.Context(), id, detail)
+	if s.cfg.Workers != nil {
+		err := actOnWorkers(r.Context(), s.cfg.Workers, id, action, by, detail)
+		var pe *workertype.PausedError
 		switch {
 		case errors.Is(err, workertype.ErrNotQueued):
+		case errors.As(err, &pe), errors.Is(err, workertype.ErrNotPaused), errors.Is(err, workertype.ErrStopping):
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
 		case err != nil:
-			http.Error(w, "stopping job "+id+": "+err.Error(), http.StatusInternalServerError)
+			http.Error(w, action+" job "+id+": "+err.Error(), http.StatusInternalServerError)
 			return
 		default:
 			answered(w, r, id)
 			return
 		}
 	}
-	http.Error(w, "job "+id+" is not running in this process (nor on workers, for a stop): nothing to "+action, http.StatusConflict)
+	http.Error(w, "job "+id+" is not running in this process nor on workers: nothing to "+action, http.StatusConflict)
+}
+
+// actOnWorkers does action on the job that workers run.
+func actOnWorkers(ctx context.Context, ws Workers, id, action, by, detail string) error {
+	switch action {
+	case "pause":
+		return ws.Pause(ctx, id, by)
+	case "continue":
+		return ws.Continue(ctx, id, by)
+	}
+	return ws.Stop(ctx, id, detail)
 }
 
 // act does action on c, or says why it did nothing.

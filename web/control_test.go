@@ -149,7 +149,10 @@ func TestThePagePausesContinuesAndStopsTheRun(t *testing.T) {
 	}
 }
 
-func TestThePageStopsAJobOnWorkers(t *testing.T) {
+// TestThePagePausesContinuesAndStopsAJobOnWorkers: the page's Pause of a
+// job on workers answered 409 ("workers stop, they do not pause"); it
+// pauses every worker now, says who paused, and Continue lifts it.
+func TestThePagePausesContinuesAndStopsAJobOnWorkers(t *testing.T) {
 	st := &memory.Store{}
 	j, err := st.Create(t.Context(), store.Manifest{Name: "on-workers", Created: time.Now(), Items: 9, State: store.StateRunning})
 	if err != nil {
@@ -165,8 +168,26 @@ func TestThePageStopsAJobOnWorkers(t *testing.T) {
 	if rec := postControl(s, id, url.Values{"do": {"stop"}}); rec.Code != http.StatusForbidden || len(ws.stopped) != 0 {
 		t.Errorf("a stop without the form secret: %d, %d stops; want 403 and none", rec.Code, len(ws.stopped))
 	}
-	if rec := postControl(s, id, url.Values{"do": {"pause"}, "csrf": {s.csrf}}); rec.Code != http.StatusConflict {
-		t.Errorf("a pause of a job on workers: %d, want 409 (workers stop, they do not pause)", rec.Code)
+	if !strings.Contains(s.renderJob(t, id), `id="workers-pause"`) {
+		t.Error("the page of a running job on workers offers no Pause")
+	}
+	steps := []struct {
+		do   string
+		code int
+		why  string
+	}{
+		{"continue", http.StatusConflict, "not paused"},
+		{"pause", http.StatusSeeOther, "pauses every worker"},
+		{"pause", http.StatusConflict, "the first pause stands"},
+		{"continue", http.StatusSeeOther, "goes on"},
+	}
+	for _, st := range steps {
+		if rec := postControl(s, id, url.Values{"do": {st.do}, "csrf": {s.csrf}}); rec.Code != st.code {
+			t.Errorf("%s of a job on workers: %d %s, want %d (%s)", st.do, rec.Code, rec.Body, st.code, st.why)
+		}
+		if p := s.renderJob(t, id); st.do == "pause" && !strings.Contains(p, "paused by the web page since") {
+			t.Errorf("after a pause the page of a job on workers does not say who paused it:\n%s", p)
+		}
 	}
 	if rec := postControl(s, id, url.Values{"do": {"stop"}, "csrf": {s.csrf}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("stop: %d %s, want 303", rec.Code, rec.Body)

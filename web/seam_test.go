@@ -21,14 +21,22 @@ type scriptedWorkers struct {
 	mu      sync.Mutex
 	asked   []workertype.Decision
 	stopped []string // the details of the stops asked
+	// pausedBy is who paused the job ("" for none).
+	pausedBy string
 }
 
 func (w *scriptedWorkers) Progress(_ context.Context, id string) (workertype.Progress, error) {
 	if id != w.jobID {
 		return workertype.Progress{}, workertype.ErrNotQueued
 	}
-	return workertype.Progress{Waiting: 7, Running: 2, Paused: true,
-		Breaker: workertype.BreakerState{Open: true, Action: "prompt", Owner: "w-7", Trips: 2}}, nil
+	p := workertype.Progress{Waiting: 7, Running: 2, Paused: true,
+		Breaker: workertype.BreakerState{Open: true, Action: "prompt", Owner: "w-7", Trips: 2}}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pausedBy != "" {
+		p.Hold = &store.Pause{By: w.pausedBy, Since: time.Now()}
+	}
+	return p, nil
 }
 
 func (w *scriptedWorkers) Workers(context.Context) ([]workertype.Info, error) {
@@ -52,6 +60,32 @@ func (w *scriptedWorkers) Stop(_ context.Context, id, detail string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.stopped = append(w.stopped, detail)
+	return nil
+}
+
+func (w *scriptedWorkers) Pause(_ context.Context, id, by string) error {
+	if id != w.jobID {
+		return workertype.ErrNotQueued
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pausedBy != "" {
+		return &workertype.PausedError{JobID: id, By: w.pausedBy}
+	}
+	w.pausedBy = by
+	return nil
+}
+
+func (w *scriptedWorkers) Continue(_ context.Context, id, _ string) error {
+	if id != w.jobID {
+		return workertype.ErrNotQueued
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pausedBy == "" {
+		return workertype.ErrNotPaused
+	}
+	w.pausedBy = ""
 	return nil
 }
 

@@ -100,6 +100,13 @@ type Workers interface {
 	// stay pending for `tenax resume`; workertype.ErrNotQueued for a job
 	// one process runs.
 	Stop(ctx context.Context, jobID, detail string) error
+	// Pause holds a job run by workers for the operator by: no worker
+	// starts a call of it until Continue; a *workertype.PausedError when
+	// it is paused already, workertype.ErrStopping when it is stopping.
+	Pause(ctx context.Context, jobID, by string) error
+	// Continue ends the operator's pause of a job run by workers;
+	// workertype.ErrNotPaused when none holds it.
+	Continue(ctx context.Context, jobID, by string) error
 }
 
 // Server is the live view and /metrics as an http.Handler.
@@ -128,6 +135,9 @@ func New(cfg Config) *Server {
 	s.pages = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "templates/*.html"))
 	static, _ := fs.Sub(assets, "static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	// Every browser asks for /favicon.ico on every page: a 404 there
+	// was a console error on each of them.
+	s.mux.HandleFunc("GET /favicon.ico", serveFavicon)
 	if cfg.Metrics != nil {
 		s.mux.Handle("GET /metrics", metrics.Handler(cfg.Metrics))
 	}
@@ -625,4 +635,17 @@ func (s *Server) render(w http.ResponseWriter, name string, data any) {
 
 func notFound(w http.ResponseWriter, err error) {
 	http.Error(w, "no such job: "+err.Error(), http.StatusNotFound)
+}
+
+// serveFavicon answers a browser's /favicon.ico with tenax's icon
+// (static/favicon.svg; browsers take an SVG icon by its content type).
+func serveFavicon(w http.ResponseWriter, _ *http.Request) {
+	b, err := assets.ReadFile("static/favicon.svg")
+	if err != nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "max-age=86400")
+	_, _ = w.Write(b)
 }
