@@ -806,9 +806,8 @@ func (x *execution) conclude(ctx context.Context, sum engine.Summary, runErr err
 		state = store.StateIncomplete
 	}
 	if err := x.j.UpdateManifest(closeCtx, func(m *store.Manifest) {
-		m.State = state
+		m.State, m.Paused = state, nil // an ended run holds no pause
 		m.StopReason = sum.StopDetail
-		m.Paused = nil // an ended run holds nothing
 		m.BreakerTrips += sum.Trips
 		m.RunSeconds += sum.Elapsed.Seconds()
 	}); err != nil && runErr == nil {

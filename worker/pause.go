@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker/workertype"
@@ -62,7 +63,7 @@ func (c *Client) Pause(ctx context.Context, jobID, by string) error {
 	if err != nil {
 		return fmt.Errorf("worker: pausing job %s: %w", jobID, err)
 	}
-	if err := c.river.QueuePause(ctx, queue, nil); err != nil {
+	if err := c.pauseQueue(ctx, queue); err != nil {
 		return fmt.Errorf("worker: pausing job %s: %w", jobID, err)
 	}
 	return c.notePause(ctx, jobID, &store.Pause{By: by, Since: since})
@@ -109,6 +110,19 @@ func (c *Client) Continue(ctx context.Context, jobID, by string) error {
 	return nil
 }
 
+// pauseQueue pauses a job's River queue, making it paused when no worker
+// has worked the job yet (River makes a queue's row when a producer of
+// it starts, and keeps a paused_at it finds there).
+func (c *Client) pauseQueue(ctx context.Context, queue string) error {
+	err := c.river.QueuePause(ctx, queue, nil)
+	if !errors.Is(err, rivertype.ErrNotFound) {
+		return err
+	}
+	_, err = c.pool.Exec(ctx, `INSERT INTO river_queue (name, paused_at) VALUES ($1, now())
+		ON CONFLICT (name) DO UPDATE SET paused_at = coalesce(river_queue.paused_at, now())`, queue)
+	return err
+}
+
 // notePause writes the operator's pause (nil: none) into the job's
 // manifest, where `tenax status` reads it for every store.
 func (c *Client) notePause(ctx context.Context, jobID string, p *store.Pause) error {
@@ -141,6 +155,18 @@ func (c *Client) pausedQueue(ctx context.Context, queue string) (bool, error) {
 	err := c.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tenax_breakers b JOIN tenax_queues q ON q.job_id = b.job_id
 		WHERE q.queue = $1 AND b.paused_by <> '')`, queue).Scan(&paused)
 	return paused, err
+}
+
+// hold is the operator's pause the row holds, nil for none.
+func (b breakerRow) hold() *store.Pause {
+	if b.PausedBy == "" {
+		return nil
+	}
+	p := &store.Pause{By: b.PausedBy}
+	if b.PausedAt != nil {
+		p.Since = *b.PausedAt
+	}
+	return p
 }
 
 // followPause holds this worker's engine of the job while an operator's

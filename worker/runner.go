@@ -171,6 +171,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 		cfg.Routes = w.cfg.wrapRoutes(cfg.Routes)
 	}
 	r.eng = engine.New(cfg, tk, plan.Checkpoint(&txJob{r: r}))
+	r.shared.followPause(b) // a job paused already: held from the first call
 	if w.cfg.OnJob != nil {
 		observe = w.cfg.OnJob(JobRun{ID: jobID, Spec: plan.Spec, Stats: r.eng.Stats})
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
@@ -136,12 +135,7 @@ func (c *Client) Progress(ctx context.Context, jobID string) (Progress, error) {
 	case !errors.Is(err, pgx.ErrNoRows):
 		return p, fmt.Errorf("worker: progress of job %s: %w", jobID, err)
 	}
-	if b.PausedBy != "" {
-		p.Hold = &store.Pause{By: b.PausedBy}
-		if b.PausedAt != nil {
-			p.Hold.Since = *b.PausedAt
-		}
-	}
+	p.Hold = b.hold()
 	p.Breaker = BreakerState{Open: b.State == "open", Action: b.Action, Reason: b.Reason, LastError: b.LastError, Owner: b.Owner, Decision: b.Decision, DecidedBy: b.DecidedBy, Trips: b.Trips,
 		Summary: b.Summary, Failures: b.Failures}
 	return p, nil
