@@ -12,6 +12,10 @@
 //   - mock: the built-in mock LLM server (mock).
 //   - cache: the response cache's stats, prune and clear (cache).
 //   - ui: the web view of a job (web).
+//   - pause, continue, stop: an operator's levers on a running job from
+//     another terminal, audited with who and when: through the job
+//     directory's control file for a run on one machine (job), through
+//     the database for a job on workers (worker).
 //   - migrate, worker, breaker: workers on PostgreSQL: create the schema,
 //     run a worker, answer a job's shared circuit breaker (worker).
 //   - version: print the version.

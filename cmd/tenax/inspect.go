@@ -63,7 +63,11 @@ the shape. tenax status --json | jq .outcomes.succeeded`,
 			}
 			r.Manifest.State, r.Note = report.CurrentState(ctx, st, r.Manifest, job.LocationFlags(g.homeDir(), g.storeURL))
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), r.JSON())
+				s := r.JSON()
+				if err := workersJSON(ctx, g, r.Manifest.ID, &s); err != nil {
+					return err
+				}
+				return writeJSON(cmd.OutOrStdout(), s)
 			}
 			if err := r.WriteText(cmd.OutOrStdout(), top); err != nil {
 				return err

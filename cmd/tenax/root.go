@@ -145,6 +145,7 @@ resumable); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
 		newMigrateCmd(g), ownSignals(newWorkerCmd(g)), newBreakerCmd(g), newCacheCmd(g),
 	)
 	root.AddCommand(ownSignals(newUICmd(g)))
+	root.AddCommand(newControlCmds(g)...)
 	return root
 }
 

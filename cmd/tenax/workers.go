@@ -15,6 +15,7 @@ import (
 	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/metrics"
+	"github.com/tenaxhq/tenax/report"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/tracing"
 	"github.com/tenaxhq/tenax/web"
@@ -610,4 +611,55 @@ func workersStatus(ctx context.Context, g *globals, id string) error {
 		fmt.Fprintf(g.stdout, "Budget:    %d tokens, $%.4f spent by the job's workers since it was created or resumed, %d tokens held by calls under way\n", b.Tokens, b.CostUSD, b.Held)
 	}
 	return printWorkers(ctx, g.stdout, c)
+}
+
+// workersJSON adds to `tenax status --json` on a PostgreSQL store what
+// the text's Queue line and Workers table show (workersStatus): the job's
+// River queue, its shared breaker, check-ins and budget, and the workers.
+func workersJSON(ctx context.Context, g *globals, id string, s *report.StatusJSON) error {
+	if g.postgresURL() == "" {
+		return nil
+	}
+	c, err := openWorkers(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	p, err := c.Progress(ctx, id)
+	switch {
+	case errors.Is(err, worker.ErrNotQueued):
+		return nil
+	case err != nil:
+		return err
+	}
+	b := p.Breaker
+	q := &report.QueueJSON{Finished: p.Finished, Waiting: p.Waiting, Running: p.Running, Retrying: p.Retrying, Discarded: p.Discarded, Paused: p.Paused,
+		Breaker: report.SharedBreakerJSON{Open: b.Open, Action: b.Action, Reason: b.Reason, Owner: b.Owner, Trips: b.Trips, Decision: b.Decision, DecidedBy: b.DecidedBy}}
+	if ci := p.CheckIns; ci != nil {
+		q.Checkin = &report.CheckinJSON{Every: ci.Every, Done: ci.Done, Next: ci.Next, Due: ci.Due}
+	}
+	if sp := p.Budget; sp != nil {
+		q.Budget = &report.SharedBudgetJSON{Tokens: sp.Tokens, CostUSD: sp.CostUSD, Held: sp.Held, Reached: sp.Reached}
+	}
+	s.Queue = q
+	if h := p.Hold; h != nil && s.Job.Paused == nil && s.Job.State == string(store.StateRunning) {
+		s.Job.Paused = &report.PauseJSON{By: h.By, Since: h.Since}
+	}
+	list, err := c.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	s.Workers = []report.WorkerJSON{}
+	for _, i := range list {
+		state := "running"
+		switch {
+		case i.Stopped != nil:
+			state = "stopped"
+		case i.Lost:
+			state = "lost"
+		}
+		s.Workers = append(s.Workers, report.WorkerJSON{ID: i.ID, Host: i.Host, PID: i.PID, Jobs: i.Jobs, State: state,
+			Heartbeat: i.Heartbeat, Stopped: i.Stopped, InFlight: i.InFlight, Finished: i.Finished})
+	}
+	return nil
 }
