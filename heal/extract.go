@@ -226,8 +226,9 @@ var (
 
 // ExtractPytest extracts pytest's failures and errors from the short test
 // summary (`FAILED tests/test_a.py::test_b - AssertionError: …`), named by
-// node id. A summary line without a reason takes the `E` lines of the
-// test's section in FAILURES or ERRORS; without a summary (-rN) the
+// node id. A summary line without a reason, or with one pytest cut short
+// to the terminal's width (`assert ('1', '10'...`), takes the `E` lines of
+// the test's section in FAILURES or ERRORS; without a summary (-rN) the
 // sections alone are used, named by their titles.
 func ExtractPytest(output string) []Observed {
 	lines := splitLines(output)
@@ -269,19 +270,24 @@ func ExtractPytest(output string) []Observed {
 		}
 		return strings.Join(sections["where:"+title], "\n")
 	}
+	nodeMessage := func(node string) string {
+		file, test, isTest := strings.Cut(node, "::")
+		if !isTest {
+			return sectionMessage("ERROR collecting " + file)
+		}
+		if msg := sectionMessage(strings.ReplaceAll(test, "::", ".")); msg != "" {
+			return msg
+		}
+		return sectionMessage("ERROR at setup of " + test)
+	}
 	for _, line := range summary {
 		m := pytestSummary().FindStringSubmatch(line)
 		kind, node, msg := m[1], m[2], strings.TrimSpace(m[3])
-		if msg == "" {
-			file, test, isTest := strings.Cut(node, "::")
-			switch {
-			case isTest:
-				msg = sectionMessage(strings.ReplaceAll(test, "::", "."))
-				if msg == "" {
-					msg = sectionMessage("ERROR at setup of " + test)
-				}
-			default:
-				msg = sectionMessage("ERROR collecting " + file)
+		// pytest cuts a reason to the terminal's width and ends it with
+		// "...": the section's E lines hold it whole.
+		if msg == "" || strings.HasSuffix(msg, "...") {
+			if full := nodeMessage(node); full != "" {
+				msg = full
 			}
 		}
 		if msg == "" {

@@ -189,3 +189,36 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+// pytest cuts a short-summary reason to the terminal's width; the fix loop
+// kept `assert ('1', '10'...` although the test's E line held it whole.
+func TestPytestTruncatedSummaryReasonGivesWayToTheFullELine(t *testing.T) {
+	section := "=================================== FAILURES ===================================\n" +
+		"__________________________________ test_split __________________________________\n\n" +
+		"    def test_split():\n>       assert split('1,10') == ('1', '2')\n" +
+		"E       AssertionError: assert ('1', '10') == ('1', '2')\n" +
+		"E         At index 1 diff: '10' != '2'\n\n" +
+		"tests/test_split.py:4: AssertionError\n"
+	summary := "=========================== short test summary info ============================\n"
+	tests := []struct {
+		name   string
+		output string
+		want   string
+	}{
+		{"a cut reason takes the E lines", section + summary + "FAILED tests/test_split.py::test_split - assert ('1', '10'...\n",
+			"AssertionError: assert ('1', '10') == ('1', '2')\nAt index 1 diff: '10' != '2'"},
+		{"a whole reason is kept", section + summary + "FAILED tests/test_split.py::test_split - AssertionError: assert ('1', '10') == ('1', '2')\n",
+			"AssertionError: assert ('1', '10') == ('1', '2')"},
+		{"a cut reason without a section stays", summary + "FAILED tests/test_split.py::test_split - assert ('1', '10'...\n",
+			"assert ('1', '10'..."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ExtractPytest(tc.output)
+			want := []Observed{{"tests/test_split.py::test_split", tc.want}}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("extracted %q; want %q", got, want)
+			}
+		})
+	}
+}
