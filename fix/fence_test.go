@@ -3,6 +3,8 @@ package fix_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,5 +145,34 @@ func TestAnLLMEditOfTenaxStateOrAnIgnoredFileIsRefused(t *testing.T) {
 				t.Fatalf("attempts %+v; want one whose fixer error says %q", atts, tc.problem)
 			}
 		})
+	}
+}
+
+// tenax fix gave the error of a fenced file (.env) the location of another
+// error's file, the first in the check's output: a fenced error has none.
+func TestAFencedErrorGetsNoOtherErrorsLocation(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, nil)
+	r.write(".gitignore", ".tenax/\n.env\n", 0o644)
+	r.write(".env", "DB_PASSWORD=x\n", 0o600)
+	r.write("plain.txt", "a\nb\nc\n", 0o644)
+	r.write("check.sh", "#!/bin/sh\necho 'plain.txt:3:1: error: bad line'\necho '.env:1:1: error: bad variable'\nexit 1\n", 0o755)
+	r.git("add", "-A")
+	r.git("commit", "-qm", "two errors")
+	cfg := r.config(heal.Budget{MaxAttempts: 2}, nil)
+	cfg.Check.Parser = fix.ParserGeneric
+	if _, err := fix.Start(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	locations := map[string]string{}
+	for _, q := range r.requests() {
+		where := "none"
+		if l := q.Error.Location; l != nil {
+			where = fmt.Sprintf("%s:%d", l.File, l.Line)
+		}
+		locations[q.Error.Name] = where
+	}
+	if want := map[string]string{"plain.txt": "plain.txt:3", ".env": "none"}; !maps.Equal(locations, want) {
+		t.Errorf("locations by error %v; want %v: the .env error's own file is fenced, and plain.txt is another error's", locations, want)
 	}
 }

@@ -43,15 +43,20 @@ const maxWalk = 50_000
 
 // locate finds the first file:line in msg, then in output, that names a
 // file of the work directory that f lets tenax read. A path relative to a
-// package (go test's calc_test.go:12) is found by its ending.
+// package (go test's calc_test.go:12) is found by its ending. An error
+// whose message names a file f fences (.env, a link out of the tree) has
+// no location: the output's first file is another error's.
 func locate(ctx context.Context, f fence, msg, output string) (Location, bool) {
-	for _, text := range []string{msg, output} {
+	for i, text := range []string{msg, output} {
 		for _, m := range locationPattern().FindAllStringSubmatch(text, 50) {
 			file := resolveFile(f.dir, m[1])
 			if file == "" {
 				continue
 			}
 			if _, err := f.allow(ctx, file); err != nil {
+				if i == 0 {
+					return Location{}, false
+				}
 				continue
 			}
 			l := Location{File: file}
