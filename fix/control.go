@@ -258,7 +258,19 @@ func (r *runner) pick() (heal.TrackedError, bool) {
 			return e, true
 		}
 	}
-	return r.tracker.NextFunc(r.allowed)
+	if r.cfg.Order == OrderStrict {
+		return r.tracker.NextFunc(r.allowed)
+	}
+	// Round robin: the fewest attempts spent first, then the tracker's
+	// order among them, so that no error waits while another spends its
+	// whole budget.
+	fewest := -1
+	for _, e := range r.tracker.Errors() {
+		if e.Status != heal.StatusFixed && e.Attempts < r.state.Budget.MaxErrorAttempts && r.allowed(e) && (fewest < 0 || e.Attempts < fewest) {
+			fewest = e.Attempts
+		}
+	}
+	return r.tracker.NextFunc(func(e heal.TrackedError) bool { return e.Attempts == fewest && r.allowed(e) })
 }
 
 // contextFor is the context the fixer gets for e: the spec's and

@@ -51,8 +51,8 @@ func DryRun(ctx context.Context, cfg Config, w io.Writer) error {
 	for _, g := range Groups(errs) {
 		fmt.Fprintf(&b, "Group: %d errors share %q\n", len(g.Errors), firstLine(g.Normalized))
 	}
-	r := &runner{cfg: cfg, tracker: t, output: res.Output, state: &State{ID: "dry-run", Budget: budgetOf(cfg.Budget)}}
-	e, ok := t.NextFunc(r.allowed)
+	r := &runner{cfg: cfg, tracker: t, output: res.Output, state: &State{ID: "dry-run", Budget: budgetOf(cfg.Budget, cfg.Order)}}
+	e, ok := r.pick()
 	if !ok {
 		b.WriteString("No error would be given to the fixer: every one is skipped (--skip/--only).\n")
 	} else {

@@ -1,6 +1,7 @@
 package fix_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -214,8 +215,8 @@ func TestPerErrorBudgetHonoured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := names(r.requests()), []string{"TestA", "TestB", "TestB", "TestC"}; !slices.Equal(got, want) {
-		t.Fatalf("the fixer was asked about %v; want %v: B gets its 2 attempts (its value changes, its fingerprint must not), then C", got, want)
+	if got, want := names(r.requests()), []string{"TestA", "TestB", "TestC", "TestB"}; !slices.Equal(got, want) {
+		t.Fatalf("the fixer was asked about %v; want %v: B gets its 2 attempts (its value changes, its fingerprint must not), C its turn between them", got, want)
 	}
 	if res.Outcome != fix.OutcomeFailed || res.ExitCode() != 1 || !strings.Contains(res.Reason, "max_error_attempts") {
 		t.Errorf("outcome %s (%s), exit %d; want failed because every remaining error spent budget.max_error_attempts, exit 1", res.Outcome, res.Reason, res.ExitCode())
@@ -254,6 +255,7 @@ func TestRegressionDetectedAndPrioritised(t *testing.T) {
 	r := newRepo(t, map[string]string{"A": "1", "B": "2", "C": "3"})
 	cfg := r.config(heal.Budget{}, map[string]string{"BREAK": "B:A"})
 	cfg.KeepWorse = true
+	cfg.Order = fix.OrderStrict // regressed first, whatever it spent
 	res, err := fix.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +293,9 @@ func TestWorseningEditReverted(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRepo(t, map[string]string{"A": "1", "B": "2", "C": "3"})
-			res, err := fix.Start(context.Background(), r.config(heal.Budget{MaxErrorAttempts: 2}, map[string]string{"BREAK": tc.breaks}))
+			cfg := r.config(heal.Budget{MaxErrorAttempts: 2}, map[string]string{"BREAK": tc.breaks})
+			cfg.Order = fix.OrderStrict // B's two attempts in a row
+			res, err := fix.Start(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -388,6 +392,47 @@ func TestDirtyTreeRefusedUnlessAllowed(t *testing.T) {
 	}
 }
 
+// A fix spec written a minute ago and not yet committed made the tree
+// dirty, though tenax only reads it; files a fixer may edit still must be
+// clean.
+func TestAnUntrackedFileTenaxOnlyReadsIsNoUncommittedChange(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		setup func(r *repo)
+		dirty string // the file named in the refusal, "" for none
+	}{
+		{"an untracked fix spec", func(r *repo) { r.write("fixes/fix.yaml", "check: {argv: [x]}\n", 0o644) }, ""},
+		{"an untracked context file", func(r *repo) { r.write("NOTES.md", "notes\n", 0o644) }, ""},
+		{"another untracked file", func(r *repo) { r.write("new.txt", "x\n", 0o644) }, "new.txt"},
+		{"the spec tracked and changed", func(r *repo) {
+			r.write("fixes/fix.yaml", "check: {argv: [x]}\n", 0o644)
+			r.git("add", "fixes/fix.yaml")
+			r.git("commit", "-qm", "spec")
+			r.write("fixes/fix.yaml", "check: {argv: [y]}\n", 0o644)
+		}, "fixes/fix.yaml"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t, map[string]string{"A": "1"})
+			if err := os.Mkdir(filepath.Join(r.dir, "fixes"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tc.setup(r)
+			cfg := r.config(heal.Budget{}, nil)
+			cfg.ReadOnly = []string{filepath.Join(r.dir, "fixes", "fix.yaml"), filepath.Join(r.dir, "NOTES.md")}
+			_, err := fix.Start(context.Background(), cfg)
+			switch {
+			case tc.dirty == "" && err != nil:
+				t.Errorf("Start: %v; want a run: tenax only reads the file", err)
+			case tc.dirty != "" && (err == nil || !strings.Contains(err.Error(), tc.dirty)):
+				t.Errorf("Start: %v; want a refusal naming %s", err, tc.dirty)
+			}
+		})
+	}
+}
+
 func TestNotAGitTreeRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -455,7 +500,9 @@ func TestStuckStops(t *testing.T) {
 func TestResumeContinuesWithTheBudgetSpent(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t, map[string]string{"A": "1", "B": "2"})
-	first, err := fix.Start(context.Background(), r.config(heal.Budget{MaxAttempts: 2, MaxErrorAttempts: 5}, map[string]string{"STUBBORN": "A"}))
+	cfg := r.config(heal.Budget{MaxAttempts: 2, MaxErrorAttempts: 5}, map[string]string{"STUBBORN": "A"})
+	cfg.Order = fix.OrderStrict
+	first, err := fix.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +510,9 @@ func TestResumeContinuesWithTheBudgetSpent(t *testing.T) {
 		t.Fatalf("first run: %s after %d attempts; want failed after 2", first.Outcome, first.Attempts)
 	}
 	// A raised budget lets the resumed run go on from what was spent.
-	res, err := fix.Resume(context.Background(), r.config(heal.Budget{MaxAttempts: 4, MaxErrorAttempts: 3}, nil), first.ID)
+	cfg = r.config(heal.Budget{MaxAttempts: 4, MaxErrorAttempts: 3}, nil)
+	cfg.Order = fix.OrderStrict
+	res, err := fix.Resume(context.Background(), cfg, first.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +539,7 @@ func TestStatusShowsErrorsByStatusAndGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"1 fixed", "2 active", "TestA", "fixed ", "2× ", "in TestB, TestC", "Resume: tenax fix --resume " + res.ID} {
+	for _, want := range []string{"1 fixed", "2 active", "TestA", "fixed ", "2× ", "in TestB, TestC", "Resume: raise budget.max_attempts (now 1) in SPEC, then tenax fix --resume " + res.ID} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
@@ -639,6 +688,101 @@ func TestOneErrorOrAttemptIsSingular(t *testing.T) {
 	for _, plural := range []string{"1 errors", "1 attempts", "1 checks"} {
 		if strings.Contains(text, plural) {
 			t.Errorf("the run's lines say %q:\n%s", plural, text)
+		}
+	}
+}
+
+// With the global budget of 8, the strict order gave the first hopeless
+// error all 5 of its attempts while another ended with none; round robin
+// (the default) gives every error a turn before any gets another.
+func TestEveryErrorGetsATurnBeforeTheGlobalBudgetRunsOut(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		order string
+		want  []string
+	}{
+		{"", []string{"TestA", "TestB", "TestC", "TestA", "TestB", "TestC", "TestA", "TestB"}},
+		{fix.OrderRoundRobin, []string{"TestA", "TestB", "TestC", "TestA", "TestB", "TestC", "TestA", "TestB"}},
+		{fix.OrderStrict, []string{"TestA", "TestA", "TestA", "TestA", "TestA", "TestB", "TestB", "TestB"}},
+	}
+	for _, tc := range tests {
+		t.Run("order "+cmp.Or(tc.order, "unset"), func(t *testing.T) {
+			r := newRepo(t, map[string]string{"A": "10", "B": "20", "C": "30"})
+			cfg := r.config(heal.Budget{MaxErrorAttempts: 5, MaxAttempts: 8}, map[string]string{"STUBBORN": "A B C"})
+			cfg.Order = tc.order
+			res, err := fix.Start(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(r.requests()); !slices.Equal(got, tc.want) {
+				t.Errorf("the fixer was asked about %v; want %v", got, tc.want)
+			}
+			if res.State.Budget.Order != cmp.Or(tc.order, fix.OrderRoundRobin) {
+				t.Errorf("state.json's budget says order %q; want %q", res.State.Budget.Order, cmp.Or(tc.order, fix.OrderRoundRobin))
+			}
+		})
+	}
+}
+
+// An error that spent its budget was listed as active at the end (the
+// page says abandoned), a skipped one without [skipped], and the Resume
+// line after a spent budget could only stop again.
+func TestFinalStatusesAreHonestAndResumeSaysWhichBudgetToRaise(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, map[string]string{"A": "1", "B": "2", "C": "3"})
+	fpB := heal.Fingerprint("TestB", "calc_test.go:7: B() = 2, want ok")
+	cfg := r.config(heal.Budget{MaxErrorAttempts: 2, MaxAttempts: 8}, map[string]string{"STUBBORN": "A"})
+	cfg.Skip = []string{fpB[:8]}
+	res, err := fix.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := fix.WriteResult(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	var status strings.Builder
+	if err := fix.WriteStatus(&status, res.Dir, res.State); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ what, text, want string }{
+		{"result", out.String(), "abandoned TestA (2 attempts):"},
+		{"result", out.String(), "active    TestB (0 attempts) [skipped]:"},
+		{"result", out.String(), "Resume: raise budget.max_error_attempts (now 2) for the errors not skipped in SPEC, then tenax fix --resume " + res.ID},
+		{"status", status.String(), "abandoned  "},
+		{"status", status.String(), "1 abandoned, 1 fixed"},
+		{"status", status.String(), "Resume: raise budget.max_error_attempts (now 2)"},
+	} {
+		if !strings.Contains(tc.text, tc.want) {
+			t.Errorf("the %s lacks %q:\n%s", tc.what, tc.want, tc.text)
+		}
+	}
+	if strings.Contains(out.String(), " active    TestA") {
+		t.Errorf("the result lists TestA, its budget spent, as active:\n%s", out.String())
+	}
+}
+
+func TestResumeHintSaysWhichBudgetToRaise(t *testing.T) {
+	budget := fix.Budget{MaxAttempts: 8, MaxErrorAttempts: 5, StuckAfter: 6}
+	under := []heal.TrackedError{{Fingerprint: "aaaa", Status: heal.StatusActive, Attempts: 2}}
+	spent := []heal.TrackedError{{Fingerprint: "aaaa", Status: heal.StatusActive, Attempts: 5}}
+	tests := []struct {
+		stop string
+		errs []heal.TrackedError
+		want string
+	}{
+		{fix.StopMaxAttempts, under, "raise budget.max_attempts (now 8) in fix.yaml, then tenax fix --resume fix_1"},
+		{fix.StopMaxAttempts, spent, "raise budget.max_attempts (now 8) and budget.max_error_attempts (now 5) in fix.yaml, then tenax fix --resume fix_1"},
+		{fix.StopMaxErrorAttempts, spent, "raise budget.max_error_attempts (now 5) in fix.yaml, then tenax fix --resume fix_1"},
+		{fix.StopStuck, under, "raise budget.stuck_after (now 6; 0 turns the rule off) in fix.yaml, then tenax fix --resume fix_1"},
+		{fix.StopSkipped, under, "nothing to resume: every error left under budget is skipped"},
+		{fix.StopSkipped, spent, "raise budget.max_error_attempts (now 5) for the errors not skipped in fix.yaml"},
+		{"", under, "tenax fix --resume fix_1"},
+	}
+	for _, tc := range tests {
+		st := &fix.State{ID: "fix_1", Spec: "fix.yaml", Budget: budget, Stop: tc.stop}
+		if got := fix.ResumeHint(st, tc.errs); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("stop %q: hint %q; want %q", tc.stop, got, tc.want)
 		}
 	}
 }

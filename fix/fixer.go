@@ -40,7 +40,8 @@ type Request struct {
 	// Error is the error to fix.
 	Error Error `json:"error"`
 	// Group names the other tests or files that fail with the same
-	// normalized message: fixing one often fixes all.
+	// normalized message in the same test file or at the same location
+	// (Groups): fixing one often fixes all.
 	Group []string `json:"group,omitempty"`
 	// Source is the code around the error's location.
 	Source *Source `json:"source,omitempty"`

@@ -123,16 +123,30 @@ func (t *Tree) paths() []string {
 
 // Dirty returns the paths with uncommitted changes (git status
 // --porcelain), tenax's home excepted.
-func (t *Tree) Dirty(ctx context.Context) ([]string, error) {
-	out, err := t.git(ctx, nil, nil, append([]string{"status", "--porcelain"}, t.pathspec()...)...)
+//
+// An untracked file named in readOnly (absolute, or relative to the
+// current directory) is none: tenax only reads it (a fix spec written a
+// minute ago, a --context @FILE), so no edit can mix with it. The same
+// file tracked and changed still counts.
+func (t *Tree) Dirty(ctx context.Context, readOnly ...string) ([]string, error) {
+	out, err := t.git(ctx, nil, nil, append([]string{"status", "--porcelain", "--untracked-files=all"}, t.pathspec()...)...)
 	if err != nil {
 		return nil, err
 	}
+	only := map[string]bool{}
+	for _, p := range readOnly {
+		if abs, err := filepath.Abs(p); err == nil {
+			if rel, err := filepath.Rel(t.Root, abs); err == nil {
+				only[filepath.ToSlash(rel)] = true
+			}
+		}
+	}
 	var paths []string
 	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
-		if len(line) > 3 {
-			paths = append(paths, line[3:])
+		if len(line) <= 3 || strings.HasPrefix(line, "?? ") && only[line[3:]] {
+			continue
 		}
+		paths = append(paths, line[3:])
 	}
 	return paths, nil
 }

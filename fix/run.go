@@ -1,6 +1,7 @@
 package fix
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,20 @@ import (
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/heal"
 	texec "github.com/tenaxhq/tenax/task/exec"
+)
+
+// The orders in which a run picks the next error (Config.Order).
+const (
+	// OrderRoundRobin (the default) picks, among the errors under budget,
+	// one with the fewest attempts spent: regressed, then new, then
+	// active, the earliest seen first. Every error gets its turn before
+	// any gets a second, so when budget.max_attempts runs out no error is
+	// left untried while another spent its whole budget.
+	OrderRoundRobin = "round_robin"
+	// OrderStrict is heal's order (DESIGN.md's): regressed, then new,
+	// then active, the earliest seen first, whatever each has spent: an
+	// error that is never fixed keeps its turn until its budget is spent.
+	OrderStrict = "strict"
 )
 
 // Config is one fix run's setup. The zero values of Budget use heal's
@@ -37,6 +52,9 @@ type Config struct {
 	Fixer Fixer
 	// Budget bounds the loop (per error, in all, stuck checks).
 	Budget heal.Budget
+	// Order is how the loop picks the next error: OrderRoundRobin (""
+	// too) or OrderStrict. Errors put first (Prioritize) go first in both.
+	Order string
 	// Hints are given to the fixer when they match the error.
 	Hints []heal.Hint
 	// Context is the user's context for the fixer: the spec's, then
@@ -54,6 +72,9 @@ type Config struct {
 	Commit bool
 	// AllowDirty starts even though the work tree has uncommitted changes.
 	AllowDirty bool
+	// ReadOnly are files tenax only reads (the fix spec, a --context
+	// @FILE): untracked, they do not make the work tree dirty.
+	ReadOnly []string
 	// Paths, when set, limit the run to these files or directories
 	// (relative to Workdir): only they are recorded, reverted, committed
 	// and checked for uncommitted changes.
@@ -110,7 +131,8 @@ type Event struct {
 	Error heal.TrackedError
 	// MaxErrorAttempts is the per-error budget.
 	MaxErrorAttempts int
-	// Counts are the tracked errors by status after the latest check.
+	// Counts are the tracked errors by status after the latest check,
+	// with StatusAbandoned for those that spent their per-error budget.
 	Counts map[heal.Status]int
 	// Result is an attempt's result (fixed, still failing, regressed,
 	// reverted).
@@ -245,7 +267,7 @@ func Start(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if !cfg.AllowDirty {
-		if err := checkClean(ctx, tree); err != nil {
+		if err := checkClean(ctx, tree, cfg.ReadOnly); err != nil {
 			return nil, err
 		}
 	}
@@ -266,7 +288,7 @@ func Start(ctx context.Context, cfg Config) (*Result, error) {
 	st := &State{
 		ID: id, Name: cfg.Name, Spec: cfg.Spec, Workdir: cfg.Workdir, Version: cfg.Version,
 		Created: now, Updated: now, Outcome: OutcomeRunning,
-		Budget:  budgetOf(cfg.Budget),
+		Budget:  budgetOf(cfg.Budget, cfg.Order),
 		Context: cfg.Context, AddedContext: cfg.AddedContext, Skip: cfg.Skip, Only: cfg.Only, Priority: cfg.Prioritize,
 		Attempts: []AttemptSummary{},
 	}
@@ -322,8 +344,8 @@ func Resume(ctx context.Context, cfg Config, id string) (*Result, error) {
 	st.Priority = mergeUnique(cfg.Prioritize, st.Priority)
 	resumeContext(&cfg, st)
 	st.Skip, st.Only, st.Context, st.AddedContext = cfg.Skip, cfg.Only, cfg.Context, cfg.AddedContext
-	st.Budget = budgetOf(cfg.Budget)
-	st.Outcome, st.Reason = OutcomeRunning, ""
+	st.Budget = budgetOf(cfg.Budget, cfg.Order)
+	st.Outcome, st.Reason, st.Stop = OutcomeRunning, "", ""
 	r := &runner{cfg: cfg, store: store, state: st, tree: tree, tracker: tracker}
 	if err := store.Append(AuditRecord{Time: cfg.now(), Kind: "resume", Attempt: tracker.Attempts()}); err != nil {
 		return nil, err
@@ -410,18 +432,19 @@ func resumeContext(cfg *Config, st *State) {
 }
 
 // CheckClean returns a *SetupError when the git work tree holding workdir
-// has uncommitted changes (tenax's home aside), or is no git tree: what
-// Start checks, for a per-item run to check once before its items start.
-func CheckClean(ctx context.Context, workdir, home string) error {
+// has uncommitted changes (tenax's home aside, and the untracked files
+// in readOnly, which tenax only reads), or is no git tree: what Start
+// checks, for a per-item run to check once before its items start.
+func CheckClean(ctx context.Context, workdir, home string, readOnly ...string) error {
 	tree, err := openTree(ctx, Config{Workdir: workdir, Home: home}, "")
 	if err != nil {
 		return err
 	}
-	return checkClean(ctx, tree)
+	return checkClean(ctx, tree, readOnly)
 }
 
-func checkClean(ctx context.Context, tree *Tree) error {
-	dirty, err := tree.Dirty(ctx)
+func checkClean(ctx context.Context, tree *Tree, readOnly []string) error {
+	dirty, err := tree.Dirty(ctx, readOnly...)
 	if err != nil {
 		return &SetupError{Err: err}
 	}
@@ -439,11 +462,12 @@ func openTree(ctx context.Context, cfg Config, index string) (*Tree, error) {
 	return tree, nil
 }
 
-func budgetOf(b heal.Budget) Budget {
+func budgetOf(b heal.Budget, order string) Budget {
 	return Budget{
 		MaxAttempts:      cmpOr(b.MaxAttempts, heal.DefaultMaxAttempts),
 		MaxErrorAttempts: cmpOr(b.MaxErrorAttempts, heal.DefaultMaxErrorAttempts),
 		StuckAfter:       b.StuckAfter,
+		Order:            cmp.Or(order, OrderRoundRobin),
 	}
 }
 
@@ -482,6 +506,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			return r.stopped(ctx, err)
 		}
 		if r.fatal != nil {
+			st.Stop = StopFixerFatal
 			return r.end(OutcomeFailed, fmt.Sprintf("the fixer failed in a way no other attempt can help (%s): %v; fix that, then continue with tenax fix --resume %s", classify.Classify(r.fatal), r.fatal, st.ID))
 		}
 	}
@@ -512,13 +537,17 @@ func (r *runner) endNoPick() (*Result, error) {
 	if errors.As(err, &se) {
 		switch se.Reason {
 		case heal.ReasonStuck:
+			r.state.Stop = StopStuck
 			return r.end(OutcomeStuck, fmt.Sprintf("stuck: %s in a row after an attempt saw the same errors", plural(r.state.Budget.StuckAfter, "check")))
 		case heal.ReasonMaxAttempts:
+			r.state.Stop = StopMaxAttempts
 			return r.end(OutcomeFailed, fmt.Sprintf("the run's budget is spent: %s in all (budget.max_attempts)", plural(r.tracker.Attempts(), "attempt")))
 		case heal.ReasonMaxErrorAttempts:
+			r.state.Stop = StopMaxErrorAttempts
 			return r.end(OutcomeFailed, fmt.Sprintf("every remaining error has spent its %s (budget.max_error_attempts)", plural(r.state.Budget.MaxErrorAttempts, "attempt")))
 		}
 	}
+	r.state.Stop = StopSkipped
 	return r.end(OutcomeFailed, "every remaining error under budget is skipped (--skip/--only)")
 }
 
@@ -620,11 +649,7 @@ func (r *runner) request(ctx context.Context, e heal.TrackedError) Request {
 		req.Error.Location = &l
 		req.Source = readSource(ctx, f, l)
 	}
-	for _, o := range r.tracker.Errors() {
-		if o.Fingerprint != e.Fingerprint && o.Normalized == e.Normalized && o.Status != heal.StatusFixed {
-			req.Group = append(req.Group, o.Name)
-		}
-	}
+	req.Group = groupOf(r.tracker.Errors(), req.Error.TrackedError)
 	for _, h := range r.cfg.Hints {
 		if h.Match == nil || h.Match.MatchString(e.Message) || h.Match.MatchString(e.Name) {
 			req.Hints = append(req.Hints, h.Text)
@@ -957,7 +982,11 @@ func (r *runner) changes(before map[string]heal.Status) []StatusChange {
 func (r *runner) counts() map[heal.Status]int {
 	c := map[heal.Status]int{}
 	for _, e := range r.tracker.Errors() {
-		c[e.Status]++
+		if p := r.state.Pending; p != nil && p.Fingerprint == e.Fingerprint {
+			c[e.Status]++ // its last attempt is not judged yet
+			continue
+		}
+		c[ShownStatus(e, r.state.Budget)]++
 	}
 	return c
 }

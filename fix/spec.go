@@ -29,6 +29,9 @@ type Options struct {
 	Commit bool
 	// AllowDirty starts on a dirty tree (--allow-dirty).
 	AllowDirty bool
+	// ReadOnly are files tenax only reads besides the spec (--context
+	// @FILE): untracked, they do not make the tree dirty.
+	ReadOnly []string
 	// OnEvent receives progress.
 	OnEvent func(Event)
 	// Item, when set, is the item of a per-item run (--item): the spec's
@@ -51,8 +54,8 @@ func FromSpec(s *spec.Fix, o Options) (Config, error) {
 			MaxAttempts: s.Budget.MaxAttempts, MaxErrorAttempts: s.Budget.MaxErrorAttempts, StuckAfter: s.Budget.StuckAfter,
 		},
 		Context: joinContext(s.Context, o.Context), AddedContext: o.Context,
-		KeepWorse: s.OnWorse == "keep",
-		Commit:    o.Commit, AllowDirty: o.AllowDirty,
+		KeepWorse: s.OnWorse == "keep", Order: s.Order,
+		Commit: o.Commit, AllowDirty: o.AllowDirty, ReadOnly: append([]string{s.Path()}, o.ReadOnly...),
 		Skip: o.Skip, Only: o.Only, Prioritize: o.Prioritize, OnEvent: o.OnEvent,
 	}
 	if err := checkSelectors(o.Skip, o.Only, o.Prioritize); err != nil {

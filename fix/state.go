@@ -28,6 +28,34 @@ const (
 	OutcomeInterrupted = "interrupted"
 )
 
+// The rules that end a run with errors left (State.Stop).
+const (
+	// StopMaxAttempts: budget.max_attempts is spent.
+	StopMaxAttempts = heal.ReasonMaxAttempts
+	// StopMaxErrorAttempts: every remaining error spent its
+	// budget.max_error_attempts.
+	StopMaxErrorAttempts = heal.ReasonMaxErrorAttempts
+	// StopStuck: budget.stuck_after checks in a row saw the same errors.
+	StopStuck = heal.ReasonStuck
+	// StopSkipped: every remaining error under budget is skipped.
+	StopSkipped = "skipped"
+	// StopFixerFatal: the fixer failed in a way no attempt can help.
+	StopFixerFatal = "fixer_fatal"
+)
+
+// StatusAbandoned is how an error the loop gives up on is shown: not
+// fixed, its budget.max_error_attempts spent (as the run's page shows it).
+const StatusAbandoned heal.Status = "abandoned"
+
+// ShownStatus is e's status as reports show it: StatusAbandoned for an
+// unfixed error that has spent its per-error budget of b, else e's own.
+func ShownStatus(e heal.TrackedError, b Budget) heal.Status {
+	if e.Status != heal.StatusFixed && b.MaxErrorAttempts > 0 && e.Attempts >= b.MaxErrorAttempts {
+		return StatusAbandoned
+	}
+	return e.Status
+}
+
 // State is a fix run's state.json: everything a resumed run needs, written
 // atomically (temporary file, fsync, rename) after every step.
 type State struct {
@@ -40,8 +68,11 @@ type State struct {
 	Updated time.Time `json:"updated"`
 	Outcome string    `json:"outcome"`
 	Reason  string    `json:"reason,omitempty"`
-	Budget  Budget    `json:"budget"`
-	Context string    `json:"context,omitempty"`
+	// Stop says which rule ended a failed or stuck run, for the resume
+	// hint: one of the Stop* constants, "" otherwise.
+	Stop    string `json:"stop,omitempty"`
+	Budget  Budget `json:"budget"`
+	Context string `json:"context,omitempty"`
 	// AddedContext is the part of Context given with --context, to which
 	// a resume adds (Config.AddedContext).
 	AddedContext string   `json:"added_context,omitempty"`
@@ -80,6 +111,8 @@ type Budget struct {
 	MaxAttempts      int `json:"max_attempts"`
 	MaxErrorAttempts int `json:"max_error_attempts"`
 	StuckAfter       int `json:"stuck_after"`
+	// Order is how the run picks the next error (Config.Order).
+	Order string `json:"order,omitempty"`
 }
 
 // Pending is an attempt that was paid for and handed to the fixer, whose

@@ -45,6 +45,11 @@ type Fix struct {
 	// worse (more errors, or a fixed error back): "revert" (default) or
 	// "keep". Either way the attempt counts as failed.
 	OnWorse string `yaml:"on_worse"`
+	// Order is how the loop picks the next error: "round_robin"
+	// (default: the fewest attempts spent first, so every error gets a
+	// turn) or "strict" (regressed, then new, then active, whatever each
+	// has spent, as heal's tracker does).
+	Order string `yaml:"order"`
 
 	// Input, when set, makes a per-item fix run: one loop per item of the
 	// input file, run through the engine as a job. check.argv, context,
@@ -141,6 +146,7 @@ var (
 	fixParsers  = []string{"auto", "gotest", "pytest", "jest", "vitest", "tsc", "eslint", "generic"}
 	fixerTypes  = []string{"llm", "exec"}
 	fixOnWorses = []string{"revert", "keep"}
+	fixOrders   = []string{"round_robin", "strict"}
 	fixerKeys   = map[string][]string{
 		"llm":  {"provider", "base_url", "api_key", "model", "system", "prompt", "max_tokens", "temperature", "max_invalid", "mock"},
 		"exec": {"argv", "env"},
@@ -244,6 +250,7 @@ func (d *decoder) finishFix(f *Fix) {
 	def("check.parser", func() { f.Check.Parser = "auto" })
 	def("check.timeout", func() { f.Check.Timeout = 10 * time.Minute })
 	def("on_worse", func() { f.OnWorse = "revert" })
+	def("order", func() { f.Order = "round_robin" })
 	def("budget.max_error_attempts", func() { f.Budget.MaxErrorAttempts = 5 })
 	def("budget.max_attempts", func() { f.Budget.MaxAttempts = 8 })
 	def("budget.stuck_after", func() { f.Budget.StuckAfter = f.Budget.MaxErrorAttempts + 1 })
@@ -264,6 +271,7 @@ func (d *decoder) finishFix(f *Fix) {
 	}
 	d.oneOf("check.parser", f.Check.Parser, fixParsers)
 	d.oneOf("on_worse", f.OnWorse, fixOnWorses)
+	d.oneOf("order", f.Order, fixOrders)
 	d.checkFixer(f)
 	atLeast := func(path string, v, least int) {
 		if v < least {

@@ -15,6 +15,9 @@ func TestParseFixDefaults(t *testing.T) {
 	if f.Name != "fix" || f.Workdir != "/repo" || f.Check.Parser != "auto" || f.Check.Timeout != 10*time.Minute || f.OnWorse != "revert" {
 		t.Errorf("defaults: name %q, workdir %q, parser %q, timeout %s, on_worse %q", f.Name, f.Workdir, f.Check.Parser, f.Check.Timeout, f.OnWorse)
 	}
+	if f.Order != "round_robin" {
+		t.Errorf("order %q by default; want round_robin: every error gets a turn", f.Order)
+	}
 	if f.Budget.MaxErrorAttempts != 5 || f.Budget.MaxAttempts != 8 || f.Budget.StuckAfter != 6 {
 		t.Errorf("budget defaults %+v; want 5 per error, 8 in all, stuck after 6", f.Budget)
 	}
@@ -37,6 +40,7 @@ func TestParseFixErrors(t *testing.T) {
 		{"budget out of range", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\nbudget: {max_attempts: 0}\n", "budget.max_attempts: must be at least 1, got 0"},
 		{"bad hint regex", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\nhints: [{match: '(', hint: h}]\n", "hints[0].match: invalid regex"},
 		{"on_worse", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\non_worse: revrt\n", `(did you mean "revert"?)`},
+		{"order", "check: {argv: [x]}\nfixer: {type: exec, argv: [y]}\norder: strikt\n", `fix.yaml:3:8: order: unknown value "strikt" (want round_robin or strict) (did you mean "strict"?)`},
 		{"missing variable", "check: {argv: [x]}\nfixer: {type: llm, provider: openai, model: m, api_key: '${NO_SUCH_KEY}'}\n", "environment variable NO_SUCH_KEY is not set"},
 		// A shell one-liner fixer reading the error's line was told to
 		// export TENAX_ERROR_LINE, which would freeze one value into it.

@@ -110,7 +110,7 @@ func runFix(ctx context.Context, g *globals, f fixFlags, args []string) error {
 	}
 	opts := fix.Options{
 		Home: home, Version: version, Context: text, Skip: f.skip, Only: f.only, Prioritize: f.prioritize,
-		Commit: f.commit, AllowDirty: f.allowDirty, NewModel: job.FixModel,
+		Commit: f.commit, AllowDirty: f.allowDirty, ReadOnly: contextFile(f.context), NewModel: job.FixModel,
 	}
 	if f.item != "" {
 		item, err := fix.ParseItem(f.item)
@@ -265,7 +265,7 @@ func runFixItems(ctx context.Context, g *globals, f fixFlags, s *spec.Fix, text 
 		return nil
 	}
 	if !f.allowDirty {
-		if err := fix.CheckClean(ctx, s.Workdir, home); err != nil {
+		if err := fix.CheckClean(ctx, s.Workdir, home, append(contextFile(f.context), s.Path())...); err != nil {
 			return fixErr(err)
 		}
 	}
@@ -276,6 +276,14 @@ func runFixItems(ctx context.Context, g *globals, f fixFlags, s *spec.Fix, text 
 	return runJob(ctx, g, runFlags{}, func(ctx context.Context, o job.Options) (*job.Result, error) {
 		return job.Run(ctx, path, o)
 	})
+}
+
+// contextFile is the file --context @FILE reads, which tenax only reads.
+func contextFile(context string) []string {
+	if path, ok := strings.CutPrefix(context, "@"); ok {
+		return []string{path}
+	}
+	return nil
 }
 
 // fixErr maps a fix error to its exit code.
@@ -377,8 +385,12 @@ func (p *fixProgress) clear() {
 }
 
 func statusCounts(e fix.Event) string {
-	return fmt.Sprintf("[%d regressed, %d new, %d active, %d fixed]",
-		e.Counts[heal.StatusRegressed], e.Counts[heal.StatusNew], e.Counts[heal.StatusActive], e.Counts[heal.StatusFixed])
+	abandoned := ""
+	if n := e.Counts[fix.StatusAbandoned]; n > 0 {
+		abandoned = fmt.Sprintf(", %d abandoned", n)
+	}
+	return fmt.Sprintf("[%d regressed, %d new, %d active%s, %d fixed]",
+		e.Counts[heal.StatusRegressed], e.Counts[heal.StatusNew], e.Counts[heal.StatusActive], abandoned, e.Counts[heal.StatusFixed])
 }
 
 // printFixEvent writes one progress line: the current error, its

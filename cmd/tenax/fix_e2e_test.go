@@ -97,7 +97,8 @@ func TestFixKill9ThenResumeKeepsBudgets(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	w, log := newFixRepo(t, fixSpec)
+	// The strict order keeps the fixer on A, the error it cannot fix.
+	w, log := newFixRepo(t, fixSpec+"order: strict\n")
 	cmd := exec.Command(tenaxBin, "--home", w.home, "fix", "fix.yaml")
 	cmd.Dir = w.dir
 	cmd.Env = childEnv()
