@@ -43,6 +43,10 @@ type Check struct {
 	Timeout time.Duration
 	// Parser is one of the Parser constants; "" is ParserAuto.
 	Parser string
+	// Redact, when set, replaces the spec's secrets in the output before
+	// anything reads it: the errors, the fixer's request, the audit
+	// trail, state.json and checks/*.log see only what it returns.
+	Redact func(string) string
 
 	// groups records the check's process group for the run (runGroup).
 	groups *texec.GroupFile
@@ -94,6 +98,10 @@ func (c Check) Run(ctx context.Context) (CheckResult, error) {
 	start := time.Now()
 	err := runGroup(cmd, c.groups)
 	res := CheckResult{Output: out.String(), Duration: time.Since(start)}
+	if c.Redact != nil {
+		// A ${DB_PASSWORD} of check.env that the check prints.
+		res.Output = c.Redact(res.Output)
+	}
 	res.Tally = TallyOf(res.Output)
 	var exitErr *exec.ExitError
 	switch {

@@ -72,6 +72,10 @@ type Config struct {
 	Commit bool
 	// AllowDirty starts even though the work tree has uncommitted changes.
 	AllowDirty bool
+	// Redact, when set, replaces the spec's secrets (spec.Fix.Redact) in
+	// what the fixer says and in the request's quoted source; the check
+	// redacts its own output (Check.Redact).
+	Redact func(string) string
 	// ReadOnly are files tenax only reads (the fix spec, a --context
 	// @FILE): untracked, they do not make the work tree dirty.
 	ReadOnly []string
@@ -296,7 +300,7 @@ func Start(ctx context.Context, cfg Config) (*Result, error) {
 	if err := r.save(); err != nil {
 		return nil, err
 	}
-	if err := store.Append(AuditRecord{Time: now, Kind: "start", Message: strings.Join(cfg.Check.Argv, " ")}); err != nil {
+	if err := store.Append(AuditRecord{Time: now, Kind: "start", Message: r.redact(strings.Join(cfg.Check.Argv, " "))}); err != nil {
 		return nil, err
 	}
 	r.emit(Event{Kind: EventStart, Message: store.Dir})
@@ -647,7 +651,9 @@ func (r *runner) request(ctx context.Context, e heal.TrackedError) Request {
 	f := newFence(req.Workdir, req.Protected)
 	if l, ok := locate(ctx, f, e.Message, r.output); ok {
 		req.Error.Location = &l
-		req.Source = readSource(ctx, f, l)
+		if req.Source = readSource(ctx, f, l); req.Source != nil {
+			req.Source.Text = r.redact(req.Source.Text)
+		}
 	}
 	req.Group = groupOf(r.tracker.Errors(), req.Error.TrackedError)
 	for _, h := range r.cfg.Hints {
@@ -661,6 +667,14 @@ func (r *runner) request(ctx context.Context, e heal.TrackedError) Request {
 		}
 	}
 	return req
+}
+
+// redact replaces the spec's secrets in text (Config.Redact).
+func (r *runner) redact(text string) string {
+	if r.cfg.Redact == nil {
+		return text
+	}
+	return r.cfg.Redact(text)
 }
 
 func (r *runner) find(fp string) (heal.TrackedError, bool) {
@@ -760,8 +774,9 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error,
 		InputTokens: ans.Usage.InputTokens, OutputTokens: ans.Usage.OutputTokens, CostUSD: ans.CostUSD,
 	}
 	if ferr != nil {
-		rec.FixerError = ferr.Error()
+		rec.FixerError = r.redact(ferr.Error())
 	}
+	rec.Fixer = r.redact(rec.Fixer)
 	st.Usage = st.Usage.Add(ans.Usage)
 	st.CostUSD += ans.CostUSD
 
@@ -770,7 +785,7 @@ func (r *runner) finish(ctx context.Context, p *Pending, ans Answer, ferr error,
 		return err
 	}
 	rec.UserFiles = g.userFiles
-	summary := AttemptSummary{Attempt: p.Attempt, Fingerprint: p.Fingerprint, Files: files, Summary: cut(firstNonEmpty(ans.Summary, rec.FixerError), 300)}
+	summary := AttemptSummary{Attempt: p.Attempt, Fingerprint: p.Fingerprint, Files: files, Summary: cut(firstNonEmpty(rec.Fixer, rec.FixerError), 300)}
 	if len(patch) > 0 {
 		rec.Edit = &Edit{Files: files, Patch: rel}
 		summary.Patch = rel

@@ -49,7 +49,8 @@ type Options struct {
 func FromSpec(s *spec.Fix, o Options) (Config, error) {
 	cfg := Config{
 		Name: s.Name, Spec: s.Path(), Version: o.Version, Workdir: s.Workdir, Home: o.Home,
-		Check: Check{Argv: s.Check.Argv, Dir: s.Workdir, Env: s.Check.Env, Timeout: s.Check.Timeout, Parser: s.Check.Parser},
+		Check:  Check{Argv: s.Check.Argv, Dir: s.Workdir, Env: s.Check.Env, Timeout: s.Check.Timeout, Parser: s.Check.Parser, Redact: s.Redact},
+		Redact: s.Redact,
 		Budget: heal.Budget{
 			MaxAttempts: s.Budget.MaxAttempts, MaxErrorAttempts: s.Budget.MaxErrorAttempts, StuckAfter: s.Budget.StuckAfter,
 		},

@@ -159,9 +159,20 @@ func (f *Fix) Path() string { return f.path }
 // Dir returns the directory relative paths were resolved against.
 func (f *Fix) Dir() string { return f.dir }
 
-// Secrets returns the values that must never be shown (fixer.api_key and
-// variables named like secrets), longest first.
+// Secrets returns the values that must never be shown (fixer.api_key,
+// every value expanded into fixer.env or check.env, and variables named
+// like secrets), longest first.
 func (f *Fix) Secrets() []string { return slices.Clone(f.secrets) }
+
+// Redact returns text with every secret of the fix spec replaced by
+// "[redacted]": what the check prints goes to the fixer, the audit trail
+// and state.json through it.
+func (f *Fix) Redact(text string) string {
+	for _, secret := range f.secrets {
+		text = strings.ReplaceAll(text, secret, redactedText)
+	}
+	return text
+}
 
 // LoadFix reads, expands, decodes, defaults and validates the fix spec at
 // path, and checks the directory and programs it names. Problems are
@@ -422,8 +433,8 @@ func (d *decoder) checkFixFiles(f *Fix) {
 }
 
 // fixSecrets returns the fix spec's secrets: apiKey, the other values
-// given, and every value expanded into fixer.api_key, fixer.env or a
-// variable named like a secret.
+// given, and every value expanded into fixer.api_key, fixer.env,
+// check.env or a variable named like a secret.
 func (d *decoder) fixSecrets(apiKey string, more ...string) []string {
 	var out []string
 	for _, v := range append([]string{apiKey}, more...) {
@@ -432,7 +443,7 @@ func (d *decoder) fixSecrets(apiKey string, more ...string) []string {
 		}
 	}
 	for _, e := range d.expanded {
-		if e.value != "" && (e.path == "fixer.api_key" || strings.HasPrefix(e.path, "fixer.env.") || secretName(e.name)) {
+		if e.value != "" && (e.path == "fixer.api_key" || strings.HasPrefix(e.path, "fixer.env.") || strings.HasPrefix(e.path, "check.env.") || secretName(e.name)) {
 			out = append(out, e.value)
 		}
 	}
