@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -784,5 +785,54 @@ func TestResumeHintSaysWhichBudgetToRaise(t *testing.T) {
 		if got := fix.ResumeHint(st, tc.errs); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("stop %q: hint %q; want %q", tc.stop, got, tc.want)
 		}
+	}
+}
+
+// Scripts had to read state.json, whose shape is tenax's own, for a fix
+// run's status; Status is versioned (tenax.fix.status/v1).
+func TestStatusJSONIsVersionedAndSaysWhatTheTextSays(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, map[string]string{"A": "1", "B": "2"})
+	res, err := fix.Start(context.Background(), r.config(heal.Budget{MaxErrorAttempts: 1}, map[string]string{"STUBBORN": "A"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := fix.Status(res.Dir, res.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Schema   string         `json:"schema"`
+		ID       string         `json:"id"`
+		Outcome  string         `json:"outcome"`
+		Stop     string         `json:"stop"`
+		Attempts int            `json:"attempts"`
+		Counts   map[string]int `json:"counts"`
+		Errors   []struct {
+			Name     string `json:"name"`
+			Status   string `json:"status"`
+			Attempts int    `json:"attempts"`
+		} `json:"errors"`
+		Resume string `json:"resume"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Schema != "tenax.fix.status/v1" || got.ID != res.ID || got.Outcome != fix.OutcomeFailed || got.Stop != fix.StopMaxErrorAttempts || got.Attempts != 2 {
+		t.Errorf("status %s; want schema tenax.fix.status/v1, id %s, failed by max_error_attempts after 2 attempts", b, res.ID)
+	}
+	want := map[string]int{"regressed": 0, "new": 0, "active": 0, "abandoned": 1, "fixed": 1}
+	if !maps.Equal(got.Counts, want) {
+		t.Errorf("counts %v; want %v", got.Counts, want)
+	}
+	if len(got.Errors) != 2 || got.Errors[0].Name != "TestA" || got.Errors[0].Status != "abandoned" || got.Errors[0].Attempts != 1 {
+		t.Errorf("errors %+v; want TestA abandoned after 1 attempt, then TestB", got.Errors)
+	}
+	if !strings.Contains(got.Resume, "budget.max_error_attempts (now 1)") {
+		t.Errorf("resume %q; want the budget to raise", got.Resume)
 	}
 }

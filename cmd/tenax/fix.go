@@ -421,8 +421,9 @@ func firstLineOf(s string) string {
 	return line
 }
 
-// fixStatus writes a fix run's status (tenax status fix_…).
-func fixStatus(g *globals, id string, w io.Writer) error {
+// fixStatus writes a fix run's status (tenax status fix_…), as JSON
+// (tenax.fix.status/v1) with --json.
+func fixStatus(g *globals, id string, w io.Writer, asJSON bool) error {
 	store, err := fix.OpenStore(g.homeDir(), id)
 	if err != nil {
 		return usageErr(err)
@@ -430,6 +431,13 @@ func fixStatus(g *globals, id string, w io.Writer) error {
 	st, err := store.Load()
 	if err != nil {
 		return fixErr(err)
+	}
+	if asJSON {
+		s, err := fix.Status(store.Dir, st)
+		if err != nil {
+			return fixErr(err)
+		}
+		return writeJSON(w, s)
 	}
 	return fix.WriteStatus(w, store.Dir, st)
 }

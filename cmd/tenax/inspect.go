@@ -34,15 +34,12 @@ a machine that stopped) is shown as stale: 'tenax resume JOB' continues it.
 
 --json prints the same as one JSON object for scripts, every error group
 included (tenax.status/v1; with --all, tenax.jobs/v1): docs/records.md has
-the shape. tenax status --json | jq .outcomes.succeeded`,
+the shape. For a fix run it is tenax.fix.status/v1 (docs/fix.md). tenax status --json | jq .outcomes.succeeded`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if len(args) == 1 && fix.IsID(args[0]) {
-				if asJSON {
-					return usageErr(fmt.Errorf("--json shows jobs; a fix run's status is text only: drop --json for %s", args[0]))
-				}
-				return fixStatus(g, args[0], cmd.OutOrStdout())
+				return fixStatus(g, args[0], cmd.OutOrStdout(), asJSON)
 			}
 			st, closeStore, err := g.openStore(ctx)
 			if err != nil {
