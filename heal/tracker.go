@@ -29,6 +29,7 @@ const (
 const (
 	DefaultMaxAttempts      = 8
 	DefaultMaxErrorAttempts = 5
+	DefaultMaxSameOutput    = 1
 )
 
 // TrackedError is one distinct error of a heal or fix loop, identified by
@@ -71,6 +72,12 @@ type Budget struct {
 	// the fixes change nothing. 0 turns the rule off; fix loops, whose
 	// checks are expensive, may enable it.
 	StuckAfter int
+	// MaxSameOutput is the most re-asks in a row about one byte-identical
+	// output: the task answered the feedback with the very output it was
+	// told was wrong. 0 means DefaultMaxSameOutput (1: the second re-ask
+	// about the same output is stuck); a negative value turns the rule
+	// off.
+	MaxSameOutput int
 	// Now stamps the audit trail; nil means time.Now.
 	Now func() time.Time
 }
@@ -87,6 +94,18 @@ func (b Budget) maxErrorAttempts() int {
 		return b.MaxErrorAttempts
 	}
 	return DefaultMaxErrorAttempts
+}
+
+// sameOutputStuck reports whether a re-ask about an output already re-asked
+// about run times in a row is stuck.
+func (b Budget) sameOutputStuck(run int) bool {
+	switch {
+	case b.MaxSameOutput < 0:
+		return false
+	case b.MaxSameOutput == 0:
+		return run >= DefaultMaxSameOutput
+	}
+	return run >= b.MaxSameOutput
 }
 
 func (b Budget) now() time.Time {
@@ -206,8 +225,10 @@ type Tracker struct {
 	attempts int
 	audit    []AuditEntry
 
-	// lastSpentHash is the hash of the output passed to the latest Spend.
+	// lastSpentHash is the hash of the output passed to the latest Spend;
+	// sameOutputRun counts the Spends in a row that were passed it.
 	lastSpentHash string
+	sameOutputRun int
 	// spentSinceCheck is set by Spend and cleared by Observe.
 	spentSinceCheck bool
 	// checks counts calls of Observe.
@@ -393,10 +414,11 @@ func (t *Tracker) firstPresent() string {
 // output is the failed output the re-ask is about. It returns a *StopError,
 // and records nothing, when the re-ask must not be made:
 //
-//   - stuck: output is the same as the one passed to the previous Spend,
-//     so the last re-ask answered the feedback with what it was given
-//     (an empty output is never compared: a fixer that edits files may
-//     print nothing), or StuckAfter checks in a row saw the same errors;
+//   - stuck: output is the same as the one passed to the previous
+//     MaxSameOutput Spends (by default the previous one), so the re-asks
+//     answered the feedback with what they were given (an empty output is
+//     never compared: a fixer that edits files may print nothing), or
+//     StuckAfter checks in a row saw the same errors;
 //   - max_attempts: MaxAttempts re-asks were made in all;
 //   - max_error_attempts: fp has had MaxErrorAttempts re-asks.
 //
@@ -418,7 +440,7 @@ func (t *Tracker) Spend(fp string, output string) error {
 	}
 	e := &t.errs[i]
 	switch {
-	case h != "" && h == t.lastSpentHash, t.stuck():
+	case h != "" && h == t.lastSpentHash && t.budget.sameOutputStuck(t.sameOutputRun), t.stuck():
 		return &StopError{Reason: ReasonStuck, Fingerprint: fp, Attempts: t.attempts}
 	case t.attempts >= t.budget.maxAttempts():
 		return &StopError{Reason: ReasonMaxAttempts, Attempts: t.attempts}
@@ -427,6 +449,11 @@ func (t *Tracker) Spend(fp string, output string) error {
 	}
 	e.Attempts++
 	t.attempts++
+	if h != "" && h == t.lastSpentHash {
+		t.sameOutputRun++
+	} else {
+		t.sameOutputRun = 1
+	}
 	t.lastSpentHash = h
 	t.spentSinceCheck = true
 	t.audit = append(t.audit, AuditEntry{Time: t.budget.now(), Attempt: t.attempts, Fingerprint: fp, OutputHash: h, Result: ResultPending})
@@ -461,6 +488,7 @@ type trackerState struct {
 	Attempts        int            `json:"attempts"`
 	Checks          int            `json:"checks"`
 	LastSpentHash   string         `json:"last_spent_hash,omitempty"`
+	SameOutputRun   int            `json:"same_output_run,omitempty"`
 	SpentSinceCheck bool           `json:"spent_since_check,omitempty"`
 	LastSet         []string       `json:"last_set,omitempty"`
 	SameSetRun      int            `json:"same_set_run,omitempty"`
@@ -476,6 +504,7 @@ func (t *Tracker) MarshalJSON() ([]byte, error) {
 		Attempts:        t.attempts,
 		Checks:          t.checks,
 		LastSpentHash:   t.lastSpentHash,
+		SameOutputRun:   t.sameOutputRun,
 		SpentSinceCheck: t.spentSinceCheck,
 		LastSet:         t.lastSet,
 		SameSetRun:      t.sameSetRun,
@@ -508,6 +537,10 @@ func (t *Tracker) UnmarshalJSON(data []byte) error {
 	t.attempts = st.Attempts
 	t.checks = st.Checks
 	t.lastSpentHash = st.LastSpentHash
+	t.sameOutputRun = st.SameOutputRun
+	if t.sameOutputRun == 0 && t.lastSpentHash != "" {
+		t.sameOutputRun = 1 // a state written before the run was counted
+	}
 	t.spentSinceCheck = st.SpentSinceCheck
 	t.lastSet = st.LastSet
 	t.sameSetRun = st.SameSetRun

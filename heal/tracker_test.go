@@ -372,3 +372,57 @@ func TestUnmarshalRejectsBrokenState(t *testing.T) {
 		}
 	}
 }
+
+// A byte-identical invalid answer stopped an item after one re-ask, and
+// no setting could change the rule: Budget.MaxSameOutput does.
+func TestTheSameOutputRuleIsABudgetSetting(t *testing.T) {
+	tests := []struct {
+		name          string
+		maxSameOutput int
+		reasks        int // re-asks made before Spend says stuck; -1 for never
+	}{
+		{"default: the second re-ask about one output is stuck", 0, 1},
+		{"one, as the default", 1, 1},
+		{"three re-asks about one output", 3, 3},
+		{"off", -1, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTracker(Budget{MaxAttempts: 20, MaxErrorAttempts: 10, MaxSameOutput: tc.maxSameOutput})
+			tr.Observe([]Observed{{Name: "item", Message: "invalid: missing field"}})
+			fp := tr.Errors()[0].Fingerprint
+			made := 0
+			for ; made < 10; made++ {
+				err := tr.Spend(fp, `{"same": "answer"}`)
+				if err != nil {
+					if !errors.Is(err, ErrStuck) {
+						t.Fatalf("Spend after %d re-asks: %v; want a stuck error or none", made, err)
+					}
+					break
+				}
+				tr.Observe([]Observed{{Name: "item", Message: "invalid: missing field"}})
+			}
+			want := tc.reasks
+			if want < 0 {
+				want = 10
+			}
+			if made != want {
+				t.Errorf("%d re-asks about one output before the loop stopped; want %d", made, want)
+			}
+			// The run is part of the saved state.
+			if tc.reasks > 1 {
+				b, err := tr.MarshalJSON()
+				if err != nil {
+					t.Fatal(err)
+				}
+				back := NewTracker(Budget{MaxAttempts: 20, MaxErrorAttempts: 10, MaxSameOutput: tc.maxSameOutput})
+				if err := back.UnmarshalJSON(b); err != nil {
+					t.Fatal(err)
+				}
+				if err := back.Spend(fp, `{"same": "answer"}`); !errors.Is(err, ErrStuck) {
+					t.Errorf("a restored tracker's Spend: %v; want stuck, the run counted", err)
+				}
+			}
+		})
+	}
+}

@@ -435,7 +435,7 @@ func engineConfig(s *spec.Spec, interactive bool) (engine.Config, error) {
 			Threshold: s.Breaker.Threshold, FailureRate: s.Breaker.FailureRate, Window: s.Breaker.Window,
 			ResetTimeout: s.Breaker.ResetTimeout, Probes: s.Breaker.Probes,
 		},
-		Heal:              heal.Budget{MaxAttempts: s.Heal.MaxAttempts, MaxErrorAttempts: s.Heal.MaxErrorAttempts},
+		Heal:              heal.Budget{MaxAttempts: s.Heal.MaxAttempts, MaxErrorAttempts: s.Heal.MaxErrorAttempts, MaxSameOutput: sameOutput(s.Heal.MaxSameOutput)},
 		NoHeal:            s.Heal.MaxAttempts == 0,
 		Hints:             hints,
 		RequestsPerMinute: s.RateLimit.RequestsPerMinute,
@@ -516,4 +516,13 @@ func usage(err error) error {
 		return err
 	}
 	return &UsageError{Err: err}
+}
+
+// sameOutput is heal.max_same_output as heal.Budget's MaxSameOutput: the
+// spec's 0 turns the rule off, heal's 0 is its default.
+func sameOutput(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -204,6 +204,7 @@ func policyDefaults(s *Spec, def defaulter) {
 	def("validate.timeout", func() { s.Validate.Timeout = 30 * time.Second })
 	def("heal.max_attempts", func() { s.Heal.MaxAttempts = 8 })
 	def("heal.max_error_attempts", func() { s.Heal.MaxErrorAttempts = 5 })
+	def("heal.max_same_output", func() { s.Heal.MaxSameOutput = 1 })
 	def("cache.max_bytes", func() { s.Cache.MaxBytes = DefaultCacheMaxBytes })
 
 	r := &s.Retry
@@ -494,6 +495,7 @@ func (d *decoder) checkPolicies(s *Spec) {
 	}
 	atLeast("heal.max_attempts", s.Heal.MaxAttempts, 0)
 	atLeast("heal.max_error_attempts", s.Heal.MaxErrorAttempts, 1)
+	atLeast("heal.max_same_output", s.Heal.MaxSameOutput, 0)
 	if s.Cache.MaxBytes < 0 {
 		d.problem("cache.max_bytes", nil, "must not be negative, got %d (0 is no bound)", s.Cache.MaxBytes)
 	}

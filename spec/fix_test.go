@@ -110,3 +110,34 @@ func TestVariablesTenaxSetsForItsCommandsAreRefusedEvenWhenSet(t *testing.T) {
 		})
 	}
 }
+
+// A byte-identical invalid answer stopped an item after one re-ask and the
+// spec could not change that rule: heal.max_same_output sets it.
+func TestHealMaxSameOutputIsASetting(t *testing.T) {
+	const job = "input: items.jsonl\ntask: {type: exec, argv: [echo]}\n"
+	tests := []struct {
+		name, yaml string
+		want       int
+		err        string
+	}{
+		{"default", job, 1, ""},
+		{"three", job + "heal: {max_same_output: 3}\n", 3, ""},
+		{"off", job + "heal: {max_same_output: 0}\n", 0, ""},
+		{"negative", job + "heal: {max_same_output: -1}\n", 0, "heal.max_same_output: must be at least 0, got -1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse("job.yaml", []byte(tc.yaml), "/repo", nil)
+			switch {
+			case tc.err != "":
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("Parse: %v; want an error containing %q", err, tc.err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case s.Heal.MaxSameOutput != tc.want:
+				t.Errorf("heal.max_same_output %d; want %d", s.Heal.MaxSameOutput, tc.want)
+			}
+		})
+	}
+}

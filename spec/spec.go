@@ -267,6 +267,11 @@ type Heal struct {
 	// MaxErrorAttempts is the re-ask budget per error fingerprint;
 	// default 5.
 	MaxErrorAttempts int `yaml:"max_error_attempts"`
+	// MaxSameOutput is the most re-asks in a row about one byte-identical
+	// invalid answer before the item stops as stuck; default 1 (the
+	// second re-ask about the same answer is stuck); 0 turns the rule off
+	// (the other budgets still bound the item).
+	MaxSameOutput int `yaml:"max_same_output"`
 	// Hints are added to the feedback when their regex matches the error.
 	Hints []Hint `yaml:"hints"`
 }

@@ -256,7 +256,7 @@ func TestDefaultsFillWhatTheSpecLeavesOut(t *testing.T) {
 		Task: Task{Type: "llm", Provider: "openai", Model: "gpt-4o-mini", Prompt: "hi",
 			MaxTokens: 1024, Output: "text", Timeout: 60 * time.Second},
 		Validate: Validate{Timeout: 30 * time.Second},
-		Heal:     Heal{MaxAttempts: 8, MaxErrorAttempts: 5},
+		Heal:     Heal{MaxAttempts: 8, MaxErrorAttempts: 5, MaxSameOutput: 1},
 		Retry: Retry{MaxAttempts: 5, MaxHint: 2 * time.Minute,
 			Backoff: Backoff{Base: time.Second, Multiplier: 2, Max: 60 * time.Second, Jitter: "proportional"}},
 		Breaker:     Breaker{Threshold: 5, ResetTimeout: 60 * time.Second, Probes: 1},
