@@ -2,8 +2,12 @@
 // compiler, a linter), extract its errors, give ONE error to a fixer,
 // re-run the check, and repeat within budgets, on heal's tracker:
 //
-//	check → extract → Observe → pick (regressed, new, active; under budget)
+//	check → extract → Observe → pick (fewest attempts; regressed, new, active)
 //	      → snapshot → fixer → snapshot → diff (recorded) → check → worse? revert
+//
+// The pick is round robin by default (Config.Order): an error with the
+// fewest attempts spent goes first, so every error gets a turn before any
+// gets another; OrderStrict is heal's order alone.
 //
 // A Check runs a command and reads its errors with one of heal's
 // extractors (go test, pytest, jest, vitest, tsc, eslint, path:line:col);

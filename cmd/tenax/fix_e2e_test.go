@@ -377,3 +377,36 @@ func TestUIListsFixRunsAndOpensOne(t *testing.T) {
 		}
 	}
 }
+
+// tenax status --json refused a fix run, so scripts read state.json, which
+// has no versioned schema.
+func TestFixStatusJSONHasAVersionedSchema(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	w, log := newFixRepo(t, fixSpec)
+	if err := os.WriteFile(filepath.Join(log, "no-hang"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.tenax("fix", "fix.yaml"); r.code != 1 {
+		t.Fatalf("tenax fix: exit %d; want 1 (A cannot be fixed)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	id := fixRunID(t, w)
+	r := w.tenax("status", "--json", id)
+	var s struct {
+		Schema  string         `json:"schema"`
+		ID      string         `json:"id"`
+		Outcome string         `json:"outcome"`
+		Counts  map[string]int `json:"counts"`
+		Resume  string         `json:"resume"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &s) != nil {
+		t.Fatalf("tenax status --json %s: exit %d\n%s%s", id, r.code, r.stdout, r.stderr)
+	}
+	if s.Schema != "tenax.fix.status/v1" || s.ID != id || s.Outcome != "failed" || s.Counts["abandoned"] != 1 || s.Counts["fixed"] != 1 {
+		t.Errorf("status %+v; want schema tenax.fix.status/v1, run %s failed with A abandoned and B fixed", s, id)
+	}
+	if !strings.Contains(s.Resume, "budget.max_error_attempts (now 3)") {
+		t.Errorf("resume %q; want the budget to raise", s.Resume)
+	}
+}
