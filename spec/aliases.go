@@ -15,15 +15,17 @@ var meantKeys = map[string]map[string]string{
 		"rate": "rate_limit", "rpm": "rate_limit", "ratelimit": "rate_limit",
 		"circuit_breaker": "breaker", "validation": "validate", "schema": "validate.json_schema",
 		"json_schema": "validate.json_schema", "inputs": "input", "data": "input",
+		"input_file": "input", "input_path": "input",
 	},
 	"task": {
 		"command": "argv", "cmd": "argv", "args": "argv", "arguments": "argv", "exec": "argv", "run": "argv",
 		"cwd": "dir", "workdir": "dir", "working_dir": "dir", "directory": "dir",
-		"environment": "env",
-		"endpoint":    "url", "uri": "url",
+		"environment": "env", "request_timeout": "timeout",
+		"endpoint": "url", "uri": "url",
 		"api_base": "base_url", "base_path": "base_url", "api_url": "base_url", "baseurl": "base_url",
 		"token": "api_key", "api_token": "api_key", "key": "api_key", "apikey": "api_key",
 		"system_prompt": "system", "user_prompt": "prompt", "template": "prompt", "message": "prompt", "messages": "prompt",
+		"system_message": "system", "prompt_template": "prompt", "user_prompt_template": "prompt",
 		"max_output_tokens": "max_tokens", "max_completion_tokens": "max_tokens",
 		"data": "body", "payload": "body", "verb": "method",
 	},
@@ -77,6 +79,9 @@ var peerKeys = map[string]peerKey{
 	"max_backoff":          {"retry.backoff.max", "the longest delay between two retries"},
 	"retry.max_backoff":    {"retry.backoff.max", "the longest delay between two retries"},
 	"retry_backoff_factor": {"retry.backoff.multiplier", ""},
+
+	"checkpoint_interval": {"checkpoint.flush_every", "results are made durable at least every this many records (and every checkpoint.flush_interval)"},
+	"checkpoint_every":    {"checkpoint.flush_every", "results are made durable at least every this many records (and every checkpoint.flush_interval)"},
 
 	"mode": {"task.mode", "mode is a key of the task: online (one call per attempt) or batch (the provider's batch API)"},
 }

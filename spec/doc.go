@@ -45,6 +45,12 @@
 // spec, runs only when there are none, so that a misspelled key does not
 // also show up as a missing one.
 //
+// Import reads another tool's config instead (a translator's llm:,
+// processing: and prompt: sections; agents.<name>.batch_processing) and
+// writes the spec that does the same, with an ImportLine per key saying
+// what it became or why it has no equivalent. Its names for other tools'
+// keys are the same table "did you mean" uses (aliases.go).
+//
 // Values that came from the environment into api_key, headers or env, or
 // from variables named like secrets (KEY, TOKEN, SECRET, PASSWORD), are the
 // spec's Secrets: Redacted and RedactedYAML show the resolved spec with
