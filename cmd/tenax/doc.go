@@ -8,6 +8,7 @@
 //   - status, export: a job's counts and error groups (package report), and
 //     its latest record per item as JSONL or CSV (package store).
 //   - validate: check a spec and, with --input, its templates (job).
+//   - import: another tool's config turned into a spec, key by key (spec).
 //   - fix: the fix loop, an agent edits code until a check passes (fix).
 //   - mock: the built-in mock LLM server (mock).
 //   - cache: the response cache's stats, prune and clear (cache).

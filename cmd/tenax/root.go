@@ -142,7 +142,7 @@ resumable); 130 interrupted (SIGINT, SIGTERM, SIGHUP).`,
 	root.AddCommand(
 		ownSignals(newRunCmd(g)), ownSignals(newResumeCmd(g)), newStatusCmd(g), newExportCmd(g), newValidateCmd(g),
 		ownSignals(newMockCmd(g)), newVersionCmd(), ownSignals(newFixCmd(g)),
-		newMigrateCmd(g), ownSignals(newWorkerCmd(g)), newBreakerCmd(g), newCacheCmd(g),
+		newMigrateCmd(g), ownSignals(newWorkerCmd(g)), newBreakerCmd(g), newCacheCmd(g), newImportCmd(g),
 	)
 	root.AddCommand(ownSignals(newUICmd(g)))
 	root.AddCommand(newControlCmds(g)...)
