@@ -107,8 +107,9 @@ type Config struct {
 	Heal   heal.Budget
 	NoHeal bool
 	Hints  []heal.Hint
-	// Cache, when set, is told about cached outputs that proved invalid.
-	Cache engine.Rejecter
+	// Cache, when set, is told about cached outputs that proved invalid,
+	// and remembers healed ones (engine.ResponseCache).
+	Cache engine.ResponseCache
 
 	// Discount is the batch price as a fraction of the online price;
 	// 0 means DefaultDiscount (both providers charge half).
@@ -1223,8 +1224,8 @@ func (r *Runner) apply(ctx context.Context, w *waveRun, f *flight, a any) bool {
 		// max_elapsed clock starts now, and the ledger keeps when.
 		f.RetrySince = time.Now().UTC()
 	}
-	if next.Reject && res.CacheKey != "" && r.cfg.Cache != nil {
-		_ = r.cfg.Cache.Reject(res.CacheKey, next.Cause.Error())
+	if r.cfg.Cache != nil {
+		engine.SettleCache(r.cfg.Cache, next, res)
 	}
 	switch next.Step {
 	case engine.StepRecord:

@@ -38,7 +38,10 @@
 // removes such an entry, so the next run regenerates it instead of being
 // served the same bad answer forever, and keeps it as
 // dir/rejected/<key>.json with the reason, for whoever wants to know what
-// the model got wrong.
+// the model got wrong. The answer that passed after the re-asks is then
+// Put under the first question's key too (the engine does it, package
+// engine's SettleCache), so the next job asking that question is served
+// the healed answer and never the bad one.
 //
 // Keys come from Key, the hex SHA-256 of a value's JSON encoding. Only
 // such keys are accepted (16 to 1024 lowercase hex digits).

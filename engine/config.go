@@ -58,8 +58,10 @@ type Config struct {
 	// heal budgets and retry streaks continue instead of starting afresh.
 	// Nil for a plain run.
 	Carried map[int]*Carried
-	// Cache, when set, is told about cached outputs that proved invalid.
-	Cache Rejecter
+	// Cache, when set, is told about cached outputs that proved invalid,
+	// and given a healed output as the answer to the item's first
+	// question (docs/heal.md, "A heal is remembered").
+	Cache ResponseCache
 
 	// RequestsPerMinute and TokensPerMinute pace calls (0 = unlimited).
 	// Tokens are estimated before a call when the task implements
@@ -259,10 +261,14 @@ type Validator interface {
 	Validate(ctx context.Context, output json.RawMessage) error
 }
 
-// Rejecter is the response cache as the engine sees it: an entry whose
-// output proved invalid is rejected so that the next run regenerates it.
-type Rejecter interface {
+// ResponseCache is the response cache as the engine sees it: an entry
+// whose output proved invalid is rejected so that the next run
+// regenerates it, and an output that passed after re-asks is put under
+// the key of the item's first question (Next.Remember), so that the next
+// run is served it at once. Package cache implements it.
+type ResponseCache interface {
 	Reject(key string, reason string) error
+	Put(key string, value []byte) error
 }
 
 // Cacher is implemented by tasks with a response cache: an item it would

@@ -65,6 +65,10 @@ type State struct {
 	CacheHit bool
 	// RateLimited counts the answers that were a provider's 429.
 	RateLimited int
+	// FirstKey is the response cache's key of the item's first question
+	// (the request without feedback), once a call answered it: a healed
+	// answer is remembered under it (Next.Remember).
+	FirstKey string
 
 	// Spent is what the item's calls cost and said: the record's usage,
 	// cost and finish_reason (State.Account adds each call's).
@@ -141,6 +145,12 @@ type Next struct {
 	// outright: a response cache that holds it (Result.CacheKey) should
 	// forget it.
 	Reject bool
+	// Remember is, on a StepRecord after re-asks, the cache key of the
+	// item's first question (State.FirstKey): the response cache should
+	// store the healed output under it too, so that the next job asking
+	// the same question is served the answer that passed, with no
+	// re-ask and no bad answer run again. "" otherwise.
+	Remember string
 }
 
 // Decide moves s by one call's answer a and says what the item does next.
@@ -161,6 +171,9 @@ func (r *Rules) Decide(s *State, a Answer) Next {
 		s.Generations++
 		s.LastOutput = mustJSONString(outErr.Output)
 		s.CacheHit = false
+		if s.Heals == 0 && a.Result.CacheKey != "" {
+			s.FirstKey = a.Result.CacheKey
+		}
 		return r.reask(s, outErr.Output, outErr.Err)
 	}
 	if isRateLimit(a.Err) {
@@ -190,11 +203,17 @@ func (r *Rules) generated(s *State, a Answer) Next {
 	// Whether the output to record came from the cache: a re-ask served
 	// from it is a hit as much as a first question.
 	s.CacheHit = a.Result.CacheHit
+	if s.Heals == 0 && a.Result.CacheKey != "" {
+		s.FirstKey = a.Result.CacheKey
+	}
 	if a.Invalid == nil {
 		if s.Tracker != nil {
 			// A healed item keeps what was healed: the output passed, so
 			// every error the re-asks tracked is now fixed.
 			s.Tracker.Observe(nil)
+		}
+		if s.Heals > 0 && s.FirstKey != "" && a.Result.CacheKey != s.FirstKey {
+			return Next{Step: StepRecord, Remember: s.FirstKey}
 		}
 		return Next{Step: StepRecord}
 	}

@@ -294,3 +294,50 @@ func ExampleRules_Decide() {
 	// record 0s unknown
 	// 3 calls, 1 re-ask
 }
+
+// TestAHealedAnswerIsRememberedUnderTheFirstQuestion: a healed item's
+// record step names the cache key of its first question (Next.Remember),
+// whether the first answer failed validation or was not usable at all;
+// an item answered well at once, or never answered under a key, names
+// none.
+func TestAHealedAnswerIsRememberedUnderTheFirstQuestion(t *testing.T) {
+	keyed := func(r task.Result, key string) task.Result { r.CacheKey = key; return r }
+	notJSON := &task.OutputError{Output: "{,", Err: errors.New("not JSON")}
+	tests := []struct {
+		name    string
+		answers []engine.Answer
+		want    string
+	}{
+		{"invalid, then valid", []engine.Answer{
+			{Result: keyed(output("bad"), "k0"), Invalid: errors.New("invalid")},
+			{Result: keyed(output("good"), "k1")},
+		}, "k0"},
+		{"not usable, then valid", []engine.Answer{
+			{Result: keyed(task.Result{}, "k0"), Err: notJSON},
+			{Result: keyed(output("good"), "k1")},
+		}, "k0"},
+		{"a retry before the first answer", []engine.Answer{
+			{Err: errRetryable},
+			{Result: keyed(output("bad"), "k0"), Invalid: errors.New("invalid")},
+			{Result: keyed(output("good"), "k1")},
+		}, "k0"},
+		{"valid at once", []engine.Answer{{Result: keyed(output("good"), "k0")}}, ""},
+		{"no cache", []engine.Answer{
+			{Result: output("bad"), Invalid: errors.New("invalid")},
+			{Result: output("good")},
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := engine.State{Retrier: retry.Policy{MaxAttempts: 3}.Start()}
+			var r engine.Rules
+			var next engine.Next
+			for _, a := range tt.answers {
+				next = r.Decide(&s, a)
+			}
+			if next.Step != engine.StepRecord || next.Remember != tt.want {
+				t.Errorf("last step %s, Remember %q; want record, Remember %q", next.Step, next.Remember, tt.want)
+			}
+		})
+	}
+}

@@ -183,8 +183,8 @@ func (e *Engine) afterCall(ctx context.Context, r *itemRun, t *ticket, estimate 
 	rules := Rules{Heal: e.cfg.Heal, NoHeal: e.cfg.NoHeal, Hints: e.cfg.Hints}
 	next := rules.Decide(&r.State, a)
 	e.called(r, res, next)
-	if next.Reject && res.CacheKey != "" && e.cfg.Cache != nil {
-		_ = e.cfg.Cache.Reject(res.CacheKey, next.Cause.Error())
+	if e.cfg.Cache != nil {
+		SettleCache(e.cfg.Cache, next, res)
 	}
 	if !worked {
 		e.settle(r, t, false, next)
@@ -316,4 +316,19 @@ func (e *Engine) pending(item task.Item) {
 func mustJSONString(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
+}
+
+// SettleCache tells the response cache what a decision found about the
+// call's output res: an output that proved invalid is rejected; one that
+// passed after re-asks is stored as the answer to the item's first
+// question too (Next.Remember). The cache's failures only cost a call
+// made again, so they are not the item's. Every driver of the per-item
+// core (the engine, batch waves) calls it after Rules.Decide.
+func SettleCache(c ResponseCache, next Next, res task.Result) {
+	if next.Reject && res.CacheKey != "" {
+		_ = c.Reject(res.CacheKey, next.Cause.Error())
+	}
+	if next.Remember != "" && len(res.Output) > 0 {
+		_ = c.Put(next.Remember, res.Output)
+	}
 }

@@ -66,9 +66,12 @@ type Result struct {
 	// CacheHit reports that the output came from the response cache and no
 	// call was made.
 	CacheHit bool
-	// CacheKey is the response cache's key for this output, "" when the
-	// task has no cache. The engine rejects the entry when the output
-	// proves invalid, so the next run regenerates it.
+	// CacheKey is the response cache's key of the question this output
+	// answers, "" when the task has no cache (or could not store the
+	// output). The engine rejects the entry when the output proves
+	// invalid, so the next run regenerates it, and stores a healed
+	// output under the key of the item's first question. An output
+	// error (*OutputError) carries the key too, with nothing stored.
 	CacheKey string
 	// FinishReason is why the provider stopped generating, in its own
 	// words (OpenAI's finish_reason "stop", "length", "content_filter";

@@ -161,6 +161,9 @@ func (b *Batch) Result(item task.Item, body json.RawMessage) (task.Result, error
 	}
 	out, err := b.t.output(rep, c.maxTokens)
 	if err != nil {
+		if b.t.cfg.Cache != nil {
+			res.CacheKey = c.key // the question's, for a heal to be remembered under
+		}
 		return res, err
 	}
 	res.Output = out

@@ -722,6 +722,9 @@ func (t *Task) do(ctx context.Context, c *call) (task.Result, error) {
 	}
 	out, err := t.output(rep, c.maxTokens)
 	if err != nil {
+		if t.cfg.Cache != nil {
+			res.CacheKey = c.key // the question's, for a heal to be remembered under
+		}
 		return res, err
 	}
 	res.Output = out
