@@ -256,3 +256,57 @@ func TestFailureLogKeepsTheNewest(t *testing.T) {
 		t.Errorf("kept %v, want [4 3 2]", got)
 	}
 }
+
+// providerError is an error as task/llm and task/http word theirs: the
+// status (and the provider's code) first, then the message.
+type providerError struct {
+	msg    string
+	status int
+	code   string
+}
+
+func (e providerError) Error() string        { return e.msg }
+func (e providerError) HTTPStatus() int      { return e.status }
+func (e providerError) ProviderCode() string { return e.code }
+
+// exitError is an exec task's failure as task/exec words it.
+type exitError struct{ msg string }
+
+func (e exitError) Error() string { return e.msg }
+func (exitError) ExitCode() int   { return 127 }
+func (exitError) Signal() string  { return "" }
+
+// TestLastErrorSaysStatusAndCodeOnce is the regression test of a breaker
+// summary whose "Last error" said the status and the code twice
+// ("retryable (429 rate_limit_exceeded): 429 rate_limit_exceeded: …"):
+// the tags say them, the message then goes on from what they do not.
+func TestLastErrorSaysStatusAndCodeOnce(t *testing.T) {
+	tests := []struct {
+		name  string
+		class classify.Class
+		err   error
+		want  string
+	}{
+		{"a provider's 429", classify.Retryable, providerError{"429 rate_limit_exceeded: Rate limit reached for gpt-4o-mini (request req_1)", 429, "rate_limit_exceeded"},
+			"retryable (429 rate_limit_exceeded): Rate limit reached for gpt-4o-mini (request req_1)"},
+		{"wrapped by a cause", classify.Fatal, fmt.Errorf("calling the provider: %w", providerError{"401 invalid_api_key: Incorrect API key provided", 401, "invalid_api_key"}),
+			"fatal (401 invalid_api_key): calling the provider: Incorrect API key provided"},
+		{"an http task's status", classify.Retryable, providerError{"http: 429 Too Many Requests: slow down", 429, ""},
+			"retryable (429): Too Many Requests: slow down"},
+		{"a status without its code in the message", classify.Retryable, providerError{"500: the server had an error", 500, "server_error"},
+			"retryable (500 server_error): the server had an error"},
+		{"a number that only looks like the status", classify.Retryable, providerError{"quota of 4290 requests reached", 429, ""},
+			"retryable (429): quota of 4290 requests reached"},
+		{"an exit code", classify.Fatal, exitError{"exit 127: review.sh: not found"},
+			"fatal (exit 127): review.sh: not found"},
+		{"a message that does not repeat them", classify.Fatal, fmt.Errorf("calling the provider: %w", apiError{}),
+			"fatal (401 invalid_api_key): calling the provider: Incorrect API key provided: sk-abc123"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := console.ErrorLine(tt.class, tt.err); got != tt.want {
+				t.Errorf("ErrorLine:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -323,7 +323,41 @@ func ErrorLine(class classify.Class, err error) string {
 	if len(tags) == 0 {
 		return fmt.Sprintf("%s: %s", class, msg)
 	}
-	return fmt.Sprintf("%s (%s): %s", class, strings.Join(tags, " "), msg)
+	return fmt.Sprintf("%s (%s): %s", class, strings.Join(tags, " "), withoutTags(msg, tags))
+}
+
+// withoutTags drops from msg the status and code that tags already say,
+// where a part of the message (its start, or what follows a "cause: ")
+// begins with them: a provider's error reads "429 rate_limit_exceeded: …"
+// and an http task's "http: 503 Service Unavailable: …", and the line
+// said "retryable (429 rate_limit_exceeded): 429 rate_limit_exceeded: …".
+func withoutTags(msg string, tags []string) string {
+	for start := 0; ; {
+		if rest, ok := cutTags(strings.TrimPrefix(msg[start:], "http: "), tags); ok {
+			return msg[:start] + rest
+		}
+		i := strings.Index(msg[start:], ": ")
+		if i < 0 {
+			return msg
+		}
+		start += i + 2
+	}
+}
+
+// cutTags cuts the tags, in order, from the start of s; ok says at least
+// the first was there, as a word of its own.
+func cutTags(s string, tags []string) (rest string, ok bool) {
+	for _, tag := range tags {
+		r, found := strings.CutPrefix(s, tag)
+		if !found || r != "" && r[0] != ' ' && r[0] != ':' {
+			break
+		}
+		s, ok = strings.TrimLeft(r, " "), true
+	}
+	if !ok {
+		return "", false
+	}
+	return strings.TrimPrefix(s, ": "), true
 }
 
 // Inspect renders the last failure in full: class and why, status, provider
