@@ -412,7 +412,10 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 		return nil, usage(err)
 	}
 	defer b.Close()
-	if err := j.SetState(ctx, store.StateRunning); err != nil {
+	// The stop reason was the last run's: this run has none yet, and one
+	// killed before it ends (kill -9) must not show the last run's
+	// "interrupted by SIGINT" beside its stale state.
+	if err := j.UpdateManifest(ctx, func(m *store.Manifest) { m.State, m.StopReason = store.StateRunning, "" }); err != nil {
 		return nil, err
 	}
 	return execute(ctx, &execution{s: r.s, b: b, st: st, j: j, inPath: r.m.InputPath, format: format, scanned: sum, outcomes: outcomes, opts: opts})
