@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -88,5 +89,75 @@ func TestQuickstartBringsEveryItemToSuccess(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "500 succeeded, 0 failed, 0 pending") {
 		t.Errorf("the summary does not say all 500 succeeded:\n%s", r.stdout)
+	}
+}
+
+// readmeRuns are the `tenax run examples/…` commands README.md shows, in
+// its order.
+func readmeRuns(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs []string
+	for _, m := range regexp.MustCompile(`(?m)^tenax run (examples/\S+\.yaml)`).FindAllStringSubmatch(string(b), -1) {
+		specs = append(specs, m[1])
+	}
+	return specs
+}
+
+// copyDir copies the directory tree from into to.
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadmeRunExamplesSucceedFromACopy is the regression test of
+// `tenax run examples/files.yaml`, which the README shows, failing on a
+// source file that no longer existed: its input listed the repository's
+// files. Every example the README runs must succeed from a copy of
+// examples/ alone, as a newcomer's clone has it. The quick start is
+// TestQuickstartBringsEveryItemToSuccess's (its 500 items and 200 ms
+// timeouts want a loaded machine's allowance).
+func TestReadmeRunExamplesSucceedFromACopy(t *testing.T) {
+	specs := readmeRuns(t)
+	if len(specs) < 2 {
+		t.Fatalf("README.md shows %d `tenax run examples/…` commands (%v); want the quick start and files.yaml at least", len(specs), specs)
+	}
+	w := newWorkdir(t)
+	copyDir(t, filepath.Join("..", "..", "examples"), filepath.Join(w.dir, "examples"))
+	for _, spec := range specs {
+		if spec == "examples/quickstart.yaml" {
+			continue
+		}
+		t.Run(filepath.Base(spec), func(t *testing.T) {
+			if r := w.tenax("run", "-q", spec); r.code != 0 {
+				t.Errorf("tenax run %s: exit %d, want 0\n%s%s", spec, r.code, r.stdout, r.stderr)
+			}
+		})
 	}
 }
