@@ -12,6 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"cloud.google.com/go/auth"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/cache"
 	"github.com/tenaxhq/tenax/classify"
@@ -119,13 +123,21 @@ func (b *built) buildLLM(s *spec.Spec, home string, conns int) error {
 		b.cache = c
 		cfg.Cache = c
 	}
-	if cfg.Provider == llm.ProviderBedrock {
+	switch {
+	case len(s.Routes) > 0 && s.Routes[0].Mock.Rehearsed && t.Provider != llm.ProviderMock && t.Provider == s.Routes[0].Provider && t.BaseURL == "":
+		// The task is the first route's (a dry run calls it): rehearsed
+		// as that route is.
+		if err := routeClients(s, s.Routes[0], &cfg); err != nil {
+			return fmt.Errorf("task: %w", err)
+		}
+	case cfg.Provider == llm.ProviderBedrock:
 		if cfg.Bedrock, err = bedrock.New(context.Background(), bedrock.Options{Region: t.Region, Endpoint: cfg.BaseURL}); err != nil {
 			return fmt.Errorf("task: %w", err)
 		}
-	}
-	if cfg.Gemini, err = geminiClient(&cfg, t); err != nil {
-		return fmt.Errorf("task: %w", err)
+	default:
+		if cfg.Gemini, err = geminiClient(&cfg, t, false); err != nil {
+			return fmt.Errorf("task: %w", err)
+		}
 	}
 	lt, err := llm.New(cfg)
 	if err != nil {
@@ -203,7 +215,7 @@ func llmConfig(s *spec.Spec) (llm.Config, error) {
 // gemini (its API key: cfg's, else $GOOGLE_API_KEY or $GEMINI_API_KEY,
 // kept in cfg so that errors redact it) or vertex (the task's project and
 // region, the application default credentials); nil for another provider.
-func geminiClient(cfg *llm.Config, t spec.Task) (llm.Generator, error) {
+func geminiClient(cfg *llm.Config, t spec.Task, rehearsed bool) (llm.Generator, error) {
 	var opts gemini.Options
 	switch cfg.Provider {
 	case llm.ProviderGemini:
@@ -211,6 +223,9 @@ func geminiClient(cfg *llm.Config, t spec.Task) (llm.Generator, error) {
 		opts = gemini.Options{APIKey: cfg.APIKey, Endpoint: cfg.BaseURL}
 	case llm.ProviderVertex:
 		opts = gemini.Options{Vertex: true, Project: t.Project, Location: t.Region, Endpoint: cfg.BaseURL}
+		if rehearsed {
+			opts.Credentials = auth.NewCredentials(&auth.CredentialsOptions{TokenProvider: rehearsalToken{}})
+		}
 	default:
 		return nil, nil
 	}
@@ -222,28 +237,19 @@ func geminiClient(cfg *llm.Config, t spec.Task) (llm.Generator, error) {
 }
 
 // buildRoutes makes one llm task per route of the spec, from the task's
-// configuration with the route's provider, model, endpoint, key and price;
-// a mock route without a base_url gets a simulated deployment of its own,
-// with its faults, limits and context window.
+// configuration with the route's provider, model, endpoint, key, region
+// and price; a rehearsed route (a mock route without a base_url, or a
+// route of another provider that writes mock:) gets a simulated
+// deployment of its own, with its faults, limits and context window.
 func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 	var routes []engine.Route
 	for i, r := range s.Routes {
 		cfg := base
 		cfg.Provider, cfg.Model, cfg.BaseURL, cfg.APIKey = r.Provider, r.Model, r.BaseURL, r.APIKey
 		cfg.HTTPClient, cfg.Bedrock, cfg.Gemini = nil, nil, nil
-		if r.Provider == llm.ProviderBedrock {
-			// A Bedrock route calls the task's region (or the SDK's).
-			c, err := bedrock.New(context.Background(), bedrock.Options{Region: s.Task.Region, Endpoint: r.BaseURL})
-			if err != nil {
-				return nil, fmt.Errorf("routes[%d] (%s): %w", i, r.Name, err)
-			}
-			cfg.Bedrock = c
-		}
-		gc, err := geminiClient(&cfg, s.Task)
-		if err != nil {
+		if err := routeClients(s, r, &cfg); err != nil {
 			return nil, fmt.Errorf("routes[%d] (%s): %w", i, r.Name, err)
 		}
-		cfg.Gemini = gc
 		if r.ContextWindow > 0 {
 			// The pre-check compares the estimate with the window: count
 			// with the model's tokenizer, not the rough scale.
@@ -252,18 +258,6 @@ func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 		cfg.Prices = routePrices(r, cfg.Prices)
 		if _, priced := llm.LookupPrice(cfg.Prices, r.Model); !priced && s.Routing == "cost" {
 			return nil, unpricedRoute(i, r)
-		}
-		if r.Provider == "mock" && r.BaseURL == "" {
-			mc := mockConfig(s.Mock)
-			mc.RPM, mc.TPM, mc.ContextWindow = r.Mock.RPM, r.Mock.TPM, r.Mock.ContextWindow
-			mc.Faults = mockFaults(r.Mock.Errors)
-			if path := s.Mock.LogRequests; path != "" {
-				if !filepath.IsAbs(path) {
-					path = filepath.Join(s.Dir(), path)
-				}
-				mc.LogRequests = appendFile(path)
-			}
-			cfg.HTTPClient = mock.New(mc).Client()
 		}
 		t, err := llm.New(cfg)
 		if err != nil {
@@ -279,6 +273,80 @@ func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 			ContextWindow: r.ContextWindow, RequestsPerMinute: r.RateLimit.RequestsPerMinute, TokensPerMinute: r.RateLimit.TokensPerMinute})
 	}
 	return routes, nil
+}
+
+// The placeholders a rehearsed route of a real provider calls its
+// simulated deployment with: an endpoint only the in-process transport
+// reaches, and credentials the mock takes.
+const (
+	rehearsalURL       = "http://mock.invalid"
+	rehearsalKey       = "mock-key"
+	rehearsalAWSKeyID  = "AKIAMOCKREHEARSAL000"
+	rehearsalAWSSecret = "mock-rehearsal-secret"
+	rehearsalProject   = "mock-project"
+)
+
+// routeClients gives route r's configuration what its provider calls
+// through: Bedrock's client for its region, genai's for Gemini or Vertex
+// AI (its location), and for a rehearsed route the simulated deployment
+// and the placeholders that reach it.
+func routeClients(s *spec.Spec, r spec.Route, cfg *llm.Config) error {
+	t := s.Task
+	t.Region = cmp.Or(r.Region, t.Region)
+	var awsCreds aws.CredentialsProvider
+	if r.Mock.Rehearsed {
+		cfg.HTTPClient = rehearsalMock(s, r).Client()
+		switch r.Provider {
+		case llm.ProviderOpenAI:
+			cfg.BaseURL, cfg.APIKey = rehearsalURL+"/v1", rehearsalKey
+		case llm.ProviderAnthropic, llm.ProviderAzure, llm.ProviderGemini:
+			cfg.BaseURL, cfg.APIKey = rehearsalURL, rehearsalKey
+		case llm.ProviderBedrock:
+			cfg.BaseURL, cfg.APIKey = rehearsalURL, ""
+			awsCreds = credentials.NewStaticCredentialsProvider(rehearsalAWSKeyID, rehearsalAWSSecret, "")
+			t.Region = cmp.Or(t.Region, "us-east-1")
+		case llm.ProviderVertex:
+			cfg.BaseURL, cfg.APIKey = rehearsalURL, ""
+			t.Project, t.Region = cmp.Or(t.Project, rehearsalProject), cmp.Or(t.Region, "us-central1")
+		}
+	}
+	if r.Provider == llm.ProviderBedrock {
+		c, err := bedrock.New(context.Background(), bedrock.Options{Region: t.Region, Endpoint: cfg.BaseURL, Credentials: awsCreds})
+		if err != nil {
+			return err
+		}
+		cfg.Bedrock = c
+	}
+	gc, err := geminiClient(cfg, t, r.Mock.Rehearsed)
+	if err != nil {
+		return err
+	}
+	cfg.Gemini = gc
+	return nil
+}
+
+// rehearsalMock is the simulated deployment of rehearsed route r: the
+// spec's mock (latency, seed, request log) with the route's faults,
+// limits and context window.
+func rehearsalMock(s *spec.Spec, r spec.Route) *mock.Server {
+	mc := mockConfig(s.Mock)
+	mc.RPM, mc.TPM, mc.ContextWindow = r.Mock.RPM, r.Mock.TPM, r.Mock.ContextWindow
+	mc.Faults = mockFaults(r.Mock.Errors)
+	if path := s.Mock.LogRequests; path != "" {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(s.Dir(), path)
+		}
+		mc.LogRequests = appendFile(path)
+	}
+	return mock.New(mc)
+}
+
+// rehearsalToken is the access token a rehearsed Vertex AI route sends
+// its simulated deployment: no Google login is looked for.
+type rehearsalToken struct{}
+
+func (rehearsalToken) Token(context.Context) (*auth.Token, error) {
+	return &auth.Token{Value: "ya29.mock-rehearsal", Type: "Bearer"}, nil
 }
 
 // routePrices is the price table of route r: the task's, with the route's

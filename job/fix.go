@@ -23,7 +23,7 @@ func FixModel(f spec.Fixer) (fix.Model, error) {
 	}
 	// A gemini fixer's key, or a vertex fixer's project and location
 	// from the environment ($GOOGLE_CLOUD_PROJECT, $GOOGLE_CLOUD_LOCATION).
-	g, err := geminiClient(&lc, spec.Task{})
+	g, err := geminiClient(&lc, spec.Task{}, false)
 	if err != nil {
 		return nil, err
 	}

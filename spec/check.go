@@ -123,6 +123,7 @@ func (d *decoder) defaults(s *Spec) {
 	}
 	inputDefaults(s, def)
 	routeDefaults(s, def)
+	d.markRehearsed(s)
 	taskDefaults(s, def)
 	policyDefaults(s, def)
 	d.mockDefaults(s, def)
@@ -233,7 +234,7 @@ func policyDefaults(s *Spec, def defaulter) {
 func (d *decoder) mockDefaults(s *Spec, def defaulter) {
 	// The simulated provider's defaults matter only when it is used (or
 	// configured), and would only clutter the manifest otherwise.
-	if s.Task.Provider != "mock" && !d.isSet("mock") && !slices.ContainsFunc(s.Routes, func(r Route) bool { return r.Provider == "mock" }) {
+	if s.Task.Provider != "mock" && !d.isSet("mock") && !slices.ContainsFunc(s.Routes, func(r Route) bool { return r.Provider == "mock" || r.Mock.Rehearsed }) {
 		return
 	}
 	m := &s.Mock

@@ -19,8 +19,10 @@ type Route struct {
 	Model    string `yaml:"model"`
 	BaseURL  string `yaml:"base_url"`
 	APIKey   string `yaml:"api_key"`
-	// Region is a label for reports (and a reason to keep two routes of
-	// one provider apart); tenax sends nothing for it.
+	// Region is where the cloud serves the route's model: Bedrock's AWS
+	// region, Vertex AI's location; empty takes the task's. For the other
+	// providers it is a label for reports (and a reason to keep two routes
+	// of one provider apart), and tenax sends nothing for it.
 	Region string `yaml:"region"`
 	// Price is the route's price per million tokens, for its cost; unset
 	// takes the model's known price or the spec's prices.
@@ -38,7 +40,11 @@ type Route struct {
 	// estimated larger is never sent to it. 0 is unknown (no pre-check).
 	ContextWindow int `yaml:"context_window"`
 	// Mock configures this route's simulated provider (provider: mock):
-	// its own faults, limits and context window.
+	// its own faults, limits and context window. On a route of another
+	// provider without a base_url it rehearses the route: the route's
+	// calls go, through the provider's own SDK, to a simulated deployment
+	// of its own in that provider's wire format, with placeholder
+	// credentials (docs/routes.md, "Rehearsing it").
 	Mock RouteMock `yaml:"mock"`
 }
 
@@ -51,6 +57,10 @@ type RouteMock struct {
 	// ContextWindow is the simulated model's context window in tokens;
 	// 0 is the mock's default.
 	ContextWindow int `yaml:"context_window"`
+	// Rehearsed says the route is served by a simulated deployment of
+	// its own: a mock route without a base_url, or a route of another
+	// provider that writes mock: and no base_url. Set by Load.
+	Rehearsed bool `yaml:"-"`
 }
 
 // Fallbacks says, per kind of failure, whether an item moves to another
@@ -123,6 +133,16 @@ func routeDefaults(s *Spec, def defaulter) {
 	}
 }
 
+// markRehearsed marks the routes a simulated deployment of their own
+// serves: mock routes without a base_url, and routes of another provider
+// that write mock: and no base_url.
+func (d *decoder) markRehearsed(s *Spec) {
+	for i := range s.Routes {
+		r := &s.Routes[i]
+		r.Mock.Rehearsed = r.BaseURL == "" && (r.Provider == "mock" || d.isSet(fmt.Sprintf("routes[%d].mock", i)))
+	}
+}
+
 // checkRoutes checks each route, and that their names tell them apart.
 func (d *decoder) checkRoutes(s *Spec) {
 	if len(s.Routes) == 0 {
@@ -152,7 +172,7 @@ func (d *decoder) checkRoutes(s *Spec) {
 		if d.isSet(p + ".base_url") {
 			d.checkBaseURL(p+".base_url", r.BaseURL)
 		}
-		if r.Provider == "azure" && r.BaseURL == "" {
+		if r.Provider == "azure" && r.BaseURL == "" && !r.Mock.Rehearsed {
 			d.errorf(d.at(p+".base_url", p+".name", p+".provider", "routes"), "", "%s.base_url: missing for an azure route (the resource's endpoint)", p)
 		}
 		for key, v := range map[string]int{"tier": r.Tier, "context_window": r.ContextWindow,
@@ -171,8 +191,8 @@ func (d *decoder) checkRoutes(s *Spec) {
 				d.problem(p+".price."+key, nil, "must not be negative, got %g", v)
 			}
 		}
-		if d.isSet(p+".mock") && r.Provider != "mock" {
-			d.errorf(d.at(p+".mock"), "", "%s.mock: applies only to a route with provider mock, not %s", p, r.Provider)
+		if d.isSet(p+".mock") && r.Provider != "mock" && d.isSet(p+".base_url") {
+			d.errorf(d.at(p+".mock"), "", "%s.mock: rehearses a %s route in-process, so it takes no base_url (drop one of them)", p, r.Provider)
 		}
 		d.checkMockErrors(p+".mock.errors", r.Mock.Errors)
 	}

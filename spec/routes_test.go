@@ -97,10 +97,14 @@ func TestBadRoutesReportEveryProblemWithPosition(t *testing.T) {
 				`job.yaml:7:11: routes[1].model: missing (a route needs a model, or the task's)`,
 				`job.yaml:9:13: routes[1].weight: must be at least 1, got 0`,
 				`job.yaml:10:21: routes[1].context_window: must not be negative, got -1`,
-				`job.yaml:11:12: routes[1].mock: applies only to a route with provider mock, not openai`,
 				`job.yaml:11:21: routes[1].mock.errors: the fractions add up to 2, more than 1`,
 				`job.yaml:11:29: routes[1].mock.errors.server: must be a fraction between 0 and 1, got 2`,
 			},
+		},
+		{
+			name: "a rehearsed route takes no base_url",
+			src:  llmTask + "routes:\n  - {name: a}\n  - {name: b, provider: bedrock, model: m, base_url: \"http://127.0.0.1:1\", mock: {}}\n",
+			want: []string{`job.yaml:7:82: routes[1].mock: rehearses a bedrock route in-process, so it takes no base_url (drop one of them)`},
 		},
 		{
 			name: "escalation needs a higher tier",
@@ -124,5 +128,33 @@ func TestBadRoutesReportEveryProblemWithPosition(t *testing.T) {
 				t.Errorf("errors differ\n got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestRoutesThatWriteMockAreRehearsed: a mock route without a base_url,
+// and a route of a real provider that writes mock: (even an empty one) and
+// no base_url, are served by a simulated deployment of their own; a route
+// that writes neither, or a mock route with a base_url (a real mock
+// server), is not.
+func TestRoutesThatWriteMockAreRehearsed(t *testing.T) {
+	src := llmTask + `routes:
+  - {name: sim, provider: mock}
+  - {name: real-mock, provider: mock, base_url: "http://127.0.0.1:8089/v1"}
+  - {name: bedrock, provider: bedrock, model: m, mock: {}}
+  - {name: gemini, provider: gemini, model: m, mock: {errors: {server: 1}}}
+  - {name: live, provider: openai, model: m}
+`
+	s, err := Parse("job.yaml", []byte(src), "/specs", envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"sim": true, "real-mock": false, "bedrock": true, "gemini": true, "live": false}
+	for _, r := range s.Routes {
+		if r.Mock.Rehearsed != want[r.Name] {
+			t.Errorf("route %s: Rehearsed = %v, want %v", r.Name, r.Mock.Rehearsed, want[r.Name])
+		}
+	}
+	if s.Mock.Seed != 42 {
+		t.Errorf("mock.seed = %d, want the default 42: rehearsed routes use the spec's mock", s.Mock.Seed)
 	}
 }

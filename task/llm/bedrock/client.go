@@ -36,6 +36,8 @@ type Options struct {
 	// Endpoint replaces the region's endpoint (a VPC endpoint, the mock);
 	// "" means the region's.
 	Endpoint string
+	// Credentials sign the calls; nil means the SDK's default chain.
+	Credentials aws.CredentialsProvider
 }
 
 // Client is Bedrock's Converse call, an llm.Converser. It is safe for
@@ -56,6 +58,9 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	}
 	if opts.Region != "" {
 		load = append(load, awsconfig.WithRegion(opts.Region))
+	}
+	if opts.Credentials != nil {
+		load = append(load, awsconfig.WithCredentialsProvider(opts.Credentials))
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, load...)
 	if err != nil {
