@@ -277,7 +277,8 @@ func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 
 // The placeholders a rehearsed route of a real provider calls its
 // simulated deployment with: an endpoint only the in-process transport
-// reaches, and credentials the mock takes.
+// reaches, and credentials the mock takes (it checks the SigV4 signature
+// made with the AWS ones).
 const (
 	rehearsalURL       = "http://mock.invalid"
 	rehearsalKey       = "mock-key"
@@ -295,7 +296,10 @@ func routeClients(s *spec.Spec, r spec.Route, cfg *llm.Config) error {
 	t.Region = cmp.Or(r.Region, t.Region)
 	var awsCreds aws.CredentialsProvider
 	if r.Mock.Rehearsed {
-		cfg.HTTPClient = rehearsalMock(s, r).Client()
+		if r.Provider == llm.ProviderBedrock || r.Provider == llm.ProviderVertex {
+			t.Region = cmp.Or(t.Region, map[string]string{llm.ProviderBedrock: "us-east-1", llm.ProviderVertex: "us-central1"}[r.Provider])
+		}
+		cfg.HTTPClient = rehearsalMock(s, r, t.Region).Client()
 		switch r.Provider {
 		case llm.ProviderOpenAI:
 			cfg.BaseURL, cfg.APIKey = rehearsalURL+"/v1", rehearsalKey
@@ -304,10 +308,9 @@ func routeClients(s *spec.Spec, r spec.Route, cfg *llm.Config) error {
 		case llm.ProviderBedrock:
 			cfg.BaseURL, cfg.APIKey = rehearsalURL, ""
 			awsCreds = credentials.NewStaticCredentialsProvider(rehearsalAWSKeyID, rehearsalAWSSecret, "")
-			t.Region = cmp.Or(t.Region, "us-east-1")
 		case llm.ProviderVertex:
 			cfg.BaseURL, cfg.APIKey = rehearsalURL, ""
-			t.Project, t.Region = cmp.Or(t.Project, rehearsalProject), cmp.Or(t.Region, "us-central1")
+			t.Project = cmp.Or(t.Project, rehearsalProject)
 		}
 	}
 	if r.Provider == llm.ProviderBedrock {
@@ -327,11 +330,15 @@ func routeClients(s *spec.Spec, r spec.Route, cfg *llm.Config) error {
 
 // rehearsalMock is the simulated deployment of rehearsed route r: the
 // spec's mock (latency, seed, request log) with the route's faults,
-// limits and context window.
-func rehearsalMock(s *spec.Spec, r spec.Route) *mock.Server {
+// limits and context window; a Bedrock route's mock checks the SigV4
+// signature made with the placeholder credentials, for the route's region.
+func rehearsalMock(s *spec.Spec, r spec.Route, region string) *mock.Server {
 	mc := mockConfig(s.Mock)
 	mc.RPM, mc.TPM, mc.ContextWindow = r.Mock.RPM, r.Mock.TPM, r.Mock.ContextWindow
 	mc.Faults = mockFaults(r.Mock.Errors)
+	if r.Provider == llm.ProviderBedrock {
+		mc.AWSCredentials, mc.AWSRegion = map[string]string{rehearsalAWSKeyID: rehearsalAWSSecret}, region
+	}
 	if path := s.Mock.LogRequests; path != "" {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(s.Dir(), path)

@@ -26,7 +26,8 @@ const bedrockGuardrailText = "Sorry, the model cannot answer this question."
 // name in x-amzn-ErrorType and a body {"message": …}; the request id is
 // x-amzn-RequestId. Bedrock announces no rate-limit headers, and a 429
 // comes without Retry-After. The mock reads the access key id from the
-// Authorization header and does not check the signature.
+// Authorization header, and checks the signature when it was given the
+// credentials to check it with (Config.AWSCredentials).
 var bedrock = dialect{
 	name:            "bedrock",
 	requestIDHeader: "x-amzn-RequestId",
@@ -34,6 +35,7 @@ var bedrock = dialect{
 	toolCallPrefix:  "tooluse_mock",
 	objectToolInput: true,
 	apiKey:          sigV4AccessKey,
+	verify:          verifySigV4,
 	errorBody: func(_ string, e apiError) []byte {
 		return mustJSON(map[string]string{"message": e.message})
 	},

@@ -410,6 +410,12 @@ func (x *exchange) readRequest() bool {
 		x.fail(x.d.errs[errMissingKey](x))
 		return false
 	}
+	if x.d.verify != nil {
+		if e := x.d.verify(x); e != nil {
+			x.fail(*e)
+			return false
+		}
+	}
 	if e := x.d.validate(x); e != nil {
 		x.fail(*e)
 		return false

@@ -30,6 +30,9 @@ type dialect struct {
 	objectToolInput bool
 	// apiKey returns the request's key, "" when it has none.
 	apiKey func(r *http.Request) string
+	// verify checks the request's credentials beyond their presence (a
+	// SigV4 signature), nil when they pass or are not checked.
+	verify func(x *exchange) *apiError
 	// decode reads the request body into the exchange's request; nil
 	// means the body is OpenAI's or Anthropic's JSON, read as it is.
 	decode func(x *exchange) error

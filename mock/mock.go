@@ -58,6 +58,17 @@ type Config struct {
 	// context-length 400. Several servers with different windows
 	// rehearse a job's routes.
 	ContextWindow int
+	// AWSCredentials, when set, are the AWS access key ids the mock's
+	// Bedrock endpoint knows, each with its secret access key: a Converse
+	// request's SigV4 signature is checked as AWS checks it, so an unknown
+	// key id is 403 UnrecognizedClientException and a signature made with
+	// another secret (or over other bytes) 403 InvalidSignatureException.
+	// Unset, any signed request is taken.
+	AWSCredentials map[string]string
+	// AWSRegion, when set with AWSCredentials, is the region the mock's
+	// Bedrock serves: a signature scoped to another is 403
+	// InvalidSignatureException, as a regional endpoint answers it.
+	AWSRegion string
 }
 
 // Faults are fractions of requests, each in [0, 1], that meet a fault

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -85,11 +86,37 @@ func addMockFlags(cmd *cobra.Command, addr, logPath *string, cfg *mock.Config) {
 	f.Float64Var(&cfg.Faults.Truncated, "truncated", 0, "fraction of answers cut at max_tokens (finish_reason length)")
 	f.Float64Var(&cfg.Faults.ModelNotReady, "model-not-ready", 0, "fraction answered as a model still loading (Bedrock's 429 ModelNotReadyException; elsewhere as --overloaded)")
 	f.Float64Var(&cfg.Faults.ModelTimeout, "model-timeout", 0, "fraction answered as a model that timed out (Bedrock's 408 ModelTimeoutException; elsewhere as --server-error)")
+	f.Var(awsCredentials{&cfg.AWSCredentials}, "aws-credentials", "Bedrock: check each Converse request's SigV4 signature against `ID:SECRET` (an access key id and its secret; repeat for more); unset, any signed request is taken")
+	f.StringVar(&cfg.AWSRegion, "aws-region", "", "Bedrock, with --aws-credentials: the region served; a signature scoped to another is 403 InvalidSignatureException")
 	f.StringVar(logPath, "log-requests", "", "append every request and answer to `FILE` as JSON lines, credentials and custom header values redacted")
 	f.DurationVar(&cfg.Batch.ProcessingTime, "batch-processing", 0, "batch APIs: time a batch takes to process all its requests")
 	f.DurationVar(&cfg.Batch.Window, "batch-window", 0, "batch APIs: completion window; a batch still processing then expires the rest (default 24h)")
 	f.IntVar(&cfg.Batch.ExpireFirst, "batch-expire-first", 0, "batch APIs: the first N batches outlive their window and half their requests expire")
 }
+
+// awsCredentials is --aws-credentials: ID:SECRET pairs into a map.
+type awsCredentials struct{ m *map[string]string }
+
+func (a awsCredentials) Set(v string) error {
+	id, secret, ok := strings.Cut(v, ":")
+	if !ok || id == "" || secret == "" {
+		return fmt.Errorf("want ACCESS_KEY_ID:SECRET_ACCESS_KEY, got %q", v)
+	}
+	if *a.m == nil {
+		*a.m = map[string]string{}
+	}
+	(*a.m)[id] = secret
+	return nil
+}
+
+func (a awsCredentials) String() string {
+	if a.m == nil || len(*a.m) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d key(s)", len(*a.m))
+}
+
+func (awsCredentials) Type() string { return "ID:SECRET" }
 
 const mockLong = `tenax mock serves a simulated LLM provider speaking OpenAI's chat completions
 (POST /v1/chat/completions) and Anthropic's messages (POST /v1/messages) APIs, with

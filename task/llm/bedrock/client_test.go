@@ -298,3 +298,47 @@ func TestBedrockModelIdsAndInferenceProfilesArePriced(t *testing.T) {
 		t.Error("an unknown inference profile was priced")
 	}
 }
+
+// TestTheMockChecksTheSigV4SignatureAsAWSDoes: a mock given credentials
+// takes a call the SDK signed with the right secret for its region, over
+// the loopback socket and over a model id with a ':' that the signature
+// escapes twice; another secret is 403 InvalidSignatureException, an
+// unknown key id 403 UnrecognizedClientException, another region's scope
+// 403 InvalidSignatureException naming it: each fatal, as at AWS.
+func TestTheMockChecksTheSigV4SignatureAsAWSDoes(t *testing.T) {
+	awsTestCredentials(t)
+	tests := []struct {
+		name, keyID, secret, region, model string
+		code                               string // "" for success
+	}{
+		{name: "right secret", keyID: "AKIAMOCKMOCKMOCKMOCK", secret: "mock-secret-access-key", region: "us-east-1", model: mock.ModelEcho},
+		{name: "model id escaped twice", keyID: "AKIAMOCKMOCKMOCKMOCK", secret: "mock-secret-access-key", region: "us-east-1", model: "anthropic.claude:0"},
+		{name: "tampered secret", keyID: "AKIAMOCKMOCKMOCKMOCK", secret: "mock-secret-access-kez", region: "us-east-1", model: mock.ModelEcho, code: "InvalidSignatureException"},
+		{name: "unknown key id", keyID: "AKIAUNKNOWN000000000", secret: "mock-secret-access-key", region: "us-east-1", model: mock.ModelEcho, code: "UnrecognizedClientException"},
+		{name: "another region", keyID: "AKIAMOCKMOCKMOCKMOCK", secret: "mock-secret-access-key", region: "eu-west-1", model: mock.ModelEcho, code: "InvalidSignatureException"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("AWS_ACCESS_KEY_ID", tc.keyID)
+			t.Setenv("AWS_SECRET_ACCESS_KEY", tc.secret)
+			_, url := bedrockMock(t, mock.Config{AWSRegion: "us-east-1",
+				AWSCredentials: map[string]string{"AKIAMOCKMOCKMOCKMOCK": "mock-secret-access-key"}})
+			tk := newTask(t, url, tc.region, llm.Config{Model: tc.model, Prompt: "Say {{.n}}"})
+			_, err := tk.Run(t.Context(), item(map[string]any{"n": "hi"}))
+			var le *llm.Error
+			switch {
+			case tc.code == "" && tc.model == mock.ModelEcho && err != nil:
+				t.Fatalf("Run: %v; want the signed call answered", err)
+			case tc.code == "" && tc.model != mock.ModelEcho:
+				// The mock knows no such model: past the signature, its 404.
+				if !errors.As(err, &le) || le.Code != "ResourceNotFoundException" {
+					t.Fatalf("Run: %v; want the signature taken and the unknown model's 404", err)
+				}
+			case tc.code != "":
+				if !errors.As(err, &le) || le.Code != tc.code || le.Status != 403 || classify.Classify(err).Class != classify.Fatal {
+					t.Fatalf("Run: %v; want 403 %s, fatal", err, tc.code)
+				}
+			}
+		})
+	}
+}
