@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/internal/lazyregexp"
 )
 
 // The allowed values of the spec's enumerations.
@@ -351,6 +352,29 @@ func (d *decoder) checkCloud(t *Task) {
 	}
 	if t.Provider != "vertex" && d.isSet("task.project") {
 		d.problem("task.project", nil, "is for provider vertex only")
+	}
+	if d.isSet("task.region") {
+		d.checkRegion("task.region", t.Provider, t.Region)
+	}
+}
+
+// Region names as the clouds spell them: AWS's us-east-1, us-gov-west-1;
+// Google Cloud's us-central1, europe-west4, the multi-regions us and eu,
+// and global.
+var (
+	awsRegion    = lazyregexp.New(`^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]+$`)
+	vertexRegion = lazyregexp.New(`^(global|us|eu|[a-z]+-[a-z]+[0-9]+)$`)
+)
+
+// checkRegion refuses a region that provider's cloud cannot have: a
+// Vertex location given to Bedrock, a typo, an AWS region given to
+// Vertex. Other providers' regions are labels and not checked.
+func (d *decoder) checkRegion(path, provider, region string) {
+	switch {
+	case provider == "bedrock" && !awsRegion().MatchString(region):
+		d.problem(path, nil, "%q is not an AWS region (us-east-1, eu-west-3, ap-southeast-2…)", region)
+	case provider == "vertex" && !vertexRegion().MatchString(region):
+		d.problem(path, nil, "%q is not a Vertex AI location (us-central1, europe-west4, global…)", region)
 	}
 }
 

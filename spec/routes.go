@@ -104,6 +104,9 @@ func routeDefaults(s *Spec, def defaulter) {
 		if t.APIKey == "" {
 			t.APIKey = first.APIKey
 		}
+		if t.Region == "" {
+			t.Region = first.Region
+		}
 	}
 	if t.Model == "" {
 		t.Model = s.Routes[0].Model
@@ -190,6 +193,9 @@ func (d *decoder) checkRoutes(s *Spec) {
 			if v < 0 {
 				d.problem(p+".price."+key, nil, "must not be negative, got %g", v)
 			}
+		}
+		if d.isSet(p + ".region") {
+			d.checkRegion(p+".region", r.Provider, r.Region)
 		}
 		if d.isSet(p+".mock") && r.Provider != "mock" && d.isSet(p+".base_url") {
 			d.errorf(d.at(p+".mock"), "", "%s.mock: rehearses a %s route in-process, so it takes no base_url (drop one of them)", p, r.Provider)

@@ -107,6 +107,15 @@ func TestBadRoutesReportEveryProblemWithPosition(t *testing.T) {
 			want: []string{`job.yaml:7:82: routes[1].mock: rehearses a bedrock route in-process, so it takes no base_url (drop one of them)`},
 		},
 		{
+			name: "a route's region is its cloud's",
+			src: llmTask + "routes:\n  - {name: a}\n  - {name: b, provider: bedrock, model: m, region: us-central1}\n" +
+				"  - {name: c, provider: vertex, model: m, region: us-east-1}\n  - {name: d, provider: openai, model: m, region: anywhere}\n",
+			want: []string{
+				`job.yaml:7:52: routes[1].region: "us-central1" is not an AWS region (us-east-1, eu-west-3, ap-southeast-2…)`,
+				`job.yaml:8:51: routes[2].region: "us-east-1" is not a Vertex AI location (us-central1, europe-west4, global…)`,
+			},
+		},
+		{
 			name: "escalation needs a higher tier",
 			src:  llmTask + "routes:\n  - {name: a}\n  - {name: b}\nfallbacks: {escalate: true}\n",
 			want: []string{`job.yaml:8:23: fallbacks.escalate: every route is in tier 0, so there is no stronger route to escalate to (give the stronger route a higher tier)`},
