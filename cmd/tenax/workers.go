@@ -578,26 +578,40 @@ func addWorkersFlag(cmd *cobra.Command, f *runFlags) {
 	cmd.Flags().IntVar(&f.workers, "workers", 1, "run on River with a PostgreSQL --store: enqueue the items, then work on them with `N` workers in this process (0 = only enqueue, for tenax worker on other machines); on a terminal a breaker trip on any worker, and the check-ins, are asked here")
 }
 
+// queueProgress opens the workers' client and reads job id's River queue,
+// for both forms of `tenax status`. It returns a nil client, and no
+// error, when there is nothing to show: no PostgreSQL store, or a job run
+// by one process (no queue, and no worker). A non-nil client is the
+// caller's to close.
+func queueProgress(ctx context.Context, g *globals, id string) (*worker.Client, worker.Progress, error) {
+	var none worker.Progress
+	if g.postgresURL() == "" {
+		return nil, none, nil
+	}
+	c, err := openWorkers(ctx, g)
+	if err != nil {
+		return nil, none, err
+	}
+	p, err := c.Progress(ctx, id)
+	if err != nil {
+		c.Close()
+		if errors.Is(err, worker.ErrNotQueued) {
+			err = nil
+		}
+		return nil, none, err
+	}
+	return c, p, nil
+}
+
 // workersStatus adds to `tenax status` on a PostgreSQL store the job's
 // River queue and shared breaker, when workers run it, and the workers
 // with their last heartbeat.
 func workersStatus(ctx context.Context, g *globals, id string) error {
-	if g.postgresURL() == "" {
-		return nil
-	}
-	c, err := openWorkers(ctx, g)
-	if err != nil {
+	c, p, err := queueProgress(ctx, g, id)
+	if c == nil || err != nil {
 		return err
 	}
 	defer c.Close()
-	p, err := c.Progress(ctx, id)
-	switch {
-	case errors.Is(err, worker.ErrNotQueued):
-		// A job run by one process: no queue, and no worker to show.
-		return nil
-	case err != nil:
-		return err
-	}
 	fmt.Fprintf(g.stdout, "Queue:     %d finished, %d waiting, %d running, %d retrying, %d discarded by River (resume --workers enqueues them again)%s\n",
 		p.Finished, p.Waiting, p.Running, p.Retrying, p.Discarded, breakerNote(p))
 	if ci := p.CheckIns; ci != nil {
@@ -617,21 +631,11 @@ func workersStatus(ctx context.Context, g *globals, id string) error {
 // the text's Queue line and Workers table show (workersStatus): the job's
 // River queue, its shared breaker, check-ins and budget, and the workers.
 func workersJSON(ctx context.Context, g *globals, id string, s *report.StatusJSON) error {
-	if g.postgresURL() == "" {
-		return nil
-	}
-	c, err := openWorkers(ctx, g)
-	if err != nil {
+	c, p, err := queueProgress(ctx, g, id)
+	if c == nil || err != nil {
 		return err
 	}
 	defer c.Close()
-	p, err := c.Progress(ctx, id)
-	switch {
-	case errors.Is(err, worker.ErrNotQueued):
-		return nil
-	case err != nil:
-		return err
-	}
 	b := p.Breaker
 	q := &report.QueueJSON{Finished: p.Finished, Waiting: p.Waiting, Running: p.Running, Retrying: p.Retrying, Discarded: p.Discarded, Paused: p.Paused,
 		Breaker: report.SharedBreakerJSON{Open: b.Open, Action: b.Action, Reason: b.Reason, Owner: b.Owner, Trips: b.Trips, Decision: b.Decision, DecidedBy: b.DecidedBy}}
