@@ -26,7 +26,7 @@ const (
 	// any gets a second, so when budget.max_attempts runs out no error is
 	// left untried while another spent its whole budget.
 	OrderRoundRobin = "round_robin"
-	// OrderStrict is heal's order (DESIGN.md's): regressed, then new,
+	// OrderStrict is heal's order (docs/fix.md): regressed, then new,
 	// then active, the earliest seen first, whatever each has spent: an
 	// error that is never fixed keeps its turn until its budget is spent.
 	OrderStrict = "strict"
