@@ -26,12 +26,8 @@ import (
 // this process (tenax fix --ui) or in any other (tenax ui). The page's
 // levers queue fix.Instructions that the loop applies between attempts.
 
-// statusAbandoned is how the page shows an error the loop gives up on:
-// not fixed, with its max_error_attempts spent.
-const statusAbandoned = "abandoned"
-
 // shownStatuses is the order errors are counted and listed in.
-var shownStatuses = []string{string(heal.StatusRegressed), string(heal.StatusNew), string(heal.StatusActive), statusAbandoned, string(heal.StatusFixed)}
+var shownStatuses = []string{string(heal.StatusRegressed), string(heal.StatusNew), string(heal.StatusActive), string(fix.StatusAbandoned), string(heal.StatusFixed)}
 
 // Bounds of what one attempt shows inline; the whole file is a link away.
 const (
@@ -217,10 +213,7 @@ func (d *fixData) rows(errs []heal.TrackedError) {
 	st := d.State
 	counts := map[string]int{}
 	for _, e := range errs {
-		row := fixErrorRow{TrackedError: e, Shown: string(e.Status)}
-		if e.Status != heal.StatusFixed && e.Attempts >= st.Budget.MaxErrorAttempts {
-			row.Shown = statusAbandoned
-		}
+		row := fixErrorRow{TrackedError: e, Shown: string(fix.ShownStatus(e, st.Budget))}
 		row.Skipped = hasPrefixIn(e.Fingerprint, st.Skip)
 		row.First = !row.Skipped && e.Status != heal.StatusFixed && hasPrefixIn(e.Fingerprint, st.Priority)
 		row.Current = st.Pending != nil && st.Pending.Fingerprint == e.Fingerprint
