@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -159,5 +161,63 @@ func TestReadmeRunExamplesSucceedFromACopy(t *testing.T) {
 				t.Errorf("tenax run %s: exit %d, want 0\n%s%s", spec, r.code, r.stdout, r.stderr)
 			}
 		})
+	}
+}
+
+// readmeFollowUps are the README's commands that act on the job a user
+// just ran and need no file or server of theirs: `tenax status`, its
+// --json, `tenax export latest`, `tenax resume latest --retry-failures`
+// and `tenax --help`, each as its argv (the comment and a `| jq` pipe
+// cut off).
+func readmeFollowUps(t *testing.T) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds [][]string
+	seen := map[string]bool{}
+	re := regexp.MustCompile(`(?m)^tenax (status|export latest|resume latest --retry-failures|--help)[^\n#|]*`)
+	for _, line := range re.FindAllString(string(b), -1) {
+		line = strings.TrimSpace(line)
+		if !seen[line] {
+			seen[line] = true
+			cmds = append(cmds, strings.Fields(line)[1:])
+		}
+	}
+	return cmds
+}
+
+// TestReadmeFollowUpCommandsExitZero runs, after an example job from a
+// copy of examples/, every README command that acts on the job just run
+// and needs nothing of the user's: each must exit 0, and `status --json`
+// must be the JSON the README pipes to jq, with .outcomes.succeeded.
+func TestReadmeFollowUpCommandsExitZero(t *testing.T) {
+	cmds := readmeFollowUps(t)
+	if len(cmds) < 4 {
+		t.Fatalf("README.md shows %d follow-up commands (%v); want status, status --json, export and resume at least", len(cmds), cmds)
+	}
+	w := newWorkdir(t)
+	copyDir(t, filepath.Join("..", "..", "examples"), filepath.Join(w.dir, "examples"))
+	if r := w.tenax("run", "-q", "examples/files.yaml"); r.code != 0 {
+		t.Fatalf("tenax run examples/files.yaml: exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range cmds {
+		t.Logf("tenax %s", strings.Join(args, " "))
+		r := w.tenax(args...)
+		if r.code != 0 {
+			t.Errorf("tenax %s: exit %d, want 0\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+			continue
+		}
+		if slices.Equal(args, []string{"status", "--json"}) {
+			var s struct {
+				Outcomes struct {
+					Succeeded *int `json:"succeeded"`
+				} `json:"outcomes"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || s.Outcomes.Succeeded == nil {
+				t.Errorf("tenax status --json: no .outcomes.succeeded for jq (%v):\n%s", err, r.stdout)
+			}
+		}
 	}
 }
