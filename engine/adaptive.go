@@ -95,14 +95,18 @@ const (
 )
 
 // callStart is what adaptive concurrency remembers of a call while it runs.
+//
+// Its bools sit together at the end: every item's itemRun holds one (in
+// its ticket), and padding after each bool once cost the item a larger
+// size class (TestAnItemRunFitsItsSizeClass).
 type callStart struct {
-	counted    bool      // the call was counted in executing
-	gen        uint64    // the decrease generation it started in
-	atCapacity bool      // it took the last free slot, or waited for one
-	at         time.Time // when it started, for its round trip
+	gen uint64    // the decrease generation it started in
+	at  time.Time // when it started, for its round trip
 	// seq is its number in the order calls started (limiter.starts), 0
 	// for no call: it dates the quota its answer carries.
-	seq uint64
+	seq        uint64
+	counted    bool // the call was counted in executing
+	atCapacity bool // it took the last free slot, or waited for one
 	// spaced says it waited its turn in the request limiter: it went on
 	// its own, spaced from the calls around it by the pace, so the
 	// provider counted those calls in the order they started.
