@@ -152,9 +152,7 @@ func (j *Job) AppendSteps(_ context.Context, idx int, entries ...[]byte) error {
 	if j.d.steps == nil {
 		j.d.steps = map[int][][]byte{}
 	}
-	for _, e := range entries {
-		j.d.steps[idx] = append(j.d.steps[idx], append([]byte(nil), e...))
-	}
+	j.d.steps[idx] = appendCopies(j.d.steps[idx], entries...)
 	return nil
 }
 
@@ -165,11 +163,7 @@ func (j *Job) Steps(_ context.Context, idx int) ([][]byte, error) {
 	}
 	j.d.mu.Lock()
 	defer j.d.mu.Unlock()
-	out := make([][]byte, 0, len(j.d.steps[idx]))
-	for _, e := range j.d.steps[idx] {
-		out = append(out, append([]byte(nil), e...))
-	}
-	return out, nil
+	return appendCopies(make([][]byte, 0, len(j.d.steps[idx])), j.d.steps[idx]...), nil
 }
 
 // StepsLocation is "memory": the steps live as long as the Store.
@@ -185,7 +179,7 @@ func (j *Job) AppendNote(_ context.Context, kind string, note []byte) error {
 	if j.d.notes == nil {
 		j.d.notes = map[string][][]byte{}
 	}
-	j.d.notes[kind] = append(j.d.notes[kind], append([]byte(nil), note...))
+	j.d.notes[kind] = appendCopies(j.d.notes[kind], note)
 	return nil
 }
 
@@ -196,11 +190,16 @@ func (j *Job) Notes(_ context.Context, kind string) ([][]byte, error) {
 	}
 	j.d.mu.Lock()
 	defer j.d.mu.Unlock()
-	out := make([][]byte, 0, len(j.d.notes[kind]))
-	for _, n := range j.d.notes[kind] {
-		out = append(out, append([]byte(nil), n...))
+	return appendCopies(make([][]byte, 0, len(j.d.notes[kind])), j.d.notes[kind]...), nil
+}
+
+// appendCopies appends a copy of each of bs to dst: what the store keeps
+// or hands out is never the caller's slice.
+func appendCopies(dst [][]byte, bs ...[]byte) [][]byte {
+	for _, b := range bs {
+		dst = append(dst, append([]byte(nil), b...))
 	}
-	return out, nil
+	return dst
 }
 
 func (j *Job) check(write bool) error {

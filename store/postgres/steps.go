@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/tenaxhq/tenax/store"
 )
 
@@ -40,25 +38,12 @@ func (j *Job) AppendSteps(ctx context.Context, idx int, entries ...[]byte) error
 	return nil
 }
 
-// Steps reads idx's steps in the order they were appended.
+// Steps reads idx's steps in the order they were appended: the notes of
+// its kind.
 func (j *Job) Steps(ctx context.Context, idx int) ([][]byte, error) {
-	id, err := j.check(false)
+	out, err := j.Notes(ctx, stepsKind+strconv.Itoa(idx))
 	if err != nil {
-		return nil, err
-	}
-	rows, err := j.pool.Query(ctx, `SELECT note FROM tenax_notes WHERE job_id = $1 AND kind = $2 ORDER BY seq`, id, stepsKind+strconv.Itoa(idx))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: the steps of item %d of job %s: %w", idx, id, err)
-	}
-	var (
-		out  [][]byte
-		note []byte
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&note}, func() error {
-		out = append(out, append([]byte(nil), note...))
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("postgres: the steps of item %d of job %s: %w", idx, id, err)
+		return nil, fmt.Errorf("postgres: the steps of item %d: %w", idx, err)
 	}
 	return out, nil
 }
