@@ -9,11 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
-	"time"
 
+	"github.com/tenaxhq/tenax/internal/lockfile"
 	"github.com/tenaxhq/tenax/store"
 )
 
@@ -34,62 +31,20 @@ func (e *InUseError) Error() string {
 // Is makes errors.Is(err, store.ErrInUse) true.
 func (e *InUseError) Is(target error) bool { return target == store.ErrInUse }
 
-// lockJob takes an exclusive flock on the job directory's lock file and
-// writes this process's id and host name into it ("1234 build-7\n"). The lock lasts until the returned file
-// is closed, or the process dies: a crash never leaves a job locked.
+// lockJob takes the exclusive lock on the job directory's lock file
+// (package lockfile: "pid host" in it, a lock left to a forked child
+// waited out). The lock lasts until the returned file is closed, or the
+// process dies: a crash never leaves a job locked.
 func lockJob(dir, id string) (*os.File, error) {
-	path := dir + string(os.PathSeparator) + lockFile
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
+	f, err := lockfile.Take(dir + string(os.PathSeparator) + lockFile)
+	var busy *lockfile.BusyError
+	switch {
+	case errors.As(err, &busy):
+		return nil, &InUseError{ID: id, PID: busy.Holder.PID}
+	case err != nil:
 		return nil, fmt.Errorf("jsonl: locking job %s: %w", id, err)
-	}
-	if err := flockOrOrphan(f, path); err != nil {
-		defer f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			var pid int
-			if b, rerr := os.ReadFile(path); rerr == nil {
-				pid = parseHolder(b).PID
-			}
-			return nil, &InUseError{ID: id, PID: pid}
-		}
-		return nil, fmt.Errorf("jsonl: locking job %s: %w", id, err)
-	}
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+" "+hostname()+"\n"), 0)
 	}
 	return f, nil
-}
-
-// orphanGrace is how long a lock whose holder has died may stay taken.
-// The lock file is close-on-exec, but a child the holder forked holds it
-// from fork until its exec: a run killed with -9 while it was starting a
-// command (a long moment on a loaded machine) leaves the lock to that
-// child for as long. A resume started at once met it, and was told the job
-// was in use by the process that had just died.
-const orphanGrace = 2 * time.Second
-
-// flockOrOrphan takes f's exclusive lock. While another process holds it
-// and the holder that the lock file names is a process on this host that
-// no longer exists, or this process (which closed the job while another
-// goroutine forked a command: the child holds the lock until it execs),
-// it tries again for up to orphanGrace.
-func flockOrOrphan(f *os.File, path string) error {
-	deadline := time.Now().Add(orphanGrace)
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
-			return err
-		}
-		b, rerr := os.ReadFile(path)
-		if rerr != nil {
-			return err
-		}
-		h := parseHolder(b)
-		if h.PID <= 0 || h.Host != hostname() || (processAlive(h.PID) && h.PID != os.Getpid()) {
-			return err
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // Holder is the process that holds, or last held, a job open for writing,
@@ -121,61 +76,20 @@ func (s *Store) Holder(_ context.Context, id string) (Holder, error) {
 		return Holder{}, fmt.Errorf("jsonl: job %q: %w", id, store.ErrNotFound)
 	}
 	path := filepath.Join(jobs, id, lockFile)
-	b, err := os.ReadFile(path)
+	lh, err := lockfile.Read(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Holder{}, nil
 	}
 	if err != nil {
 		return Holder{}, fmt.Errorf("jsonl: %w", err)
 	}
-	h := parseHolder(b)
-	if h.PID > 0 && h.Host != "" && h.Host == hostname() {
-		h.Held = processAlive(h.PID)
+	h := Holder{PID: lh.PID, Host: lh.Host}
+	if lh.OnThisHost() {
+		h.Held = lockfile.Alive(h.PID)
 		return h, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return Holder{}, fmt.Errorf("jsonl: %w", err)
-	}
-	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-	switch {
-	case errors.Is(err, syscall.EWOULDBLOCK):
-		h.Held = true
-	case err != nil:
+	if h.Held, err = lockfile.Probe(path); err != nil {
 		return Holder{}, fmt.Errorf("jsonl: probing the lock of job %s: %w", id, err)
-	default:
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	}
 	return h, nil
-}
-
-// parseHolder reads a lock file: "pid host", or "pid" alone as written
-// before hosts were recorded.
-func parseHolder(b []byte) Holder {
-	fields := strings.Fields(string(b))
-	var h Holder
-	if len(fields) > 0 {
-		h.PID, _ = strconv.Atoi(fields[0])
-	}
-	if len(fields) > 1 {
-		h.Host = fields[1]
-	}
-	return h
-}
-
-// processAlive reports whether a process with this id exists on this host.
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
-// hostname is this host's name with spaces removed (the lock file is
-// space-separated); "unknown" when it cannot be read.
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil || h == "" {
-		return "unknown"
-	}
-	return strings.Join(strings.Fields(h), "_")
 }

@@ -1,4 +1,4 @@
-package jsonl
+package lockfile
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ func TestALockLeftToAForkedChildIsWaitedFor(t *testing.T) {
 		wantWait  time.Duration
 	}{
 		{name: "dead holder, lock released by its child", holderPID: dead, releaseIn: 100 * time.Millisecond, wantLock: true, wantWait: 100 * time.Millisecond},
-		{name: "dead holder, lock never released", holderPID: dead, wantWait: orphanGrace},
+		{name: "dead holder, lock never released", holderPID: dead, wantWait: OrphanGrace},
 		{name: "live holder", holderPID: os.Getppid()},
 		// A job this process closed while another goroutine was forking a
 		// command: the child holds the lock until it execs. Reopened at
@@ -39,13 +39,13 @@ func TestALockLeftToAForkedChildIsWaitedFor(t *testing.T) {
 		// was this one's (TestPrioritizeFlagGoesFirstAndSurvivesResume
 		// failed under -race with fix's parallel tests forking git).
 		{name: "this process, lock released by a forked child", holderPID: os.Getpid(), releaseIn: 100 * time.Millisecond, wantLock: true, wantWait: 100 * time.Millisecond},
-		{name: "this process, lock never released", holderPID: os.Getpid(), wantWait: orphanGrace},
+		{name: "this process, lock never released", holderPID: os.Getpid(), wantWait: OrphanGrace},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				dir := t.TempDir()
-				path := filepath.Join(dir, lockFile)
-				if err := os.WriteFile(path, fmt.Appendf(nil, "%d %s\n", tc.holderPID, hostname()), 0o644); err != nil {
+				path := filepath.Join(dir, "lock")
+				if err := os.WriteFile(path, fmt.Appendf(nil, "%d %s\n", tc.holderPID, Hostname()), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				child, err := os.Open(path)
@@ -67,17 +67,17 @@ func TestALockLeftToAForkedChildIsWaitedFor(t *testing.T) {
 					}()
 				}
 				start := time.Now()
-				f, err := lockJob(dir, "job_x")
+				f, err := Take(path)
 				waited := time.Since(start)
 				if f != nil {
 					f.Close()
 				}
-				var inUse *InUseError
+				var busy *BusyError
 				switch {
 				case tc.wantLock && err != nil:
-					t.Fatalf("lockJob: %v, want the lock once the dead run's child let it go", err)
-				case !tc.wantLock && !errors.As(err, &inUse):
-					t.Fatalf("lockJob: %v, want an *InUseError", err)
+					t.Fatalf("Take: %v, want the lock once the dead run's child let it go", err)
+				case !tc.wantLock && !errors.As(err, &busy):
+					t.Fatalf("Take: %v, want a *BusyError", err)
 				}
 				if waited < tc.wantWait || waited > tc.wantWait+20*time.Millisecond {
 					t.Errorf("waited %v for the lock, want %v", waited, tc.wantWait)
