@@ -96,9 +96,9 @@ const (
 
 // callStart is what adaptive concurrency remembers of a call while it runs.
 //
-// Its bools sit together at the end: every item's itemRun holds one (in
-// its ticket), and padding after each bool once cost the item a larger
-// size class (TestAnItemRunFitsItsSizeClass).
+// Its bools sit together at the end: every itemRun holds one (in its
+// ticket), and padding after each bool once cost every item a larger
+// size class, when each item allocated its own itemRun (Do's still do).
 type callStart struct {
 	gen uint64    // the decrease generation it started in
 	at  time.Time // when it started, for its round trip

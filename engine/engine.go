@@ -373,11 +373,11 @@ func (e *Engine) Do(ctx context.Context, item task.Item) (store.Record, error) {
 		return store.Record{}, ErrPending
 	}
 	defer done()
-	rec, recorded := e.runItem(ctx, dctx, item, true)
-	if !recorded {
+	r := &itemRun{item: item}
+	if !e.runItem(ctx, dctx, r) {
 		return store.Record{}, ErrPending
 	}
-	return *rec, nil
+	return r.out[0], nil
 }
 
 // DoBad records an item that cannot run (an input that is not an
@@ -602,8 +602,12 @@ func (d *dispatcher) run() {
 }
 
 func (d *dispatcher) worker() {
+	// One itemRun for all the worker's items: an item allocates nothing
+	// of its own.
+	r := new(itemRun)
 	for item := range d.work {
-		d.e.runItem(d.ctx, d.dctx, item, false)
+		r.reset(item)
+		d.e.runItem(d.ctx, d.dctx, r)
 		d.e.n.inFlight.Add(-1)
 		d.e.kickRoom()
 		d.wg.Done()
@@ -692,14 +696,18 @@ func (e *Engine) emit(ev Event) {
 // then stops).
 func (e *Engine) recordBad(ctx context.Context, bad *BadItem) (store.Record, bool) {
 	rec := bad.Record()
-	return rec, e.finish(ctx, bad.Item, rec, &Failure{Item: bad.Item, Err: bad.Err, Decision: classify.Decision{Class: classify.Item, Reason: "bad input line"}})
+	return rec, e.finish(context.WithoutCancel(ctx), bad.Item, rec, new([1]store.Record), &Failure{Item: bad.Item, Err: bad.Err, Decision: classify.Decision{Class: classify.Item, Reason: "bad input line"}})
 }
 
 // finish appends the record, updates counters and schedules a check-in. A
 // record that cannot be written stops the run (exit 4): the item stays
-// pending, since nothing says it finished, and it reports false.
-func (e *Engine) finish(ctx context.Context, item task.Item, rec store.Record, f *Failure) bool {
-	if err := e.job.Append(context.WithoutCancel(ctx), rec); err != nil {
+// pending, since nothing says it finished, and it reports false. ctx is
+// the Append's, already without its cancellation; buf holds Append's
+// argument (which an Append may redact in place: the events and Do see
+// rec as built).
+func (e *Engine) finish(ctx context.Context, item task.Item, rec store.Record, buf *[1]store.Record, f *Failure) bool {
+	buf[0] = rec
+	if err := e.job.Append(ctx, buf[:]...); err != nil {
 		e.failRun(fmt.Errorf("engine: writing the checkpoint for item %d: %w", rec.Idx, err))
 		e.pending(item)
 		return false

@@ -425,8 +425,7 @@ func (g *gate) reserve(ctx context.Context, estimate int) (int64, error) {
 				// ledger's failure.
 				return 0, context.Cause(ctx)
 			}
-			var reached *BudgetError
-			if errors.As(err, &reached) {
+			if reached, ok := errors.AsType[*BudgetError](err); ok {
 				return 0, reached
 			}
 			return 0, &ledgerError{"the budget's ledger", err}

@@ -8,11 +8,16 @@ import (
 
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
 )
 
-// itemRun is the state of one item while it runs.
+// itemRun is the state of one item while it runs. A dispatcher worker
+// keeps one for all its items (reset readies it for the next), so that an
+// item run by Run allocates nothing of its own: the retry streak and the
+// record's Append argument live in it too (TestTheItemPathAllocatesAtMost,
+// docs/benchmarks.md). Nothing may keep a pointer into it past runItem.
 type itemRun struct {
 	State
 	item task.Item
@@ -23,32 +28,49 @@ type itemRun struct {
 	route ItemRoute // the item's routing
 	rt    ticket    // a named route's gate's ticket for the call under way
 
-	rec *store.Record // the item's record once written, when kept
-	// keep and recorded sit together: a word of padding less helps keep
-	// an itemRun, one allocation per item, in its size class
-	// (TestAnItemRunFitsItsSizeClass).
-	keep     bool // keep the record for Do
+	// retrier is the item's retry streak when it starts afresh
+	// (State.Retrier then points at it).
+	retrier retry.Retrier
+	// out is the item's record: Append's argument while it is written
+	// (a variadic argument of an interface call is otherwise copied to
+	// the heap), then, once recorded, the record as built (an Append
+	// may redact its argument in place). Do returns it.
+	out [1]store.Record
+	// detached is the calls' context without its cancellation, for
+	// the checkpoint's Append: a record is written even as the run
+	// stops. A worker makes it once for all its items.
+	detached context.Context
 	recorded bool
 }
 
-// runItem brings one item to its outcome: a record, or pending when the run
-// stops first. Calls are made under ctx; every wait is under dctx, the
-// dispatch context that Stop cancels. It returns whether the item was
-// recorded, and with keep its record (Do's answer; the dispatcher keeps
-// none, which would cost every item a copy).
-func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (*store.Record, bool) {
-	r := &itemRun{item: item, keep: keep}
-	if c := e.cfg.Carried[item.Idx]; c != nil {
+// reset readies r for item, keeping nothing of the item before but the
+// detached context: r serves one context's items (a worker's).
+func (r *itemRun) reset(item task.Item) {
+	*r = itemRun{item: item, detached: r.detached}
+}
+
+// runItem brings r's item to its outcome: a record, or pending when the
+// run stops first. Calls are made under ctx; every wait is under dctx,
+// the dispatch context that Stop cancels. It returns whether the item was
+// recorded; its record is then r.out[0].
+func (e *Engine) runItem(ctx, dctx context.Context, r *itemRun) bool {
+	if c := e.cfg.Carried[r.item.Idx]; c != nil {
 		// The item goes on from where the waves left it: its record
 		// counts what they spent, as one item's one record.
 		r.State = c.State
 		r.route = e.routing.Start(c.Tries)
 	}
-	if r.Retrier == nil {
-		r.Retrier = e.cfg.Retry.Start()
-	}
-	if r.Started.IsZero() {
-		r.Started = time.Now()
+	if r.Retrier == nil || r.Started.IsZero() {
+		// One clock read starts both clocks. Continue, inlined, builds
+		// its Retrier on the stack; it is copied into r.
+		now := time.Now()
+		if r.Retrier == nil {
+			r.retrier = *e.cfg.Retry.Continue(now, 0)
+			r.Retrier = &r.retrier
+		}
+		if r.Started.IsZero() {
+			r.Started = now
+		}
 	}
 	if e.cfg.OnEvent != nil {
 		e.emit(Event{Kind: ItemStarted, Item: r.item})
@@ -56,7 +78,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 	for {
 		if dctx.Err() != nil {
 			e.pending(r.item)
-			return r.rec, r.recorded
+			return r.recorded
 		}
 		if e.cfg.OnEvent != nil {
 			r.queued = time.Now()
@@ -64,7 +86,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 		t, prep, perr, err := e.passItem(ctx, dctx, r)
 		if err != nil {
 			e.pending(r.item)
-			return r.rec, r.recorded
+			return r.recorded
 		}
 		e.active.Add(1)
 		if e.cfg.OnEvent != nil {
@@ -91,10 +113,10 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 		}
 		switch next.Step {
 		case StepRecord, StepFail:
-			return r.rec, r.recorded
+			return r.recorded
 		case StepPending:
 			e.pending(r.item)
-			return r.rec, r.recorded
+			return r.recorded
 		case StepRetry:
 			e.rest.n.Add(1)
 			e.kickRoom()
@@ -102,7 +124,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, item task.Item, keep bool) (
 			e.rest.n.Add(-1)
 			if err != nil {
 				e.pending(r.item)
-				return r.rec, r.recorded
+				return r.recorded
 			}
 		}
 	}
@@ -270,7 +292,7 @@ func (e *Engine) validate(ctx context.Context, out json.RawMessage) error {
 // could not be written.
 func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) bool {
 	rec := r.Success(r.item, r.route.Served(), res.Output)
-	if !e.finish(ctx, r.item, rec, nil) {
+	if !e.finish(r.appendCtx(ctx), r.item, rec, &r.out, nil) {
 		return false
 	}
 	if r.route.cur != nil {
@@ -287,7 +309,7 @@ func (e *Engine) succeed(ctx context.Context, r *itemRun, res task.Result) bool 
 // stopping).
 func (e *Engine) failWith(ctx context.Context, r *itemRun, permit breaker.Permit, err, fpErr error, d classify.Decision) {
 	rec := r.Failure(r.item, r.route.Served(), err, fpErr, d)
-	written := e.finish(ctx, r.item, rec, &Failure{Item: r.item, Err: err, Decision: d, Attempts: r.Calls})
+	written := e.finish(r.appendCtx(ctx), r.item, rec, &r.out, &Failure{Item: r.item, Err: err, Decision: d, Attempts: r.Calls})
 	if written {
 		r.kept(rec)
 		if r.route.cur != nil {
@@ -301,13 +323,19 @@ func (e *Engine) failWith(ctx context.Context, r *itemRun, permit breaker.Permit
 	}
 }
 
-// kept marks the item recorded with rec, and keeps a copy if asked to.
+// kept marks the item recorded with rec.
 func (r *itemRun) kept(rec store.Record) {
 	r.recorded = true
-	if r.keep {
-		c := rec
-		r.rec = &c
+	r.out[0] = rec
+}
+
+// appendCtx is the context the item's record is appended under: ctx's
+// values without its cancellation.
+func (r *itemRun) appendCtx(ctx context.Context) context.Context {
+	if r.detached == nil {
+		r.detached = context.WithoutCancel(ctx)
 	}
+	return r.detached
 }
 
 func (e *Engine) pending(item task.Item) {

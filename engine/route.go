@@ -144,6 +144,13 @@ func (fb Fallbacks) After(next Next) string {
 	return ""
 }
 
+// hinterError is a retry.Hinter as errors.AsType takes it: errors.As
+// into a Hinter variable moves the variable to the heap on every 429.
+type hinterError interface {
+	error
+	retry.Hinter
+}
+
 // fallbackKindError is a FallbackKinder as errors.AsType takes it.
 type fallbackKindError interface {
 	error
@@ -763,8 +770,7 @@ func (e *Engine) cooldownOn(rt *route, until time.Time, reason string) {
 // hintUntil is when a 429's retry hint, capped by retry.max_hint, ends;
 // false without a hint or with hints off.
 func (e *Engine) hintUntil(err error) (time.Time, bool) {
-	var h retry.Hinter
-	if errors.As(err, &h) && h.RetryAfter() > 0 && e.cfg.Retry.MaxHint >= 0 {
+	if h, ok := errors.AsType[hinterError](err); ok && h.RetryAfter() > 0 && e.cfg.Retry.MaxHint >= 0 {
 		return time.Now().Add(min(h.RetryAfter(), e.maxHint())), true
 	}
 	return time.Time{}, false
