@@ -10,6 +10,9 @@
 //	                a cache, checked against the log, rebuilt from it
 //	failures.jsonl  the failed items with their last error, written by
 //	                Finish (temp file, fsync, rename)
+//	failures.from   which log failures.jsonl was made from (its size and
+//	                the CRC of its end), so a Finish that appended nothing
+//	                leaves an up-to-date failures.jsonl alone, copied or not
 //	lock            flock'ed while a process has the job open for writing
 //
 // Appends go to a buffer that is written and fsynced every FlushEvery

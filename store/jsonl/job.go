@@ -806,57 +806,92 @@ func idxPrefixFits(line []byte, idx int) bool {
 // failed idx, in idx order, replacing the file atomically. The lines are
 // copied from results.jsonl as they are (tenax writes every record the same
 // way); a line written otherwise, by hand, is decoded and encoded again.
-// When this Job appended nothing and failures.jsonl is newer than the log,
-// the file is up to date and Finish only flushes: a resume with nothing to
-// run does not rewrite it.
+// When this Job appended nothing and failures.from says failures.jsonl was
+// made from the log as it is, the file is up to date and Finish only
+// flushes: a resume with nothing to run does not rewrite it, also in a job
+// directory copied without its file times.
 func (j *Job) Finish(ctx context.Context) error {
 	if err := j.Flush(ctx); err != nil {
 		return err
 	}
-	failures := filepath.Join(j.dir, failuresFile)
 	j.mu.Lock()
 	appended := j.appended
 	j.mu.Unlock()
-	if !appended {
-		fi, err1 := os.Stat(failures)
-		ri, err2 := os.Stat(j.resultsPath())
-		if err1 == nil && err2 == nil && !fi.ModTime().Before(ri.ModTime()) {
-			return nil
-		}
+	f, size, err := j.snapshot(ctx)
+	if err != nil {
+		return err
 	}
+	defer f.Close()
+	if !appended && j.failuresFresh(f, size) {
+		return nil
+	}
+	src, err := logSource(f, size)
+	if err != nil {
+		return err
+	}
+	err = store.WriteFileAtomic(filepath.Join(j.dir, failuresFile), 0o644, func(w io.Writer) error {
+		cw := &countingWriter{w: w}
+		bw := bufio.NewWriterSize(cw, 64<<10)
+		n, err := j.writeFailures(ctx, bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		src.FailuresBytes, src.Failures = cw.n, n
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	// Without failures.from the next Finish rewrites the file once more,
+	// which costs time, not correctness: its error is not the run's.
+	_ = j.writeFailuresFrom(src)
+	return nil
+}
+
+// writeFailures writes the latest line of every failed idx to w and
+// returns how many it wrote.
+func (j *Job) writeFailures(ctx context.Context, w io.Writer) (int, error) {
 	path := j.resultsPath()
-	return store.WriteFileAtomic(failures, 0o644, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 64<<10)
-		var (
-			prefix []byte
-			enc    []byte
-		)
-		err := j.scanLines(ctx, true, func(idx int, off int64, line []byte) error {
-			prefix = strconv.AppendInt(append(prefix[:0], `{"_idx":`...), int64(idx), 10)
-			if bytes.HasPrefix(line, prefix) && len(line) > len(prefix) && (line[len(prefix)] == ',' || line[len(prefix)] == '}') &&
-				line[len(line)-1] == '\n' {
-				_, err := bw.Write(line)
-				return err
-			}
-			var rec store.Record
-			if err := json.Unmarshal(line, &rec); err != nil {
-				return &CorruptError{Path: path, Offset: off, Reason: err.Error()}
-			}
-			if rec.Idx != idx {
-				return &CorruptError{Path: path, Offset: off, Reason: fmt.Sprintf("its _idx %d was read as %d", rec.Idx, idx)}
-			}
-			var err error
-			if enc, err = rec.AppendJSON(enc[:0]); err != nil {
-				return err
-			}
-			_, err = bw.Write(append(enc, '\n'))
-			return err
-		})
-		if err != nil {
+	var (
+		prefix []byte
+		enc    []byte
+		n      int
+	)
+	err := j.scanLines(ctx, true, func(idx int, off int64, line []byte) error {
+		n++
+		prefix = strconv.AppendInt(append(prefix[:0], `{"_idx":`...), int64(idx), 10)
+		if bytes.HasPrefix(line, prefix) && len(line) > len(prefix) && (line[len(prefix)] == ',' || line[len(prefix)] == '}') &&
+			line[len(line)-1] == '\n' {
+			_, err := w.Write(line)
 			return err
 		}
-		return bw.Flush()
+		var rec store.Record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return &CorruptError{Path: path, Offset: off, Reason: err.Error()}
+		}
+		if rec.Idx != idx {
+			return &CorruptError{Path: path, Offset: off, Reason: fmt.Sprintf("its _idx %d was read as %d", rec.Idx, idx)}
+		}
+		var err error
+		if enc, err = rec.AppendJSON(enc[:0]); err != nil {
+			return err
+		}
+		_, err = w.Write(append(enc, '\n'))
+		return err
 	})
+	return n, err
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // Close flushes, stops the flusher and releases the job's lock. Closing
