@@ -85,7 +85,7 @@ func sameRead(t *testing.T, data []byte, from int64, lineNo int) {
 func TestParallelReadGivesWhatOneReaderGives(t *testing.T) {
 	rec := func(idx int) string { return fmt.Sprintf(`{"_idx":%d,"output":{"t":"ab\"c"}}`+"\n", idx) }
 	failed := func(idx int) string {
-		return fmt.Sprintf(`{"_idx":%d,"error":"HTTP 500","class":"transient"}`+"\n", idx)
+		return fmt.Sprintf(`{"_idx":%d,"error":"HTTP 500","class":"retryable"}`+"\n", idx)
 	}
 	cases := []struct {
 		name   string
@@ -151,7 +151,7 @@ func TestParallelReadNamesADamagedLineInALaterChunk(t *testing.T) {
 // is the one Outcomes and the index keep.
 func TestParallelReadGivesTheLaterLineOfAnIdxLast(t *testing.T) {
 	var log bytes.Buffer
-	fmt.Fprintf(&log, `{"_idx":7,"error":"HTTP 500","class":"transient"}`+"\n")
+	fmt.Fprintf(&log, `{"_idx":7,"error":"HTTP 500","class":"retryable"}`+"\n")
 	for i := range 30 {
 		fmt.Fprintf(&log, `{"_idx":%d}`+"\n", 100+i)
 	}

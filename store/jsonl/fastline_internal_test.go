@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/task"
 )
 
 // slowLine reads line, with a newline added, with the byte-at-a-time
@@ -23,8 +26,9 @@ func slowLine(line []byte) (lineInfo, error) {
 
 // FuzzFastLine: whatever fastLine is sure of, the byte-at-a-time scanner
 // reads alike (the same _idx and outcome, and a record, not a damaged
-// line), and when the line is JSON encoding/json reads the same _idx and
-// the same error and class.
+// line), and decodeRecord, the rule, takes it as a record with the same
+// _idx and outcome: the fast path never accepts a line status or export
+// would refuse.
 func FuzzFastLine(f *testing.F) {
 	for _, rec := range []store.Record{
 		{Idx: 7, Input: json.RawMessage(`{"n":7}`), Output: json.RawMessage(`{"text":"a \"quoted\" \\ word"}`), Attempts: 1},
@@ -48,6 +52,21 @@ func FuzzFastLine(f *testing.F) {
 		`{"_idx":1} `,
 		`{"_idx":1,"o":{"s":"\\"}}`,
 		`{"_idx":1,"o":"\\\"}"}`,
+		"{\"_idx\":1,\"output\":\"a\x00b\"}",
+		`{"_idx":1,"output":"a\xb"}`,
+		`{"_idx":1,"output":{"a":tru}}`,
+		`{"_idx":1,"output":{"a":1]}`,
+		`{"_idx":1,"attempts":"1"}`,
+		`{"_idx":1,"attempts":1.5}`,
+		`{"_idx":1,"Attempts":"x"}`,
+		`{"_idx":1,"class":"itex"}`,
+		`{"_idx":1,"usage":{"input_tokens":"x"}}`,
+		`{"_idx":1,"finished_at":"2026-11-22T2:43:41Z"}`,
+		`{"_idx":1,"finished_at":"2026-11-22T22:43:41.822814173Z"}`,
+		`{"_idx":1,"finished_at":"2026-02-28T22:43:41+01:00"}`,
+		`{"_idx":1,"cost_usd":1e999}`,
+		`{"_idx":1,"tries":[{"route":"a","class":"item"},{"route":"b"}]}`,
+		`{"_idx":1,"retryable":nul}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -67,7 +86,75 @@ func FuzzFastLine(f *testing.F) {
 			t.Fatalf("line %q: fastLine read _idx %d failed %v, the byte-at-a-time scanner _idx %d failed %v", line, idx, failed, slow.idx, slow.failed)
 		}
 		checkAgainstJSON(t, line, idx, failed)
+		var rec store.Record
+		if err := decodeRecord("results.jsonl", 1, 0, line, &rec); err != nil {
+			t.Fatalf("line %q: fastLine read _idx %d, the rule refuses it: %v", line, idx, err)
+		}
+		if rec.Idx != idx || rec.Failed() != failed {
+			t.Fatalf("line %q: fastLine read _idx %d failed %v, the rule _idx %d failed %v", line, idx, failed, rec.Idx, rec.Failed())
+		}
 	})
+}
+
+// TestFastLineKnowsEveryFieldOfARecord: fastLine checks a field by the
+// kind its key says; a field added to store.Record (or task.Usage, or
+// store.Try) that it does not know would be taken whatever its value,
+// and a resume would accept what status refuses. Each field's kind must
+// be the one its Go type decodes.
+func TestFastLineKnowsEveryFieldOfARecord(t *testing.T) {
+	kindOfType := func(ty reflect.Type) (fieldKind, bool) {
+		switch ty {
+		case reflect.TypeFor[json.RawMessage]():
+			return kindAny, true
+		case reflect.TypeFor[classify.Class]():
+			return kindClass, true
+		case reflect.TypeFor[time.Time]():
+			return kindTime, true
+		case reflect.TypeFor[task.Usage]():
+			return kindUsage, true
+		case reflect.TypeFor[[]store.Try]():
+			return kindTries, true
+		case reflect.TypeFor[*task.AgentStats]():
+			return kindUnchecked, true
+		case reflect.TypeFor[*float64]():
+			return kindNumber, true
+		}
+		switch ty.Kind() {
+		case reflect.String:
+			return kindString, true
+		case reflect.Bool:
+			return kindBool, true
+		case reflect.Int, reflect.Int64:
+			return kindInt, true
+		}
+		return 0, false
+	}
+	for _, c := range []struct {
+		of     reflect.Type
+		kindOf func([]byte) fieldKind
+	}{
+		{reflect.TypeFor[store.Record](), recordKind},
+		{reflect.TypeFor[task.Usage](), usageKind},
+		{reflect.TypeFor[store.Try](), tryKind},
+	} {
+		for f := range c.of.Fields() {
+			key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			want, ok := kindOfType(f.Type)
+			switch {
+			case key == "_idx":
+				want, ok = kindDecline, true
+			case key == "error" && c.of == reflect.TypeFor[store.Record]():
+				want = kindError
+			}
+			if !ok {
+				t.Errorf("%s.%s (%s, key %q): fastLine has no kind for its type: teach fastline.go to check it, or to decline it", c.of, f.Name, f.Type, key)
+				continue
+			}
+			if got := c.kindOf([]byte(key)); got != want {
+				t.Errorf("%s.%s (%s): fastLine checks key %q as kind %d, want %d", c.of, f.Name, f.Type, key, got, want)
+			}
+		}
+	}
 }
 
 // checkAgainstJSON compares what fastLine read of line with what

@@ -203,6 +203,9 @@ func sampleMatches(f *os.File, entry func(int64) (indexEntry, bool), i int64, bu
 // record, reading through buf.
 func lineMatches(f *os.File, e indexEntry, buf []byte) bool {
 	lr := newLogReaderBuf(io.NewSectionReader(f, e.start, int64(e.length)), "", e.start, buf)
+	// Whether the line is a record is for the reader that reads it to
+	// judge (decodeRecord); here only where the index puts it counts.
+	lr.noDecode = true
 	line, err := lr.next()
 	return err == nil && line.start == e.start && line.end == e.end() && line.idx == e.idx && line.failed == e.failed
 }

@@ -5,14 +5,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -598,13 +596,13 @@ func (j *Job) Failures(ctx context.Context, fn func(store.Record) error) error {
 
 func (j *Job) scan(ctx context.Context, onlyFailed bool, fn func(store.Record) error) error {
 	path := j.resultsPath()
+	var rec store.Record
 	return j.scanLines(ctx, onlyFailed, func(idx int, off int64, line []byte) error {
-		var rec store.Record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return &CorruptError{Path: path, Offset: off, Reason: err.Error()}
+		if err := decodeRecord(path, 0, off, line, &rec); err != nil {
+			return err
 		}
 		if rec.Idx != idx {
-			return &CorruptError{Path: path, Offset: off, Reason: fmt.Sprintf("its _idx %d was read as %d", rec.Idx, idx)}
+			return idxMismatch(path, off, rec.Idx, idx)
 		}
 		return fn(rec)
 	})
@@ -720,11 +718,11 @@ func (j *Job) History(ctx context.Context, idx int, fn func(store.Record) error)
 			return fmt.Errorf("jsonl: reading %s: %w", path, err)
 		}
 		var rec store.Record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return &CorruptError{Path: path, Offset: e.start, Reason: err.Error()}
+		if err := decodeRecord(path, 0, e.start, line, &rec); err != nil {
+			return err
 		}
 		if rec.Idx != idx {
-			return &CorruptError{Path: path, Offset: e.start, Reason: fmt.Sprintf("its _idx %d was read as %d", rec.Idx, idx)}
+			return idxMismatch(path, e.start, rec.Idx, idx)
 		}
 		if err := fn(rec); err != nil {
 			return err
@@ -776,8 +774,8 @@ func (j *Job) Log(ctx context.Context, fn func(store.Record) error) error {
 			continue
 		}
 		var rec store.Record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return &CorruptError{Path: path, Offset: start, Reason: err.Error()}
+		if err := decodeRecord(path, n+1, start, line, &rec); err != nil {
+			return err
 		}
 		if err := fn(rec); err != nil {
 			return err
@@ -853,24 +851,26 @@ func (j *Job) Finish(ctx context.Context) error {
 func (j *Job) writeFailures(ctx context.Context, w io.Writer) (int, error) {
 	path := j.resultsPath()
 	var (
-		prefix []byte
-		enc    []byte
-		n      int
+		enc []byte
+		n   int
 	)
 	err := j.scanLines(ctx, true, func(idx int, off int64, line []byte) error {
 		n++
-		prefix = strconv.AppendInt(append(prefix[:0], `{"_idx":`...), int64(idx), 10)
-		if bytes.HasPrefix(line, prefix) && len(line) > len(prefix) && (line[len(prefix)] == ',' || line[len(prefix)] == '}') &&
-			line[len(line)-1] == '\n' {
-			_, err := w.Write(line)
-			return err
+		// A line the fast path is sure of is a record as tenax writes
+		// it: copied as it is. Any other is judged by the rule and, a
+		// record, encoded again.
+		if k := len(line) - 1; k >= 0 && line[k] == '\n' {
+			if got, _, ok := fastLine(line[:k]); ok && got == idx {
+				_, err := w.Write(line)
+				return err
+			}
 		}
 		var rec store.Record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return &CorruptError{Path: path, Offset: off, Reason: err.Error()}
+		if err := decodeRecord(path, 0, off, line, &rec); err != nil {
+			return err
 		}
 		if rec.Idx != idx {
-			return &CorruptError{Path: path, Offset: off, Reason: fmt.Sprintf("its _idx %d was read as %d", rec.Idx, idx)}
+			return idxMismatch(path, off, rec.Idx, idx)
 		}
 		var err error
 		if enc, err = rec.AppendJSON(enc[:0]); err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/tenaxhq/tenax/store"
 )
 
 // CorruptError reports a line of results.jsonl that is not a record and is
@@ -134,6 +136,12 @@ type logReader struct {
 	// kept here: a lineScan of next's own escapes (its step functions
 	// take its address), one allocation per line.
 	scan lineScan
+	// long holds the part of a line the byte-at-a-time scanner reads
+	// that earlier buffers held, so that the whole line can be decoded.
+	long []byte
+	// noDecode leaves a line the byte-at-a-time scanner takes undecoded,
+	// for checkShape, whose caller decodes it.
+	noDecode bool
 }
 
 func newLogReader(r io.Reader, path string, base int64) *logReader {
@@ -187,9 +195,16 @@ func (lr *logReader) next() (lineInfo, error) {
 	}
 	s := &lr.scan
 	*s = lineScan{lineNo: lr.lineNo + 1}
+	lr.long = lr.long[:0]
 	for {
-		if lr.pos == lr.n && !lr.fill() {
-			return lr.atEOF(s)
+		if lr.pos == lr.n {
+			if lr.eof || lr.err != nil {
+				return lr.atEOF(s)
+			}
+			lr.keep(s)
+			if !lr.fill() {
+				return lr.atEOF(s)
+			}
 		}
 		buf := lr.buf[:lr.n]
 		for i := lr.pos; i < len(buf); i++ {
@@ -205,7 +220,11 @@ func (lr *logReader) next() (lineInfo, error) {
 					continue
 				}
 				lr.pos = i + 1
-				return s.atNewline(lr.path, lr.base+int64(lr.pos))
+				line, err := s.atNewline(lr.path, lr.base+int64(lr.pos))
+				if err == nil {
+					err = lr.decode(s, &line, lr.pos)
+				}
+				return line, err
 			case s.st == stLineStart:
 				s.begin(c, lr.base+int64(i), lr.lineNo+1)
 			default:
@@ -246,11 +265,47 @@ func (lr *logReader) atEOF(s *lineScan) (lineInfo, error) {
 	switch {
 	case s.st == stLineStart:
 	case s.st == stLineEnd && s.idxSeen:
-		return lineInfo{start: s.start, end: lr.base + int64(lr.n), idx: s.idx, failed: s.failed, noNewline: true}, nil
+		line := lineInfo{start: s.start, end: lr.base + int64(lr.n), idx: s.idx, failed: s.failed, noNewline: true}
+		return line, lr.decode(s, &line, lr.n)
 	default:
 		lr.tornAt = s.start
 	}
 	return lineInfo{}, io.EOF
+}
+
+// keep saves the part of the line under way that the buffer holds, before
+// the buffer is read over.
+func (lr *logReader) keep(s *lineScan) {
+	if s.st == stLineStart || s.st == stBad || lr.noDecode {
+		return
+	}
+	from := max(s.start-lr.base, 0)
+	lr.long = append(lr.long, lr.buf[from:lr.n]...)
+}
+
+// decode applies the rule (decodeRecord) to the line the byte-at-a-time
+// scanner took, whose bytes end at buf[end]: its structure was checked,
+// what encoding/json makes of it decides, and its _idx and outcome are
+// the record's.
+func (lr *logReader) decode(s *lineScan, line *lineInfo, end int) error {
+	if lr.noDecode {
+		return nil
+	}
+	b := lr.buf[max(s.start-lr.base, 0):end]
+	if len(lr.long) > 0 {
+		lr.long = append(lr.long, b...)
+		b = lr.long
+	}
+	var rec store.Record
+	err := unmarshalRecord(lr.path, s.lineNo, s.start, b, &rec)
+	if cap(lr.long) > 4<<20 {
+		lr.long = nil // a long line's copy is not kept for the next
+	}
+	if err != nil {
+		return err
+	}
+	line.idx, line.failed = rec.Idx, rec.Failed()
+	return nil
 }
 
 // skim moves i over the bytes of a string the scanner does not read, to
