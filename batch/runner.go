@@ -904,8 +904,11 @@ func (r *Runner) reroute(ctx context.Context, s *submission, ids []string, err e
 
 // requestBytes is req's size as the client sends it.
 func requestBytes(c Client, req Request) int {
-	if _, ok := c.(*Anthropic); ok {
+	switch c.(type) {
+	case *Anthropic:
 		return anthropicRequestBytes(req)
+	case *Gemini:
+		return geminiRequestBytes(req)
 	}
 	return openAILineBytes(req)
 }

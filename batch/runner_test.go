@@ -20,6 +20,7 @@ import (
 	"github.com/tenaxhq/tenax/store/jsonl"
 	"github.com/tenaxhq/tenax/task"
 	"github.com/tenaxhq/tenax/task/llm"
+	"github.com/tenaxhq/tenax/task/llm/gemini"
 	"github.com/tenaxhq/tenax/validate"
 )
 
@@ -62,16 +63,26 @@ func newWorld(t *testing.T, wire string, n int, cfg mock.Config) *world {
 	lc := llm.Config{Provider: wire, Model: mock.ModelJSON, Prompt: "{{.word}}", Output: llm.OutputJSON, MaxTokens: 200,
 		HTTPClient: w.srv.Client(), APIKey: "k", BaseURL: "http://mock.invalid/v1/",
 		Prices: map[string]llm.Price{mock.ModelJSON: {InputPerMTok: 1, OutputPerMTok: 4}}}
-	if wire == llm.ProviderAnthropic {
+	var err error
+	if wire == llm.ProviderAnthropic || wire == llm.ProviderGemini {
 		lc.BaseURL = "http://mock.invalid/"
 	}
-	var err error
+	if wire == llm.ProviderGemini {
+		if lc.Gemini, err = gemini.New(context.Background(), gemini.Options{APIKey: "k", Endpoint: lc.BaseURL}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if w.task, err = llm.New(lc); err != nil {
 		t.Fatal(err)
 	}
-	if wire == llm.ProviderAnthropic {
+	switch wire {
+	case llm.ProviderAnthropic:
 		w.client = batch.NewAnthropic(wire, lc.BaseURL, "k", w.srv.Client(), batch.Limits{MaxRequests: 700})
-	} else {
+	case llm.ProviderGemini:
+		if w.client, err = batch.NewGemini(context.Background(), wire, lc.Model, lc.BaseURL, "k", w.srv.Client(), batch.Limits{MaxRequests: 700}); err != nil {
+			t.Fatal(err)
+		}
+	default:
 		w.client = batch.NewOpenAI(wire, lc.BaseURL, "k", w.srv.Client(), batch.Limits{MaxRequests: 700})
 	}
 	w.open(false)
@@ -500,6 +511,8 @@ func TestResumeAdoptsTheBatchCreatedBeforeACrashInsteadOfSubmittingItAgain(t *te
 		submissions int64
 	}{
 		{llm.ProviderOpenAI, 2},
+		// Gemini's batches are found by their display name.
+		{llm.ProviderGemini, 2},
 		// Anthropic's message batches carry no metadata: the lost batch
 		// cannot be told from another job's, and its requests go again
 		// (docs/batch.md, "Crash safety and resume").
@@ -531,7 +544,7 @@ func TestResumeAdoptsTheBatchCreatedBeforeACrashInsteadOfSubmittingItAgain(t *te
 				if st := w.srv.BatchStats(); st.Submissions != tt.submissions {
 					t.Errorf("the mock counted %d submissions in all, want %d", st.Submissions, tt.submissions)
 				}
-				if tt.wire == llm.ProviderOpenAI && sum.Repolled != 2 {
+				if tt.wire != llm.ProviderAnthropic && sum.Repolled != 2 {
 					t.Errorf("the resume polled %d batches of the crashed run, want both (the one found by its key)", sum.Repolled)
 				}
 				recs := w.records()

@@ -94,9 +94,13 @@ func (x *execution) executeBatch(ctx context.Context, cfg engine.Config) (*Resul
 	stopCfg.OnEvent = stop.onEvent
 	stopper := engine.New(stopCfg, x.b.task, x.cp)
 
+	client, err := batchClient(ctx, codec, limits)
+	if err != nil {
+		return nil, err
+	}
 	s := x.s
 	r := batch.New(batch.Config{
-		Client: batchClient(codec, limits), Codec: codec, Provider: codec.Provider(), Ledger: ledger,
+		Client: client, Codec: codec, Provider: codec.Provider(), Ledger: ledger,
 		Routes: routes, Routing: cfg.Routing, Fallbacks: cfg.Fallbacks,
 		Retry: cfg.Retry, Ops: cfg.Retry,
 		Validator: x.b.validator, Heal: cfg.Heal, NoHeal: cfg.NoHeal, Hints: cfg.Hints, Cache: cfg.Cache,
@@ -220,12 +224,15 @@ func (x *execution) onlineTail(ctx context.Context, cfg engine.Config, stop *bat
 }
 
 // batchClient is the batch API of codec's provider.
-func batchClient(codec *llm.Batch, limits batch.Limits) batch.Client {
-	if codec.Wire() == llm.ProviderAnthropic {
-		base, key, hc := codec.Endpoint()
-		return batch.NewAnthropic(codec.Provider(), base, key, hc, limits)
+func batchClient(ctx context.Context, codec *llm.Batch, limits batch.Limits) (batch.Client, error) {
+	base, key, hc := codec.Endpoint()
+	switch codec.Wire() {
+	case llm.ProviderAnthropic:
+		return batch.NewAnthropic(codec.Provider(), base, key, hc, limits), nil
+	case llm.ProviderGemini:
+		return batch.NewGemini(ctx, codec.Provider(), codec.Model(), base, key, hc, limits)
 	}
-	return batch.NewOpenAIWith(codec.Provider(), codec.OpenAIOptions(), limits)
+	return batch.NewOpenAIWith(codec.Provider(), codec.OpenAIOptions(), limits), nil
 }
 
 // batchRoutes are a routed job's routes as waves use them, in the spec's
@@ -239,7 +246,11 @@ func batchRoutes(routes []engine.Route, limits batch.Limits) ([]batch.Route, err
 			return nil, fmt.Errorf("route %s: batch mode needs an llm task", rt.Name)
 		}
 		codec := lt.Batch()
-		out = append(out, batch.Route{Route: rt, Client: batchClient(codec, limits), Codec: codec})
+		client, err := batchClient(context.Background(), codec, limits)
+		if err != nil {
+			return nil, fmt.Errorf("route %s: %w", rt.Name, err)
+		}
+		out = append(out, batch.Route{Route: rt, Client: client, Codec: codec})
 	}
 	return out, nil
 }

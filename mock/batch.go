@@ -380,6 +380,12 @@ func (s *Server) newBatch(d bdialect, ids []string, bodies []json.RawMessage) *s
 	for i := range ids {
 		b.reqs[i] = s.answerBatched(d, ids[i], bodies[i])
 	}
+	s.keepBatch(b)
+	return b
+}
+
+// keepBatch numbers b, names it in its dialect and keeps it.
+func (s *Server) keepBatch(b *simBatch) {
 	st := &s.batch
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -387,19 +393,21 @@ func (s *Server) newBatch(d bdialect, ids []string, bodies []json.RawMessage) *s
 		st.batches = map[string]*simBatch{}
 	}
 	st.stats.Submissions++
-	st.stats.Requests += int64(len(ids))
+	st.stats.Requests += int64(len(b.reqs))
 	b.num = int(st.stats.Submissions)
 	if b.num <= s.cfg.Batch.ExpireFirst {
 		b.duration = 2 * b.window
 	}
-	if d == bOpenAI {
+	switch b.d {
+	case bOpenAI:
 		b.id = fmt.Sprintf("batch_mock%06d", b.num)
-	} else {
+	case bGemini:
+		b.id = fmt.Sprintf("mock%06d", b.num) // its name is batches/{id}
+	default:
 		b.id = fmt.Sprintf("msgbatch_mock%06d", b.num)
 	}
 	st.batches[b.id] = b
 	st.order = append(st.order, b.id)
-	return b
 }
 
 // answerBatched answers one request of a batch as the chat endpoint would,
@@ -838,6 +846,7 @@ type bdialect uint8
 const (
 	bOpenAI bdialect = iota + 1
 	bAnthropic
+	bGemini
 )
 
 // batchKey returns the key a batch API request authenticates with.

@@ -154,6 +154,9 @@ func (s *Server) geminiChat(x *exchange) outcome {
 		rest = parts[6]
 	}
 	model, op, ok := strings.Cut(rest, ":")
+	if ok && op == geminiBatchOp && strings.HasPrefix(path, geminiPath) && model != "" && !strings.Contains(model, "/") {
+		return s.createGeminiBatch(x, model)
+	}
 	if !ok || model == "" || strings.Contains(model, "/") || op != generateOperation {
 		x.fail(x.d.errs[errUnknownRoute](x))
 		return answered

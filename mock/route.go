@@ -69,6 +69,11 @@ func (s *Server) routeTable() []route {
 		{http.MethodGet, "/v1/messages/batches", isAnthropic, (*Server).batchRoute},
 		{http.MethodGet, "/v1/messages/batches/", isAnthropic, (*Server).batchRoute},
 		{http.MethodPost, "/v1/messages/batches/", isAnthropic, (*Server).batchRoute},
+		// The Gemini API's batch mode (geminibatch.go); its create is under
+		// geminiPath.
+		{http.MethodGet, geminiBatchPath, isGemini, (*Server).geminiBatchRoute},
+		{http.MethodGet, geminiBatchPath + "/", isGemini, (*Server).geminiBatchRoute},
+		{http.MethodPost, geminiBatchPath + "/", isGemini, (*Server).geminiBatchRoute},
 	}
 }
 

@@ -47,7 +47,7 @@ type MockBatch struct {
 // The task modes, and the providers batch mode works with.
 var (
 	modes          = []string{"online", "batch"}
-	batchProviders = []string{"openai", "azure", "anthropic", "mock"}
+	batchProviders = []string{"openai", "azure", "anthropic", "gemini", "mock"}
 )
 
 // BatchProviders returns the providers whose batch APIs batch mode speaks.
@@ -59,6 +59,10 @@ func (t *Task) BatchProblem() string {
 	switch {
 	case t.Type != "llm":
 		return "batch mode is for llm tasks, and this task is " + quote(t.Type)
+	case t.Provider == "bedrock":
+		return "batch mode is not offered on bedrock: Bedrock's batch inference reads its requests from S3 and writes its answers there (" + orList(batchProviders) + " have a batch API tenax speaks)"
+	case t.Provider == "vertex":
+		return "batch mode is not offered on vertex: Vertex AI's batch prediction reads Cloud Storage or BigQuery and writes there; the Gemini API's batch mode is provider gemini's (" + orList(batchProviders) + " have a batch API tenax speaks)"
 	case !slices.Contains(batchProviders, t.Provider):
 		return "batch mode needs a provider with a batch API (" + orList(batchProviders) + "), and this task's provider is " + quote(t.Provider)
 	}

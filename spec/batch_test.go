@@ -50,7 +50,7 @@ func TestBatchDefaultsApplyOnlyInBatchMode(t *testing.T) {
 
 func TestBatchProblemNamesTheProvidersThatHaveABatchAPI(t *testing.T) {
 	task := Task{Type: "llm", Provider: "ollama"}
-	if p := task.BatchProblem(); !strings.Contains(p, "openai, azure, anthropic or mock") || !strings.Contains(p, `"ollama"`) {
+	if p := task.BatchProblem(); !strings.Contains(p, "openai, azure, anthropic, gemini or mock") || !strings.Contains(p, `"ollama"`) {
 		t.Errorf("BatchProblem = %q; want it to list the providers and name this one", p)
 	}
 }

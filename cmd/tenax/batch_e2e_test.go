@@ -23,7 +23,7 @@ import (
 // at base, in the wire format of provider.
 func batchSpec(provider, base string, extra string) string {
 	url := base + "/v1"
-	if provider == "anthropic" {
+	if provider == "anthropic" || provider == "gemini" {
 		url = base
 	}
 	return fmt.Sprintf(`
@@ -104,7 +104,7 @@ func killWhilePolling(t *testing.T, w *workdir, args ...string) string {
 }
 
 func TestBatchJobKilledWhilePollingResumesWithoutResubmitting(t *testing.T) {
-	for _, provider := range []string{"openai", "anthropic"} {
+	for _, provider := range []string{"openai", "anthropic", "gemini"} {
 		t.Run(provider, func(t *testing.T) {
 			srv, w := slowBatchJob(t, provider, 500)
 

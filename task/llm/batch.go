@@ -31,20 +31,28 @@ func (t *Task) Batch() *Batch {
 	shadow := *t
 	shadow.cfg.HTTPClient = &http.Client{Transport: bodyKeeper{}}
 	b := &Batch{t: t}
-	if t.wire == ProviderAnthropic {
+	switch t.wire {
+	case ProviderAnthropic:
 		b.send = shadow.anthropicSender()
-	} else {
+	case ProviderGemini:
+		b.send = shadow.geminiSender()
+	default:
 		b.send = shadow.openAISender()
 	}
 	return b
 }
 
 // Wire returns the wire format of the provider: ProviderOpenAI (openai and
-// mock) or ProviderAnthropic, which says which batch API to use.
+// mock), ProviderAnthropic or ProviderGemini, which says which batch API
+// to use.
 func (b *Batch) Wire() string { return b.t.wire }
 
 // Provider returns the Config's provider name.
 func (b *Batch) Provider() string { return b.t.cfg.Provider }
+
+// Model returns the model the task calls: the Gemini batch's, which names
+// it in its path rather than in each request.
+func (b *Batch) Model() string { return b.t.cfg.Model }
 
 // Endpoint returns what a batch client needs to reach the provider: the
 // base URL, the API key and the HTTP client of the task.
@@ -86,7 +94,7 @@ func (bodyKeeper) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // Body returns the JSON body of the call Run would make for item: a chat
 // completions request for the OpenAI wire format, a messages request for
-// Anthropic's. A template that cannot render gives Run's error, marked
+// Anthropic's, a generateContent request for Gemini's. A template that cannot render gives Run's error, marked
 // classify.Item.
 func (b *Batch) Body(item task.Item) (json.RawMessage, error) {
 	c, err := b.t.prepare(item)
@@ -133,18 +141,9 @@ func (b *Batch) Result(item task.Item, body json.RawMessage) (task.Result, error
 	// The answer is read by the same code as Run's, so that a batch answer
 	// gives what the online answer would (under ModeTool the output tool's
 	// input, not the text blocks).
-	var rep reply
-	if b.t.wire == ProviderAnthropic {
-		m, err := decodeMessage(body)
-		if err != nil {
-			return task.Result{}, malformed(b.t.cfg.Provider, err)
-		}
-		rep = b.t.anthropicReply(m)
-	} else {
-		var err error
-		if rep, err = decodeChatCompletion(body); err != nil {
-			return task.Result{}, malformed(b.t.cfg.Provider, err)
-		}
+	rep, err := b.decode(body)
+	if err != nil {
+		return task.Result{}, malformed(b.t.cfg.Provider, err)
 	}
 	c, err := b.t.prepare(item)
 	if err != nil {
@@ -171,6 +170,29 @@ func (b *Batch) Result(item task.Item, body json.RawMessage) (task.Result, error
 		res.CacheKey = c.key
 	}
 	return res, nil
+}
+
+// decode reads a successful answer in the task's wire format.
+func (b *Batch) decode(body json.RawMessage) (reply, error) {
+	switch b.t.wire {
+	case ProviderAnthropic:
+		m, err := decodeMessage(body)
+		if err != nil {
+			return reply{}, err
+		}
+		return b.t.anthropicReply(m), nil
+	case ProviderGemini:
+		d, ok := b.t.cfg.Gemini.(GenerateDecoder)
+		if !ok {
+			return reply{}, errors.New("the generateContent client cannot read a batch answer")
+		}
+		out, err := d.DecodeGenerate(body)
+		if err != nil {
+			return reply{}, err
+		}
+		return geminiReply(out), nil
+	}
+	return decodeChatCompletion(body)
 }
 
 func malformed(provider string, err error) error {

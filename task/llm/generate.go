@@ -31,6 +31,13 @@ type Generator interface {
 	Generate(ctx context.Context, req GenerateRequest, send func(*http.Request) (*http.Response, error)) (GenerateReply, error)
 }
 
+// GenerateDecoder is a Generator that reads a generateContent answer it
+// did not fetch itself: what a Gemini batch returns for each request
+// (package batch), read as the online answer is.
+type GenerateDecoder interface {
+	DecodeGenerate(body []byte) (GenerateReply, error)
+}
+
 // GenerateRequest is one generateContent call: what a Generator sends.
 type GenerateRequest struct {
 	// Model is the model's name.
@@ -198,6 +205,42 @@ func applyGoogleDetails(e *Error, details []map[string]any) {
 		}
 	}
 }
+
+// GeminiStatusError is the *Error of a request that failed inside a
+// Gemini batch, whose result carries a google.rpc.Status ({"code",
+// "message", "details"}) in place of an HTTP response: the same Error the
+// failure online would have been. code is the canonical gRPC code
+// (13 INTERNAL); a value of 100 or more is taken as an HTTP status.
+func GeminiStatusError(provider string, code int, message string, details []map[string]any) *Error {
+	e := &Error{Provider: provider, Message: message, Status: http.StatusInternalServerError, Type: "INTERNAL"}
+	if code >= 100 {
+		e.Status = code
+		e.Type = googleStatusName[code]
+	} else if c, ok := googleCodes[code]; ok {
+		e.Status, e.Type = c.status, c.name
+	}
+	e.Code = e.Type
+	applyGoogleDetails(e, details)
+	return e
+}
+
+// googleCodes are the canonical gRPC codes with the HTTP status Google's
+// REST APIs answer each with (google.rpc.Code).
+var googleCodes = map[int]struct {
+	name   string
+	status int
+}{
+	1: {"CANCELLED", 499}, 2: {"UNKNOWN", 500}, 3: {"INVALID_ARGUMENT", 400}, 4: {"DEADLINE_EXCEEDED", 504},
+	5: {"NOT_FOUND", 404}, 6: {"ALREADY_EXISTS", 409}, 7: {"PERMISSION_DENIED", 403}, 8: {"RESOURCE_EXHAUSTED", 429},
+	9: {"FAILED_PRECONDITION", 400}, 10: {"ABORTED", 409}, 11: {"OUT_OF_RANGE", 400}, 12: {"UNIMPLEMENTED", 501},
+	13: {"INTERNAL", 500}, 14: {"UNAVAILABLE", 503}, 15: {"DATA_LOSS", 500}, 16: {"UNAUTHENTICATED", 401},
+}
+
+// googleStatusName is the status name of an HTTP status, as Google's REST
+// APIs pair them.
+var googleStatusName = map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+	404: "NOT_FOUND", 409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED", 500: "INTERNAL", 501: "UNIMPLEMENTED",
+	503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
 
 // GeminiDailyQuota is the code of a Gemini 429 RESOURCE_EXHAUSTED whose
 // QuotaFailure names a per-day quota: fatal, where a per-minute limit's

@@ -12,6 +12,7 @@ package gemini
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -144,6 +145,17 @@ func (c *Client) Generate(ctx context.Context, req llm.GenerateRequest, send fun
 		return llm.GenerateReply{}, err
 	}
 	return generateReply(out), nil
+}
+
+// DecodeGenerate reads a generateContent answer that came another way
+// than Generate: a request's response in a Gemini batch, in the Gemini
+// API's JSON, read into the SDK's type and then as Generate reads it.
+func (c *Client) DecodeGenerate(body []byte) (llm.GenerateReply, error) {
+	var out genai.GenerateContentResponse
+	if err := json.Unmarshal(body, &out); err != nil {
+		return llm.GenerateReply{}, fmt.Errorf("gemini: a generateContent answer: %w", err)
+	}
+	return generateReply(&out), nil
 }
 
 // generateInput is req in the SDK's shape.
