@@ -1,6 +1,6 @@
 // Package batch runs LLM items through the providers' batch APIs (OpenAI's
-// /v1/files and /v1/batches, Anthropic's /v1/messages/batches) at half the
-// online price, with the same outcomes as online calls: retries, heal
+// /v1/files and /v1/batches, Anthropic's /v1/messages/batches, the Gemini
+// API's :batchGenerateContent) at half the online price, with the same outcomes as online calls: retries, heal
 // re-asks, the breaker and resume.
 //
 // Items go in waves. Wave 1 submits every pending item, one request per

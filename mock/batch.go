@@ -73,7 +73,7 @@ func (c BatchConfig) window() time.Duration {
 type BatchStats struct {
 	// Uploads counts files uploaded.
 	Uploads int64
-	// Submissions counts batches created, of both providers.
+	// Submissions counts batches created, of every provider.
 	Submissions int64
 	// Requests counts the requests of those batches.
 	Requests int64

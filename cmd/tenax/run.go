@@ -144,7 +144,7 @@ resume command; a second one cancels them (their items stay pending).`,
 	fl.BoolVar(&f.allowEmpty, "allow-empty", false, "accept an input without items (otherwise an error, exit 2)")
 	addWatchFlags(cmd, &f)
 	addWorkersFlag(cmd, &f)
-	fl.BoolVar(&f.batch, "batch", false, "send the items through the provider's batch API in waves (as task.mode: batch; openai, azure, anthropic or mock)")
+	fl.BoolVar(&f.batch, "batch", false, "send the items through the provider's batch API in waves (as task.mode: batch; openai, azure, anthropic, gemini or mock)")
 	return cmd
 }
 

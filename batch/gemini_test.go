@@ -1,0 +1,97 @@
+package batch_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tenaxhq/tenax/batch"
+	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/mock"
+	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/llm"
+)
+
+// A Gemini batch's requests are the generateContent bodies the online call
+// sends, and a request that failed inside it comes back as the error the
+// same failure online would be: INTERNAL retryable, PERMISSION_DENIED
+// fatal.
+func TestGeminiBatchAnswersAndFailuresAreTheOnlineOnes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, llm.ProviderGemini, 0, mock.Config{Seed: 3, Faults: mock.Faults{Server: 0.2, Auth: 0.1},
+			Batch: mock.BatchConfig{ProcessingTime: time.Minute}})
+		defer w.close()
+		codec := w.task.Batch()
+		var reqs []batch.Request
+		items := map[string]task.Item{}
+		for i := range 60 {
+			it := task.Item{Idx: i, Fields: map[string]any{"word": "w" + string(rune('a'+i%26))}}
+			body, err := codec.Body(it)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(body), `"contents"`) || !strings.Contains(string(body), `"responseMimeType":"application/json"`) {
+				t.Fatalf("request body %s is not the online generateContent body", body)
+			}
+			id := batch.CustomID(i, 1)
+			reqs = append(reqs, batch.Request{CustomID: id, Body: body})
+			items[id] = it
+		}
+		ctx := context.Background()
+		id, err := w.client.Submit(ctx, "job-w1-c0", reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(id, "batches/") {
+			t.Errorf("batch id %q; want the Operation's name, batches/{id}", id)
+		}
+		st, err := w.client.Status(ctx, id)
+		if err != nil || st.Ended || st.Counts.Total != 60 {
+			t.Fatalf("status right after the create: %+v, %v; want 60 requests not ended", st, err)
+		}
+		time.Sleep(2 * time.Minute)
+		if st, err = w.client.Status(ctx, id); err != nil || !st.Ended || st.State != "JOB_STATE_SUCCEEDED" {
+			t.Fatalf("status after processing: %+v, %v; want ended, succeeded", st, err)
+		}
+		var ok, retryable, fatal int
+		err = w.client.Results(ctx, st, func(a batch.Answer) error {
+			it, known := items[a.CustomID]
+			if !known {
+				t.Errorf("an answer for %q, which was not sent", a.CustomID)
+			}
+			delete(items, a.CustomID)
+			if a.Err != nil {
+				e, isLLM := errors.AsType[*llm.Error](a.Err)
+				switch c := classify.Classify(a.Err).Class; {
+				case !isLLM:
+					t.Errorf("%s: error %v is not an *llm.Error", a.CustomID, a.Err)
+				case e.Status == 500 && e.Type == "INTERNAL" && c == classify.Retryable:
+					retryable++
+				case e.Status == 403 && e.Type == "PERMISSION_DENIED" && c == classify.Fatal:
+					fatal++
+				default:
+					t.Errorf("%s: %d %s classified %v; want 500 INTERNAL retryable or 403 PERMISSION_DENIED fatal", a.CustomID, e.Status, e.Type, c)
+				}
+				return nil
+			}
+			res, err := codec.Result(it, a.Body)
+			if err != nil || len(res.Output) == 0 || res.Usage.InputTokens == 0 {
+				t.Errorf("%s: result %+v, %v; want the output and usage of a generateContent answer", a.CustomID, res, err)
+			}
+			ok++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) != 0 {
+			t.Errorf("%d requests without an answer", len(items))
+		}
+		if ok != st.Counts.Succeeded || retryable+fatal != st.Counts.Errored || retryable == 0 || fatal == 0 {
+			t.Errorf("%d answers, %d retryable and %d fatal errors; the batch counted %+v", ok, retryable, fatal, st.Counts)
+		}
+	})
+}
