@@ -147,3 +147,18 @@ func (p *Plan) Checkpoint(cp engine.Checkpoint) engine.Checkpoint {
 	}
 	return &redact.Checkpoint{Writer: cp, Redact: p.Spec.Redact}
 }
+
+// Durable returns tk, the task a worker runs the job's items with, keeping
+// an agent's steps in j's step log as a run on one machine does: with
+// PostgreSQL, j's notes (kind agent-steps:<idx>), which every worker of
+// the job reads. So an item whose worker died mid-loop, taken up by
+// another worker, replays the steps recorded and asks the model only for
+// the ones after them (docs/agents.md). Another task is returned as it
+// is.
+func (p *Plan) Durable(ctx context.Context, tk task.Task, j store.Job) (task.Task, error) {
+	var redactSteps func(string) string
+	if len(p.Spec.Secrets()) > 0 {
+		redactSteps = p.Spec.Redact
+	}
+	return durableAgent(ctx, tk, j, redactSteps)
+}

@@ -164,6 +164,11 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	if w.cfg.wrapTask != nil {
 		tk = w.cfg.wrapTask(tk)
 	}
+	// An agent's steps are the job's notes in PostgreSQL: whichever
+	// worker runs an item next goes on at its last recorded step.
+	if tk, err = plan.Durable(ctx, tk, r.sj); err != nil {
+		return nil, fmt.Errorf("worker: job %s: %w", jobID, err)
+	}
 	if w.cfg.validator != nil {
 		cfg.Validator = w.cfg.validator
 	}
