@@ -162,3 +162,89 @@ func TestRoutedScenariosOnWorkers(t *testing.T) {
 	enginetest.Check(t, "workers routed", scenarios, recs)
 	enginetest.Same(t, "workers routed", scenarios, enginetest.LocalRouted(t, scenarios), recs)
 }
+
+// agentScenarioSpec is scenarioSpec's job with a tool: an agent job. The
+// test runs enginetest's scripted agent in place of its task (WrapTask);
+// the worker makes that agent keep its steps in tenax_notes, as it does
+// the spec's own.
+const agentScenarioSpec = `name: agent-scenarios
+input: items.jsonl
+task:
+  type: llm
+  provider: mock
+  model: mock-agent
+  output: json
+  prompt: "Answer as scenario {{.scenario}}"
+  max_steps: 8
+  max_consecutive_errors: 3
+  tools:
+    - name: lookup
+      parameters: {type: object, required: [text], properties: {text: {type: string}}}
+      exec: {argv: [cat], stdin: "{{.args.text}}"}
+      idempotent: true
+validate:
+  json_schema:
+    type: object
+    required: [answer]
+    properties:
+      answer: {const: valid}
+heal:
+  max_attempts: 2
+retry:
+  max_attempts: 3
+  backoff: {base: 10ms, max: 10ms, jitter: none}
+breaker:
+  threshold: 1000
+cache: {enabled: false}
+`
+
+// TestAgentScenariosOnWorkers runs the shared agent scenarios
+// (enginetest.AgentScenarios) through River's workers, their steps in
+// tenax_notes: the same whole records as the local engine's with its
+// steps in memory — agent stats, usage, cost, attempts and heals — and
+// no model question more than the local run asked.
+func TestAgentScenariosOnWorkers(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	scenarios := enginetest.AgentScenarios()
+	names := make([]enginetest.Scenario, len(scenarios))
+	for i, sc := range scenarios {
+		names[i].Name = sc.Name
+	}
+	path := writeScenarioJob(t, names)
+	if err := os.WriteFile(path, []byte(agentScenarioSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := enqueue(t, c, path)
+	a, script, err := enginetest.NewAgent(scenarios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := worker.Config{Jobs: []string{e.JobID}, Concurrency: 4}
+	worker.WrapTask(&cfg, func(task.Task) task.Task { return a })
+	worker.SetValidator(&cfg, enginetest.Validator{})
+	startWorkers(t, c, 1, cfg)
+	waitFor(t, "the job to finish", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	oneRecordEach(t, dsn, e.JobID, len(scenarios), "after the agent scenarios ran")
+	j, err := c.Store().OpenReadOnly(t.Context(), e.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	recs := map[int]store.Record{}
+	if err := j.Scan(t.Context(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	enginetest.CheckAgents(t, "workers", scenarios, recs)
+	enginetest.SameAgents(t, "workers", scenarios, enginetest.LocalAgents(t, scenarios), recs)
+	for idx, sc := range scenarios {
+		if r := recs[idx]; r.Agent != nil && r.Agent.Transcript != nil && r.Agent.Transcript.Log != "tenax_notes" {
+			t.Errorf("%s: the transcript is in %q, want tenax_notes", sc.Name, r.Agent.Transcript.Log)
+		}
+		if got, want := script.Asked(idx), len(sc.Moves); got != want {
+			t.Errorf("%s: the model was asked %d times, want the script's %d: a recorded step was asked again, or one was skipped", sc.Name, got, want)
+		}
+	}
+}

@@ -620,8 +620,14 @@ func DiffRecord(got, want store.Record) string {
 	if (got.CostUSD == nil) != (want.CostUSD == nil) || got.CostUSD != nil && *got.CostUSD != *want.CostUSD {
 		diffs = append(diffs, fmt.Sprintf("CostUSD = %v, want %v", fmtCost(got.CostUSD), fmtCost(want.CostUSD)))
 	}
-	got.Input, got.Output, got.TrackedErrors, got.FinishedAt, got.CostUSD = nil, nil, nil, time.Time{}, nil
-	want.Input, want.Output, want.TrackedErrors, want.FinishedAt, want.CostUSD = nil, nil, nil, time.Time{}, nil
+	if !reflect.DeepEqual(got.Agent, want.Agent) {
+		// Printed as JSON: %+v would show the pointers' addresses.
+		g, _ := json.Marshal(got.Agent)
+		w, _ := json.Marshal(want.Agent)
+		diffs = append(diffs, fmt.Sprintf("Agent = %s, want %s", g, w))
+	}
+	got.Input, got.Output, got.TrackedErrors, got.FinishedAt, got.CostUSD, got.Agent = nil, nil, nil, time.Time{}, nil, nil
+	want.Input, want.Output, want.TrackedErrors, want.FinishedAt, want.CostUSD, want.Agent = nil, nil, nil, time.Time{}, nil, nil
 	if !reflect.DeepEqual(got, want) {
 		diffs = append(diffs, fmt.Sprintf("other fields = %+v, want %+v", got, want))
 	}
