@@ -160,14 +160,9 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 			observe(ev)
 		}
 	}
-	tk := plan.Task
-	if w.cfg.wrapTask != nil {
-		tk = w.cfg.wrapTask(tk)
-	}
-	// An agent's steps are the job's notes in PostgreSQL: whichever
-	// worker runs an item next goes on at its last recorded step.
-	if tk, err = plan.Durable(ctx, tk, r.sj); err != nil {
-		return nil, fmt.Errorf("worker: job %s: %w", jobID, err)
+	tk, err := r.task(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if w.cfg.validator != nil {
 		cfg.Validator = w.cfg.validator
@@ -183,6 +178,21 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	go r.run()
 	go r.shared.poll()
 	return r, nil
+}
+
+// task is the plan's task as this worker runs it. An agent's steps are
+// the job's notes in PostgreSQL: whichever worker runs an item next goes
+// on at its last recorded step.
+func (r *runner) task(ctx context.Context) (task.Task, error) {
+	tk := r.plan.Task
+	if r.w.cfg.wrapTask != nil {
+		tk = r.w.cfg.wrapTask(tk)
+	}
+	tk, err := r.plan.Durable(ctx, tk, r.sj)
+	if err != nil {
+		return nil, fmt.Errorf("worker: job %s: %w", r.jobID, err)
+	}
+	return tk, nil
 }
 
 // share makes the job's state that all its workers hold together (the
