@@ -13,6 +13,7 @@ import (
 
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/postgres"
+	"github.com/tenaxhq/tenax/store/postgres/schema"
 	"github.com/tenaxhq/tenax/worker/migration"
 )
 
@@ -20,6 +21,9 @@ import (
 type Migrated struct {
 	// Schema is the schema migrated.
 	Schema string
+	// Store is what the store's numbered migrations did
+	// (postgres.Migrations).
+	Store schema.Result
 	// River are River's migration versions applied, none when River's
 	// tables were at its latest.
 	River []int
@@ -33,7 +37,8 @@ type Migrated struct {
 const sessionLock = `hashtext('tenax_worker_schema')`
 
 // Migrate creates, when absent, the schema that the pool's search_path
-// names first, and brings it up to date: the store's tables, River's
+// names first, and brings it up to date: the store's tables (their own
+// numbered migrations, postgres.Migrate), River's
 // (rivermigrate, up to River's latest version) and the workers' (the
 // numbered migrations of package migration, adopting the tables of a
 // tenax from before them). Many processes may migrate at once: an
@@ -65,7 +70,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (Migrated, error) {
 		return m, err
 	}
 	// The store's tables first: the workers' refer to tenax_jobs.
-	if _, err := postgres.New(ctx, pool); err != nil {
+	if m.Store, err = postgres.Migrate(ctx, pool); err != nil {
 		return m, err
 	}
 	migrator, err := riverMigrator(pool, m.Schema)
@@ -123,13 +128,15 @@ func MigrateUp(ctx context.Context, dsn string) (Migrated, error) {
 	return m, err
 }
 
-// MigrateDown undoes the workers' numbered migrations above version to
-// in dsn's schema (migration.Down): tenax migrate down. Version 0 drops
-// the workers' tables with every job's queue, inputs and shared state.
-// The store's tables (the jobs and their records) and River's stay:
-// River's own migrations undo River's.
-func MigrateDown(ctx context.Context, dsn string, to int) (migration.Result, error) {
-	var res migration.Result
+// MigrateDown undoes the numbered migrations of line above version to
+// in dsn's schema: tenax migrate down. The workers' line
+// (migration.Down) at version 0 drops the workers' tables with every
+// job's queue, inputs and shared state; the store's
+// (postgres.Migrations) at 0 drops every job and its records, and
+// refuses while the workers' tables, which refer to the jobs, are there.
+// River's tables stay: River's own migrations undo River's.
+func MigrateDown(ctx context.Context, dsn string, line Line, to int) (schema.Result, error) {
+	var res schema.Result
 	err := withPool(ctx, dsn, func(pool *pgxpool.Pool) error {
 		conn, err := pool.Acquire(ctx)
 		if err != nil {
@@ -144,15 +151,49 @@ func MigrateDown(ctx context.Context, dsn string, to int) (migration.Result, err
 		defer func() {
 			_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(`+sessionLock+`)`)
 		}()
+		if line == StoreLine {
+			if res, err = postgres.Migrations().Down(ctx, conn, to); err != nil {
+				return storeDownError(ctx, conn, to, err)
+			}
+			return nil
+		}
 		res, err = migration.Down(ctx, conn, to)
 		return err
 	})
 	return res, err
 }
 
-// MigrationStatus is where a schema stands: River's versions and the
-// workers'.
+// Line names a set of tenax's tables with numbered migrations of its own.
+type Line string
+
+const (
+	// WorkersLine is the workers' coordination tables (package
+	// migration), recorded in tenax_migration.
+	WorkersLine Line = "workers"
+	// StoreLine is the store's tables, tenax_jobs, tenax_records and
+	// tenax_notes (postgres.Migrations), recorded in
+	// tenax_store_migration.
+	StoreLine Line = "store"
+)
+
+// storeDownError says why the store's tables could not go down to 0
+// when the workers' tables, which refer to tenax_jobs, are still there.
+func storeDownError(ctx context.Context, conn *pgxpool.Conn, to int, err error) error {
+	if to > 0 {
+		return err
+	}
+	st, rerr := migration.Read(ctx, conn)
+	if rerr != nil || len(st.Versions) == 0 || st.Versions[0].Applied.IsZero() {
+		return err
+	}
+	return fmt.Errorf("the workers' tables refer to tenax_jobs: take them down first (tenax migrate down --to 0): %w", err)
+}
+
+// MigrationStatus is where a schema stands: the store's versions,
+// River's and the workers'.
 type MigrationStatus struct {
+	// Store is the store's numbered migrations.
+	Store schema.Status
 	// Tenax is the workers' numbered migrations.
 	Tenax migration.Status
 	// River are River's versions applied, ascending, and RiverLatest the
@@ -167,6 +208,9 @@ func ReadMigrations(ctx context.Context, dsn string) (MigrationStatus, error) {
 	var st MigrationStatus
 	err := withPool(ctx, dsn, func(pool *pgxpool.Pool) error {
 		var err error
+		if st.Store, err = postgres.Migrations().Read(ctx, pool); err != nil {
+			return err
+		}
 		if st.Tenax, err = migration.Read(ctx, pool); err != nil {
 			return err
 		}

@@ -6,9 +6,10 @@ import (
 )
 
 // TestMigrateUpStatusDownAndUpAgain: migrate (up by default) makes the
-// workers' tables at the latest version, status lists it, down refuses
-// without --yes (exit 2, nothing undone) and with it drops them, and up
-// makes them again.
+// store's and the workers' tables at the latest version, status lists
+// them, down refuses without --yes (exit 2, nothing undone) and with it
+// drops them (the store's only once the workers' are gone), and up makes
+// them again.
 func TestMigrateUpStatusDownAndUpAgain(t *testing.T) {
 	pg := postgresStore(t)
 	w := fixLaterWorkdir(t)
@@ -20,6 +21,8 @@ func TestMigrateUpStatusDownAndUpAgain(t *testing.T) {
 		{[]string{"migrate"}, 0, "tenax: applied versions 1, 2, 3"},
 		{[]string{"migrate", "up"}, 0, "tables are ready"},
 		{[]string{"migrate", "status"}, 0, "001 coordination   applied"},
+		{[]string{"migrate", "status"}, 0, "001 jobs and records applied"},
+		{[]string{"migrate", "down", "--line", "store", "--to", "0", "--yes"}, 1, "the workers' tables refer to tenax_jobs: take them down first"},
 		{[]string{"migrate", "down", "--to", "0"}, 2, "tenax migrate down --to 0 --yes --store"},
 		{[]string{"migrate", "status"}, 0, "001 coordination   applied"},
 		{[]string{"migrate", "down", "--yes"}, 2, "needs --to N"},
@@ -31,6 +34,11 @@ func TestMigrateUpStatusDownAndUpAgain(t *testing.T) {
 		{[]string{"migrate", "down", "--to", "0", "--yes"}, 0, "undid version 1 in schema"},
 		{[]string{"migrate", "status"}, 0, "001 coordination   pending"},
 		{[]string{"migrate", "down", "--to", "0", "--yes"}, 0, "nothing to undo"},
+		{[]string{"migrate", "down", "--line", "store", "--to", "0"}, 2, "tenax migrate down --to 0 --yes --line store --store"},
+		{[]string{"migrate", "down", "--line", "store", "--to", "0", "--yes"}, 0, "undid version 1 in schema"},
+		{[]string{"migrate", "status"}, 0, "001 jobs and records pending"},
+		{[]string{"migrate", "up"}, 0, "store: applied version 1"},
+		{[]string{"migrate", "down", "--to", "0", "--yes"}, 0, "undid versions 3, 2, 1"},
 		{[]string{"migrate", "up"}, 0, "tenax: applied versions 1, 2, 3"},
 	}
 	for _, s := range steps {

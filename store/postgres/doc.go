@@ -1,12 +1,18 @@
 // Package postgres keeps tenax jobs in PostgreSQL, for runs whose
 // checkpoint should outlive one machine's disk or be read from elsewhere.
 //
-// Open connects and creates two tables when they are absent, in the schema
-// the connection's search_path names (add search_path=… to the DSN to keep
+// Open connects and brings its tables up to date, in the schema the
+// connection's search_path names (add search_path=… to the DSN to keep
 // tenax apart):
 //
 //	tenax_jobs     id, created, updated, manifest jsonb
 //	tenax_records  seq bigserial, job_id, idx, failed, record json
+//	tenax_notes    seq bigserial, job_id, kind, note bytea
+//
+// The tables change by numbered migrations (Migrations, the files of
+// migration/, run by package schema's migrator), their versions recorded
+// in tenax_store_migration; a schema made by a tenax from before them is
+// adopted as version 1, its rows kept.
 //
 // Records are only ever inserted; the latest of an idx is the one with the
 // highest seq, found through the index on (job_id, idx, seq DESC), which

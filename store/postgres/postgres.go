@@ -18,42 +18,6 @@ import (
 	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
-// schema creates the tables when absent. The index serves every read: the
-// latest record of an idx is the first of its (idx, seq DESC) entries, and
-// INCLUDE (failed) lets Outcomes answer from the index alone.
-//
-// A record names its job without a foreign key: checking one took a row
-// lock on the job's tenax_jobs row for every record, about a third of a
-// worker's group write (docs/benchmarks.md). A trigger deletes a job's
-// records with its row instead, as ON DELETE CASCADE did (CascadeSQL),
-// and the foreign key of a schema made by an earlier tenax is dropped.
-// tenax writes records only for a job it has opened and never deletes a
-// job.
-const schema = `
-CREATE TABLE IF NOT EXISTS tenax_jobs (
-	id       text PRIMARY KEY,
-	created  timestamptz NOT NULL,
-	updated  timestamptz NOT NULL,
-	manifest jsonb NOT NULL
-);
-CREATE INDEX IF NOT EXISTS tenax_jobs_created ON tenax_jobs (created, id);
-CREATE TABLE IF NOT EXISTS tenax_records (
-	seq    bigserial PRIMARY KEY,
-	job_id text NOT NULL,
-	idx    bigint NOT NULL,
-	failed boolean NOT NULL,
-	record json NOT NULL
-);
-CREATE INDEX IF NOT EXISTS tenax_records_latest ON tenax_records (job_id, idx, seq DESC) INCLUDE (failed);
-CREATE TABLE IF NOT EXISTS tenax_notes (
-	seq    bigserial PRIMARY KEY,
-	job_id text NOT NULL REFERENCES tenax_jobs (id) ON DELETE CASCADE,
-	kind   text NOT NULL,
-	note   bytea NOT NULL
-);
-CREATE INDEX IF NOT EXISTS tenax_notes_job ON tenax_notes (job_id, kind, seq);
-`
-
 // Store keeps jobs in PostgreSQL: tenax_jobs holds each job's manifest and
 // tenax_records every appended record, in the schema the connection's
 // search_path names. It is safe for concurrent use, by many processes.
@@ -64,8 +28,8 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 // Open connects to the database dsn names (a postgres:// URL or a
-// "key=value" string, as pgx accepts) and creates the tables when they are
-// absent. Close releases the connections.
+// "key=value" string, as pgx accepts) and brings the tables up to date
+// (Migrate). Close releases the connections.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := ParseConfig(dsn)
 	if err != nil {
@@ -99,7 +63,8 @@ func ParseConfig(dsn string) (*pgxpool.Config, error) {
 
 // New returns a Store on a pool the caller owns (workers share one pool
 // between the store and River, so that a record and a River job's
-// completion commit in one transaction), creating the tables when absent.
+// completion commit in one transaction), bringing the tables up to date
+// (Migrate).
 // Store.Close closes the pool.
 func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	s := &Store{pool: pool}
@@ -124,32 +89,18 @@ func SearchPathSchema(pool *pgxpool.Pool) string {
 	return first
 }
 
-// migrate creates the search_path's schema when missing and the tables,
-// under an advisory lock, as CREATE ... IF NOT EXISTS run by two processes
-// at once can still collide.
+// migrate brings the store's tables up to date (Migrate). The pool
+// connects lazily: this is the store's first connection, and its failure
+// is the database out of reach, not tables that could not be made (which
+// is what it was reported as).
 func (s *Store) migrate(ctx context.Context) error {
-	// The pool connects lazily: this is the store's first connection, and
-	// its failure is the database out of reach, not tables that could not
-	// be made (which is what it was reported as).
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %w", s, err)
 	}
-	defer conn.Release()
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('tenax_schema'))`); err != nil {
-			return err
-		}
-		if name := SearchPathSchema(s.pool); name != "" {
-			if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
-				return fmt.Errorf("creating schema %s: %w", name, err)
-			}
-		}
-		_, err := tx.Exec(ctx, schema+CascadeSQL("tenax_records"))
+	conn.Release()
+	if _, err := Migrate(ctx, s.pool); err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("postgres: creating tenax tables: %w", err)
 	}
 	return nil
 }
@@ -604,44 +555,4 @@ func (j *Job) Close() error {
 	j.closed = true
 	j.mu.Unlock()
 	return nil
-}
-
-// CascadeSQL is the DDL that makes deleting a job's tenax_jobs row delete
-// its rows in table (a plain lower-case name, one of tenax's own), whose
-// job_id names the job without a foreign key: a trigger on tenax_jobs
-// runs a function that keeps the search_path it was created with, so
-// that a session with another one can delete a job too. A foreign key on
-// table, left by an earlier tenax, is dropped. Each is made only when
-// missing: every process that opens the store runs this, and replacing
-// the function each time would write the catalog and need its owner.
-// Tables whose rows come by the
-// thousand per job (records, inputs, final-record claims) use it, as a
-// foreign key costs a lookup and a row lock on the job for every row
-// inserted.
-func CascadeSQL(table string) string {
-	return fmt.Sprintf(`
-DO $do$
-DECLARE fk text;
-BEGIN
-	IF NOT EXISTS (SELECT 1 FROM pg_proc
-		WHERE proname = '%[1]s_delete_job' AND pronamespace = current_schema()::regnamespace) THEN
-		EXECUTE $f$CREATE FUNCTION %[1]s_delete_job() RETURNS trigger LANGUAGE plpgsql
-			SET search_path FROM CURRENT AS $b$
-		BEGIN
-			DELETE FROM %[1]s WHERE job_id = OLD.id;
-			RETURN OLD;
-		END $b$ $f$;
-	END IF;
-	IF NOT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-		WHERE c.relname = 'tenax_jobs' AND c.relnamespace = current_schema()::regnamespace
-		AND t.tgname = '%[1]s_delete_job') THEN
-		CREATE TRIGGER %[1]s_delete_job AFTER DELETE ON tenax_jobs
-			FOR EACH ROW EXECUTE FUNCTION %[1]s_delete_job();
-	END IF;
-	FOR fk IN SELECT conname FROM pg_constraint
-		WHERE conrelid = format('%%I.%[1]s', current_schema())::regclass AND contype = 'f' LOOP
-		EXECUTE format('ALTER TABLE %%I.%[1]s DROP CONSTRAINT %%I', current_schema(), fk);
-	END LOOP;
-END $do$;
-`, table)
 }

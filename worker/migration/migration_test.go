@@ -97,7 +97,7 @@ func tablesOf(t *testing.T, pool *pgxpool.Pool) []string {
 	t.Helper()
 	return column(t, pool, `SELECT table_name::text FROM information_schema.tables
 		WHERE table_schema = current_schema() AND table_name LIKE 'tenax%'
-		AND table_name NOT IN ('tenax_jobs', 'tenax_records', 'tenax_notes', 'tenax_migration')
+		AND table_name NOT IN ('tenax_jobs', 'tenax_records', 'tenax_notes', 'tenax_migration', 'tenax_store_migration')
 		ORDER BY 1`)
 }
 
@@ -109,7 +109,7 @@ func shape(t *testing.T, pool *pgxpool.Pool) []string {
 	return column(t, pool, `
 	SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '')
 		FROM information_schema.columns WHERE table_schema = current_schema()
-		AND table_name LIKE 'tenax%' AND table_name <> 'tenax_migration'
+		AND table_name LIKE 'tenax%' AND table_name NOT IN ('tenax_migration', 'tenax_store_migration')
 	UNION ALL
 	SELECT conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid)
 		FROM pg_constraint WHERE connamespace = current_schema()::regnamespace

@@ -1,4 +1,4 @@
-package migration
+package schema
 
 import (
 	"strings"
@@ -6,14 +6,10 @@ import (
 	"testing/fstest"
 )
 
-// TestMigrationFilesAreNumberedWithoutGaps: the embedded files parse,
-// and a set with a gap, a missing half or a stray name is refused
-// before it reaches a database.
-func TestMigrationFilesAreNumberedWithoutGaps(t *testing.T) {
-	ms := All()
-	if len(ms) == 0 || ms[0].Version != 1 || ms[0].Name != "coordination" {
-		t.Fatalf("embedded migrations: %+v, want version 1 named coordination first", ms)
-	}
+// TestParseRefusesAGapAMissingHalfOrAStrayName: a set of migration
+// files with a gap, a missing half or a stray name is refused before it
+// reaches a database.
+func TestParseRefusesAGapAMissingHalfOrAStrayName(t *testing.T) {
 	file := &fstest.MapFile{Data: []byte("SELECT 1")}
 	for _, tc := range []struct {
 		name  string
