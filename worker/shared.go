@@ -12,10 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/console"
 	"github.com/tenaxhq/tenax/engine"
-	"github.com/tenaxhq/tenax/store"
 )
 
 // shared is what the workers of one job share through the database, seen
@@ -24,6 +22,10 @@ import (
 type shared struct {
 	r      *runner
 	action engine.TripAction
+
+	// sharing writes this engine's breaker changes to the job's row in
+	// order (breakershare.go).
+	sharing breakerSharing
 
 	// The request and token schedules (GCRA): an emission interval per
 	// request or token, and how far ahead of the schedule a burst may go.
@@ -318,43 +320,6 @@ func (s *shared) setGate(closed bool) {
 	s.changed = make(chan struct{})
 }
 
-// breakerChanged shares this engine's breaker: a trip opens the job's
-// shared breaker and pauses its queue (no worker takes new items); the
-// owner's breaker closing (probes succeeded, the operator continued)
-// closes it again.
-func (s *shared) breakerChanged(state breaker.State) {
-	r := s.r
-	ctx := context.WithoutCancel(r.w.hard)
-	switch state {
-	case breaker.Open:
-		go func() {
-			tag, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET state = 'open', action = $3, owner = $2, decision = '', decided_by = '',
-				reason = '', last_error = '', summary = '', failures = '{}', trips = trips + 1, updated = now() WHERE job_id = $1 AND state = 'closed'`,
-				r.jobID, r.w.id, s.action.String())
-			if err != nil {
-				r.w.log.Warn("sharing the breaker's trip failed", "job", r.jobID, "error", err)
-				return
-			}
-			if tag.RowsAffected() == 1 {
-				_ = r.sj.UpdateManifest(ctx, func(m *store.Manifest) { m.BreakerTrips++ })
-			}
-			if err := r.w.river.QueuePause(ctx, r.queue, nil); err != nil {
-				r.w.log.Warn("pausing the job's queue failed", "job", r.jobID, "error", err)
-			}
-		}()
-	case breaker.Closed:
-		go func() {
-			// The decision stays, for whoever attends the job to tell
-			// who answered (Attend); the next trip clears it.
-			tag, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET state = 'closed', updated = now()
-				WHERE job_id = $1 AND owner = $2 AND state = 'open' AND action <> 'abort' AND decision <> 'abort'`, r.jobID, r.w.id)
-			if err == nil && tag.RowsAffected() == 1 {
-				_ = r.w.c.resumeQueue(ctx, r.queue)
-			}
-		}()
-	}
-}
-
 // resumeQueue resumes a paused queue; a queue no worker has worked yet
 // is not an error. It goes through River, which tells the queue's
 // producers at once (NOTIFY): a bare UPDATE of river_queue is only seen
@@ -425,8 +390,19 @@ func (s *shared) Trip(ctx context.Context, rep engine.TripReport) engine.TripDec
 		q.Failures[i] = r.plan.Spec.Redact(f)
 	}
 	// The trip's row is opened by breakerChanged, on a goroutine of its
-	// own: until it is, the question has no row to go to; try again at
-	// each tick.
+	// own: until it is, the question has no row to go to, and the row's
+	// state and decision are the last trip's.
+	for {
+		done, wake := s.sharing.openWritten()
+		if done {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return engine.TripAbortRun
+		case <-wake:
+		}
+	}
 	asked := false
 	ask := func() {
 		tag, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET reason = $2, last_error = $3, summary = $5, failures = $6, updated = now()
