@@ -59,6 +59,8 @@ func (t *Task) BatchProblem() string {
 	switch {
 	case t.Type != "llm":
 		return "batch mode is for llm tasks, and this task is " + quote(t.Type)
+	case len(t.Tools) > 0:
+		return "batch mode does not take tools: a batch wave carries one call per item, and an agent needs its tools' results between its calls (docs/batch.md, \"Agents\")"
 	case t.Provider == "bedrock":
 		return "batch mode is not offered on bedrock: Bedrock's batch inference reads its requests from S3 and writes its answers there (" + orList(batchProviders) + " have a batch API tenax speaks)"
 	case t.Provider == "vertex":
