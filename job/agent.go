@@ -43,6 +43,7 @@ func buildAgent(s *spec.Spec, model *llm.Task, mockClient *nethttp.Client) (*age
 	}
 	return agent.New(agent.Config{
 		Model: model, Tools: tools, MaxSteps: s.Task.MaxSteps, MaxConsecutiveErrors: s.Task.MaxConsecutiveErrors, Retry: policy,
+		MaxResultBytes: s.Task.MaxToolResultBytes, KeepWholeSteps: s.Task.KeepWholeSteps, OldResultBytes: s.Task.OldToolResultBytes,
 	})
 }
 

@@ -36,7 +36,7 @@ var taskKeys = map[string][]string{
 	"llm": {"provider", "base_url", "api_key", "model", "system", "prompt", "max_tokens", "temperature",
 		"max_tokens_ceiling", "top_p", "stop", "seed", "reasoning_effort", "thinking_budget", "cache_prompt",
 		"api_version", "azure_ad_token", "region", "project", "headers", "extra_body", "mode",
-		"tools", "max_steps", "max_consecutive_errors"},
+		"tools", "max_steps", "max_consecutive_errors", "max_tool_result_bytes", "keep_whole_steps", "old_tool_result_bytes"},
 	"exec": {"argv", "stdin", "env", "exit_codes", "dir", "allow_option_values"},
 	"http": {"method", "url", "headers", "body"},
 }

@@ -169,6 +169,15 @@ type Task struct {
 	// MaxConsecutiveErrors (llm with tools) fails the item after this
 	// many steps in a row fed errors back to the model; 0 (unset) is 3.
 	MaxConsecutiveErrors int `yaml:"max_consecutive_errors"`
+	// MaxToolResultBytes (llm with tools) cuts every tool result to this
+	// many bytes before it is recorded and sent; 0 (unset) is 32768.
+	MaxToolResultBytes int `yaml:"max_tool_result_bytes"`
+	// KeepWholeSteps (llm with tools) is how many of the latest steps are
+	// sent with their tool results whole; 0 (unset) is 3.
+	KeepWholeSteps int `yaml:"keep_whole_steps"`
+	// OldToolResultBytes (llm with tools) cuts the tool results of steps
+	// older than KeepWholeSteps to this many bytes; 0 (unset) is 1024.
+	OldToolResultBytes int `yaml:"old_tool_result_bytes"`
 
 	// Argv (exec) is the command as an argv template, never run through a
 	// shell.

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -54,10 +55,38 @@ type ToolHTTP struct {
 // toolName is what both providers accept as a tool's name.
 var toolName = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
 
+// agentKeys are the task keys of an agent's limits: a spec error without
+// tools.
+var agentKeys = []string{"max_steps", "max_consecutive_errors", "max_tool_result_bytes", "keep_whole_steps", "old_tool_result_bytes"}
+
+// minToolResultBytes is the least a tool result may be cut to: below it
+// an error fed back (its first line names the tool and the failure) would
+// not survive the cut.
+const minToolResultBytes = 64
+
+// checkConversationBound checks the keys of the conversation's bound
+// (docs/agents.md, "The conversation's size").
+func (d *decoder) checkConversationBound(t *Task) {
+	for _, c := range []struct {
+		key string
+		v   int
+	}{{"max_tool_result_bytes", t.MaxToolResultBytes}, {"old_tool_result_bytes", t.OldToolResultBytes}} {
+		if c.v != 0 && c.v < minToolResultBytes {
+			d.problem("task."+c.key, nil, "must be at least %d bytes (unset: the default), got %d", minToolResultBytes, c.v)
+		}
+	}
+	if t.KeepWholeSteps < 0 {
+		d.problem("task.keep_whole_steps", nil, "must be at least 1 (unset: 3), got %d", t.KeepWholeSteps)
+	}
+	if most := cmp.Or(t.MaxToolResultBytes, 32<<10); t.OldToolResultBytes > most {
+		d.problem("task.old_tool_result_bytes", nil, "%d is more than max_tool_result_bytes (%d): an old step's results are cut shorter than a new one's, not longer", t.OldToolResultBytes, most)
+	}
+}
+
 // checkTools checks task.tools and the agent's limits.
 func (d *decoder) checkTools(t *Task) {
 	if len(t.Tools) == 0 {
-		for _, k := range []string{"max_steps", "max_consecutive_errors"} {
+		for _, k := range agentKeys {
 			if d.isSet("task." + k) {
 				d.problem("task."+k, nil, "applies to an llm task with tools only")
 			}
@@ -70,11 +99,10 @@ func (d *decoder) checkTools(t *Task) {
 	if t.MaxConsecutiveErrors < 0 {
 		d.problem("task.max_consecutive_errors", nil, "must be at least 1, got %d", t.MaxConsecutiveErrors)
 	}
+	d.checkConversationBound(t)
 	switch {
 	case t.Provider == "bedrock":
 		d.problem("task.tools", nil, "are not sent to bedrock yet; use openai, anthropic, azure or mock")
-	case t.Mode == "batch":
-		d.problem("task.tools", nil, "an agent runs online: batch mode does not take tools yet")
 	}
 	seen := map[string]int{}
 	for i, tool := range t.Tools {

@@ -61,3 +61,39 @@ func TestAgentLimitsWithoutToolsAreAMistake(t *testing.T) {
 		t.Errorf("error %v, want max_steps to apply with tools only", err)
 	}
 }
+
+func TestToolsInBatchModeAreRefusedWithTheReason(t *testing.T) {
+	_, err := Parse("spec.yaml", []byte(agentTask+"  mode: batch\n  tools:\n    - {name: a, exec: {argv: [x]}}\n"), "/specs", envOf(nil))
+	if err == nil || !strings.Contains(err.Error(), "task.mode: batch mode does not take tools") || !strings.Contains(err.Error(), "docs/batch.md") {
+		t.Errorf("error %v, want task.mode's refusal naming docs/batch.md", err)
+	}
+}
+
+func TestTheConversationBoundsKeysParse(t *testing.T) {
+	s := parse(t, agentTask+"  max_tool_result_bytes: 4096\n  keep_whole_steps: 2\n  old_tool_result_bytes: 256\n  tools:\n    - {name: a, exec: {argv: [x]}}\n", nil)
+	if s.Task.MaxToolResultBytes != 4096 || s.Task.KeepWholeSteps != 2 || s.Task.OldToolResultBytes != 256 {
+		t.Errorf("read %d, %d, %d; want 4096, 2, 256", s.Task.MaxToolResultBytes, s.Task.KeepWholeSteps, s.Task.OldToolResultBytes)
+	}
+}
+
+func TestBadConversationBoundsAreReportedClearly(t *testing.T) {
+	cases := []struct{ name, keys, want string }{
+		{"tiny result cut", "  max_tool_result_bytes: 10\n", "task.max_tool_result_bytes: must be at least 64 bytes"},
+		{"negative old cut", "  old_tool_result_bytes: -1\n", "task.old_tool_result_bytes: must be at least 64 bytes"},
+		{"negative steps", "  keep_whole_steps: -2\n", "task.keep_whole_steps: must be at least 1"},
+		{"old longer than new", "  max_tool_result_bytes: 512\n  old_tool_result_bytes: 1024\n", "task.old_tool_result_bytes: 1024 is more than max_tool_result_bytes (512)"},
+		{"old longer than the default", "  old_tool_result_bytes: 40000\n", "is more than max_tool_result_bytes (32768)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("spec.yaml", []byte(agentTask+c.keys+"  tools:\n    - {name: a, exec: {argv: [x]}}\n"), "/specs", envOf(nil))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+	_, err := Parse("spec.yaml", []byte(agentTask+"  keep_whole_steps: 2\n"), "/specs", envOf(nil))
+	if err == nil || !strings.Contains(err.Error(), "task.keep_whole_steps: applies to an llm task with tools only") {
+		t.Errorf("keep_whole_steps without tools: error %v", err)
+	}
+}
