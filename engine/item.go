@@ -99,7 +99,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, r *itemRun) bool {
 		case prep.Run != nil:
 			res, err = prep.Run(ctx)
 		default:
-			res, err = r.route.cur.Task.Run(ctx, r.item)
+			res, err = r.route.cur.Task.Run(e.stepCtx(ctx), r.item)
 		}
 		if e.cfg.OnEvent != nil {
 			r.returned = time.Now()

@@ -268,6 +268,9 @@ func (t *Task) answer(ctx context.Context, item task.Item, l *loop, n int) (Repl
 		l.j.reported = max(l.j.reported, n)
 		return rep, err
 	}
+	if err := l.checkBudget(ctx); err != nil {
+		return Reply{}, err
+	}
 	rep, err := t.cfg.Model.Next(ctx, item, t.defs, t.bounded(l.steps))
 	l.account(rep.Result, true)
 	if l.j == nil {
@@ -287,6 +290,22 @@ func (t *Task) answer(ctx context.Context, item task.Item, l *loop, n int) (Repl
 		return rep, aerr
 	}
 	return rep, err
+}
+
+// checkBudget asks the run's StepCheck (the budget) before a model call
+// that follows another answer of the attempt, asked or replayed: the
+// engine checked the budget before the attempt, not between its steps.
+// The check's error ends the attempt as it is, and the steps so far stay
+// recorded for a resume to replay.
+func (l *loop) checkBudget(ctx context.Context) error {
+	if l.res.Agent.Steps == 0 {
+		return nil
+	}
+	check := task.StepCheckFrom(ctx)
+	if check == nil {
+		return nil
+	}
+	return check(ctx, l.res.Agent.Steps, l.res.Usage.Total(), l.res.CostUSD)
 }
 
 // account adds one model answer to the attempt's result: to its steps
