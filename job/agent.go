@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	nethttp "net/http"
+	"slices"
 	"strings"
 
 	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/retry"
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/store"
@@ -137,4 +139,24 @@ func (r redactedSteps) AppendSteps(ctx context.Context, idx int, entries ...[]by
 		clean[i] = []byte(r.redact(string(e)))
 	}
 	return r.StepLog.AppendSteps(ctx, idx, clean...)
+}
+
+// agentRoutes makes each route's task, when t is an agent, the agent t
+// asking that route's model, with t's tools, limits and step log: the
+// engine picks a route for each attempt, and an item moved to another
+// route (fallbacks.outage) goes on there at its next recorded step,
+// replayed in that provider's format. Routes of any other task are
+// returned as they are.
+func agentRoutes(t task.Task, routes []engine.Route) []engine.Route {
+	a, ok := t.(*agent.Task)
+	if !ok || len(routes) == 0 {
+		return routes
+	}
+	out := slices.Clone(routes)
+	for i := range out {
+		if m, ok := out[i].Task.(agent.Model); ok {
+			out[i].Task = a.WithModel(m)
+		}
+	}
+	return out
 }

@@ -148,9 +148,6 @@ func (b *built) buildLLM(s *spec.Spec, home string, conns int) error {
 		return err
 	}
 	if len(t.Tools) > 0 {
-		if len(b.routes) > 0 {
-			return errors.New("task.tools: a job with routes does not take tools yet (docs/agents.md)")
-		}
 		var mockClient *nethttp.Client
 		if b.mock != nil {
 			mockClient = b.mock.Client()

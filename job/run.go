@@ -664,6 +664,7 @@ func (x *execution) executeOnline(ctx context.Context, cfg engine.Config) (*Resu
 	if runTask, err = durableAgent(ctx, runTask, x.j, redactSteps); err != nil {
 		return nil, err
 	}
+	cfg.Routes = agentRoutes(runTask, cfg.Routes)
 	e := engine.New(cfg, runTask, x.cp)
 	x.hold = func() *engine.Hold { return e.Stats().Hold }
 	x.log.Info("job started", "spec", x.s.Path(), "input", x.inPath, "items", x.m.Items, "skipped", skipped, "dir", x.dir)

@@ -162,3 +162,11 @@ func (p *Plan) Durable(ctx context.Context, tk task.Task, j store.Job) (task.Tas
 	}
 	return durableAgent(ctx, tk, j, redactSteps)
 }
+
+// Routes returns routes, the plan's routes as a worker runs them with tk
+// (the task Durable returned): for an agent, each route's task is tk
+// asking that route's model, so that an item moved to another route goes
+// on at its last recorded step.
+func (p *Plan) Routes(tk task.Task, routes []engine.Route) []engine.Route {
+	return agentRoutes(tk, routes)
+}

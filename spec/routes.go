@@ -169,6 +169,9 @@ func (d *decoder) checkRoutes(s *Spec) {
 		}
 		seen[r.Name] = i
 		d.oneOf(p+".provider", r.Provider, providers)
+		if len(s.Task.Tools) > 0 && !slices.Contains(toolProviders, r.Provider) && slices.Contains(providers, r.Provider) {
+			d.problem(p+".provider", nil, "%s does not take tools yet, and an agent's conversation may move to any route: use %s", quote(r.Provider), orList(toolProviders))
+		}
 		if r.Model == "" && r.Provider != "mock" {
 			d.errorf(d.at(p+".model", p+".name", p+".provider", "routes"), "", "%s.model: missing (a route needs a model, or the task's)", p)
 		}

@@ -55,6 +55,9 @@ type ToolHTTP struct {
 // toolName is what both providers accept as a tool's name.
 var toolName = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
 
+// toolProviders are the providers an agent's tools are sent to.
+var toolProviders = []string{"openai", "azure", "anthropic", "mock"}
+
 // agentKeys are the task keys of an agent's limits: a spec error without
 // tools.
 var agentKeys = []string{"max_steps", "max_consecutive_errors", "max_tool_result_bytes", "keep_whole_steps", "old_tool_result_bytes"}

@@ -97,3 +97,19 @@ func TestBadConversationBoundsAreReportedClearly(t *testing.T) {
 		t.Errorf("keep_whole_steps without tools: error %v", err)
 	}
 }
+
+func TestAnAgentsRoutesMustTakeTools(t *testing.T) {
+	src := `task:
+  type: llm
+  prompt: 'Find {{.q}}'
+  tools:
+    - {name: a, exec: {argv: [x]}}
+routes:
+  - {name: one, provider: openai, model: gpt-4o-mini, api_key: k}
+  - {name: two, provider: gemini, model: gemini-2.5-flash, api_key: k}
+`
+	_, err := Parse("spec.yaml", []byte(src), "/specs", envOf(nil))
+	if err == nil || !strings.Contains(err.Error(), `routes[1].provider: "gemini" does not take tools yet`) {
+		t.Errorf("error %v, want routes[1].provider refused", err)
+	}
+}

@@ -167,6 +167,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	if w.cfg.validator != nil {
 		cfg.Validator = w.cfg.validator
 	}
+	cfg.Routes = plan.Routes(tk, cfg.Routes)
 	if w.cfg.wrapRoutes != nil {
 		cfg.Routes = w.cfg.wrapRoutes(cfg.Routes)
 	}

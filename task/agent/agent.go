@@ -122,6 +122,13 @@ type Task struct {
 	// process reported already: an attempt that replays them after a
 	// provider error does not count their tokens twice, while a resumed
 	// process counts them once (the spend was real).
+	// Tasks made by WithModel share it: a conversation moved to another
+	// route is one conversation.
+	acct *accounting
+}
+
+// accounting is the answers this process counted, per conversation.
+type accounting struct {
 	mu      sync.Mutex
 	counted map[conversation]int
 }
@@ -137,7 +144,7 @@ func New(cfg Config) (*Task, error) {
 	if cfg.MaxSteps < 0 || cfg.MaxConsecutiveErrors < 0 || cfg.Parallel < 0 || cfg.MaxResultBytes < 0 || cfg.KeepWholeSteps < 0 || cfg.OldResultBytes < 0 {
 		return nil, errors.New("agent: the limits must not be negative")
 	}
-	t := &Task{cfg: cfg, tools: make(map[string]*Tool, len(cfg.Tools))}
+	t := &Task{cfg: cfg, tools: make(map[string]*Tool, len(cfg.Tools)), acct: &accounting{}}
 	t.cfg.MaxSteps = cmpOr(cfg.MaxSteps, DefaultMaxSteps)
 	t.cfg.MaxConsecutiveErrors = cmpOr(cfg.MaxConsecutiveErrors, DefaultMaxConsecutiveErrors)
 	t.cfg.Parallel = cmpOr(cfg.Parallel, DefaultParallel)
@@ -175,24 +182,36 @@ func (t *Task) Defs() []Def { return t.defs }
 // --retry-failures) starts a new transcript rather than replaying the
 // one that record closed.
 func (t *Task) Durable(log StepLog, spent func(idx int) int) *Task {
-	return &Task{cfg: t.cfg, defs: t.defs, tools: t.tools, names: t.names, log: log, spent: spent}
+	return &Task{cfg: t.cfg, defs: t.defs, tools: t.tools, names: t.names, log: log, spent: spent, acct: &accounting{}}
+}
+
+// WithModel returns a Task like t — its tools, limits, step log and the
+// answers it counted — whose items ask m: the task of one route of a run
+// with routes. An item the engine moves to another route (an outage)
+// goes on there at its next step: the steps recorded on the route it left
+// are replayed to m in m's own wire format, not asked again, and their
+// usage is not counted twice.
+func (t *Task) WithModel(m Model) *Task {
+	c := *t
+	c.cfg.Model = m
+	return &c
 }
 
 // reported returns how many of c's answers this process counted.
 func (t *Task) reported(c conversation) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.counted[c]
+	t.acct.mu.Lock()
+	defer t.acct.mu.Unlock()
+	return t.acct.counted[c]
 }
 
 // report notes that this process counted c's first n answers.
 func (t *Task) report(c conversation, n int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.counted == nil {
-		t.counted = map[conversation]int{}
+	t.acct.mu.Lock()
+	defer t.acct.mu.Unlock()
+	if t.acct.counted == nil {
+		t.acct.counted = map[conversation]int{}
 	}
-	t.counted[c] = max(t.counted[c], n)
+	t.acct.counted[c] = max(t.acct.counted[c], n)
 }
 
 // loop is one attempt's conversation as it goes.

@@ -1,0 +1,172 @@
+package job_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/tenaxhq/tenax/mock"
+)
+
+// agentServer is a simulated provider over loopback that counts the
+// model answers it gave per item (by the word in its prompt) and, when
+// downAfter2 is set, goes down (503) at the first request of a
+// conversation that has taken two steps — an outage mid-conversation —
+// and stays down.
+type agentServer struct {
+	srv        *mock.Server
+	downAfter2 bool
+
+	mu       sync.Mutex
+	down     bool
+	answered map[string]int
+	// replayed is the steps the first request of an item's carried.
+	replayed map[string]int
+}
+
+var promptWord = regexp.MustCompile(`Tell me about (w\d+)`)
+
+func (a *agentServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var req struct {
+		Messages []struct {
+			Role      string          `json:"role"`
+			ToolCalls json.RawMessage `json:"tool_calls"`
+			Content   json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &req)
+	steps := 0
+	for _, m := range req.Messages {
+		if m.Role == "assistant" && (len(m.ToolCalls) > 2 || bytes.Contains(m.Content, []byte(`"type":"tool_use"`))) {
+			steps++
+		}
+	}
+	word := ""
+	if m := promptWord.FindSubmatch(body); m != nil {
+		word = string(m[1])
+	}
+	a.mu.Lock()
+	if a.downAfter2 && steps >= 2 {
+		a.down = true
+	}
+	if a.down {
+		a.mu.Unlock()
+		http.Error(w, `{"error":{"message":"the deployment is down","type":"server_error"}}`, http.StatusServiceUnavailable)
+		return
+	}
+	if _, seen := a.replayed[word]; !seen {
+		a.replayed[word] = steps
+	}
+	a.answered[word]++
+	a.mu.Unlock()
+	a.srv.ServeHTTP(w, r)
+}
+
+func serveAgent(t *testing.T, downAfter2 bool) (*agentServer, string) {
+	t.Helper()
+	a := &agentServer{srv: mock.New(mock.Config{}), downAfter2: downAfter2, answered: map[string]int{}, replayed: map[string]int{}}
+	ts := httptest.NewServer(a)
+	t.Cleanup(ts.Close)
+	return a, ts.URL
+}
+
+// An agent item on a routed spec: route a (OpenAI's wire) goes down
+// after a conversation's second step; with fallbacks.outage the item
+// goes on at its third step on route b (Anthropic's wire), its first two
+// steps replayed there in Anthropic's format from the step log, not
+// asked again. Every item finishes, the moved one's record names b with
+// a's try, and no step is paid twice: the answers both servers gave are
+// the answers steps.jsonl holds, item by item.
+func TestAnAgentConversationMovesToAnotherRouteAtAnOutage(t *testing.T) {
+	srvA, urlA := serveAgent(t, true)
+	srvB, urlB := serveAgent(t, false)
+	w := newLLMWorld(t)
+	w.words("items.jsonl", 12)
+	w.file("job.yaml", `
+input: items.jsonl
+task:
+  type: llm
+  prompt: "Tell me about {{.word}}"
+  tools:
+    - name: count
+      parameters: {type: object, required: [text], properties: {text: {type: string}}}
+      exec: {argv: [wc, -c], stdin: "{{.args.text}}"}
+      idempotent: true
+  max_consecutive_errors: 5
+routes:
+  - {name: a, provider: openai, model: mock-agent, base_url: "`+urlA+`/v1", api_key: "${OPENAI_API_KEY}"}
+  - {name: b, provider: anthropic, model: mock-agent, base_url: "`+urlB+`", api_key: "${ANTHROPIC_API_KEY}", tier: 1}
+fallbacks: {outage: true}
+retry: {max_attempts: 3, backoff: {base: 1ms, max: 2ms}}
+breaker: {threshold: 100}
+concurrency: {max: 1}
+cache: {enabled: false}
+`, 0o644)
+	res := w.run("job.yaml")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d, want 0", res.ExitCode)
+	}
+	answers := stepAnswers(t, filepath.Join(w.home, "jobs", res.JobID, "steps.jsonl"))
+	moved := 0
+	for idx, rec := range w.records(res.JobID) {
+		word := "w" + strconv.Itoa(idx)
+		a, b := srvA.answered[word], srvB.answered[word]
+		if a+b != answers[idx] || rec.Agent == nil || rec.Agent.Steps != answers[idx] {
+			t.Errorf("item %d: %d answers from a and %d from b, %d in steps.jsonl, record %+v: a step was paid twice or lost", idx, a, b, answers[idx], rec.Agent)
+		}
+		if rec.Failed() {
+			t.Errorf("item %d failed: %s", idx, rec.Error)
+		}
+		if a == 2 && b > 0 {
+			moved++
+			if got := srvB.replayed[word]; got != 2 {
+				t.Errorf("item %d's first request on b carried %d steps, want its 2 from a replayed as tool_use blocks", idx, got)
+			}
+			if rec.Route != "b" || len(rec.Tries) != 1 || rec.Tries[0].Route != "a" {
+				t.Errorf("item %d moved mid-conversation: route %q, tries %+v; want b, after a", idx, rec.Route, rec.Tries)
+			}
+		}
+	}
+	if moved != 1 {
+		t.Errorf("%d items moved after their second step, want 1 (a is down from then on)", moved)
+	}
+}
+
+// stepAnswers counts the model answers a step log holds, by idx.
+func stepAnswers(t *testing.T, path string) map[int]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := map[int]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Idx  int `json:"_idx"`
+			Step struct {
+				Kind string `json:"kind"`
+			} `json:"step"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatal(err)
+		}
+		if line.Step.Kind == "answer" {
+			n[line.Idx]++
+		}
+	}
+	return n
+}
