@@ -171,6 +171,11 @@ type RouteStats struct {
 	// Calls counts the calls made on the route; Succeeded and Failed
 	// the records it produced.
 	Calls, Succeeded, Failed int
+	// Faults counts its calls that failed as an outage or a fatal error
+	// (a 5xx, a dropped connection, a wrong key): the failures its
+	// breaker counts. Refused counts the calls its open (or half-open,
+	// probe out) breaker refused, each sent back to choose a route again.
+	Faults, Refused int
 	// Limit is its current concurrency limit.
 	Limit int
 }
@@ -195,6 +200,7 @@ type route struct {
 	coolShared interface{ Cooldown(until time.Time) }
 
 	calls, succeeded, failed atomic.Int64
+	faults, refusals         atomic.Int64
 }
 
 // errRouteRefused is a route's gate refusing a call because its breaker
@@ -656,6 +662,7 @@ func (e *Engine) refusedBy(dctx context.Context, ir *ItemRoute, rt *route, err e
 	// The route's breaker opened (the next pick skips it), or its
 	// half-open probe is out: another route takes the call, or, with
 	// none, the item waits for some route to change.
+	rt.refusals.Add(1)
 	ir.refused[rt.idx] = true
 	if other, _ := e.routing.candidates(ir, true); other == nil && rt.br.State() != breaker.Open {
 		clear(ir.refused)
@@ -709,6 +716,7 @@ func (e *Engine) settle(r *itemRun, t *ticket, worked bool, next Next) {
 		r.rt.permit.Success()
 	case !limitedBy429(next) && next.Step != StepPending && routeFault(next.Decision.Class):
 		r.rt.permit.Failure()
+		rt.faults.Add(1)
 	default:
 		r.rt.permit.Release()
 	}

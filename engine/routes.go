@@ -156,6 +156,8 @@ func (rs *Routes) Add(stats []RouteStats) {
 			r.calls.Add(int64(s.Calls))
 			r.succeeded.Add(int64(s.Succeeded))
 			r.failed.Add(int64(s.Failed))
+			r.faults.Add(int64(s.Faults))
+			r.refusals.Add(int64(s.Refused))
 		}
 	}
 }
@@ -169,7 +171,8 @@ func (rs *Routes) Stats() []RouteStats {
 	out := make([]RouteStats, len(rs.list))
 	for i, r := range rs.list {
 		out[i] = RouteStats{Name: r.Name, Model: r.Model, Breaker: r.br.State(), Calls: int(r.calls.Load()),
-			Succeeded: int(r.succeeded.Load()), Failed: int(r.failed.Load())}
+			Succeeded: int(r.succeeded.Load()), Failed: int(r.failed.Load()),
+			Faults: int(r.faults.Load()), Refused: int(r.refusals.Load())}
 		if r.gate != nil {
 			out[i].Limit = r.gate.conc.Limit()
 		}

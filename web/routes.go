@@ -16,6 +16,10 @@ type RouteRow struct {
 	// Items counts the records the route produced, Failed those that
 	// failed.
 	Items, Failed int
+	// Faults counts the route's calls that failed as an outage or a
+	// fatal error (what its breaker counts), Refused the calls its
+	// breaker refused.
+	Faults, Refused int
 	// Limit is the route's concurrency limit now (adaptive concurrency
 	// learns it).
 	Limit int
@@ -35,7 +39,7 @@ func routeRows(rs []engine.RouteStats) []RouteRow {
 	for i, r := range rs {
 		items := r.Succeeded + r.Failed
 		rows[i] = RouteRow{Name: r.Name, Model: r.Model, Breaker: r.Breaker.String(), Calls: r.Calls,
-			Items: items, Failed: r.Failed, Limit: r.Limit,
+			Items: items, Failed: r.Failed, Faults: r.Faults, Refused: r.Refused, Limit: r.Limit,
 			ItemShare: share(items, total), FailShare: share(r.Failed, items)}
 	}
 	return rows
