@@ -222,6 +222,7 @@ test("pause a running job, continue it, and stop it with calls in flight", async
   assert.match(await page.textContent("#run-state"), /stopped stopped by the web page at/);
   assert.equal(await page.textContent("#state"), "aborted");
   assert.equal(await page.$("#run-pause"), null, "a stopped run offers no Pause");
+  await screenshot(page, "web-stopped.png");
   await page.close();
 });
 
