@@ -23,7 +23,7 @@ type countingServer struct {
 
 func startMockServer(t *testing.T) *countingServer {
 	t.Helper()
-	srv := mock.New(mock.Config{Latency: 20 * time.Millisecond, LatencyMax: 40 * time.Millisecond})
+	srv := mock.New(mock.Config{Latency: 40 * time.Millisecond, LatencyMax: 80 * time.Millisecond})
 	c := &countingServer{}
 	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.requests.Add(1)
@@ -67,7 +67,9 @@ func runNode(t *testing.T, node, chromium, file string, env ...string) {
 func TestBrowserRoutePanelAfterItsServerWasKilled(t *testing.T) {
 	node, chromium := browserOrSkip(t)
 	a, b := startMockServer(t), startMockServer(t)
-	j := startJob(t, "routes.yaml", 400, []string{"ROUTE_A=" + a.URL, "ROUTE_B=" + b.URL}, "--ui")
+	// 1,500 items at 40-80 ms a call, 4 at a time: the run outlasts the
+	// tenax pause below on a loaded machine by tens of seconds.
+	j := startJob(t, "routes.yaml", 1500, []string{"ROUTE_A=" + a.URL, "ROUTE_B=" + b.URL}, "--ui")
 	// Mid-run: once a has served 20 calls, its server goes away.
 	deadline := time.Now().Add(2 * time.Minute) // a safety net
 	for a.requests.Load() < 20 {
@@ -96,8 +98,8 @@ func TestBrowserRoutePanelAfterItsServerWasKilled(t *testing.T) {
 	if code := j.wait(t); code != 0 {
 		t.Errorf("the routed job exited %d, want 0 (b served every item); stderr:\n%s", code, j.stderr)
 	}
-	if s, f, p := countOutcomes(t, j.Home, j.ID); s != 400 || f != 0 || p != 0 {
-		t.Errorf("the routed job recorded %d succeeded, %d failed, %d pending; want 400, 0, 0", s, f, p)
+	if s, f, p := countOutcomes(t, j.Home, j.ID); s != 1500 || f != 0 || p != 0 {
+		t.Errorf("the routed job recorded %d succeeded, %d failed, %d pending; want 1500, 0, 0", s, f, p)
 	}
 	if served < 20 {
 		t.Errorf("route a served %d requests before it went down", served)
