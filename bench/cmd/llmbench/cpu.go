@@ -27,31 +27,86 @@ import (
 // The figure is the job's user+system CPU (getrusage over the job.Run)
 // divided by the calls; the mock reports the TCP connections it accepted.
 // Provider picks the wire format: openai (chat completions) or anthropic
-// (messages), both of which the mock answers.
+// (messages), both of which the mock answers. Cache is the response cache
+// of the job: "on", its default (every call a miss, each round in a fresh
+// home, so each answer is also written to the cache), "off"
+// (cache: {enabled: false}), or "both": each round runs the job with the
+// cache on and off in turn, the order swapped every round, and the ratio
+// on / off is printed per round and of the medians.
 type cpu struct {
 	Items, Concurrency, Rounds int
 	Latency                    time.Duration
 	Profile                    string
 	Provider                   string
+	Cache                      string
+}
+
+// cacheModes are the runs of a round, in order, for c.Cache.
+func (c cpu) cacheModes(round int) ([]bool, error) {
+	switch c.Cache {
+	case "on", "":
+		return []bool{true}, nil
+	case "off":
+		return []bool{false}, nil
+	case "both":
+		if round%2 == 1 {
+			return []bool{false, true}, nil
+		}
+		return []bool{true, false}, nil
+	}
+	return nil, fmt.Errorf("cache %q: want on, off or both", c.Cache)
 }
 
 func (c cpu) run(ctx context.Context, out io.Writer) error {
 	if c.Provider != "openai" && c.Provider != "anthropic" {
 		return fmt.Errorf("provider %q: want openai or anthropic", c.Provider)
 	}
-	fmt.Fprintf(out, "cpu: %d calls to %s at concurrency %d, mock latency %v, load %s\n", c.Items, c.Provider, c.Concurrency, c.Latency, loadAverage())
-	var perCall []float64
-	for round := range c.Rounds {
-		r, err := c.once(ctx, round)
-		if err != nil {
-			return err
-		}
-		perCall = append(perCall, r.us)
-		fmt.Fprintf(out, "round %d: %d calls in %.2f s, %6.1f µs CPU per call, %.0f allocations and %.1f KiB allocated per call, %d connections accepted by the mock\n",
-			round, r.calls, r.wall.Seconds(), r.us, r.allocs, r.kib, r.conns)
+	if _, err := c.cacheModes(0); err != nil {
+		return err
 	}
-	fmt.Fprintf(out, "median %.1f µs CPU per call\n", median(perCall))
+	fmt.Fprintf(out, "cpu: %d calls to %s at concurrency %d, mock latency %v, cache %s, load %s\n",
+		c.Items, c.Provider, c.Concurrency, c.Latency, c.cacheName(), loadAverage())
+	perCall := map[bool][]float64{}
+	for round := range c.Rounds {
+		modes, _ := c.cacheModes(round)
+		us := map[bool]float64{}
+		for _, cached := range modes {
+			r, err := c.once(ctx, round, cached)
+			if err != nil {
+				return err
+			}
+			us[cached] = r.us
+			perCall[cached] = append(perCall[cached], r.us)
+			fmt.Fprintf(out, "round %d, cache %s: %d calls in %.2f s, %6.1f µs CPU per call, %.0f allocations and %.1f KiB allocated per call, %d connections accepted by the mock\n",
+				round, onOff(cached), r.calls, r.wall.Seconds(), r.us, r.allocs, r.kib, r.conns)
+		}
+		if len(modes) == 2 {
+			fmt.Fprintf(out, "round %d: cache on / off %.2fx\n", round, us[true]/us[false])
+		}
+	}
+	for _, cached := range []bool{true, false} {
+		if xs := perCall[cached]; len(xs) > 0 {
+			fmt.Fprintf(out, "median, cache %s: %.1f µs CPU per call\n", onOff(cached), median(xs))
+		}
+	}
+	if len(perCall[true]) > 0 && len(perCall[false]) > 0 {
+		fmt.Fprintf(out, "medians: cache on / off %.2fx\n", median(perCall[true])/median(perCall[false]))
+	}
 	return nil
+}
+
+func (c cpu) cacheName() string {
+	if c.Cache == "" {
+		return "on"
+	}
+	return c.Cache
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
 }
 
 // cpuRound is what one round measured: CPU, allocations and bytes per
@@ -63,7 +118,7 @@ type cpuRound struct {
 	wall            time.Duration
 }
 
-func (c cpu) once(ctx context.Context, round int) (cpuRound, error) {
+func (c cpu) once(ctx context.Context, round int, cached bool) (cpuRound, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return cpuRound{}, err
@@ -103,8 +158,10 @@ task:
   model: mock-echo
   prompt: "Translate into French: {{.word}}"
 concurrency: {max: %d}
-cache: {enabled: false}
 `, c.Provider, baseURL, c.Concurrency)
+	if !cached {
+		spec += "cache: {enabled: false}\n"
+	}
 	path, cleanup, err := workDir(spec, c.Items)
 	if err != nil {
 		stdin.Close()
@@ -112,7 +169,7 @@ cache: {enabled: false}
 	}
 	defer cleanup()
 	if c.Profile != "" {
-		f, err := os.Create(fmt.Sprintf("%s.%d", c.Profile, round))
+		f, err := os.Create(fmt.Sprintf("%s.%d.%s", c.Profile, round, onOff(cached)))
 		if err != nil {
 			stdin.Close()
 			return cpuRound{}, err

@@ -86,8 +86,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fs.IntVar(&c.Concurrency, "concurrency", 32, "concurrency.max")
 		fs.IntVar(&c.Rounds, "rounds", 3, "runs")
 		fs.DurationVar(&c.Latency, "latency", 0, "the mock's answer latency")
-		fs.StringVar(&c.Profile, "cpuprofile", "", "write each run's CPU profile to this path, suffixed .ROUND")
+		fs.StringVar(&c.Profile, "cpuprofile", "", "write each run's CPU profile to this path, suffixed .ROUND.on or .ROUND.off (the cache)")
 		fs.StringVar(&c.Provider, "provider", "openai", "the wire format of the calls: openai or anthropic")
+		fs.StringVar(&c.Cache, "cache", "on", "the response cache: on (its default), off, or both (on and off in turn each round)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}

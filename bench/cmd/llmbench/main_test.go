@@ -55,3 +55,29 @@ func TestUnknownScenarioIsAnError(t *testing.T) {
 		t.Errorf("run(nope) = %v, want an error naming the scenarios", err)
 	}
 }
+
+func TestCPUBothRunsTheCacheOnAndOffSwappingTheOrderEachRound(t *testing.T) {
+	c := cpu{Cache: "both"}
+	var got []string
+	for round := range 3 {
+		modes, err := c.cacheModes(round)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, on := range modes {
+			got = append(got, onOff(on))
+		}
+	}
+	if want := "on off off on on off"; strings.Join(got, " ") != want {
+		t.Errorf("runs = %q, want %q", strings.Join(got, " "), want)
+	}
+	for mode, want := range map[string]string{"": "on", "on": "on", "off": "off"} {
+		modes, err := cpu{Cache: mode}.cacheModes(0)
+		if err != nil || len(modes) != 1 || onOff(modes[0]) != want {
+			t.Errorf("cache %q: runs %v, %v; want one run, cache %s", mode, modes, err, want)
+		}
+	}
+	if _, err := (cpu{Cache: "maybe"}).cacheModes(0); err == nil {
+		t.Error("cache \"maybe\" was taken")
+	}
+}
