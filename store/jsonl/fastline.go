@@ -3,6 +3,7 @@ package jsonl
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 )
 
 // The fast path of the log scanner. A line tenax wrote itself is compact
@@ -113,8 +114,17 @@ const maxFastDepth = 64
 // fastLine reads a complete line as decodeRecord would; ok is false when
 // it declines.
 func fastLine(line []byte) (idx int, failed, ok bool) {
+	if hasControl(line) {
+		return 0, false, false
+	}
+	return fastClean(line)
+}
+
+// fastClean is fastLine for a line known to hold no control byte
+// (firstControl found none before its newline).
+func fastClean(line []byte) (idx int, failed, ok bool) {
 	const prefix = `{"_idx":`
-	if !bytes.HasPrefix(line, []byte(prefix)) || hasControl(line) {
+	if !bytes.HasPrefix(line, []byte(prefix)) {
 		return 0, false, false
 	}
 	idx, i, ok := fastIdx(line, len(prefix))
@@ -482,6 +492,38 @@ func fastTime(v []byte) bool {
 		return two(1, 0, 23) && two(4, 0, 59)
 	}
 	return false
+}
+
+// firstControl returns the index of the first byte below 0x20 in b at or
+// after i, or len(b) when there is none: a line's newline and, in the same
+// pass, whether any other control byte comes before it, where a search for
+// the newline and then hasControl over the line read each byte twice.
+// Eight bytes at a time, as hasControl: the lowest byte the word test
+// flags is the first below 0x20 (a borrow only runs upwards, from a byte
+// that is itself below 0x20).
+func firstControl(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+32 <= len(b); i += 32 {
+		x0 := binary.LittleEndian.Uint64(b[i:])
+		x1 := binary.LittleEndian.Uint64(b[i+8:])
+		x2 := binary.LittleEndian.Uint64(b[i+16:])
+		x3 := binary.LittleEndian.Uint64(b[i+24:])
+		if ((x0-ones*0x20)&^x0|(x1-ones*0x20)&^x1|(x2-ones*0x20)&^x2|(x3-ones*0x20)&^x3)&highs != 0 {
+			break
+		}
+	}
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if m := (x - ones*0x20) &^ x & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 {
+			return i
+		}
+	}
+	return len(b)
 }
 
 // hasControl reports whether b holds a byte below 0x20, which JSON allows

@@ -222,6 +222,10 @@ func TestALineTheFastPathDeclinesIsStillJudged(t *testing.T) {
 		{line: `{"_idx":2147483648}`, corrupt: "_idx is larger than"},
 		{line: `{"_idx":4,"o":{"a":1}`, corrupt: "the line ends inside the JSON object"},
 		{line: `{"_idx":4}x`, corrupt: "text follows the record"},
+		// A control byte before the newline: the pass that finds the
+		// newline finds it too, and the fast path declines the line.
+		{line: "{\"_idx\":4,\"output\":\"a\x00b\"}", corrupt: "invalid character"},
+		{line: "{\"_idx\":4,\"output\":{\"text\":\"" + strings.Repeat("lorem ", 40) + "\tx\"}}", corrupt: "invalid character"},
 	} {
 		lr := newLogReader(strings.NewReader(tc.line+"\n"), "results.jsonl", 0)
 		got, err := lr.next()
@@ -236,6 +240,46 @@ func TestALineTheFastPathDeclinesIsStillJudged(t *testing.T) {
 		}
 		if _, err := lr.next(); err != nil && !errors.Is(err, io.EOF) {
 			t.Errorf("%q: after the line: %v, want io.EOF", tc.line, err)
+		}
+	}
+}
+
+// TestFirstControlFindsTheFirstByteBelowASpace: the word-at-a-time search
+// gives the index a byte-at-a-time one gives, for every control byte at
+// every place of a line longer than its 32-byte steps, after bytes at
+// and around the bound (0x20, 0x7f, 0x80, 0xff) that must not be taken
+// for one, and before a later control byte it must not report instead.
+func TestFirstControlFindsTheFirstByteBelowASpace(t *testing.T) {
+	naive := func(b []byte, i int) int {
+		for ; i < len(b); i++ {
+			if b[i] < 0x20 {
+				return i
+			}
+		}
+		return len(b)
+	}
+	fillers := []byte{' ', '!', 0x7f, 0x80, 0xa0, 0xe0, 0xff, 'a'}
+	for n := range 80 {
+		line := make([]byte, n)
+		for i := range line {
+			line[i] = fillers[i%len(fillers)]
+		}
+		if got := firstControl(line, 0); got != n {
+			t.Fatalf("no control byte in %d bytes: got %d, want %d", n, got, n)
+		}
+		for at := range n {
+			for c := range byte(0x20) {
+				b := append([]byte(nil), line...)
+				b[at] = c
+				if at+3 < n {
+					b[at+3] = '\n'
+				}
+				for from := range min(at+2, n) {
+					if got, want := firstControl(b, from), naive(b, from); got != want {
+						t.Fatalf("byte %#x at %d of %d, from %d: got %d, want %d", c, at, n, from, got, want)
+					}
+				}
+			}
 		}
 	}
 }

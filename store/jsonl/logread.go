@@ -242,11 +242,19 @@ func (lr *logReader) fast() (lineInfo, bool) {
 		return lineInfo{}, false
 	}
 	buf := lr.buf[:lr.n]
-	lr.nextNL = nextIndex(buf, lr.pos, lr.nextNL, '\n')
-	if lr.nextNL == len(buf) {
+	if lr.nextNL < lr.pos {
+		// One pass finds the newline and any control byte before it.
+		k := firstControl(buf, lr.pos)
+		if k == len(buf) || buf[k] != '\n' {
+			// Not a whole line, or one with a control byte: the
+			// byte-at-a-time scanner reads it (and says what is wrong).
+			return lineInfo{}, false
+		}
+		lr.nextNL = k
+	} else if lr.nextNL == len(buf) || hasControl(buf[lr.pos:lr.nextNL]) {
 		return lineInfo{}, false
 	}
-	idx, failed, ok := fastLine(buf[lr.pos:lr.nextNL])
+	idx, failed, ok := fastClean(buf[lr.pos:lr.nextNL])
 	if !ok {
 		return lineInfo{}, false
 	}
