@@ -131,8 +131,15 @@ func fastClean(line []byte) (idx int, failed, ok bool) {
 	if !ok {
 		return 0, false, false
 	}
+	// The first backslash of the line, kept ahead of the scan: most lines
+	// have none, and a string before it holds no escape, so that each
+	// string needs one search, for its closing quote.
+	slash := bytes.IndexByte(line, '\\')
+	if slash < 0 {
+		slash = len(line)
+	}
 	var o fastObject
-	if i, ok = o.fields(line, i, recordKind); !ok || i != len(line) {
+	if i, ok = o.fields(line, i, recordKind, &slash); !ok || i != len(line) {
 		return 0, false, false
 	}
 	return idx, o.failed, true
@@ -147,7 +154,9 @@ type fastObject struct {
 // fields reads the rest of an object from line[i:], just after its first
 // value or its '{' (then line[i] may be '}' or '"'), to just past its '}',
 // each value checked against the kind kindOf gives its key.
-func (o *fastObject) fields(line []byte, i int, kindOf func([]byte) fieldKind) (int, bool) {
+// slash is the first backslash at or after i (len(line) for none), kept
+// so as the scan goes on.
+func (o *fastObject) fields(line []byte, i int, kindOf func([]byte) fieldKind, slash *int) (int, bool) {
 	first := i > 0 && line[i-1] == '{'
 	for {
 		if i >= len(line) {
@@ -167,19 +176,20 @@ func (o *fastObject) fields(line []byte, i int, kindOf func([]byte) fieldKind) (
 			}
 		}
 		first = false
-		key, next, ok := fastKey(line, i)
+		key, next, ok := fastKey(line, i, *slash)
 		if !ok {
 			return 0, false
 		}
-		if i, ok = o.value(line, next, kindOf(key)); !ok {
+		if i, ok = o.value(line, next, kindOf(key), slash); !ok {
 			return 0, false
 		}
 	}
 }
 
 // fastKey reads a key and its colon from line[i:], which must start with
-// the key's '"'; it declines a key with an escape.
-func fastKey(line []byte, i int) (key []byte, next int, ok bool) {
+// the key's '"'; it declines a key with an escape (slash, the first
+// backslash at or after i, within it).
+func fastKey(line []byte, i, slash int) (key []byte, next int, ok bool) {
 	if i >= len(line) || line[i] != '"' {
 		return nil, 0, false
 	}
@@ -189,14 +199,14 @@ func fastKey(line []byte, i int) (key []byte, next int, ok bool) {
 	}
 	key = line[i+1 : i+1+k]
 	next = i + 1 + k + 1
-	if bytes.IndexByte(key, '\\') >= 0 || next >= len(line) || line[next] != ':' {
+	if slash < next || next >= len(line) || line[next] != ':' {
 		return nil, 0, false
 	}
 	return key, next + 1, true
 }
 
 // value reads a value of kind k from line[i:] and returns where it ends.
-func (o *fastObject) value(line []byte, i int, k fieldKind) (int, bool) {
+func (o *fastObject) value(line []byte, i int, k fieldKind, slash *int) (int, bool) {
 	if i >= len(line) {
 		return 0, false
 	}
@@ -206,9 +216,9 @@ func (o *fastObject) value(line []byte, i int, k fieldKind) (int, bool) {
 	}
 	switch k {
 	case kindAny:
-		return anyValue(line, i, 0)
+		return anyValue(line, i, 0, slash)
 	case kindString, kindError, kindClass, kindTime:
-		return o.stringField(line, i, k)
+		return o.stringField(line, i, k, slash)
 	case kindBool:
 		switch {
 		case bytes.HasPrefix(line[i:], []byte("true")):
@@ -223,21 +233,21 @@ func (o *fastObject) value(line []byte, i int, k fieldKind) (int, bool) {
 	case kindUsage:
 		if line[i] == '{' {
 			var u fastObject
-			return u.fields(line, i+1, usageKind)
+			return u.fields(line, i+1, usageKind, slash)
 		}
 	case kindTries:
-		return tries(line, i)
+		return tries(line, i, slash)
 	}
 	return 0, false
 }
 
 // stringField reads a string value of kind k (a string, the error, a
 // class or a time).
-func (o *fastObject) stringField(line []byte, i int, k fieldKind) (int, bool) {
+func (o *fastObject) stringField(line []byte, i int, k fieldKind, slash *int) (int, bool) {
 	if line[i] != '"' {
 		return 0, false
 	}
-	end, escaped, ok := stringEnd(line, i+1)
+	end, escaped, ok := stringEnd(line, i+1, slash)
 	if !ok {
 		return 0, false
 	}
@@ -273,7 +283,7 @@ func knownClass(v []byte) bool {
 }
 
 // tries reads a record's tries: an array of objects of store.Try.
-func tries(line []byte, i int) (int, bool) {
+func tries(line []byte, i int, slash *int) (int, bool) {
 	if line[i] != '[' {
 		return 0, false
 	}
@@ -286,7 +296,7 @@ func tries(line []byte, i int) (int, bool) {
 			return 0, false
 		}
 		var t fastObject
-		next, ok := t.fields(line, i+1, tryKind)
+		next, ok := t.fields(line, i+1, tryKind, slash)
 		if !ok || next >= len(line) {
 			return 0, false
 		}
@@ -353,13 +363,13 @@ func number(line []byte, i int, whole bool) (int, bool) {
 }
 
 // anyValue reads any JSON value from line[i:], compact, at nesting depth.
-func anyValue(line []byte, i, depth int) (int, bool) {
+func anyValue(line []byte, i, depth int, slash *int) (int, bool) {
 	if i >= len(line) || depth > maxFastDepth {
 		return 0, false
 	}
 	switch c := line[i]; {
 	case c == '"':
-		end, _, ok := stringEnd(line, i+1)
+		end, _, ok := stringEnd(line, i+1, slash)
 		return end + 1, ok
 	case c == '{':
 		i++
@@ -370,11 +380,11 @@ func anyValue(line []byte, i, depth int) (int, bool) {
 			if i >= len(line) || line[i] != '"' {
 				return 0, false
 			}
-			end, _, ok := stringEnd(line, i+1)
+			end, _, ok := stringEnd(line, i+1, slash)
 			if !ok || end+1 >= len(line) || line[end+1] != ':' {
 				return 0, false
 			}
-			if i, ok = anyValue(line, end+2, depth+1); !ok || i >= len(line) {
+			if i, ok = anyValue(line, end+2, depth+1, slash); !ok || i >= len(line) {
 				return 0, false
 			}
 			switch line[i] {
@@ -393,7 +403,7 @@ func anyValue(line []byte, i, depth int) (int, bool) {
 		}
 		for {
 			var ok bool
-			if i, ok = anyValue(line, i, depth+1); !ok || i >= len(line) {
+			if i, ok = anyValue(line, i, depth+1, slash); !ok || i >= len(line) {
 				return 0, false
 			}
 			switch line[i] {
@@ -416,19 +426,26 @@ func anyValue(line []byte, i, depth int) (int, bool) {
 // stringEnd returns the index of the '"' that closes the string whose
 // bytes start at line[i], and whether the string holds an escape; ok is
 // false when the string does not end or an escape in it is not one JSON
-// has. The line has no control byte (hasControl).
-func stringEnd(line []byte, i int) (end int, escaped, ok bool) {
+// has. The line has no control byte (hasControl). *slash is the first
+// backslash at or after i, len(line) for none: a string that ends before
+// it has no escape; one that has is walked, and *slash moved past its end.
+func stringEnd(line []byte, i int, slash *int) (end int, escaped, ok bool) {
 	k := bytes.IndexByte(line[i:], '"')
 	if k < 0 {
 		return 0, false, false
 	}
-	b := bytes.IndexByte(line[i:i+k], '\\')
-	if b < 0 {
+	if *slash < i {
+		// Not ahead of the scan (it cannot be: outside a string a
+		// backslash declines the line); found again all the same.
+		*slash = nextIndex(line, i, -1, '\\')
+	}
+	if *slash >= i+k {
 		return i + k, false, true
 	}
-	for j := i + b; j < len(line); {
+	for j := *slash; j < len(line); {
 		switch line[j] {
 		case '"':
+			*slash = nextIndex(line, j+1, -1, '\\')
 			return j, true, true
 		case '\\':
 			if j+1 >= len(line) {
