@@ -13,7 +13,6 @@ type series struct {
 	mu     sync.Mutex
 	ok     []int // successes finished in each second
 	limits []int // the concurrency limit at the end of each second (-1: unchanged)
-	last   int
 }
 
 func newSeries() *series { return &series{} }
