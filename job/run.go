@@ -25,6 +25,7 @@ import (
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/jsonl"
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/agent"
 	execTask "github.com/tenaxhq/tenax/task/exec"
 )
 
@@ -529,13 +530,13 @@ func (r *resumed) scanInput(ctx context.Context, opts Options) (input.Format, in
 // task's run started (see execTask.GroupFile).
 const groupsFile = "process-groups"
 
-// recordGroups makes an exec task record its process groups in the job
-// directory dir, after ending those a killed run of the job left running:
-// the job is held, so every run the record names is dead. Other tasks, and
-// jobs without a directory (PostgreSQL), run as they are.
+// recordGroups makes an exec task, or an agent's exec tools, record their
+// process groups in the job directory dir, after ending those a killed
+// run of the job left running: the job is held, so every run the record
+// names is dead. Other tasks, and jobs without a directory (PostgreSQL),
+// run as they are.
 func recordGroups(t task.Task, dir string, log *slog.Logger) (task.Task, *execTask.GroupFile, error) {
-	et, ok := t.(*execTask.Task)
-	if !ok || dir == "" {
+	if dir == "" || !runsCommands(t) {
 		return t, nil, nil
 	}
 	path := filepath.Join(dir, groupsFile)
@@ -550,7 +551,31 @@ func recordGroups(t task.Task, dir string, log *slog.Logger) (task.Task, *execTa
 	if err != nil {
 		return nil, nil, err
 	}
-	return et.WithGroups(g), g, nil
+	return withGroups(t, g), g, nil
+}
+
+// runsCommands reports whether t starts processes: an exec task, or an
+// agent with an exec tool.
+func runsCommands(t task.Task) bool {
+	switch t := t.(type) {
+	case *execTask.Task:
+		return true
+	case *agent.Task:
+		return slices.ContainsFunc(t.Runners(), runsCommands)
+	}
+	return false
+}
+
+// withGroups makes t's commands (an exec task's, an agent's exec tools')
+// record their process groups in g.
+func withGroups(t task.Task, g *execTask.GroupFile) task.Task {
+	switch t := t.(type) {
+	case *execTask.Task:
+		return t.WithGroups(g)
+	case *agent.Task:
+		return t.WithRunners(func(r task.Task) task.Task { return withGroups(r, g) })
+	}
+	return t
 }
 
 // readManifest reads a job's manifest without taking its lock.

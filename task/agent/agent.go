@@ -197,6 +197,32 @@ func (t *Task) WithModel(m Model) *Task {
 	return &c
 }
 
+// WithRunners returns a Task like t whose tools run through wrap's
+// runner for each: wrap gets a tool's runner (an exec or http task) and
+// returns it, or a copy of it configured for the run (an exec task that
+// records its process groups, so that a resumed run ends what a killed
+// one left running).
+func (t *Task) WithRunners(wrap func(task.Task) task.Task) *Task {
+	c := &Task{cfg: t.cfg, defs: t.defs, tools: make(map[string]*Tool, len(t.tools)), names: t.names, log: t.log, spent: t.spent}
+	c.cfg.Tools = make([]*Tool, len(t.cfg.Tools))
+	for i, tool := range t.cfg.Tools {
+		w := *tool
+		w.runner = wrap(tool.runner)
+		c.cfg.Tools[i] = &w
+		c.tools[w.def.Name] = &w
+	}
+	return c
+}
+
+// Runners returns the tools' runners, in the spec's order.
+func (t *Task) Runners() []task.Task {
+	out := make([]task.Task, len(t.cfg.Tools))
+	for i, tool := range t.cfg.Tools {
+		out[i] = tool.runner
+	}
+	return out
+}
+
 // reported returns how many of c's answers this process counted.
 func (t *Task) reported(c conversation) int {
 	t.acct.mu.Lock()
