@@ -42,11 +42,23 @@ type StatusJSON struct {
 	Waves       []WaveJSON     `json:"waves,omitempty"`
 	// Routes are the outcomes by route, for a job with routes.
 	Routes []RouteJSON `json:"routes,omitempty"`
+	// Tools are agent items' failures, errors fed back and calls by tool,
+	// for a job with agent items.
+	Tools []ToolJSON `json:"tools,omitempty"`
 	// Queue and Workers are set for a job run by workers: its River
 	// queue, and every worker that has run on the database (the text's
 	// Queue line and Workers table).
 	Queue   *QueueJSON   `json:"queue,omitempty"`
 	Workers []WorkerJSON `json:"workers,omitempty"`
+}
+
+// ToolJSON is one tool of agent items (docs/agents.md): the failed items
+// laid to it, the errors it fed back, its calls.
+type ToolJSON struct {
+	Name          string `json:"name"`
+	FailedItems   int    `json:"failed_items"`
+	ErrorsFedBack int    `json:"errors_fed_back"`
+	Calls         int    `json:"calls"`
 }
 
 // RouteJSON is one route's outcomes (docs/routes.md).
@@ -266,6 +278,9 @@ func (r *Report) JSON() StatusJSON {
 	for _, rr := range r.Routes {
 		s.Routes = append(s.Routes, RouteJSON{Name: rr.Name, Succeeded: rr.Succeeded, Failed: rr.Failed, Left: rr.Left,
 			Usage: rr.Usage, CostUSD: rr.CostUSD, BusySeconds: rr.Busy.Seconds()})
+	}
+	for _, tr := range r.Tools {
+		s.Tools = append(s.Tools, ToolJSON{Name: tr.Name, FailedItems: tr.FailedItems, ErrorsFedBack: tr.ErrorsFedBack, Calls: tr.Calls})
 	}
 	return s
 }

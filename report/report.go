@@ -52,6 +52,26 @@ type Report struct {
 	// Routes are the outcomes by route (docs/routes.md), the route that
 	// produced most records first; nil for a job without routes.
 	Routes []RouteReport
+	// Tools are agent items' tools (docs/agents.md): calls, errors fed
+	// back and failed items by tool, the most failures first; nil for a
+	// job without agent items.
+	Tools []ToolReport
+}
+
+// ToolReport is what one tool of agent items did, over the items' latest
+// records.
+type ToolReport struct {
+	// Name is the tool's name as the model gave it: an unknown tool's
+	// too.
+	Name string
+	// Calls counts the calls the model asked for; ErrorsFedBack those
+	// whose error went back to the model (bad arguments, an unknown tool,
+	// a failed run).
+	Calls, ErrorsFedBack int
+	// FailedItems counts the failed items whose failure is laid to the
+	// tool (AgentStats.FailedTool): interrupted with no result recorded,
+	// or the last error when max_consecutive_errors ended the item.
+	FailedItems int
 }
 
 // RouteReport is what one route produced, and how many items left it for
@@ -115,10 +135,12 @@ func BuildReport(ctx context.Context, j Job, waves WaveReader) (*Report, error) 
 	r := &Report{Manifest: m, ByClass: map[classify.Class]int{}, Attempts: map[int]int{}}
 	groups := map[string]*ErrorGroup{}
 	routes := map[string]*RouteReport{}
+	tools := map[string]*ToolReport{}
 	seen := 0
 	err := j.Scan(ctx, func(rec store.Record) error {
 		seen++
 		countRoute(routes, rec)
+		countTools(tools, rec)
 		r.Attempts[rec.Attempts]++
 		r.Usage = r.Usage.Add(rec.Usage)
 		if rec.CostUSD != nil {
@@ -160,6 +182,7 @@ func BuildReport(ctx context.Context, j Job, waves WaveReader) (*Report, error) 
 	slices.SortFunc(r.Routes, func(a, b RouteReport) int {
 		return cmp.Or(cmp.Compare(b.Succeeded+b.Failed, a.Succeeded+a.Failed), cmp.Compare(a.Name, b.Name))
 	})
+	r.Tools = sortedTools(tools)
 	if waves != nil {
 		if r.Waves, err = waves(ctx, j); err != nil {
 			return nil, err
@@ -228,6 +251,55 @@ func countRoute(routes map[string]*RouteReport, rec store.Record) {
 	rr.Busy += time.Duration(rec.DurationMS) * time.Millisecond
 }
 
+// countTools adds an agent item's record to its tools' counts.
+func countTools(tools map[string]*ToolReport, rec store.Record) {
+	a := rec.Agent
+	if a == nil {
+		return
+	}
+	at := func(name string) *ToolReport {
+		tr := tools[name]
+		if tr == nil {
+			tr = &ToolReport{Name: name}
+			tools[name] = tr
+		}
+		return tr
+	}
+	for name, n := range a.ToolCalls {
+		at(name).Calls += n
+	}
+	for name, n := range a.ToolErrors {
+		at(name).ErrorsFedBack += n
+	}
+	if rec.Failed() && a.FailedTool != "" {
+		at(a.FailedTool).FailedItems++
+	}
+}
+
+// sortedTools lists the tools, the most failed items first, then the
+// most errors fed back, then by name.
+func sortedTools(tools map[string]*ToolReport) []ToolReport {
+	var out []ToolReport
+	for _, tr := range tools {
+		out = append(out, *tr)
+	}
+	slices.SortFunc(out, func(a, b ToolReport) int {
+		return cmp.Or(cmp.Compare(b.FailedItems, a.FailedItems), cmp.Compare(b.ErrorsFedBack, a.ErrorsFedBack), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// writeTools writes agent items' failures and errors by tool.
+func (r *Report) writeTools(b *strings.Builder) {
+	for i, tr := range r.Tools {
+		label := "Tools:     "
+		if i > 0 {
+			label = "           "
+		}
+		fmt.Fprintf(b, "%s%s: %d failed item(s), %d error(s) fed back, %d call(s)\n", label, oneLine(tr.Name, 64), tr.FailedItems, tr.ErrorsFedBack, tr.Calls)
+	}
+}
+
 // writeRoutes writes the outcomes by route.
 func (r *Report) writeRoutes(b *strings.Builder) {
 	for i, rr := range r.Routes {
@@ -259,6 +331,7 @@ func (r *Report) WriteText(w io.Writer, topGroups int) error {
 	r.writeOutcomes(&b)
 	r.writeWork(&b)
 	r.writeRoutes(&b)
+	r.writeTools(&b)
 	writeWaves(&b, r.Waves)
 	r.writeGroups(&b, topGroups)
 	_, err := io.WriteString(w, b.String())

@@ -108,6 +108,11 @@ type AgentStats struct {
 	// ConsecutiveErrorsPeak is the longest run of steps that fed errors
 	// back with no successful step between them.
 	ConsecutiveErrorsPeak int `json:"consecutive_errors_peak"`
+	// FailedTool is the tool the attempt's failure is laid to: the one
+	// interrupted with no result recorded (an *agent.InterruptedToolError),
+	// or the one whose error was the last fed back when
+	// max_consecutive_errors ended the item; "" otherwise.
+	FailedTool string `json:"failed_tool,omitempty"`
 	// Errors are the first MaxAgentErrors errors fed back, in order, each
 	// as "tool: message", cut to MaxAgentErrorBytes.
 	Errors []string `json:"errors,omitempty"`

@@ -290,6 +290,9 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 		}
 		outs, err := t.runCalls(ctx, item, l.j, n, rep.Calls, l.unkept)
 		l.unkept = nil
+		if ie, ok := errors.AsType[*InterruptedToolError](err); ok {
+			l.res.Agent.FailedTool = ie.Tool
+		}
 		if err != nil {
 			return l.res, err
 		}
@@ -377,7 +380,7 @@ func (l *loop) account(r task.Result, counted bool) {
 func (l *loop) count(step Step, limit int) error {
 	st := l.res.Agent
 	failed := false
-	var last string
+	var last, lastTool string
 	for i, o := range step.Outcomes {
 		name := step.Calls[i].Name
 		if st.ToolCalls == nil {
@@ -393,7 +396,7 @@ func (l *loop) count(step Step, limit int) error {
 		}
 		st.ToolErrors[name]++
 		st.ErrorsFedBack++
-		last = name + ": " + o.Content
+		last, lastTool = name+": "+o.Content, name
 		if len(st.Errors) < task.MaxAgentErrors {
 			st.Errors = append(st.Errors, cut(last, task.MaxAgentErrorBytes))
 		}
@@ -405,6 +408,7 @@ func (l *loop) count(step Step, limit int) error {
 	l.consecutive++
 	st.ConsecutiveErrorsPeak = max(st.ConsecutiveErrorsPeak, l.consecutive)
 	if l.consecutive >= limit {
+		st.FailedTool = lastTool
 		return classify.WithClass(
 			fmt.Errorf("agent: %d steps in a row fed errors back (max_consecutive_errors %d); the last: %s", l.consecutive, limit, cut(last, task.MaxAgentErrorBytes)),
 			classify.Item, "agent errors")

@@ -107,6 +107,11 @@ func TestConsecutiveErrorsCountFromTheLastRecovery(t *testing.T) {
 			if got := res.Agent.ConsecutiveErrorsPeak; got != c.wantPeak {
 				t.Errorf("consecutive-error peak %d, want %d", got, c.wantPeak)
 			}
+			// The failure is laid to the tool of the last error fed back
+			// (status groups failures by it); a success to none.
+			if want := map[bool]string{true: "echo"}[c.wantErr]; res.Agent.FailedTool != want {
+				t.Errorf("failed tool %q, want %q", res.Agent.FailedTool, want)
+			}
 		})
 	}
 }

@@ -207,7 +207,10 @@ func TestAnInterruptedToolRunsAgainOnlyWhenIdempotent(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := &byStep{answers: [][]agent.Call{{okCall("1")}, nil}}
-			_, err = newAgent(t, m, agent.Config{}, tool).Durable(log, nil).Run(t.Context(), task.Item{})
+			res, err := newAgent(t, m, agent.Config{}, tool).Durable(log, nil).Run(t.Context(), task.Item{})
+			if want := map[bool]string{false: "echo"}[idempotent]; res.Agent.FailedTool != want {
+				t.Errorf("failed tool %q, want %q: status lays the interruption to the tool", res.Agent.FailedTool, want)
+			}
 			if idempotent {
 				if err != nil || runs.Load() != 1 {
 					t.Errorf("resume: error %v after %d runs of the tool, want the item done after one", err, runs.Load())
