@@ -379,8 +379,12 @@ type itemData struct {
 	// that keeps no history, which shows Record alone.
 	History        []historyEntry
 	HistoryDropped int
-	Err            string
-	Live           bool
+	// Transcript is an agent item's steps (the latest record's
+	// transcript, or the latest one while the item has no record); nil
+	// for other items.
+	Transcript *transcriptData
+	Err        string
+	Live       bool
 }
 
 func (s *Server) itemData(ctx context.Context, id string, idx int) *itemData {
@@ -413,6 +417,15 @@ func (s *Server) itemData(ctx context.Context, id string, idx int) *itemData {
 	if len(h) > 0 {
 		d.Record = &h[len(h)-1].Rec
 		d.History, d.HistoryDropped = h, dropped
+	}
+	if d.Record == nil || d.Record.Agent != nil {
+		n := 0
+		if d.Record != nil && d.Record.Agent.Transcript != nil {
+			n = d.Record.Agent.Transcript.N
+		}
+		if d.Transcript = itemTranscript(ctx, s.cfg.Store, id, idx, n); d.Transcript != nil && m != nil {
+			d.Transcript.redact(m.text)
+		}
 	}
 	return d
 }
