@@ -54,7 +54,10 @@ var gemini = dialect{
 		return mustJSON(map[string]any{"error": body})
 	},
 	errs: [numErrs]func(x *exchange) apiError{
-		errMissingKey: func(*exchange) apiError {
+		errMissingKey: func(x *exchange) apiError {
+			if isVertexPath(x.r.URL.Path) {
+				return googleError(401, "UNAUTHENTICATED", "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.", cAuthErrors)
+			}
 			return googleError(403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.", cAuthErrors)
 		},
 		errBadKey: func(*exchange) apiError {
@@ -110,6 +113,12 @@ var gemini = dialect{
 		return geminiQuotaError("GenerateRequestsPerMinutePerProjectPerModel", st.retryAfter, cRateLimited)
 	},
 	answer: geminiAnswer,
+}
+
+// isVertexPath reports whether path is Vertex AI's (/v1/projects/… or
+// /v1beta1/projects/…) rather than the Gemini API's.
+func isVertexPath(path string) bool {
+	return strings.HasPrefix(path, vertexPath) || strings.HasPrefix(path, vertexBeta1Path)
 }
 
 // googleError is a google.rpc.Status error response.
