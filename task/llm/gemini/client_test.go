@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -338,5 +339,51 @@ func TestGeminiThoughtsAndCachedTokensAreCountedAndPriced(t *testing.T) {
 	}
 	if cost := (600*1 + 400*0.25 + 100*10) / 1e6; res.CostUSD != cost {
 		t.Errorf("cost = %v, want %v", res.CostUSD, cost)
+	}
+}
+
+// hostRecorder passes requests to next and records each one's URL.
+type hostRecorder struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	urls []string
+}
+
+func (h *hostRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	h.urls = append(h.urls, r.URL.Scheme+"://"+r.URL.Host+r.URL.Path)
+	h.mu.Unlock()
+	return h.next.RoundTrip(r)
+}
+
+// TestVertexCallsGoToTheirLocationsHost: with no endpoint set, a Vertex
+// client calls its location's regional host with the location in the
+// path, and the global location Vertex's global host. The requests are
+// served in-process by the mock (no network).
+func TestVertexCallsGoToTheirLocationsHost(t *testing.T) {
+	for _, tt := range []struct{ location, want string }{
+		{"europe-west4", "https://europe-west4-aiplatform.googleapis.com/v1/projects/mock-project/locations/europe-west4/publishers/google/models/mock-echo:generateContent"},
+		{"us-central1", "https://us-central1-aiplatform.googleapis.com/v1/projects/mock-project/locations/us-central1/publishers/google/models/mock-echo:generateContent"},
+		{"global", "https://aiplatform.googleapis.com/v1/projects/mock-project/locations/global/publishers/google/models/mock-echo:generateContent"},
+	} {
+		t.Run(tt.location, func(t *testing.T) {
+			googleTestEnv(t)
+			rec := &hostRecorder{next: mock.New(mock.Config{}).Transport()}
+			client, err := gemini.New(t.Context(), gemini.Options{Vertex: true, Project: "mock-project", Location: tt.location, Credentials: staticToken("ya29.mock-token")})
+			if err != nil {
+				t.Fatalf("gemini.New: %v", err)
+			}
+			tk, err := llm.New(llm.Config{Provider: llm.ProviderVertex, Gemini: client, Model: mock.ModelEcho, Prompt: "Say {{.n}}",
+				HTTPClient: &http.Client{Transport: rec}})
+			if err != nil {
+				t.Fatalf("llm.New: %v", err)
+			}
+			if _, err := tk.Run(t.Context(), item(map[string]any{"n": "hi"})); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if len(rec.urls) != 1 || rec.urls[0] != tt.want {
+				t.Errorf("requests to %v, want one to %s", rec.urls, tt.want)
+			}
+		})
 	}
 }
