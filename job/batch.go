@@ -54,7 +54,7 @@ func openLedger(j store.Job, dir string) (l batch.Ledger, close func() error, er
 // useBatchMode switches a spec to batch mode (`tenax run --batch`), with
 // the batch section's defaults when the spec writes none.
 func useBatchMode(s *spec.Spec) error {
-	if p := s.Task.BatchProblem(); p != "" {
+	if p := s.BatchProblem(); p != "" {
 		return fmt.Errorf("--batch: %s", p)
 	}
 	s.Task.Mode = "batch"
@@ -149,7 +149,7 @@ func (x *execution) batchCodec() (*llm.Batch, error) {
 	if !ok {
 		return nil, usage(fmt.Errorf("this job ran in batch mode, which needs an llm task; the spec's task is %q", x.s.Task.Type))
 	}
-	if p := x.s.Task.BatchProblem(); p != "" {
+	if p := x.s.BatchProblem(); p != "" {
 		return nil, usage(errors.New(p))
 	}
 	if x.s.Batch == (spec.Batch{}) {

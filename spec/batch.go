@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -56,19 +57,56 @@ func BatchProviders() []string { return slices.Clone(batchProviders) }
 // BatchProblem says why a task cannot run in batch mode ("" when it can):
 // what `tenax run --batch` and task.mode: batch both check.
 func (t *Task) BatchProblem() string {
-	switch {
-	case t.Type != "llm":
+	if t.Type != "llm" {
 		return "batch mode is for llm tasks, and this task is " + quote(t.Type)
-	case len(t.Tools) > 0:
+	}
+	if len(t.Tools) > 0 {
 		return "batch mode does not take tools: a batch wave carries one call per item, and an agent needs its tools' results between its calls (docs/batch.md, \"Agents\")"
-	case t.Provider == "bedrock":
-		return "batch mode is not offered on bedrock: Bedrock's batch inference reads its requests from S3 and writes its answers there (" + orList(batchProviders) + " have a batch API tenax speaks)"
-	case t.Provider == "vertex":
-		return "batch mode is not offered on vertex: Vertex AI's batch prediction reads Cloud Storage or BigQuery and writes there; the Gemini API's batch mode is provider gemini's (" + orList(batchProviders) + " have a batch API tenax speaks)"
-	case !slices.Contains(batchProviders, t.Provider):
-		return "batch mode needs a provider with a batch API (" + orList(batchProviders) + "), and this task's provider is " + quote(t.Provider)
+	}
+	if p := providerBatchProblem(t.Provider, "task"); p != "" {
+		return p
 	}
 	return ""
+}
+
+// providerBatchProblem says why provider, the provider of whose ("task",
+// "route"), has no batch API tenax speaks; "" when it has one.
+func providerBatchProblem(provider, whose string) string {
+	switch {
+	case provider == "bedrock":
+		return "batch mode is not offered on bedrock: Bedrock's batch inference reads its requests from S3 and writes its answers there (" + orList(batchProviders) + " have a batch API tenax speaks)"
+	case provider == "vertex":
+		return "batch mode is not offered on vertex: Vertex AI's batch prediction reads Cloud Storage or BigQuery and writes there; the Gemini API's batch mode is provider gemini's (" + orList(batchProviders) + " have a batch API tenax speaks)"
+	case !slices.Contains(batchProviders, provider):
+		return "batch mode needs a provider with a batch API (" + orList(batchProviders) + "), and this " + whose + "'s provider is " + quote(provider)
+	}
+	return ""
+}
+
+// BatchProblem says why the spec cannot run in batch mode ("" when it
+// can): its task's problem, or the first route whose provider has no
+// batch API, named with its position and name. Every route of a batch
+// job gets batches, so one that cannot would fail only when a wave
+// reaches it.
+func (s *Spec) BatchProblem() string {
+	if p := s.Task.BatchProblem(); p != "" {
+		return p
+	}
+	if i, p := s.routeBatchProblem(); p != "" {
+		return fmt.Sprintf("routes[%d] (%s): %s", i, s.Routes[i].Name, p)
+	}
+	return ""
+}
+
+// routeBatchProblem is the index of the first route whose provider has
+// no batch API and why, or -1 and "".
+func (s *Spec) routeBatchProblem() (int, string) {
+	for i, r := range s.Routes {
+		if p := providerBatchProblem(r.Provider, "route"); p != "" {
+			return i, p + "; every route of a batch mode job is sent batches (docs/batch.md#routes): drop the route, or run the job online"
+		}
+	}
+	return -1, ""
 }
 
 // DefaultBatch is the batch section of a spec that writes none, for
@@ -86,6 +124,9 @@ func (d *decoder) checkBatch(s *Spec) {
 	if t.Mode == "batch" && t.Type == "llm" { // other types: "does not apply"
 		if p := t.BatchProblem(); p != "" {
 			d.problem("task.mode", nil, "%s", p)
+		} else if i, p := s.routeBatchProblem(); p != "" {
+			at := fmt.Sprintf("routes[%d]", i)
+			d.errorf(d.at(at+".provider", at+".name", "routes"), "", "%s.provider (route %s): %s (task.mode is batch)", at, s.Routes[i].Name, p)
 		}
 	}
 	if t.Mode != "batch" && !d.isSet("batch") {

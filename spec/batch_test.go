@@ -54,3 +54,44 @@ func TestBatchProblemNamesTheProvidersThatHaveABatchAPI(t *testing.T) {
 		t.Errorf("BatchProblem = %q; want it to list the providers and name this one", p)
 	}
 }
+
+// TestBatchModeRefusesARouteWithoutABatchAPI: a batch mode spec whose
+// routes include a bedrock or vertex one (the providers without a batch API)
+// is refused at validate, at the route's provider, with the route's name
+// and docs/batch.md; the routes' problem is also what `tenax run --batch`
+// reads (Spec.BatchProblem).
+func TestBatchModeRefusesARouteWithoutABatchAPI(t *testing.T) {
+	const head = "task:\n  type: llm\n  prompt: hi\n  mode: batch\nroutes:\n  - {name: openai, provider: openai, model: gpt-4o-mini, api_key: k}\n"
+	tests := []struct {
+		name, route, want string
+	}{
+		{"bedrock", "  - {name: claude-aws, provider: bedrock, region: us-east-1, model: anthropic.claude-3-5-haiku-20241022-v1:0}\n",
+			`job.yaml:7:34: routes[1].provider (route claude-aws): batch mode is not offered on bedrock: Bedrock's batch inference reads its requests from S3`},
+		{"vertex", "  - {name: gem-gcp, provider: vertex, region: us-central1, model: gemini-2.5-flash}\n",
+			`routes[1].provider (route gem-gcp): batch mode is not offered on vertex: Vertex AI's batch prediction reads Cloud Storage or BigQuery`},
+		{"gemini", "  - {name: gem, provider: gemini, model: gemini-2.5-flash, api_key: k}\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := head + tt.route
+			_, err := Parse("job.yaml", []byte(src), "/specs", nil)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("the spec should load, got:\n%v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "docs/batch.md#routes") {
+				t.Fatalf("got error:\n%v\nwant it to contain:\n%s\nand docs/batch.md#routes", err, tt.want)
+			}
+			// The same spec online loads, and --batch on it is refused.
+			s, err := Parse("job.yaml", []byte(strings.Replace(src, "  mode: batch\n", "", 1)), "/specs", nil)
+			if err != nil {
+				t.Fatalf("online, the spec should load, got:\n%v", err)
+			}
+			if p := s.BatchProblem(); !strings.Contains(p, "routes[1]") || !strings.Contains(p, "docs/batch.md#routes") {
+				t.Errorf("BatchProblem = %q; want the route and docs/batch.md#routes", p)
+			}
+		})
+	}
+}
