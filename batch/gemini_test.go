@@ -3,7 +3,9 @@ package batch_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/tenaxhq/tenax/mock"
 	"github.com/tenaxhq/tenax/task"
 	"github.com/tenaxhq/tenax/task/llm"
+	"github.com/tenaxhq/tenax/task/llm/gemini"
 )
 
 // A Gemini batch's requests are the generateContent bodies the online call
@@ -94,4 +97,83 @@ func TestGeminiBatchAnswersAndFailuresAreTheOnlineOnes(t *testing.T) {
 			t.Errorf("%d answers, %d retryable and %d fatal errors; the batch counted %+v", ok, retryable, fatal, st.Counts)
 		}
 	})
+}
+
+// headerLog passes requests to next and keeps, for each, its method, path
+// and the value of one header.
+type headerLog struct {
+	next   http.RoundTripper
+	name   string
+	mu     sync.Mutex
+	values map[string]string
+}
+
+func (h *headerLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	h.values[r.Method+" "+r.URL.Path] = r.Header.Get(h.name)
+	h.mu.Unlock()
+	return h.next.RoundTrip(r)
+}
+
+// TestBatchCallsCarryTheTaskHeaders: the task's headers (a gateway's
+// tenant, a tracing id) go on every call of a Gemini or Anthropic batch
+// (create, poll, results), as on every online call, through the client
+// the codec's Endpoint gives. They were sent online only.
+func TestBatchCallsCarryTheTaskHeaders(t *testing.T) {
+	for _, wire := range []string{llm.ProviderGemini, llm.ProviderAnthropic} {
+		t.Run(wire, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := mock.New(mock.Config{Batch: mock.BatchConfig{ProcessingTime: time.Minute}})
+				log := &headerLog{next: srv.Transport(), name: "X-Tenant", values: map[string]string{}}
+				lc := llm.Config{Provider: wire, Model: mock.ModelJSON, Prompt: "{{.word}}", MaxTokens: 100,
+					HTTPClient: &http.Client{Transport: log}, APIKey: "k", BaseURL: "http://mock.invalid/",
+					Headers: map[string]string{"X-Tenant": "team-search"}}
+				if wire == llm.ProviderGemini {
+					g, err := gemini.New(context.Background(), gemini.Options{APIKey: "k", Endpoint: lc.BaseURL})
+					if err != nil {
+						t.Fatal(err)
+					}
+					lc.Gemini = g
+				}
+				tk, err := llm.New(lc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				codec := tk.Batch()
+				base, key, hc := codec.Endpoint()
+				var client batch.Client = batch.NewAnthropic(wire, base, key, hc, batch.Limits{})
+				if wire == llm.ProviderGemini {
+					if client, err = batch.NewGemini(context.Background(), wire, mock.ModelJSON, base, key, hc, batch.Limits{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				body, err := codec.Body(task.Item{Idx: 0, Fields: map[string]any{"word": "hi"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := context.Background()
+				id, err := client.Submit(ctx, "job-w1-c0", []batch.Request{{CustomID: batch.CustomID(0, 1), Body: body}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(2 * time.Minute)
+				st, err := client.Status(ctx, id)
+				if err != nil || !st.Ended {
+					t.Fatalf("status: %+v, %v; want ended", st, err)
+				}
+				answers := 0
+				if err := client.Results(ctx, st, func(batch.Answer) error { answers++; return nil }); err != nil || answers != 1 {
+					t.Fatalf("results: %d answers, %v; want 1", answers, err)
+				}
+				if len(log.values) < 2 {
+					t.Fatalf("calls seen %v; want the create, the poll and the results", log.values)
+				}
+				for call, v := range log.values {
+					if v != "team-search" {
+						t.Errorf("%s carried X-Tenant %q, want the task's team-search", call, v)
+					}
+				}
+			})
+		})
+	}
 }

@@ -55,9 +55,37 @@ func (b *Batch) Provider() string { return b.t.cfg.Provider }
 func (b *Batch) Model() string { return b.t.cfg.Model }
 
 // Endpoint returns what a batch client needs to reach the provider: the
-// base URL, the API key and the HTTP client of the task.
+// base URL, the API key and the HTTP client of the task, which adds the
+// task's headers to every request as Run does (the batch calls of
+// Gemini's and Anthropic's clients go through it, not through Run's
+// SDK options).
 func (b *Batch) Endpoint() (baseURL, apiKey string, client *http.Client) {
-	return b.t.cfg.BaseURL, b.t.cfg.APIKey, b.t.cfg.HTTPClient
+	client = b.t.cfg.HTTPClient
+	if len(b.t.cfg.Headers) > 0 {
+		c := *client
+		next := c.Transport
+		if next == nil {
+			next = http.DefaultTransport
+		}
+		c.Transport = headerTransport{next: next, headers: b.t.cfg.Headers}
+		client = &c
+	}
+	return b.t.cfg.BaseURL, b.t.cfg.APIKey, client
+}
+
+// headerTransport sets headers on each request, in the order Run sets
+// them, and sends it through next.
+type headerTransport struct {
+	next    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for _, name := range sortedKeys(h.headers) {
+		r.Header.Set(name, h.headers[name])
+	}
+	return h.next.RoundTrip(r)
 }
 
 // OpenAIOptions are the options of an OpenAI SDK client that reaches the
