@@ -90,6 +90,9 @@ type Status struct {
 
 	// outputFile and errorFile are OpenAI's result files.
 	outputFile, errorFile string
+	// operation is an ended Gemini batch as its poll read it, responses
+	// and all, which Results reads instead of getting the batch again.
+	operation []byte
 }
 
 // Counts are a batch's requests by state. OpenAI reports only Total,

@@ -150,6 +150,11 @@ func (c *Gemini) Status(ctx context.Context, id string) (Status, error) {
 			st.Problem = job.Error.Message
 		}
 	}
+	if st.Ended {
+		// An ended batch's Operation carries its responses: Results reads
+		// them from here, so they are downloaded once.
+		st.operation = cap.body
+	}
 	var doc struct {
 		Metadata struct {
 			BatchStats struct {
@@ -197,16 +202,20 @@ type geminiInlined struct {
 }
 
 // Results reads the ended batch's inlined responses, bounded as a results
-// file is (ResultsBound). A request with no response (the batch expired
-// or was canceled first) is absent, which the waves count as unprocessed.
+// file is (ResultsBound): from the Operation the poll that saw it end read
+// (Status), else from a get of the batch. A request with no response (the
+// batch expired or was canceled first) is absent, which the waves count
+// as unprocessed.
 func (c *Gemini) Results(ctx context.Context, st Status, fn func(Answer) error) error {
-	cap := geminiCapture{keep: true, bound: ResultsBound(st)}
-	job, err := c.sdk.Batches.Get(cap.in(ctx), st.ID, nil)
-	if err != nil {
-		return cap.err("results", err)
-	}
-	if job.Dest != nil && job.Dest.FileName != "" {
-		return &OpError{Op: "results", Err: fmt.Errorf("batch %s wrote its responses to %s: tenax sends inline requests and reads inline responses", st.ID, job.Dest.FileName)}
+	body := st.operation
+	if body == nil {
+		cap := geminiCapture{keep: true, bound: ResultsBound(st)}
+		if _, err := c.sdk.Batches.Get(cap.in(ctx), st.ID, nil); err != nil {
+			return cap.err("results", err)
+		}
+		body = cap.body
+	} else if bound := ResultsBound(st); int64(len(body)) > bound {
+		return &OpError{Op: "results", Err: fmt.Errorf("batch %s: batch results over %d bytes", st.ID, bound)}
 	}
 	var doc struct {
 		Metadata struct {
@@ -214,11 +223,15 @@ func (c *Gemini) Results(ctx context.Context, st Status, fn func(Answer) error) 
 				Inlined struct {
 					Responses []geminiInlined `json:"inlinedResponses"`
 				} `json:"inlinedResponses"`
+				ResponsesFile string `json:"responsesFile"`
 			} `json:"output"`
 		} `json:"metadata"`
 	}
-	if err := json.Unmarshal(cap.body, &doc); err != nil {
+	if err := json.Unmarshal(body, &doc); err != nil {
 		return &OpError{Op: "results", Err: fmt.Errorf("batch %s: %w", st.ID, err)}
+	}
+	if f := doc.Metadata.Output.ResponsesFile; f != "" {
+		return &OpError{Op: "results", Err: fmt.Errorf("batch %s wrote its responses to %s: tenax sends inline requests and reads inline responses", st.ID, f)}
 	}
 	for _, r := range doc.Metadata.Output.Inlined.Responses {
 		a := Answer{CustomID: r.Metadata["key"]}

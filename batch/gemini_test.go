@@ -177,3 +177,39 @@ func TestBatchCallsCarryTheTaskHeaders(t *testing.T) {
 		})
 	}
 }
+
+// TestAnEndedBatchsResultsAreDownloadedOnce: every batch of a job is read
+// once after it ended. A Gemini batch's poll that sees it end gets its
+// responses with it (the Operation carries them), and the results are
+// read from that poll, not by getting the batch a second time; an
+// Anthropic batch's results are one download. (An OpenAI batch's are its
+// output and error files, each read once, and the latter only when a
+// request failed.)
+func TestAnEndedBatchsResultsAreDownloadedOnce(t *testing.T) {
+	for _, tt := range []struct {
+		wire     string
+		perBatch int64
+	}{{llm.ProviderGemini, 1}, {llm.ProviderAnthropic, 1}} {
+		t.Run(tt.wire, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, tt.wire, 300, mock.Config{Seed: 7, Faults: mock.Faults{InvalidOutput: 0.05, Server: 0.05},
+					Batch: mock.BatchConfig{ProcessingTime: 2 * time.Hour}})
+				defer w.close()
+				sum, err := w.runner(0, nil).Run(context.Background(), w.input())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if recs := w.records(); len(recs) != 300 {
+					t.Fatalf("%d records, want 300", len(recs))
+				}
+				st := w.srv.BatchStats()
+				if sum.Batches < 2 || st.Submissions != int64(sum.Batches) {
+					t.Fatalf("%d batches, %d submitted; want a few waves, each submitted once", sum.Batches, st.Submissions)
+				}
+				if want := tt.perBatch * st.Submissions; st.ResultReads != want {
+					t.Errorf("the mock sent %d batches' results for %d batches, want %d: each ended batch's results downloaded once", st.ResultReads, st.Submissions, want)
+				}
+			})
+		})
+	}
+}

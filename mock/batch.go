@@ -79,6 +79,10 @@ type BatchStats struct {
 	Requests int64
 	// Cancels counts cancel calls.
 	Cancels int64
+	// ResultReads counts the times an ended batch's results were sent:
+	// an output or error file's content, Anthropic's results, a Gemini
+	// batch's Operation with its inlined responses.
+	ResultReads int64
 }
 
 // batchStore holds the batch APIs' files and batches.
@@ -724,6 +728,7 @@ func (s *Server) fileContent(rs *responder, id string) {
 	s.batch.mu.Lock()
 	b := f.batch
 	v := b.view(time.Now())
+	s.batch.stats.ResultReads++
 	s.batch.mu.Unlock()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -796,6 +801,9 @@ func (s *Server) anthropicResults(rs *responder, id string) {
 	}
 	s.batch.mu.Lock()
 	v := b.view(time.Now())
+	if v.ended {
+		s.batch.stats.ResultReads++
+	}
 	s.batch.mu.Unlock()
 	if !v.ended {
 		rs.fail(http.StatusBadRequest, "invalid_request_error", "", "", fmt.Sprintf("Results for message batch %s are not available: it is still in_progress.", id))

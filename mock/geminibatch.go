@@ -217,6 +217,7 @@ func (s *Server) geminiBatchObject(b *simBatch, now time.Time, output bool) map[
 	md["endTime"], md["updateTime"] = ts(v.endedAt), ts(v.endedAt)
 	op["done"] = true
 	if output {
+		s.batch.stats.ResultReads++
 		out := map[string]any{"inlinedResponses": map[string]any{"inlinedResponses": geminiInlined(b, v.processed)}}
 		md["output"] = out
 		op["response"] = map[string]any{"@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatchOutput",
