@@ -387,3 +387,27 @@ func TestVertexCallsGoToTheirLocationsHost(t *testing.T) {
 		})
 	}
 }
+
+// TestVertexCallWithoutATokenIsUnauthenticatedAndFatal: a Vertex call
+// whose credentials gave no token is Vertex AI's 401 UNAUTHENTICATED (the
+// mock answers as Google does), fatal.
+func TestVertexCallWithoutATokenIsUnauthenticatedAndFatal(t *testing.T) {
+	googleTestEnv(t)
+	_, url := geminiMock(t, mock.Config{})
+	client, err := gemini.New(t.Context(), gemini.Options{Endpoint: url, Vertex: true, Project: "mock-project", Location: "us-central1", Credentials: staticToken("")})
+	if err != nil {
+		t.Fatalf("gemini.New: %v", err)
+	}
+	tk, err := llm.New(llm.Config{Provider: llm.ProviderVertex, Gemini: client, Model: mock.ModelEcho, Prompt: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tk.Run(t.Context(), item(nil))
+	e, ok := errors.AsType[*llm.Error](err)
+	if !ok || e.Status != 401 || e.ProviderCode() != "UNAUTHENTICATED" {
+		t.Fatalf("err = %v; want a 401 UNAUTHENTICATED *llm.Error", err)
+	}
+	if c := classify.Classify(err).Class; c != classify.Fatal {
+		t.Errorf("classified %v, want fatal", c)
+	}
+}
