@@ -267,22 +267,29 @@ func (l *budget) close() {
 }
 
 // follow stops this worker's engine once any worker reached the job's
-// budget, retries a write that failed, and now and then gives back the
-// holds of dead workers.
-func (l *budget) follow(ctx context.Context, reap bool) {
-	select {
-	case l.kick <- struct{}{}:
-	default:
-	}
+// budget.
+func (l *budget) follow(ctx context.Context) {
 	r := l.r
 	var reached string
 	if err := r.w.c.pool.QueryRow(ctx, `SELECT reached FROM tenax_budgets WHERE job_id = $1`, r.jobID).Scan(&reached); err == nil && reached != "" {
 		r.eng.Stop(engine.StopBudget, reached)
 	}
-	if reap {
-		if err := r.w.c.reapHolds(ctx, r.jobID, r.w.id); err != nil && ctx.Err() == nil {
-			r.w.log.Warn("giving back dead workers' budget holds failed", "job", r.jobID, "error", err)
-		}
+}
+
+// retry wakes the flusher, which writes again a spend whose write failed
+// (nothing when none is pending).
+func (l *budget) retry() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// reap gives back the holds of the job's dead workers.
+func (l *budget) reap(ctx context.Context) {
+	r := l.r
+	if err := r.w.c.reapHolds(ctx, r.jobID, r.w.id); err != nil && ctx.Err() == nil {
+		r.w.log.Warn("giving back dead workers' budget holds failed", "job", r.jobID, "error", err)
 	}
 }
 

@@ -36,8 +36,8 @@ var ParseItemSet = parseItemSet
 // state, for tests that only a notification can pass in time.
 func SharedPollEvery(cfg *Config, d time.Duration) { cfg.sharedPoll = d }
 
-// NoListen keeps cfg's worker from listening for breaker changes: it
-// learns of them by its poll alone, as workers did before.
+// NoListen keeps cfg's worker from listening for changes of the shared
+// state: it learns of them by its poll alone, as workers did before.
 func NoListen(cfg *Config) { cfg.noListen = true }
 
 // GateClosed reports whether w holds the calls of job jobID for its
@@ -53,4 +53,17 @@ func GateClosed(w *Worker, jobID string) (closed, ok bool) {
 	r.shared.mu.Lock()
 	defer r.shared.mu.Unlock()
 	return r.shared.gateClosed, true
+}
+
+// CountsCheckins reports whether w counts the items it records toward
+// job jobID's check-ins (a terminal holds them); ok is false while w
+// runs no such job.
+func CountsCheckins(w *Worker, jobID string) (counts, ok bool) {
+	w.mu.Lock()
+	r := w.runners[jobID]
+	w.mu.Unlock()
+	if r == nil {
+		return false, false
+	}
+	return r.shared.checkins.Load(), true
 }

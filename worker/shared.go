@@ -68,13 +68,16 @@ type shared struct {
 	// (routes.go); empty without routes.
 	routes map[string]*sharedRoute
 
-	// kick makes poll look at once: the job's breaker changed (a
-	// notification, notify.go).
-	kick chan struct{}
+	// kick makes poll look at once at the parts in pending: they
+	// changed (a notification, notify.go).
+	kick    chan struct{}
+	pending atomic.Uint32
 }
 
-// wake makes poll look at once, or right after the look under way.
-func (s *shared) wake() {
+// wake makes poll read part p at once, or right after the look under
+// way.
+func (s *shared) wake(p part) {
+	s.pending.Or(uint32(p))
 	select {
 	case s.kick <- struct{}{}:
 	default: // a look is due already
@@ -190,15 +193,18 @@ func (s *shared) close() {
 
 // poll follows the shared state until the runner ends: another worker's
 // trip holds or stops this one, a cooldown set anywhere pauses this
-// engine too, and a drained job gets its final state. It looks every
-// sharedPollInterval, and at once when woken (a notification that the
-// job's breaker changed).
+// engine too, and a drained job gets its final state. It reads what a
+// notification names as soon as it is woken (wake), and everything at
+// every tick while the worker is not listening, else every
+// sharedSafetyInterval.
 func (s *shared) poll() {
 	r := s.r
-	t := time.NewTicker(cmp.Or(r.w.cfg.sharedPoll, sharedPollInterval))
+	tick := cmp.Or(r.w.cfg.sharedPoll, sharedPollInterval)
+	safety := max(tick, sharedSafetyInterval)
+	t := time.NewTicker(tick)
 	defer t.Stop()
 	// A worker that joins a job gives back a dead one's holds at once.
-	lastFinalize, lastReap := time.Now(), time.Time{}
+	lastFinalize, lastReap, lastLook := time.Now(), time.Time{}, time.Now()
 	ctx := r.w.hard
 	for {
 		select {
@@ -209,36 +215,20 @@ func (s *shared) poll() {
 		case <-t.C:
 		case <-s.kick:
 		}
-		// A run idle since a resume stops here; one that is fed learns
-		// of it as its items' inputs are read.
-		if resumed, err := r.resumed(ctx); err == nil && resumed {
-			r.stop(stopResumed)
+		parts := part(s.pending.Swap(0))
+		if !r.w.listening.Load() || time.Since(lastLook) >= safety {
+			parts = partAll
 		}
-		b, err := r.w.c.breaker(ctx, r.jobID)
-		if err != nil {
-			continue
+		if parts == partAll {
+			lastLook = time.Now()
 		}
-		s.follow(b)
-		_ = s.followRoutes(ctx) // a failed read is tried at the next tick
+		s.look(ctx, parts)
 		s.readPeers(ctx)
-		s.followCheckins(ctx)
 		if s.budget != nil {
-			reap := time.Since(lastReap) > reapEvery
-			if reap {
+			s.budget.retry()
+			if time.Since(lastReap) > reapEvery {
 				lastReap = time.Now()
-			}
-			s.budget.follow(ctx, reap)
-		}
-		var until time.Time
-		if err := r.w.c.pool.QueryRow(ctx, `SELECT tat FROM tenax_limits WHERE job_id = $1 AND name = 'cooldown'`, r.jobID).Scan(&until); err == nil {
-			s.mu.Lock()
-			fresh := until.After(s.cooldown) && time.Until(until) > 0
-			if fresh {
-				s.cooldown = until
-			}
-			s.mu.Unlock()
-			if fresh {
-				r.eng.Cooldown(until, "rate limited: a 429 met by a worker of this job")
+				s.budget.reap(ctx)
 			}
 		}
 		if s.idle.Swap(false) && !r.w.cfg.noIdleLook || time.Since(lastFinalize) > cmp.Or(r.w.cfg.finalizeEvery, finalizeEvery) {
@@ -249,6 +239,55 @@ func (s *shared) poll() {
 				}
 			}
 		}
+	}
+}
+
+// look reads parts of the job's shared state and applies them to this
+// worker's engine. A read that fails is read again at the next full look.
+func (s *shared) look(ctx context.Context, parts part) {
+	r := s.r
+	// A run idle since a resume stops here; one that is fed learns of
+	// it as its items' inputs are read.
+	if parts&partResume != 0 {
+		if resumed, err := r.resumed(ctx); err == nil && resumed {
+			r.stop(stopResumed)
+		}
+	}
+	if parts&partBreaker != 0 {
+		if b, err := r.w.c.breaker(ctx, r.jobID); err == nil {
+			s.follow(b)
+		}
+	}
+	if parts&partRoutes != 0 {
+		_ = s.followRoutes(ctx)
+	}
+	if parts&partCheckins != 0 {
+		s.followCheckins(ctx)
+	}
+	if parts&partBudget != 0 && s.budget != nil {
+		s.budget.follow(ctx)
+	}
+	if parts&partCooldown != 0 {
+		s.followCooldown(ctx)
+	}
+}
+
+// followCooldown pauses this worker's engine until the job's shared
+// cooldown ends, when another worker extended it.
+func (s *shared) followCooldown(ctx context.Context) {
+	r := s.r
+	var until time.Time
+	if err := r.w.c.pool.QueryRow(ctx, `SELECT tat FROM tenax_limits WHERE job_id = $1 AND name = 'cooldown'`, r.jobID).Scan(&until); err != nil {
+		return
+	}
+	s.mu.Lock()
+	fresh := until.After(s.cooldown) && time.Until(until) > 0
+	if fresh {
+		s.cooldown = until
+	}
+	s.mu.Unlock()
+	if fresh {
+		r.eng.Cooldown(until, "rate limited: a 429 met by a worker of this job")
 	}
 }
 
@@ -476,7 +515,8 @@ func (s *shared) Hold() (bool, <-chan struct{}) {
 }
 
 // Cooldown shares a cooldown this worker's engine began on a 429: it
-// pauses every worker of the job (poll applies it).
+// pauses every worker of the job (the row's trigger announces it, and
+// each worker's poll applies it: followCooldown).
 func (s *shared) Cooldown(until time.Time) {
 	_, _ = s.r.w.c.pool.Exec(s.r.w.hard, `UPDATE tenax_limits SET tat = GREATEST(tat, $2) WHERE job_id = $1 AND name = 'cooldown'`, s.r.jobID, until)
 }

@@ -38,10 +38,21 @@ const (
 	// jobPollInterval is how often a worker with no --job looks for new
 	// jobs.
 	jobPollInterval = 2 * time.Second
-	// sharedPollInterval is how often a worker reads each job's shared
-	// breaker and cooldown, its budget, routes and peers. A change of the
-	// breaker also arrives at once by notification (notify.go).
+	// sharedPollInterval is how often a worker's poll of each job ticks:
+	// it counts the job's live workers (every peersEvery) and looks
+	// whether the job is drained (finalizeEvery). While the worker is not
+	// listening (its listener's connection down) each tick also reads the
+	// job's whole shared state: breaker, pause, cooldown, budget,
+	// check-ins, routes, resumes. While it listens, those arrive by
+	// notification (notify.go) and the whole state is read only every
+	// sharedSafetyInterval.
 	sharedPollInterval = 250 * time.Millisecond
+	// sharedSafetyInterval is how often a listening worker reads a job's
+	// whole shared state anyway: the safety net of a notification lost
+	// with a connection that died without a word, and the clock of what
+	// no row's change announces (a breaker's owner or a check-in's
+	// terminal found dead by its heartbeat's age).
+	sharedSafetyInterval = 5 * time.Second
 )
 
 // Config says what a worker runs.
@@ -90,8 +101,9 @@ type Config struct {
 	// keeps a runner's last execution from asking for a look at once.
 	noIdleLook bool
 	// sharedPoll, set by tests of the notifications, replaces
-	// sharedPollInterval in each job's poll; noListen, set by the
-	// benchmark of the poll alone, keeps the worker from listening.
+	// sharedPollInterval in each job's poll and, when longer,
+	// sharedSafetyInterval; noListen, set by the benchmark of the poll
+	// alone, keeps the worker from listening.
 	sharedPoll time.Duration
 	noListen   bool
 }
@@ -124,6 +136,9 @@ type Worker struct {
 	finished atomic.Int64
 	failure  chan error
 	outage   outage
+	// listening is true while the listener's LISTEN holds (notify.go):
+	// the polls then read the shared state only as a safety net.
+	listening atomic.Bool
 }
 
 // NewWorker returns a worker on c's database. Run starts it.
