@@ -67,3 +67,6 @@ func CountsCheckins(w *Worker, jobID string) (counts, ok bool) {
 	}
 	return r.shared.checkins.Load(), true
 }
+
+// Listening reports whether w's listener holds its LISTEN.
+func Listening(w *Worker) bool { return w.listening.Load() }

@@ -191,15 +191,19 @@ func TestABudgetReachedByOneWorkerStopsAnotherByNotification(t *testing.T) {
 // TestATerminalsCheckInsReachAWorkerByNotification: a terminal that
 // begins attending a job with checkin_every makes a running worker count
 // its items toward the check-ins at once, because the check-ins' row
-// announced it: the worker polls once an hour.
+// announced it: the worker polls once an hour. The worker listens before
+// it takes the job up (it works every job, and the job is enqueued after),
+// so that the look its listener's start asks for cannot read the
+// check-ins instead.
 func TestATerminalsCheckInsReachAWorkerByNotification(t *testing.T) {
 	dsn := testDSN(t)
 	c := open(t, dsn)
-	e := enqueue(t, c, writeJob(t, 400, "checkin_every: 20\nmock:\n  latency: 1ms\n"))
-	cfg := worker.Config{Jobs: []string{e.JobID}, Concurrency: 2}
+	cfg := worker.Config{Concurrency: 2}
 	worker.SharedPollEvery(&cfg, time.Hour)
 	worker.WrapTask(&cfg, slowSuccess)
 	w := startWorkers(t, c, 1, cfg)[0]
+	waitFor(t, "the worker to listen", func() (bool, error) { return worker.Listening(w), nil })
+	e := enqueue(t, c, writeJob(t, 400, "checkin_every: 20\nmock:\n  latency: 1ms\n"))
 	waitFor(t, "the worker to run the job", func() (bool, error) {
 		_, running := worker.CountsCheckins(w, e.JobID)
 		return running, nil
