@@ -18,7 +18,7 @@ func TestMigrateUpStatusDownAndUpAgain(t *testing.T) {
 		code int
 		want string // in stdout, or stderr when the exit is not 0
 	}{
-		{[]string{"migrate"}, 0, "tenax: applied versions 1, 2, 3"},
+		{[]string{"migrate"}, 0, "tenax: applied versions 1, 2, 3, 4"},
 		{[]string{"migrate", "up"}, 0, "tables are ready"},
 		{[]string{"migrate", "status"}, 0, "001 coordination   applied"},
 		{[]string{"migrate", "status"}, 0, "001 jobs and records applied"},
@@ -26,7 +26,9 @@ func TestMigrateUpStatusDownAndUpAgain(t *testing.T) {
 		{[]string{"migrate", "down", "--to", "0"}, 2, "tenax migrate down --to 0 --yes --store"},
 		{[]string{"migrate", "status"}, 0, "001 coordination   applied"},
 		{[]string{"migrate", "down", "--yes"}, 2, "needs --to N"},
-		{[]string{"migrate", "down", "--to", "7", "--yes"}, 2, "knows versions 0 to 3"},
+		{[]string{"migrate", "down", "--to", "7", "--yes"}, 2, "knows versions 0 to 4"},
+		{[]string{"migrate", "down", "--to", "3", "--yes"}, 0, "undid version 4 in schema"},
+		{[]string{"migrate", "status"}, 0, "004 shared notify  pending"},
 		{[]string{"migrate", "down", "--to", "2", "--yes"}, 0, "undid version 3 in schema"},
 		{[]string{"migrate", "status"}, 0, "003 operator pause pending"},
 		{[]string{"migrate", "down", "--to", "1", "--yes"}, 0, "undid version 2 in schema"},
@@ -38,8 +40,8 @@ func TestMigrateUpStatusDownAndUpAgain(t *testing.T) {
 		{[]string{"migrate", "down", "--line", "store", "--to", "0", "--yes"}, 0, "undid version 1 in schema"},
 		{[]string{"migrate", "status"}, 0, "001 jobs and records pending"},
 		{[]string{"migrate", "up"}, 0, "store: applied version 1"},
-		{[]string{"migrate", "down", "--to", "0", "--yes"}, 0, "undid versions 3, 2, 1"},
-		{[]string{"migrate", "up"}, 0, "tenax: applied versions 1, 2, 3"},
+		{[]string{"migrate", "down", "--to", "0", "--yes"}, 0, "undid versions 4, 3, 2, 1"},
+		{[]string{"migrate", "up"}, 0, "tenax: applied versions 1, 2, 3, 4"},
 	}
 	for _, s := range steps {
 		r := w.tenax(append(s.args, "--store", pg)...)
