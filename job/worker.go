@@ -131,8 +131,9 @@ func NewPlan(path string, source []byte, opts Options) (*Plan, error) {
 		cfg.Cache = b.cache
 	}
 	cfg.Validator = b.validator
-	// Each worker keeps its own routes' state (docs/routes.md): route
-	// breakers and limits are not shared through PostgreSQL yet.
+	// The spec's routes, none for a spec without: the engine runs that
+	// one as its implicit route. The worker shares each named route's
+	// breaker, cooldown and told limits through PostgreSQL.
 	cfg.Routes = b.routes
 	log := opts.logger()
 	cfg.OnEvent = func(ev engine.Event) { logEvent(log, ev) }

@@ -212,9 +212,9 @@ func (r *runner) share(ctx context.Context, cfg *engine.Config) error {
 	cfg.SharedLimiter = r.shared
 	cfg.SharedBreaker = r.shared
 	cfg.QuotaShare = r.shared.quotaShare
-	if len(cfg.Routes) > 0 {
-		cfg.SharedRoute = r.shared.sharedRoute
-	}
+	// Asked once per named route (none for a run's implicit route, whose
+	// breaker and cooldown are the run's, shared above).
+	cfg.SharedRoute = r.shared.sharedRoute
 	return nil
 }
 
