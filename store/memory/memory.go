@@ -31,6 +31,7 @@ type data struct {
 	writer   bool    // a Job is open for writing
 	notes    map[string][][]byte
 	steps    map[int][][]byte // agent steps by idx (store.StepLog)
+	controls []store.ControlRequest
 }
 
 // entry is one appended record, encoded.
