@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tenaxhq/tenax/exitcode"
 	"github.com/tenaxhq/tenax/job"
+	"github.com/tenaxhq/tenax/report"
 	"github.com/tenaxhq/tenax/store"
-	"github.com/tenaxhq/tenax/store/jsonl"
 	"github.com/tenaxhq/tenax/worker"
 )
 
@@ -131,8 +131,9 @@ func osUser() string {
 // did what they asked.
 const controlPoll = 100 * time.Millisecond
 
-// controlLocal asks the run that holds a job of a JSONL store, through the
-// job directory's control file, and waits for its confirmation.
+// controlLocal asks the run that holds a job of a store without workers
+// (JSONL, one process), through the job's control log, and waits for its
+// confirmation.
 func controlLocal(ctx context.Context, g *globals, action job.ControlAction, ref string, f controlFlags) error {
 	st, closeStore, err := g.openStore(ctx)
 	if err != nil {
@@ -143,52 +144,60 @@ func controlLocal(ctx context.Context, g *globals, action job.ControlAction, ref
 	if err != nil {
 		return err
 	}
-	read := func() (store.Manifest, string, error) {
+	return controlStored(ctx, g, st, action, id, f)
+}
+
+// controlStored asks the run of job id that one process runs (a JSONL
+// store's, or a PostgreSQL store's without workers) through the job's
+// control log in st (store.RequestControl, the page's way too), and waits
+// for the run to confirm: its manifest says the pause, or no pause, or
+// the job ended.
+func controlStored(ctx context.Context, g *globals, st store.Store, action job.ControlAction, id string, f controlFlags) error {
+	read := func() (store.Manifest, error) {
 		j, err := st.OpenReadOnly(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
-			return store.Manifest{}, "", usageErr(fmt.Errorf("no job %s in %s (see `tenax status --all`)", id, job.DescribeStore(st)))
+			return store.Manifest{}, usageErr(fmt.Errorf("no job %s in %s (see `tenax status --all`)", id, job.DescribeStore(st)))
 		}
 		if err != nil {
-			return store.Manifest{}, "", err
+			return store.Manifest{}, err
 		}
 		defer j.Close()
-		dir := ""
-		if jd, ok := j.(interface{ Dir() string }); ok {
-			dir = jd.Dir()
-		}
-		return j.Manifest(), dir, nil
+		return j.Manifest(), nil
 	}
-	m, dir, err := read()
+	// running: the manifest says so and, in a JSONL store, a process
+	// holds the job (a killed run's job is stale).
+	running := func(m store.Manifest) bool {
+		state, _ := report.CurrentState(ctx, st, m, "")
+		return state == store.StateRunning
+	}
+	m, err := read()
 	if err != nil {
 		return err
 	}
-	js, ok := st.(*jsonl.Store)
-	if !ok || dir == "" {
-		return usageErr(fmt.Errorf("job %s: %s has no control file; a job on workers is paused with --store postgres://…", id, job.DescribeStore(st)))
+	if _, ok := st.(store.Controls); !ok {
+		return usageErr(fmt.Errorf("job %s: %s carries no control requests", id, job.DescribeStore(st)))
 	}
-	held := func() bool {
-		h, err := js.Holder(ctx, id)
-		return err == nil && h.Held
-	}
-	if err := refuseControl(action, id, m, held()); err != nil {
+	if err := refuseControl(action, id, m, running(m)); err != nil {
 		return err
 	}
-	req := job.ControlRequest{Time: time.Now(), Action: action, By: f.by}
-	if err := job.RequestControl(dir, req); err != nil {
+	req, err := store.RequestControl(ctx, st, id, job.ControlRequest{Action: action, By: f.by})
+	if err != nil {
 		return &exitError{code: exitcode.Storage, err: err}
 	}
 	done := func() bool {
-		if !held() {
+		m, err := read()
+		switch {
+		case err != nil:
+			return false
+		case !running(m):
 			return true
-		}
-		if action == job.ControlStop {
+		case action == job.ControlStop:
 			return false
 		}
-		m, _, err := read()
-		return err == nil && (m.Paused != nil) == (action == job.ControlPause)
+		return (m.Paused != nil) == (action == job.ControlPause)
 	}
 	confirmed := waitUntil(ctx, f.wait, done)
-	m, _, err = read()
+	m, err = read()
 	if err != nil {
 		return err
 	}
@@ -237,7 +246,7 @@ func waitUntil(ctx context.Context, within time.Duration, cond func() bool) bool
 func reportControl(g *globals, action job.ControlAction, id string, m store.Manifest, req job.ControlRequest, confirmed bool, wait time.Duration) error {
 	if !confirmed {
 		what := map[job.ControlAction]string{job.ControlPause: "confirmed the pause", job.ControlContinue: "confirmed it goes on", job.ControlStop: "ended"}[action]
-		fmt.Fprintf(g.stderr, "tenax: job %s: asked to %s (by %s); the run has not %s within --wait %s: it heeds the request when it next reads its control file\n", id, action, req.By, what, wait)
+		fmt.Fprintf(g.stderr, "tenax: job %s: asked to %s (by %s); the run has not %s within --wait %s: it heeds the request when it next reads its control requests (a run that was killed never will: see `tenax status`)\n", id, action, req.By, what, wait)
 		return nil
 	}
 	switch action {
@@ -268,6 +277,11 @@ func controlOnWorkers(ctx context.Context, g *globals, action job.ControlAction,
 	id, err := job.ResolveID(ctx, c.Store(), ref)
 	if err != nil {
 		return err
+	}
+	if _, err := c.Progress(ctx, id); errors.Is(err, worker.ErrNotQueued) {
+		// One process runs it (tenax run --store postgres://… without
+		// workers): its control log is in the database.
+		return controlStored(ctx, g, c.Store(), action, id, f)
 	}
 	j, err := c.Store().OpenReadOnly(ctx, id)
 	if err != nil {
