@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/engine"
+	"github.com/tenaxhq/tenax/report"
+	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker/workertype"
 )
 
@@ -81,7 +83,89 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if _, ok := s.cfg.Store.(store.Controls); ok {
+		code, err := s.controlStored(r.Context(), id, store.ControlAction(action), by)
+		if err != nil {
+			http.Error(w, err.Error(), code)
+			return
+		}
+		answered(w, r, id)
+		return
+	}
 	http.Error(w, "job "+id+" is not running in this process nor on workers: nothing to "+action, http.StatusConflict)
+}
+
+// controlStored asks the run of another process that holds job id
+// (`tenax run` in another terminal, with this page's `tenax ui` over the
+// same store) to do action, by the job's control log in the store: the
+// request `tenax pause|continue|stop` write (store.RequestControl), with
+// who asked and when, applied by the run within half a second. It
+// refuses, with the status to answer, what cannot apply now, as the
+// commands do.
+func (s *Server) controlStored(ctx context.Context, id string, action store.ControlAction, by string) (int, error) {
+	sc, err := s.storedControl(ctx, id)
+	if err != nil {
+		return http.StatusInternalServerError, err
+	}
+	if sc == nil {
+		return http.StatusConflict, fmt.Errorf("job %s is not running (in this process, on workers or in another process): nothing to %s", id, action)
+	}
+	switch {
+	case sc.Stopping:
+		return http.StatusConflict, fmt.Errorf("job %s is stopping (asked by %s at %s): nothing to %s", id, sc.Asked.By, sc.Asked.Time.UTC().Format(time.RFC3339), action)
+	case action == store.ControlPause && sc.Paused != nil:
+		return http.StatusConflict, fmt.Errorf("job %s is already paused, by %s since %s", id, sc.Paused.By, sc.Paused.Since.UTC().Format(time.RFC3339))
+	case action == store.ControlContinue && sc.Paused == nil:
+		return http.StatusConflict, fmt.Errorf("job %s is not paused: nothing to continue", id)
+	}
+	if _, err := store.RequestControl(ctx, s.cfg.Store, id, store.ControlRequest{Action: action, By: by}); err != nil {
+		return http.StatusInternalServerError, err
+	}
+	return 0, nil
+}
+
+// storedRun is what the page shows of a run of another process, read
+// from the store: the manifest's pause, and the latest request the run
+// has not taken yet.
+type storedRun struct {
+	// Paused is the pause the run holds, as it wrote it in the manifest.
+	Paused *store.Pause
+	// Asked is the latest request the manifest does not show taken yet
+	// (store.PendingControl), nil for none.
+	Asked *store.ControlRequest
+	// Stopping says Asked is a stop: the run drains its calls in flight.
+	Stopping bool
+	// Where names the control log ("control.jsonl", "tenax_notes").
+	Where string
+}
+
+// storedControl reads the run of job id that another process runs, nil
+// when none does: the job is not running (or its process is gone: a
+// stale job), or the store carries no control requests.
+func (s *Server) storedControl(ctx context.Context, id string) (*storedRun, error) {
+	c, ok := s.cfg.Store.(store.Controls)
+	if !ok {
+		return nil, nil
+	}
+	j, err := s.cfg.Store.OpenReadOnly(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	m := j.Manifest()
+	j.Close()
+	if state, _ := report.CurrentState(ctx, s.cfg.Store, m, ""); state != store.StateRunning {
+		return nil, nil
+	}
+	reqs, _, err := c.Controls(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	sr := &storedRun{Paused: m.Paused, Where: c.ControlLocation()}
+	if req, ok := store.PendingControl(m, reqs); ok {
+		sr.Asked = &req
+		sr.Stopping = req.Action == store.ControlStop
+	}
+	return sr, nil
 }
 
 // actOnWorkers does action on the job that workers run.

@@ -289,6 +289,10 @@ type jobData struct {
 	// the manifest's count of the runs that ended, and this run's while
 	// it is live (its trips reach the manifest only when it ends).
 	TripsAllRuns int
+	// Stored is the run of another process (tenax run in another
+	// terminal, this page a tenax ui over the same store), with its
+	// levers; nil when this process runs the job, workers do, or none.
+	Stored *storedRun
 }
 
 type groupData struct {
@@ -314,6 +318,13 @@ func (s *Server) jobData(ctx context.Context, id string, zoom timeWindow) (*jobD
 	if m := s.live(id); m != nil {
 		l := m.Live(d.Now)
 		d.Live = &l
+	}
+	if d.Workers == nil && (d.Live == nil || d.Live.Ended || !d.Live.CanControl) {
+		sr, err := s.storedControl(ctx, id)
+		if err != nil && d.Err == "" {
+			d.Err = "reading the job's control requests: " + err.Error()
+		}
+		d.Stored = sr
 	}
 	if v != nil && v.Report != nil {
 		d.Charts = withWorkersLimit(v.Charts, d.Workers, specConcurrency(v.Report.Manifest.Spec))
