@@ -254,13 +254,13 @@ func reportControl(g *globals, action job.ControlAction, id string, m store.Mani
 		if m.Paused == nil {
 			return usageErr(fmt.Errorf("job %s ended before it paused (state %s): nothing to pause", id, m.State))
 		}
-		fmt.Fprintf(g.stdout, "tenax: job %s paused by %s at %s: calls in flight finish and are recorded; `tenax continue %s` goes on\n", id, m.Paused.By, m.Paused.Since.Local().Format(time.RFC3339), id)
+		fmt.Fprintf(g.stdout, "tenax: job %s paused by %s at %s: calls in flight finish and are recorded; `tenax continue %s%s` goes on\n", id, m.Paused.By, m.Paused.Since.Local().Format(time.RFC3339), id, job.LocationFlags("", g.postgresURL()))
 	case job.ControlContinue:
 		fmt.Fprintf(g.stdout, "tenax: job %s goes on (continued by %s)\n", id, req.By)
 	default:
 		fmt.Fprintf(g.stdout, "tenax: job %s stopped (state %s): %s\n", id, m.State, cmp.Or(m.StopReason, "ended"))
 		if m.State == store.StateAborted {
-			fmt.Fprintf(g.stdout, "Resume: tenax resume %s\n", id)
+			fmt.Fprintf(g.stdout, "Resume: tenax resume %s%s\n", id, job.LocationFlags("", g.postgresURL()))
 		}
 	}
 	return nil

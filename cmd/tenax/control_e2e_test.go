@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tenaxhq/tenax/store/postgres"
 )
 
 // lines counts the complete lines of the file at path (0 when absent).
@@ -162,5 +165,84 @@ func TestPostgresPauseContinueStopAndStatusJSONOfAJobOnWorkers(t *testing.T) {
 	s = status()
 	if s.Job.Paused != nil || s.Queue == nil || s.Queue.Finished != 40 || len(s.Workers) != 1 || s.Workers[0].State != "stopped" {
 		t.Errorf("status --json after the resume: %+v queue %+v workers %+v; want not paused, 40 finished, one stopped worker", s.Job, s.Queue, s.Workers)
+	}
+}
+
+// TestPostgresPauseAndStopAOneProcessRunFromAnotherTerminal: a run whose
+// records go to PostgreSQL without workers (tenax run --store
+// postgres://…) could be paused from its own page only; tenax pause from
+// another terminal said the job was not enqueued for workers. The
+// request now goes through the store (tenax_notes), which the run reads:
+// pause holds it (status says who), continue lets it go on, and stop
+// with calls in flight drains them, every call started recorded, the job
+// aborted (exit 3) and resumable.
+func TestPostgresPauseAndStopAOneProcessRunFromAnotherTerminal(t *testing.T) {
+	pg := postgresStore(t)
+	w := newWorkdir(t)
+	cmd, _, errb, id := startSlowJob(t, w, "3", "--store", pg)
+	st, err := postgres.Open(t.Context(), pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	records := func() int {
+		j, err := st.OpenReadOnly(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		o, err := j.Outcomes(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, failed, _ := o.Count(len(o))
+		return ok + failed
+	}
+	calls := filepath.Join(w.dir, "calls.log")
+	waitFor(t, "a record", func() bool { return records() >= 1 })
+
+	r := w.tenax("pause", id, "--store", pg, "--by", "alice")
+	if r.code != 0 || !strings.Contains(r.stdout, "paused by alice") || !strings.Contains(r.stdout, "tenax continue "+id+" --store") {
+		t.Fatalf("tenax pause: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	waitFor(t, "the calls in flight at the pause recorded", func() bool { return records() == lines(calls) })
+	held := lines(calls)
+	if held >= 40 {
+		t.Fatalf("all 40 items ran before the pause took effect")
+	}
+	if s := w.tenax("status", id, "--store", pg); !strings.Contains(s.stdout, "Paused:    by alice since") {
+		t.Errorf("status of the paused job does not say it is paused:\n%s%s", s.stdout, s.stderr)
+	}
+	if again := w.tenax("pause", id, "--store", pg); again.code != 2 || !strings.Contains(again.stderr, "already paused, by alice") {
+		t.Errorf("a second pause: exit %d %q, want 2 saying who paused first", again.code, again.stderr)
+	}
+	if n := lines(calls); n != held {
+		t.Errorf("%d calls started while paused, want none", n-held)
+	}
+	if c := w.tenax("continue", id, "--store", pg, "--by", "bob"); c.code != 0 || !strings.Contains(c.stdout, "continued by bob") {
+		t.Fatalf("tenax continue: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+	waitFor(t, "calls in flight after continue", func() bool { return lines(calls) > records() })
+
+	s := w.tenax("stop", id, "--store", pg, "--by", "carol")
+	if s.code != 0 || !strings.Contains(s.stdout, "stopped (state aborted): stopped by carol at ") || !strings.Contains(s.stdout, "tenax resume "+id+" --store") {
+		t.Fatalf("tenax stop: exit %d\n%s%s", s.code, s.stdout, s.stderr)
+	}
+	if code := waitExit(t, cmd, 2*time.Minute); code != 3 {
+		t.Errorf("the stopped run exited %d, want 3 (aborted by an operator)", code)
+	}
+	if started, recorded := lines(calls), records(); started != recorded || recorded >= 40 {
+		t.Errorf("%d calls started, %d recorded, of 40: want every call in flight at the stop recorded, and items left pending", started, recorded)
+	}
+	for _, want := range []string{"paused by alice", "continued by bob", "stopped by carol at "} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("the run's log does not audit %q:\n%s", want, errb.String())
+		}
+	}
+	if reqs, _, err := st.Controls(t.Context(), id, 0); err != nil || len(reqs) != 3 {
+		t.Errorf("tenax_notes holds %d control requests (%v), want the 3 asked", len(reqs), err)
+	}
+	if res := w.tenax("resume", id, "--store", pg); res.code != 0 || records() != 40 {
+		t.Errorf("resume after the stop: exit %d, %d records of 40\n%s", res.code, records(), res.stderr)
 	}
 }

@@ -434,9 +434,10 @@ finished:
 	t.Logf("%d kills, %d calls for %d items (%d extra)", killed, sum(calls), n, sum(calls)-n)
 }
 
-// startSlowJob starts a job whose items each take a while, and returns once
-// tenax has printed its job line.
-func startSlowJob(t *testing.T, w *workdir, sleep string) (*exec.Cmd, *bytes.Buffer, *syncBuffer, string) {
+// startSlowJob starts a job whose items each take a while, with extra
+// arguments to tenax run (a --store), and returns once tenax has printed
+// its job line.
+func startSlowJob(t *testing.T, w *workdir, sleep string, extra ...string) (*exec.Cmd, *bytes.Buffer, *syncBuffer, string) {
 	t.Helper()
 	w.items("items.jsonl", 40)
 	w.write("slow.sh", "#!/bin/sh\necho \"$1\" >> calls.log\nsleep "+sleep+"\necho \"done $1\"\n", 0o755)
@@ -447,7 +448,7 @@ task:
   argv: ["./slow.sh", "{{.n}}"]
 concurrency: {max: 4}
 `, 0o644)
-	cmd := exec.Command(tenaxBin, "--home", w.home, "run", "job.yaml")
+	cmd := exec.Command(tenaxBin, append([]string{"--home", w.home, "run", "job.yaml"}, extra...)...)
 	cmd.Dir = w.dir
 	cmd.Env = childEnv()
 	var out bytes.Buffer
