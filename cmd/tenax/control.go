@@ -31,18 +31,19 @@ finish and are recorded, and the run waits, paused, however long it takes, until
 'tenax continue JOB'. Nothing is lost or failed by a pause; 'tenax status' shows who
 paused the job and since when, and /metrics has tenax_paused 1.
 
-A job run by one process (tenax run on this machine) hears it through the job
-directory's control file within half a second; pause waits until the run confirms
-(at most --wait). A job on River workers (a postgres:// --store) is paused in the
-database: its queue stops handing out items and every worker holds its calls at
-once.
+A job run by one process (tenax run, with its records in a job directory or in
+PostgreSQL without workers) hears it through the job's control log in its store
+(control.jsonl in the job directory, tenax_notes rows in PostgreSQL) within half a
+second; pause waits until the run confirms (at most --wait). A job on River workers
+(a postgres:// --store) is paused in the database: its queue stops handing out items
+and every worker holds its calls at once.
 
 Every pause is audited: the run's log (or each worker's) says "paused by WHO",
-and the control file keeps who asked and when. --by names you (default: your OS
+and the control log keeps who asked and when. --by names you (default: your OS
 user).
 
 Exit codes: 0 paused; 2 no such job, the job is not running, already paused (by
-whom is said) or stopping; 4 the control file or the database could not be
+whom is said) or stopping; 4 the control log or the database could not be
 written.`,
 		example: `  tenax pause latest
   tenax pause job_20261123_101500 --by alice
@@ -59,7 +60,7 @@ Audited as pause is: "continued by WHO" in the run's log; --by names you (defaul
 your OS user).
 
 Exit codes: 0 the job goes on; 2 no such job, the job is not running or not
-paused; 4 the control file or the database could not be written.`,
+paused; 4 the control log or the database could not be written.`,
 		example: `  tenax continue latest
   tenax continue job_20261123_101500 --by alice`,
 	},
@@ -77,7 +78,7 @@ within a moment and hands its waiting items back to the queue; stop waits until
 no item of the job is running.
 
 Exit codes: 0 stopped (or stopping, when --wait ran out first: said on stderr); 2
-no such job or the job is not running; 4 the control file or the database could
+no such job or the job is not running; 4 the control log or the database could
 not be written.`,
 		example: `  tenax stop latest
   tenax stop job_20261123_101500 --by alice --wait 5m
@@ -242,7 +243,7 @@ func waitUntil(ctx context.Context, within time.Duration, cond func() bool) bool
 	}
 }
 
-// reportControl says what came of a request made by the control file.
+// reportControl says what came of a request made by the control log.
 func reportControl(g *globals, action job.ControlAction, id string, m store.Manifest, req job.ControlRequest, confirmed bool, wait time.Duration) error {
 	if !confirmed {
 		what := map[job.ControlAction]string{job.ControlPause: "confirmed the pause", job.ControlContinue: "confirmed it goes on", job.ControlStop: "ended"}[action]
