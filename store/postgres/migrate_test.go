@@ -86,13 +86,15 @@ func storeShape(t *testing.T, pool *pgxpool.Pool) []string {
 func storeTables(t *testing.T, pool *pgxpool.Pool) []string {
 	t.Helper()
 	return column(t, pool, `SELECT table_name::text FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_name IN ('tenax_jobs', 'tenax_records', 'tenax_notes')
+		WHERE table_schema = current_schema() AND table_name IN ('tenax_jobs', 'tenax_records', 'tenax_notes',
+			'tenax_cache', 'tenax_cache_rejected', 'tenax_cache_size')
 		ORDER BY 1`)
 }
 
-// TestStoreMigratesUpDownAndUpAgain: an empty schema gets version 1 and
-// the three tables, a second Migrate finds nothing to do, Down to 0
-// drops them and Up makes them again.
+// TestStoreMigratesUpDownAndUpAgain: an empty schema gets versions 1
+// and 2, the three tables and the response cache's, a second Migrate
+// finds nothing to do, Down to 1 drops the cache's tables alone, Down to
+// 0 the rest, and Up makes them again.
 func TestStoreMigratesUpDownAndUpAgain(t *testing.T) {
 	pool := rawPool(t)
 	line := postgres.Migrations()
@@ -100,15 +102,24 @@ func TestStoreMigratesUpDownAndUpAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Adopted || !slices.Equal(res.Versions, []int{1}) {
-		t.Errorf("first Migrate: %+v, want version 1 applied, nothing adopted", res)
+	if res.Adopted || !slices.Equal(res.Versions, []int{1, 2}) {
+		t.Errorf("first Migrate: %+v, want versions 1 and 2 applied, nothing adopted", res)
 	}
-	want := []string{"tenax_jobs", "tenax_notes", "tenax_records"}
+	want := []string{"tenax_cache", "tenax_cache_rejected", "tenax_cache_size", "tenax_jobs", "tenax_notes", "tenax_records"}
 	if got := storeTables(t, pool); !slices.Equal(got, want) {
 		t.Errorf("tables after Migrate: %v, want %v", got, want)
 	}
 	if res, err = postgres.Migrate(t.Context(), pool); err != nil || len(res.Versions) > 0 || res.Adopted {
 		t.Errorf("second Migrate: %+v, %v, want nothing to do", res, err)
+	}
+	if res, err = line.Down(t.Context(), pool, 1); err != nil || !slices.Equal(res.Versions, []int{2}) {
+		t.Fatalf("Down to 1: %+v, %v, want version 2 undone", res, err)
+	}
+	if got := storeTables(t, pool); !slices.Equal(got, want[3:]) {
+		t.Errorf("tables after Down to 1: %v, want %v", got, want[3:])
+	}
+	if got := column(t, pool, `SELECT proname::text FROM pg_proc WHERE pronamespace = current_schema()::regnamespace ORDER BY 1`); !slices.Equal(got, []string{"tenax_records_delete_job"}) {
+		t.Errorf("functions after Down to 1: %v, want version 1's alone", got)
 	}
 	if res, err = line.Down(t.Context(), pool, 0); err != nil || !slices.Equal(res.Versions, []int{1}) {
 		t.Fatalf("Down to 0: %+v, %v, want version 1 undone", res, err)
@@ -123,8 +134,8 @@ func TestStoreMigratesUpDownAndUpAgain(t *testing.T) {
 	if err != nil || st.Unversioned || !st.Versions[0].Applied.IsZero() {
 		t.Errorf("status after Down to 0: %+v, %v, want version 1 pending", st, err)
 	}
-	if res, err = line.Up(t.Context(), pool); err != nil || !slices.Equal(res.Versions, []int{1}) {
-		t.Errorf("Up after Down: %+v, %v, want version 1 applied again", res, err)
+	if res, err = line.Up(t.Context(), pool); err != nil || !slices.Equal(res.Versions, []int{1, 2}) {
+		t.Errorf("Up after Down: %+v, %v, want versions 1 and 2 applied again", res, err)
 	}
 }
 
