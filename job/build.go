@@ -18,11 +18,14 @@ import (
 
 	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/cache"
+	pgcache "github.com/tenaxhq/tenax/cache/postgres"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/heal"
 	"github.com/tenaxhq/tenax/mock"
 	"github.com/tenaxhq/tenax/spec"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/postgres"
 	"github.com/tenaxhq/tenax/task"
 	execTask "github.com/tenaxhq/tenax/task/exec"
 	httpTask "github.com/tenaxhq/tenax/task/http"
@@ -36,19 +39,28 @@ import (
 type built struct {
 	task      task.Task
 	validator engine.Validator
-	cache     *cache.Cache
+	cache     responseCache
 	mock      *mock.Server
 	// routes are the spec's routes, each with its own llm task (and, for
 	// a mock route, its own simulated deployment); nil without routes.
 	routes []engine.Route
 }
 
+// responseCache is the llm task's response cache as a run holds it: the
+// file cache of package cache or the shared one of package cache/postgres.
+type responseCache interface {
+	llm.Cache
+	engine.ResponseCache
+	Close() error
+}
+
 // buildTask makes the task, the validator and the cache that a spec names.
-// home is where the default cache lives. conns is the most calls this
+// home is where the default cache lives; with st a PostgreSQL store, the
+// default cache is in its database instead (openCache). conns is the most calls this
 // process makes at once, which an llm task holds its connections to; 0
 // when that is not the spec's to say (a worker's --concurrency may exceed
 // concurrency.max), which keeps idle connections without a cap.
-func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
+func buildTask(s *spec.Spec, home string, conns int, st store.Store) (*built, error) {
 	b := &built{}
 	t := s.Task
 	switch t.Type {
@@ -77,7 +89,7 @@ func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
 		}
 		b.task = ht
 	case "llm":
-		if err := b.buildLLM(s, home, conns); err != nil {
+		if err := b.buildLLM(s, home, conns, st); err != nil {
 			return nil, err
 		}
 	default:
@@ -92,8 +104,8 @@ func buildTask(s *spec.Spec, home string, conns int) (*built, error) {
 }
 
 // buildLLM builds the llm task of s and its routes: the in-process mock
-// for provider mock, the response cache under home, Bedrock's client.
-func (b *built) buildLLM(s *spec.Spec, home string, conns int) error {
+// for provider mock, the response cache (openCache), Bedrock's client.
+func (b *built) buildLLM(s *spec.Spec, home string, conns int, st store.Store) error {
 	t := s.Task
 	cfg, err := llmConfig(s)
 	if err != nil {
@@ -112,11 +124,7 @@ func (b *built) buildLLM(s *spec.Spec, home string, conns int) error {
 		cfg.HTTPClient = b.mock.Client()
 	}
 	if s.Cache.Enabled {
-		dir := s.Cache.Dir
-		if dir == "" {
-			dir = filepath.Join(home, "cache")
-		}
-		c, err := cache.Open(dir, cache.Options{MaxBytes: s.Cache.MaxBytes})
+		c, err := openCache(s, home, st)
 		if err != nil {
 			return fmt.Errorf("cache: %w", err)
 		}
@@ -159,7 +167,25 @@ func (b *built) buildLLM(s *spec.Spec, home string, conns int) error {
 	return nil
 }
 
-// Close releases what buildTask opened: the cache's log, synced.
+// openCache opens the response cache of s: with st a PostgreSQL store
+// and no cache.dir, the cache in st's database, shared by every worker
+// and run on it; else the file cache in cache.dir, by default
+// home/cache. cache.max_bytes bounds either.
+func openCache(s *spec.Spec, home string, st store.Store) (responseCache, error) {
+	if pg, ok := st.(*postgres.Store); ok && s.Cache.Dir == "" {
+		// The pool's context is the store's; the cache's statements
+		// each have their own timeout.
+		return pgcache.Open(context.Background(), pg.Pool(), pgcache.Options{MaxBytes: s.Cache.MaxBytes})
+	}
+	dir := s.Cache.Dir
+	if dir == "" {
+		dir = filepath.Join(home, "cache")
+	}
+	return cache.Open(dir, cache.Options{MaxBytes: s.Cache.MaxBytes})
+}
+
+// Close releases what buildTask opened: the cache, its last entries
+// written.
 func (b *built) Close() error {
 	if b.cache == nil {
 		return nil

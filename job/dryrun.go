@@ -45,7 +45,7 @@ func DryRun(ctx context.Context, specPath string, opts Options, w io.Writer) err
 	if err := checkNotEmpty(inPath, sum, opts); err != nil {
 		return err
 	}
-	checked, err := buildTask(s, opts.Home, 0)
+	checked, err := buildTask(s, opts.Home, 0, opts.Store)
 	if err != nil {
 		return usage(err)
 	}

@@ -351,7 +351,7 @@ func Run(ctx context.Context, specPath string, opts Options) (*Result, error) {
 			return nil, usage(err)
 		}
 	}
-	b, err := buildTask(s, opts.Home, s.Concurrency.Max)
+	b, err := buildTask(s, opts.Home, s.Concurrency.Max, opts.Store)
 	if err != nil {
 		return nil, usage(err)
 	}
@@ -408,7 +408,7 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 	if err := checkRetryRoutes(ctx, j, r.s, opts.RetryRoutes); err != nil {
 		return nil, err
 	}
-	b, err := buildTask(r.s, opts.Home, r.s.Concurrency.Max)
+	b, err := buildTask(r.s, opts.Home, r.s.Concurrency.Max, opts.Store)
 	if err != nil {
 		return nil, usage(err)
 	}

@@ -64,7 +64,7 @@ func Create(ctx context.Context, specPath string, st store.Store, opts Options) 
 	}
 	// The task is built once here so that a spec a worker could not build
 	// fails now, at the terminal, rather than on every worker.
-	b, err := buildTask(s, opts.Home, 0)
+	b, err := buildTask(s, opts.Home, 0, st)
 	if err != nil {
 		return nil, usage(err)
 	}
@@ -108,13 +108,16 @@ type Plan struct {
 
 // NewPlan parses a job's spec source (Created.SpecSource) as if it were
 // the file path, relative paths resolved against its directory, expanding
-// ${VAR}s from opts.Env, and builds its task. Close releases it.
+// ${VAR}s from opts.Env, and builds its task. With opts.Store the job's
+// PostgreSQL store, an llm task's response cache is the one in its
+// database, shared by every worker (unless the spec names a cache.dir).
+// Close releases it.
 func NewPlan(path string, source []byte, opts Options) (*Plan, error) {
 	s, err := spec.Parse(path, source, filepath.Dir(path), opts.env())
 	if err != nil {
 		return nil, usage(err)
 	}
-	b, err := buildTask(s, opts.Home, 0)
+	b, err := buildTask(s, opts.Home, 0, opts.Store)
 	if err != nil {
 		return nil, usage(err)
 	}
@@ -124,6 +127,7 @@ func NewPlan(path string, source []byte, opts Options) (*Plan, error) {
 	// aborts when none does: the worker's Operator decides at the trip.
 	cfg, err := engineConfig(s, true)
 	if err != nil {
+		b.Close()
 		return nil, usage(err)
 	}
 	cfg.CheckinEvery = 0
@@ -138,6 +142,13 @@ func NewPlan(path string, source []byte, opts Options) (*Plan, error) {
 	log := opts.logger()
 	cfg.OnEvent = func(ev engine.Event) { logEvent(log, ev) }
 	return &Plan{Spec: s, Task: b.task, Config: cfg, built: b}, nil
+}
+
+// Close releases what the plan opened: its response cache, the entries
+// put last written. Call it once the engine that ran the plan's task has
+// ended.
+func (p *Plan) Close() error {
+	return p.built.Close()
 }
 
 // Checkpoint returns what the engine should append records to: cp, with

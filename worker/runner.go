@@ -123,10 +123,19 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	}
 	opts := w.cfg.Options
 	opts.Logger = w.log.With("job", jobID)
+	// The job's store: its llm task's response cache is the one in the
+	// database, so an answer one worker paid for is a hit on every other.
+	opts.Store = w.c.store
 	plan, err := job.NewPlan(specPath, []byte(source), opts)
 	if err != nil {
 		return nil, fmt.Errorf("worker: building job %s from its spec: %w", jobID, err)
 	}
+	started := false
+	defer func() {
+		if !started {
+			_ = plan.Close()
+		}
+	}()
 	sj, err := w.c.store.Open(ctx, jobID)
 	if err != nil {
 		return nil, err
@@ -176,6 +185,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	if w.cfg.OnJob != nil {
 		observe = w.cfg.OnJob(JobRun{ID: jobID, Spec: plan.Spec, Stats: r.eng.Stats})
 	}
+	started = true
 	go r.run()
 	go r.shared.poll()
 	return r, nil
@@ -240,6 +250,9 @@ func (r *runner) run() {
 		}
 	}
 	r.shared.close()
+	if err := r.plan.Close(); err != nil {
+		r.w.log.Warn("closing the job's response cache failed", "job", r.jobID, "error", err)
+	}
 }
 
 // errResumed is the answer to an execution that reached a run of its job
