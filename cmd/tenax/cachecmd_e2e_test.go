@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,5 +48,55 @@ func TestCacheCommandsShowPruneAndClearACache(t *testing.T) {
 		if r.code != s.code || !strings.Contains(r.stdout+r.stderr, s.want) {
 			t.Fatalf("tenax %s: exit %d, want %d with %q in its output\n%s%s", strings.Join(s.args, " "), r.code, s.code, s.want, r.stdout, r.stderr)
 		}
+	}
+}
+
+// TestAPostgresStoresRunsShareTheCacheInItsDatabase: a run with --store
+// postgres://… keeps its answers in the database, not in the home: a run
+// under another home (another machine) is served them all, and cache
+// stats, prune and clear with --store act on that cache.
+func TestAPostgresStoresRunsShareTheCacheInItsDatabase(t *testing.T) {
+	pg := postgresStore(t)
+	const n = 20
+	first, second := newWorkdir(t), newWorkdir(t)
+	for _, w := range []*workdir{first, second} {
+		var items strings.Builder
+		for i := range n {
+			fmt.Fprintf(&items, `{"word":"w%d"}`+"\n", i)
+		}
+		w.write("items.jsonl", items.String(), 0o644)
+		w.write("job.yaml", "name: shared\ninput: items.jsonl\ntask:\n  type: llm\n  provider: mock\n  model: mock-json\n  output: json\n  prompt: \"Describe {{.word}}\"\n", 0o644)
+	}
+	if r := first.tenax("run", "-q", "job.yaml", "--store", pg); r.code != 0 {
+		t.Fatalf("first run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(first.home, "cache", cache.LogName)); err == nil {
+		t.Error("a run on a PostgreSQL store wrote its answers to the home's cache")
+	}
+	if r := second.tenax("run", "-q", "job.yaml", "--store", pg); r.code != 0 {
+		t.Fatalf("second run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if st := second.tenax("status", "latest", "--store", pg); !strings.Contains(st.stdout, fmt.Sprintf("%d served from cache", n)) {
+		t.Errorf("the run under another home was not served the first one's answers:\n%s", st.stdout)
+	}
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cache", "stats", "--store", pg}, fmt.Sprintf("entries:  %d", n)},
+		{[]string{"cache", "stats"}, "entries:  0"}, // the home's file cache
+		{[]string{"cache", "prune", "--max-bytes", "0", "--store", pg}, fmt.Sprintf("%d entries", n)},
+		{[]string{"cache", "stats", "--store", pg}, "entries:  0"},
+		{[]string{"cache", "clear", "--yes", "--store", pg}, "0 entries, 0 bytes after"},
+	}
+	for _, s := range steps {
+		r := second.tenax(s.args...)
+		if r.code != 0 || !strings.Contains(r.stdout, s.want) {
+			t.Fatalf("tenax %s: exit %d, want 0 with %q\n%s%s", strings.Join(s.args, " "), r.code, s.want, r.stdout, r.stderr)
+		}
+	}
+	secret := strings.Replace(pg, "postgres://postgres@", "postgres://postgres:s3cret@", 1)
+	if r := second.tenax("cache", "stats", "--store", secret); strings.Contains(r.stdout+r.stderr, "s3cret") {
+		t.Errorf("cache stats shows the store's password:\n%s%s", r.stdout, r.stderr)
 	}
 }
