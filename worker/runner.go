@@ -121,23 +121,13 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	if b.aborted() {
 		return nil, errJobStopped
 	}
-	opts := w.cfg.Options
-	opts.Logger = w.log.With("job", jobID)
-	// The job's store: its llm task's response cache is the one in the
-	// database, so an answer one worker paid for is a hit on every other.
-	opts.Store = w.c.store
-	plan, err := job.NewPlan(specPath, []byte(source), opts)
+	plan, err := w.plan(jobID, specPath, source)
 	if err != nil {
-		return nil, fmt.Errorf("worker: building job %s from its spec: %w", jobID, err)
+		return nil, err
 	}
-	started := false
-	defer func() {
-		if !started {
-			_ = plan.Close()
-		}
-	}()
 	sj, err := w.c.store.Open(ctx, jobID)
 	if err != nil {
+		_ = plan.Close()
 		return nil, err
 	}
 	r := &runner{
@@ -146,6 +136,32 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 		running: map[int]chan struct{}{},
 		inputs:  &inputLoader{c: w.c, ctx: w.hard, jobID: jobID, resumes: resumes},
 	}
+	if err := r.start(ctx, b); err != nil {
+		_ = plan.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// plan builds the job's plan from its stored spec source with this
+// worker's environment and the job's store: its llm task's response cache
+// is the one in the database, so an answer one worker paid for is a hit
+// on every other. Plan.Close releases it.
+func (w *Worker) plan(jobID, specPath, source string) (*job.Plan, error) {
+	opts := w.cfg.Options
+	opts.Logger = w.log.With("job", jobID)
+	opts.Store = w.c.store
+	plan, err := job.NewPlan(specPath, []byte(source), opts)
+	if err != nil {
+		return nil, fmt.Errorf("worker: building job %s from its spec: %w", jobID, err)
+	}
+	return plan, nil
+}
+
+// start makes the engine of r's plan, with the job's shared state (b, its
+// breaker, among it), and starts it.
+func (r *runner) start(ctx context.Context, b breakerRow) error {
+	w, jobID, plan := r.w, r.jobID, r.plan
 	cfg := plan.Config
 	if w.cfg.Concurrency > 0 {
 		cfg.Concurrency = w.cfg.Concurrency
@@ -155,7 +171,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	}
 	r.setConcurrency(cfg.Concurrency)
 	if err := r.share(ctx, &cfg); err != nil {
-		return nil, err
+		return err
 	}
 	logEvents := r.traced(cfg.OnEvent)
 	var observe func(engine.Event) // Config.OnJob's, set before the engine runs
@@ -171,7 +187,7 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	}
 	tk, err := r.task(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if w.cfg.validator != nil {
 		cfg.Validator = w.cfg.validator
@@ -185,10 +201,9 @@ func newRunner(ctx context.Context, w *Worker, jobID string) (*runner, error) {
 	if w.cfg.OnJob != nil {
 		observe = w.cfg.OnJob(JobRun{ID: jobID, Spec: plan.Spec, Stats: r.eng.Stats})
 	}
-	started = true
 	go r.run()
 	go r.shared.poll()
-	return r, nil
+	return nil
 }
 
 // task is the plan's task as this worker runs it. An agent's steps are

@@ -84,7 +84,7 @@ func (f fileCache) prune(_ context.Context, maxBytes int64, olderThan time.Time)
 }
 
 func (f fileCache) clear(context.Context) (cache.Pruned, error) { return f.c.Clear() }
-func (f fileCache) Close() error                                 { return f.c.Close() }
+func (f fileCache) Close() error                                { return f.c.Close() }
 
 // sharedCache is the cache in a PostgreSQL store's database, and the
 // store it was opened through.
