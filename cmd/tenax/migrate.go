@@ -20,8 +20,9 @@ import (
 const migrateHelp = `The --store database holds, in the schema its search_path names, three sets of
 tables, each brought up to date by its own owner:
 
-  the store's    tenax_jobs, tenax_records, tenax_notes: numbered migrations,
-                 up and down, recorded in tenax_store_migration
+  the store's    tenax_jobs, tenax_records, tenax_notes, and the shared response
+                 cache (tenax_cache, tenax_cache_rejected, tenax_cache_size):
+                 numbered migrations, up and down, recorded in tenax_store_migration
   River's        river_job, river_queue, … (River's migrations, via rivermigrate)
   the workers'   tenax_queues, tenax_inputs, tenax_finals, tenax_workers,
                  tenax_limits, tenax_breakers, tenax_budgets, tenax_budget_holds,
