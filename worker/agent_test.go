@@ -60,6 +60,7 @@ mock:
 // has one record, its transcript in tenax_notes, having gone on past the
 // step it was killed in.
 func TestAnAgentItemOfAKilledWorkerGoesOnAtItsLastStep(t *testing.T) {
+	const childConcurrency = 4 // runCrashChild's
 	if jobID := os.Getenv(agentChildEnv); jobID != "" {
 		runCrashChild(t, os.Getenv(crashDSNEnv), jobID)
 		return
@@ -107,6 +108,22 @@ func TestAnAgentItemOfAKilledWorkerGoesOnAtItsLastStep(t *testing.T) {
 		}
 		return strings.Count(string(b), "\n") >= 2, err
 	})
+	// Then until no model call can be under way: each of the child's
+	// places (its Concurrency, 4) is an item waiting in a tool whose
+	// start mark is in tenax_notes, or no item is left to take it. A
+	// kill between the mock's answer and its step's commit pays that
+	// answer again, a window no client closes (docs/agents.md); killing
+	// at two tools started landed in it (one run in a few, under load).
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	waitFor(t, "every place of the child to hold an item in its tool", func() (bool, error) {
+		var recorded int
+		err := conn.QueryRow(t.Context(), `SELECT count(DISTINCT idx) FROM tenax_records WHERE job_id = $1`, e.JobID).Scan(&recorded)
+		return err == nil && len(itemsInTool(t, dsn, e.JobID)) >= min(childConcurrency, n-recorded), err
+	})
 	if err := child.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -116,11 +133,6 @@ func TestAnAgentItemOfAKilledWorkerGoesOnAtItsLastStep(t *testing.T) {
 	if len(inTool) == 0 {
 		t.Fatal("no item has a tool started and no result in tenax_notes after the kill: the worker recorded no steps")
 	}
-	conn, err := pgx.Connect(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
 	// As if RescueAfter had passed since the killed worker's last
 	// heartbeat.
 	if _, err := conn.Exec(t.Context(), `UPDATE river_job SET attempted_at = now() - interval '1 hour' WHERE queue = $1 AND state = 'running'`, e.Queue); err != nil {
