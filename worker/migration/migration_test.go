@@ -98,6 +98,7 @@ func tablesOf(t *testing.T, pool *pgxpool.Pool) []string {
 	return column(t, pool, `SELECT table_name::text FROM information_schema.tables
 		WHERE table_schema = current_schema() AND table_name LIKE 'tenax%'
 		AND table_name NOT IN ('tenax_jobs', 'tenax_records', 'tenax_notes', 'tenax_migration', 'tenax_store_migration')
+		AND table_name NOT LIKE 'tenax\_cache%'
 		ORDER BY 1`)
 }
 
