@@ -628,6 +628,20 @@ func (g *gate) learnFrom(q Quota, executing int, c callStart) (until time.Time, 
 	return until, reason
 }
 
+// learnedPerMinute is the request and token limits per minute the gate
+// learned from the provider's headers, rounded; 0 for a limit the spec
+// told (it is not learned) or not learned yet.
+func (g *gate) learnedPerMinute() (requests, tokens int) {
+	perMinute := func(p *atomic.Pointer[rate.Limiter], told bool) int {
+		l := p.Load()
+		if told || l == nil || l.Limit() == rate.Inf {
+			return 0
+		}
+		return int(math.Round(float64(l.Limit()) * 60))
+	}
+	return perMinute(&g.req, g.reqConfigured), perMinute(&g.tok, g.tokConfig)
+}
+
 // showsRoom reports whether q's counts say the quota is not spent: some
 // requests remain, and tokens too when they are counted. Absent counts
 // show nothing.

@@ -176,8 +176,16 @@ type RouteStats struct {
 	// breaker counts. Refused counts the calls its open (or half-open,
 	// probe out) breaker refused, each sent back to choose a route again.
 	Faults, Refused int
-	// Limit is its current concurrency limit.
-	Limit int
+	// Limit is its current concurrency limit, InFlight its calls under
+	// way now (past its gate, not yet settled).
+	Limit, InFlight int
+	// RequestsPerMinute and TokensPerMinute are the limits the spec told
+	// the route (Route's), 0 for none; RequestsPerMinuteLearned and
+	// TokensPerMinuteLearned those its gate learned from the provider's
+	// rate-limit headers while the spec told none (docs/concurrency.md),
+	// 0 before any header named one.
+	RequestsPerMinute, TokensPerMinute               int
+	RequestsPerMinuteLearned, TokensPerMinuteLearned int
 }
 
 // route is one route's state.

@@ -173,8 +173,10 @@ func (rs *Routes) Stats() []RouteStats {
 		out[i] = RouteStats{Name: r.Name, Model: r.Model, Breaker: r.br.State(), Calls: int(r.calls.Load()),
 			Succeeded: int(r.succeeded.Load()), Failed: int(r.failed.Load()),
 			Faults: int(r.faults.Load()), Refused: int(r.refusals.Load())}
+		out[i].RequestsPerMinute, out[i].TokensPerMinute = r.RequestsPerMinute, r.TokensPerMinute
 		if r.gate != nil {
-			out[i].Limit = r.gate.conc.Limit()
+			out[i].Limit, out[i].InFlight = r.gate.conc.Limit(), int(r.gate.conc.executing.Load())
+			out[i].RequestsPerMinuteLearned, out[i].TokensPerMinuteLearned = r.gate.learnedPerMinute()
 		}
 	}
 	return out
