@@ -79,8 +79,8 @@ type ToolReport struct {
 type RouteReport struct {
 	Name              string
 	Succeeded, Failed int
-	// Left counts the records whose tries name the route: items that met
-	// an error there and moved on.
+	// Left counts the records whose tries name the route, once however
+	// often: items that met an error there and moved on.
 	Left    int
 	Usage   task.Usage
 	CostUSD float64
@@ -232,8 +232,11 @@ func countRoute(routes map[string]*RouteReport, rec store.Record) {
 		}
 		return rr
 	}
-	for _, t := range rec.Tries {
-		at(t.Route).Left++
+	for i, t := range rec.Tries {
+		// An item that left a route twice left it once.
+		if !slices.ContainsFunc(rec.Tries[:i], func(o store.Try) bool { return o.Route == t.Route }) {
+			at(t.Route).Left++
+		}
 	}
 	if rec.Route == "" {
 		return

@@ -61,3 +61,29 @@ func TestReportGroupsOutcomesByRoute(t *testing.T) {
 		}
 	}
 }
+
+// TestAnItemThatLeftARouteTwiceCountsOnceAsLeavingIt: a record whose
+// tries name a twice (it left a, came back when no other route could
+// take it, and left again) is one item that left a, not two.
+func TestAnItemThatLeftARouteTwiceCountsOnceAsLeavingIt(t *testing.T) {
+	ctx := context.Background()
+	st := &jsonl.Store{Home: t.TempDir()}
+	j, err := st.Create(ctx, store.Manifest{Created: time.Now(), Items: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	tryA := store.Try{Route: "a", Error: "503", Class: classify.Retryable}
+	rec := store.Record{Idx: 0, Output: json.RawMessage(`"x"`), Route: "b", Tries: []store.Try{tryA, {Route: "b", Error: "503"}, tryA}}
+	if err := j.Append(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	r, err := BuildReport(ctx, j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RouteReport{{Name: "b", Succeeded: 1, Left: 1}, {Name: "a", Left: 1}}
+	if !reflect.DeepEqual(r.Routes, want) {
+		t.Errorf("routes %+v, want a and b each left once by the one item", r.Routes)
+	}
+}
