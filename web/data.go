@@ -35,6 +35,9 @@ type jobView struct {
 	// when unknown.
 	Rate float64
 	ETA  time.Duration
+	// Routes are the routes panel's rows from the latest records (their
+	// record columns: recordedRoutes), nil for a job without routes.
+	Routes []RouteRow
 }
 
 // rateSpan is the span over which a job's rate is read from its records.
@@ -153,6 +156,7 @@ func buildView(ctx context.Context, st store.Store, id string, win timeWindow) (
 	var recent []store.Record
 	hist := series{from: win.From, to: win.To}
 	var rate rateCount
+	var tally routeTally
 	rate.since = v.Built.Add(-rateSpan)
 	// The charts and the rate are of attempts, every record of every
 	// run, from the log; the report and the samples of latest records.
@@ -171,6 +175,7 @@ func buildView(ctx context.Context, st store.Store, id string, win timeWindow) (
 				v.Samples[fp] = append(s, rec.Idx)
 			}
 		}
+		tally.add(rec)
 		rec.Input, rec.Output, rec.TrackedErrors = nil, nil, nil
 		recent = keepLatest(recent, rec, RecentItems)
 	}}
@@ -189,6 +194,7 @@ func buildView(ctx context.Context, st store.Store, id string, win timeWindow) (
 		}
 	}
 	v.Report = rep
+	v.Routes = recordedRoutes(rep.Routes, tally)
 	slices.SortFunc(recent, func(a, b store.Record) int {
 		return cmp.Or(b.FinishedAt.Compare(a.FinishedAt), cmp.Compare(b.Idx, a.Idx))
 	})

@@ -23,6 +23,18 @@ var funcs = template.FuncMap{
 			return d.Round(time.Second).String()
 		}
 	},
+	// latency is a percentile of item times: to the millisecond under
+	// ten seconds, to the tenth of a second above.
+	"latency": func(d time.Duration) string {
+		switch {
+		case d <= 0:
+			return "—"
+		case d < 10*time.Second:
+			return d.Round(time.Millisecond).String()
+		default:
+			return d.Round(100 * time.Millisecond).String()
+		}
+	},
 	"ms":  func(ms int64) string { return (time.Duration(ms) * time.Millisecond).Round(time.Millisecond).String() },
 	"usd": func(v float64) string { return fmt.Sprintf("$%.4f", v) },
 	"pct": func(part, whole int) string {

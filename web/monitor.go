@@ -350,9 +350,6 @@ type Live struct {
 	Ended bool
 	// Batch is a batch mode run's latest wave progress, "" otherwise.
 	Batch string
-	// Routes are the run's routes for the routes panel, nil for a run
-	// without routes.
-	Routes []RouteRow
 	// CanControl says the page may pause, continue and stop the run
 	// (Monitor.Attach was called).
 	CanControl bool
@@ -368,9 +365,6 @@ func (m *Monitor) Live(now time.Time) Live {
 	m.mu.Lock()
 	l := Live{JobID: m.jobID, Stats: s, RateLimited: m.rateLimited, Ended: m.ended, Batch: m.batch,
 		CanControl: m.control != nil, Stopping: m.stopping, StoppingAt: m.stoppingAt}
-	if len(s.Routes) > 0 {
-		l.Routes = routeRows(s.Routes)
-	}
 	if m.cooldown.After(now) {
 		l.CooldownUntil, l.CooldownReason = m.cooldown, m.coolReason
 	}

@@ -25,6 +25,7 @@ import (
 	template "github.com/DataDog/datadog-agent/pkg/template/html"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/metrics"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/worker/workertype"
@@ -289,6 +290,10 @@ type jobData struct {
 	// the manifest's count of the runs that ended, and this run's while
 	// it is live (its trips reach the manifest only when it ends).
 	TripsAllRuns int
+	// Routes is the routes panel (routePanel): the live run's routes with
+	// what the records say of each, or the records' alone; nil for a job
+	// without routes.
+	Routes []RouteRow
 	// Stored is the run of another process (tenax run in another
 	// terminal, this page a tenax ui over the same store), with its
 	// levers; nil when this process runs the job, workers do, or none.
@@ -326,6 +331,15 @@ func (s *Server) jobData(ctx context.Context, id string, zoom timeWindow) (*jobD
 		}
 		d.Stored = sr
 	}
+	var live []engine.RouteStats
+	if d.Live != nil {
+		live = d.Live.Stats.Routes
+	}
+	var recorded []RouteRow
+	if v != nil {
+		recorded = v.Routes
+	}
+	d.Routes = routePanel(live, recorded)
 	if v != nil && v.Report != nil {
 		d.Charts = withWorkersLimit(v.Charts, d.Workers, specConcurrency(v.Report.Manifest.Spec))
 		d.TripsAllRuns = v.Report.Manifest.BreakerTrips
