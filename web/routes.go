@@ -23,7 +23,8 @@ type RouteRow struct {
 	Live    bool
 	Breaker string
 	// InFlight counts the route's calls under way, Limit its concurrency
-	// limit now (adaptive concurrency learns it).
+	// limit now (adaptive concurrency learns it); 0 for a route without a
+	// gate (batch waves), which the page shows as "—".
 	InFlight, Limit int
 	// Requests and Tokens are the route's rate limits per minute, as the
 	// spec told them or as its gate learned them from the provider's

@@ -112,6 +112,8 @@ func TestTheRoutesPanelShowsLiveColumnsDuringARun(t *testing.T) {
 			{Name: "b", Model: "m-b", Breaker: breaker.Closed, Calls: 30, Succeeded: 6, Limit: 8, InFlight: 5,
 				RequestsPerMinuteLearned: 3000, TokensPerMinuteLearned: 450000},
 			{Name: "spare", Model: "m-c", Breaker: breaker.HalfOpen, Limit: 2},
+			// A batch job's route has no gate: no limit, nothing in flight.
+			{Name: "wave", Breaker: breaker.Closed},
 		}}
 	}, nil)
 	page := New(Config{Store: st, Monitor: m}).renderJob(t, id)
@@ -120,6 +122,7 @@ func TestTheRoutesPanelShowsLiveColumnsDuringARun(t *testing.T) {
 		`<tr id="route-a"><td>a <small>m-a</small></td><td class="breaker"><span class="breaker-open">open</span></td><td class="num inflight">0 / 4</td><td class="num rpm">6000 told</td><td class="num tpm">90000 learned</td><td class="num calls">12</td><td class="num faults">9</td><td class="num refused">31</td><td class="num records">4</td><td class="num share">40.0%</td><td class="num failed">1 (25.0%)</td><td class="num left">3</td><td class="num p50">200ms</td><td class="num p95">4s</td></tr>`,
 		`<tr id="route-b"><td>b <small>m-b</small></td><td class="breaker"><span class="breaker-closed">closed</span></td><td class="num inflight">5 / 8</td><td class="num rpm">3000 learned</td><td class="num tpm">450000 learned</td><td class="num calls">30</td><td class="num faults">0</td><td class="num refused">0</td><td class="num records">6</td>`,
 		`<tr id="route-spare"><td>spare <small>m-c</small></td><td class="breaker"><span class="breaker-half_open">half_open</span></td><td class="num inflight">0 / 2</td><td class="num rpm">—</td><td class="num tpm">—</td><td class="num calls">0</td><td class="num faults">0</td><td class="num refused">0</td><td class="num records">0</td><td class="num share">0.0%</td><td class="num failed">0 (—)</td><td class="num left">0</td><td class="num p50">—</td><td class="num p95">—</td></tr>`,
+		`<tr id="route-wave"><td>wave</td><td class="breaker"><span class="breaker-closed">closed</span></td><td class="num inflight">—</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the job page lacks\n%s\nin:\n%s", want, page)
