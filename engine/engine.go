@@ -160,13 +160,14 @@ func New(cfg Config, t task.Task, job Checkpoint) *Engine {
 		}
 	}
 	e.br = breaker.New(bs)
+	routes := routesOf(cfg, t)
 	runCfg := cfg
-	// With routes each route's gate learns its own concurrency; the run's
-	// gate keeps the spec's told limits and the overall ceiling. The
-	// implicit route of a run without routes has the run's gate.
-	runCfg.Adaptive = cfg.Adaptive && len(cfg.Routes) == 0
+	// Concurrency is learned at the gate nearest the call: a named
+	// route's own, or the run's for the implicit route, whose gate it is.
+	// The run's gate keeps the spec's told limits and the overall ceiling.
+	runCfg.Adaptive = cfg.Adaptive && !hasOwnGate(routes[0])
 	e.gate = newGate(runCfg, e.br, e.spentNow)
-	e.newRoutes(cfg, t)
+	e.newRoutes(cfg, routes)
 	return e
 }
 

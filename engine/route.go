@@ -220,51 +220,67 @@ var errRouteRefused = errors.New("engine: the route's breaker refused the call")
 // than wait the cooldown out.
 var errRouteCooling = errors.New("engine: the route began a cooldown after it was chosen")
 
-// newRoutes makes each route's breaker and gate: Config.Routes, or
-// without them the implicit route of t.
-func (e *Engine) newRoutes(cfg Config, t task.Task) {
+// routesOf is what a run calls: cfg.Routes, or without them one implicit
+// route of t, unnamed (docs/routes.md). Every later step takes the list
+// as it comes: a run without routes is a run over one route.
+func routesOf(cfg Config, t task.Task) []Route {
+	if len(cfg.Routes) > 0 {
+		return cfg.Routes
+	}
+	return []Route{{Task: t}}
+}
+
+// hasOwnGate reports whether route rc has a gate and a breaker of its own
+// behind the run's: a named route. The implicit route (unnamed, so no
+// record, event or stat names it) calls through the run's gate, and the
+// run's breaker at that gate is the one that holds its calls.
+func hasOwnGate(rc Route) bool { return rc.Name != "" }
+
+// newRoutes makes each route's breaker and gate, one route at a time by
+// the same code, the implicit route of a run without routes included.
+func (e *Engine) newRoutes(cfg Config, routes []Route) {
 	ch := make(chan struct{})
 	e.routing.changed.Store(&ch)
 	e.routing.routing, e.routing.fallbacks, e.routing.retry = cfg.Routing, cfg.Fallbacks, cfg.Retry
-	if len(cfg.Routes) == 0 {
-		e.routing.list = []*route{e.implicitRoute(t)}
-		return
-	}
-	for i, rc := range cfg.Routes {
-		r := newRoute(rc, i)
-		bs := cfg.Breaker
-		bs.OnStateChange = func(from, to breaker.State, c breaker.Counts) { e.routeBreakerChanged(r, from, to) }
-		r.br = breaker.New(bs)
-		gc := Config{Concurrency: cfg.Concurrency, Adaptive: cfg.Adaptive, InitialConcurrency: cfg.InitialConcurrency,
-			RequestsPerMinute: rc.RequestsPerMinute, TokensPerMinute: rc.TokensPerMinute}
-		if cfg.SharedRoute != nil {
-			r.shared = cfg.SharedRoute(rc.Name)
-			gc.SharedLimiter = r.shared
-			r.coolShared = r.shared
-		}
-		r.gate = newGate(gc, r.br, e.spentNow)
-		r.gate.refuse = true
-		r.gate.onChange = e.kickRoutes
-		e.routing.list = append(e.routing.list, r)
-		if r.shared != nil {
-			// A route another engine found down is down here before the
-			// first call: none is sent to learn it again.
-			st, _ := r.shared.Follow()
-			e.follow(r, st)
-		}
+	for i, rc := range routes {
+		e.routing.list = append(e.routing.list, e.buildRoute(cfg, rc, i))
 	}
 }
 
-// implicitRoute is the one route of a run without routes: unnamed, so no
-// record, event or stat names it, calling t through the run's gate. Its
-// breaker never opens: the run's, at that gate, holds its calls, and no
-// pick skips it.
-func (e *Engine) implicitRoute(t task.Task) *route {
-	r := newRoute(Route{Task: t}, 0)
-	r.br = breaker.New(breaker.Settings{Threshold: -1})
-	r.gate = e.gate
-	if e.cfg.SharedBreaker != nil {
-		r.coolShared = e.cfg.SharedBreaker
+// buildRoute is route rc at index i with its breaker and gate. A named
+// route's breaker decides whether items pick it, and its gate holds its
+// told limits and learns its concurrency; its state is shared with the
+// other engines of the job through cfg.SharedRoute. The implicit route's
+// breaker never opens (no pick skips it) and its gate is the run's, its
+// cooldowns shared through the run's SharedBreaker.
+func (e *Engine) buildRoute(cfg Config, rc Route, i int) *route {
+	r := newRoute(rc, i)
+	if !hasOwnGate(rc) {
+		r.br = breaker.New(breaker.Settings{Threshold: -1})
+		r.gate = e.gate
+		if cfg.SharedBreaker != nil {
+			r.coolShared = cfg.SharedBreaker
+		}
+		return r
+	}
+	bs := cfg.Breaker
+	bs.OnStateChange = func(from, to breaker.State, c breaker.Counts) { e.routeBreakerChanged(r, from, to) }
+	r.br = breaker.New(bs)
+	gc := Config{Concurrency: cfg.Concurrency, Adaptive: cfg.Adaptive, InitialConcurrency: cfg.InitialConcurrency,
+		RequestsPerMinute: rc.RequestsPerMinute, TokensPerMinute: rc.TokensPerMinute}
+	if cfg.SharedRoute != nil {
+		r.shared = cfg.SharedRoute(rc.Name)
+		gc.SharedLimiter = r.shared
+		r.coolShared = r.shared
+	}
+	r.gate = newGate(gc, r.br, e.spentNow)
+	r.gate.refuse = true
+	r.gate.onChange = e.kickRoutes
+	if r.shared != nil {
+		// A route another engine found down is down here before the
+		// first call: none is sent to learn it again.
+		st, _ := r.shared.Follow()
+		e.follow(r, st)
 	}
 	return r
 }
