@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/store"
@@ -116,6 +118,55 @@ func TestDoAfterStopLeavesTheItemPending(t *testing.T) {
 		}
 		if n := job.count(); n != 0 {
 			t.Fatalf("%d records, want none", n)
+		}
+	})
+}
+
+// slowJob is a checkpoint whose Append takes a while, as a worker's
+// does: it returns once the group holding the record commits.
+type slowJob struct {
+	*memJob
+	wait time.Duration
+}
+
+func (j *slowJob) Append(ctx context.Context, recs ...store.Record) error {
+	time.Sleep(j.wait)
+	return j.memJob.Append(ctx, recs...)
+}
+
+// TestATripHoldsCallsWhileTheFailuresRecordsAreWritten: items pushed
+// through Do by more goroutines than the concurrency (River's executions
+// on a worker), over a checkpoint whose Append takes 20 ms, all called
+// and failed before the breaker, at threshold 3, opened: each failure
+// reached the breaker only once its record was written, and the call's
+// slot was handed on before. The trip holds within the threshold and the
+// calls in flight as it came.
+func TestATripHoldsCallsWhileTheFailuresRecordsAreWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const threshold, concurrency, items = 3, 2, 12
+		var calls atomic.Int64
+		tk := task.Func(func(context.Context, task.Item) (task.Result, error) {
+			calls.Add(1)
+			return task.Result{}, errFatal
+		})
+		job := &slowJob{memJob: newMemJob(), wait: 20 * time.Millisecond}
+		e := engine.New(engine.Config{Concurrency: concurrency, Retry: fastRetry,
+			Breaker: breaker.Settings{Threshold: threshold}, OnTrip: engine.TripAbort}, tk, job)
+		ran := make(chan struct{})
+		go func() {
+			defer close(ran)
+			if _, err := e.Run(context.Background(), nil); err != nil {
+				t.Error(err)
+			}
+		}()
+		var wg sync.WaitGroup
+		for i := range items {
+			wg.Go(func() { _, _ = e.Do(context.Background(), task.Item{Idx: i, Raw: []byte(`{}`)}) })
+		}
+		wg.Wait()
+		<-ran
+		if n := calls.Load(); n < threshold || n > threshold+concurrency {
+			t.Errorf("%d calls of %d items before the trip held them, want %d to %d (the threshold and the calls in flight)", n, items, threshold, threshold+concurrency)
 		}
 	})
 }
