@@ -57,6 +57,9 @@ type Attendance struct {
 	c        *Client
 	jobID    string
 	checkins *checkins
+	// pollEvery, set by tests of the notifications, replaces Serve's
+	// ticks.
+	pollEvery time.Duration
 }
 
 // BeginAttending marks job jobID attended and starts its check-ins; Serve
@@ -85,20 +88,33 @@ func (a *Attendance) Serve(ctx context.Context, by string, op engine.Operator) e
 			checkins.close(ctx)
 		}()
 	}
-	t := time.NewTicker(sharedPollInterval)
+	// The breaker's row is read as its changes are announced (a trip,
+	// an answer elsewhere), and at each tick: the attended mark, the
+	// check-ins (whose count and drain no row announces) and the safety
+	// net of a notification lost with its connection.
+	lctx, stopListening := context.WithCancel(ctx)
+	changes := c.listenJob(lctx, jobID)
+	defer func() {
+		stopListening()
+		<-changes.done
+	}()
+	t := time.NewTicker(a.tick(checkins != nil, changes))
 	defer t.Stop()
 	asked := 0 // the trip asked about last
 	for {
+		changed := changes.next()
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-		}
-		c.attend(ctx, jobID)
-		if checkins != nil {
-			if err := checkins.step(ctx, by, op); err != nil {
-				return err
+			c.attend(ctx, jobID)
+			if checkins != nil {
+				if err := checkins.step(ctx, by, op); err != nil {
+					return err
+				}
 			}
+			t.Reset(a.tick(checkins != nil, changes))
+		case <-changed:
 		}
 		b, err := c.breaker(ctx, jobID)
 		if err != nil {
@@ -114,7 +130,7 @@ func (a *Attendance) Serve(ctx context.Context, by string, op engine.Operator) e
 		}
 		asked = b.Trips
 		q := engine.SharedTrip{JobID: jobID, Trip: b.Trips, Owner: b.Owner, Summary: b.Summary, Failures: b.Failures}
-		if err := c.ask(ctx, t, q, by, op); err != nil {
+		if err := c.ask(ctx, changes, q, by, op); err != nil {
 			return err
 		}
 	}
@@ -123,6 +139,25 @@ func (a *Attendance) Serve(ctx context.Context, by string, op engine.Operator) e
 // attended is how long an attending terminal's mark speaks for it: a
 // trip after that, with on_trip unset, finds nobody to ask and aborts.
 const attended = 5 * time.Second
+
+// attendMarkEvery is how often an attending terminal that listens, and
+// holds no check-ins, marks the job attended and reads its breaker's row
+// anyway: well within attended.
+const attendMarkEvery = time.Second
+
+// tick is how often Serve ticks: every sharedPollInterval while it holds
+// check-ins (their count and the drain of the items taken announce
+// nothing) or does not listen, else every attendMarkEvery; a test's
+// pollEvery, when set, replaces both.
+func (a *Attendance) tick(checkins bool, changes *jobNews) time.Duration {
+	switch {
+	case a.pollEvery > 0:
+		return a.pollEvery
+	case checkins || !changes.listening.Load():
+		return sharedPollInterval
+	}
+	return attendMarkEvery
+}
 
 // attend marks job jobID as attended by a terminal now. A failed mark is
 // only a missed beat: the next tick marks it again.
@@ -140,7 +175,7 @@ func (c *Client) isAttended(ctx context.Context, jobID string) bool {
 }
 
 // ask asks op one question, racing its answer against the breaker's row.
-func (c *Client) ask(ctx context.Context, t *time.Ticker, q engine.SharedTrip, by string, op engine.Operator) error {
+func (c *Client) ask(ctx context.Context, changes *jobNews, q engine.SharedTrip, by string, op engine.Operator) error {
 	type reply struct {
 		d  Decision
 		ok bool
@@ -160,7 +195,12 @@ func (c *Client) ask(ctx context.Context, t *time.Ticker, q engine.SharedTrip, b
 			replies <- reply{Abort, true}
 		}
 	}()
+	// A safety net beside the announcements: every sharedSafetyInterval
+	// while listening, else every sharedPollInterval.
+	t := time.NewTimer(changes.safety())
+	defer t.Stop()
 	for {
+		changed := changes.next()
 		select {
 		case r := <-replies:
 			if !r.ok {
@@ -182,7 +222,9 @@ func (c *Client) ask(ctx context.Context, t *time.Ticker, q engine.SharedTrip, b
 			<-replies
 			return nil
 		case <-t.C:
+		case <-changed:
 		}
+		t.Reset(changes.safety())
 		b, err := c.breaker(ctx, q.JobID)
 		if err != nil || (b.State == "open" && b.Decision == "" && b.Trips == q.Trip) {
 			continue

@@ -70,3 +70,8 @@ func CountsCheckins(w *Worker, jobID string) (counts, ok bool) {
 
 // Listening reports whether w's listener holds its LISTEN.
 func Listening(w *Worker) bool { return w.listening.Load() }
+
+// AttendPollEvery sets how often a's Serve ticks (the attended mark, the
+// check-ins, the safety net), for tests that only a notification can
+// pass in time.
+func AttendPollEvery(a *Attendance, d time.Duration) { a.pollEvery = d }

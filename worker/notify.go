@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -74,9 +75,21 @@ func (w *Worker) listen(ctx context.Context) {
 // listenOnce connects, listens and hands each notification of this
 // worker's schema to its job's runner, until the connection or ctx ends.
 func (w *Worker) listenOnce(ctx context.Context) error {
-	cfg := w.c.pool.Config().ConnConfig.Copy()
-	if w.c.appName != nil {
-		cfg.RuntimeParams["application_name"] = *w.c.appName.Load()
+	return w.c.listenOnce(ctx, func() {
+		// What changed before LISTEN took effect (at the start, or while
+		// the connection was down) was announced to no one.
+		w.listening.Store(true)
+		w.wakeAll()
+	}, w.wake)
+}
+
+// listenOnce connects, LISTENs on both channels, calls listening once it
+// does, and then onNotice with the job and part of each notification of
+// the client's schema, until the connection or ctx ends.
+func (c *Client) listenOnce(ctx context.Context, listening func(), onNotice func(jobID string, p part)) error {
+	cfg := c.pool.Config().ConnConfig.Copy()
+	if c.appName != nil {
+		cfg.RuntimeParams["application_name"] = *c.appName.Load()
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
@@ -86,26 +99,23 @@ func (w *Worker) listenOnce(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+breakerChannel+"; LISTEN "+sharedChannel); err != nil {
 		return err
 	}
-	// What changed before LISTEN took effect (at the start, or while
-	// the connection was down) was announced to no one.
-	w.listening.Store(true)
-	w.wakeAll()
+	listening()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}
-		if jobID, p, ok := w.parseNotification(n.Channel, n.Payload); ok {
-			w.wake(jobID, p)
+		if jobID, p, ok := c.parseNotification(n.Channel, n.Payload); ok {
+			onNotice(jobID, p)
 		}
 	}
 }
 
 // parseNotification reads a notification's job and part; ok is false for
 // another schema's.
-func (w *Worker) parseNotification(channel, payload string) (jobID string, p part, ok bool) {
+func (c *Client) parseNotification(channel, payload string) (jobID string, p part, ok bool) {
 	schema, rest, ok := strings.Cut(payload, " ")
-	if !ok || schema != w.c.schema {
+	if !ok || schema != c.schema {
 		return "", 0, false
 	}
 	if channel == breakerChannel {
@@ -141,4 +151,71 @@ func (w *Worker) wakeAll() {
 	for _, r := range w.runners {
 		r.shared.wake(partAll)
 	}
+}
+
+// news is a broadcast of "the job's breaker row may have changed": next
+// returns a channel that the next announcement closes. Read it before
+// reading the row, so that a change after the read is not missed.
+type news struct{ ch atomic.Pointer[chan struct{}] }
+
+func newNews() *news {
+	n := &news{}
+	ch := make(chan struct{})
+	n.ch.Store(&ch)
+	return n
+}
+
+// next is the channel the next announcement closes.
+func (n *news) next() <-chan struct{} { return *n.ch.Load() }
+
+// announce wakes everything waiting on next.
+func (n *news) announce() {
+	ch := make(chan struct{})
+	close(*n.ch.Swap(&ch))
+}
+
+// jobNews announces the changes of job jobID's breaker row (a trip, an
+// answer, a stop, a pause) as they commit, for a process that runs no
+// worker (an attending terminal, Attend): it listens on a connection of
+// its own until ctx ends, reconnecting after listenRetry, and announces
+// each (re)connection too, when what changed meanwhile is unknown.
+// Listening reports whether it listens now; while not, the waiter's poll
+// carries the changes.
+type jobNews struct {
+	*news
+	listening atomic.Bool
+	done      chan struct{} // closed when the listener has stopped
+}
+
+// safety is how often a waiter on n reads the row anyway: every
+// sharedSafetyInterval while n listens, else every sharedPollInterval.
+func (n *jobNews) safety() time.Duration {
+	if n.listening.Load() {
+		return sharedSafetyInterval
+	}
+	return sharedPollInterval
+}
+
+func (c *Client) listenJob(ctx context.Context, jobID string) *jobNews {
+	n := &jobNews{news: newNews(), done: make(chan struct{})}
+	go func() {
+		defer close(n.done)
+		for {
+			_ = c.listenOnce(ctx, func() {
+				n.listening.Store(true)
+				n.announce()
+			}, func(id string, p part) {
+				if id == jobID && p&partBreaker != 0 {
+					n.announce()
+				}
+			})
+			n.listening.Store(false)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(listenRetry):
+			}
+		}
+	}()
+	return n
 }

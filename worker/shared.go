@@ -72,6 +72,11 @@ type shared struct {
 	// changed (a notification, notify.go).
 	kick    chan struct{}
 	pending atomic.Uint32
+
+	// breakerRead is announced at each of poll's reads of the job's
+	// breaker row (a notification of it, the safety net's look): what
+	// Trip waits on for the operator's answer.
+	breakerRead *news
 }
 
 // wake makes poll read part p at once, or right after the look under
@@ -141,7 +146,8 @@ func (c *Client) breaker(ctx context.Context, jobID string) (breakerRow, error) 
 
 func newShared(ctx context.Context, r *runner, cfg engine.Config) (*shared, error) {
 	s := &shared{r: r, action: cfg.OnTrip, changed: make(chan struct{}), closed: make(chan struct{}),
-		failures: console.NewFailureLog(console.DefaultFailureLogSize), kick: make(chan struct{}, 1)}
+		failures: console.NewFailureLog(console.DefaultFailureLogSize), kick: make(chan struct{}, 1),
+		breakerRead: newNews()}
 	// Joining the job now, not at the next heartbeat, lets the others
 	// count this worker in their share of the quota at once.
 	if _, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_workers SET jobs = array_append(jobs, $2) WHERE id = $1 AND NOT ($2 = ANY(jobs))`, r.w.id, r.jobID); err != nil {
@@ -257,6 +263,7 @@ func (s *shared) look(ctx context.Context, parts part) {
 		if b, err := r.w.c.breaker(ctx, r.jobID); err == nil {
 			s.follow(b)
 		}
+		s.breakerRead.announce()
 	}
 	if parts&partRoutes != 0 {
 		_ = s.followRoutes(ctx)
@@ -443,33 +450,46 @@ func (s *shared) Trip(ctx context.Context, rep engine.TripReport) engine.TripDec
 		}
 	}
 	asked := false
+	// The question is announced as the trip was (the row's trigger
+	// names only what workers act on, not the question): an attending
+	// terminal asks it at once.
 	ask := func() {
-		tag, err := r.w.c.pool.Exec(ctx, `UPDATE tenax_breakers SET reason = $2, last_error = $3, summary = $5, failures = $6, updated = now()
-			WHERE job_id = $1 AND owner = $4 AND state = 'open' AND decision = ''`,
-			r.jobID, rep.Reason, last, r.w.id, q.Summary, q.Failures)
-		asked = err == nil && tag.RowsAffected() == 1
+		err := pgx.BeginFunc(ctx, r.w.c.pool, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, `UPDATE tenax_breakers SET reason = $2, last_error = $3, summary = $5, failures = $6, updated = now()
+				WHERE job_id = $1 AND owner = $4 AND state = 'open' AND decision = ''`,
+				r.jobID, rep.Reason, last, r.w.id, q.Summary, q.Failures)
+			if err != nil {
+				return err
+			}
+			if asked = tag.RowsAffected() == 1; asked {
+				_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, breakerChannel, r.w.c.schema+" "+r.jobID)
+			}
+			return err
+		})
+		asked = asked && err == nil
 	}
+	// The answer is waited for as poll reads the row: at once on its
+	// notification, else at poll's safety net (every sharedPollInterval
+	// while this worker does not listen, every sharedSafetyInterval while
+	// it does).
 	ask()
 	r.w.log.Warn("circuit breaker open: waiting for `tenax breaker continue|abort "+r.jobID+"`", "job", r.jobID, "reason", rep.Reason, "last_error", last)
-	t := time.NewTicker(sharedPollInterval)
-	defer t.Stop()
 	for {
+		read := s.breakerRead.next()
+		if b, err := r.w.c.breaker(ctx, r.jobID); err == nil {
+			switch {
+			case b.Decision == "continue" || b.State == "closed":
+				return engine.TripContinue
+			case b.Decision == "abort":
+				return engine.TripAbortRun
+			case !asked:
+				ask()
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return engine.TripAbortRun
-		case <-t.C:
-		}
-		b, err := r.w.c.breaker(ctx, r.jobID)
-		if err != nil {
-			continue
-		}
-		switch {
-		case b.Decision == "continue" || b.State == "closed":
-			return engine.TripContinue
-		case b.Decision == "abort":
-			return engine.TripAbortRun
-		case !asked:
-			ask()
+		case <-read:
 		}
 	}
 }
