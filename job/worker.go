@@ -14,6 +14,7 @@ import (
 	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
+	execTask "github.com/tenaxhq/tenax/task/exec"
 )
 
 // Created is a job made for workers on other machines: its manifest is
@@ -173,6 +174,17 @@ func (p *Plan) Durable(ctx context.Context, tk task.Task, j store.Job) (task.Tas
 		redactSteps = p.Spec.Redact
 	}
 	return durableAgent(ctx, tk, j, redactSteps)
+}
+
+// WithProcessGroups returns tk with its commands (an exec task's, an
+// agent's exec tools') recording their process groups in g, and true; a
+// task that starts no commands is returned as it is, with false. Apply it
+// before Durable.
+func WithProcessGroups(tk task.Task, g *execTask.GroupFile) (task.Task, bool) {
+	if !runsCommands(tk) {
+		return tk, false
+	}
+	return withGroups(tk, g), true
 }
 
 // Routes returns routes, the plan's routes as a worker runs them with tk

@@ -119,6 +119,12 @@ type AgentStats struct {
 	// Transcript is where the item's steps are kept, nil when no step log
 	// keeps them.
 	Transcript *Transcript `json:"transcript,omitempty"`
+	// LeftProcesses, on River workers, says what became of the process
+	// groups of exec tools that a worker which ran the item before (and
+	// was killed) left: each group ended by the worker that took the item
+	// up, or not ended, and why (on another host, its worker still
+	// alive). Absent when none was left.
+	LeftProcesses []string `json:"left_processes,omitempty"`
 }
 
 // Transcript locates an agent item's steps: its job's step log (a

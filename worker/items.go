@@ -173,7 +173,7 @@ func (r *runner) groupItem(ctx context.Context, g *groupRun, j *river.Job[ItemsA
 		}
 	}
 	item, bad := itemFrom(it.in)
-	return r.call(ctx, &execution{idx: it.in.idx, round: j.Args.Round, group: g}, item, bad, j.Metadata)
+	return r.call(ctx, &execution{idx: it.in.idx, round: j.Args.Round, group: g, rescued: j.Attempt > 1}, item, bad, j.Metadata)
 }
 
 // recorded reports whether item idx has its final record of round.

@@ -20,6 +20,7 @@ import (
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/store/postgres"
 	"github.com/tenaxhq/tenax/task"
+	execTask "github.com/tenaxhq/tenax/task/exec"
 	"github.com/tenaxhq/tenax/tracing"
 )
 
@@ -47,7 +48,10 @@ type runner struct {
 	plan       *job.Plan
 	eng        *engine.Engine
 	sj         *postgres.Job
-	shared     *shared
+	// groups records the process groups of the job's commands as the
+	// items' notes (groups.go); nil for a task that starts none.
+	groups *execTask.GroupFile
+	shared *shared
 	// trace follows the job's items for the worker's Tracer; nil when
 	// it traces nothing.
 	trace *tracing.Run
@@ -94,6 +98,11 @@ type execution struct {
 	// once its record is made.
 	leave func()
 	err   error // why the record could not be written
+	// rescued is set for an execution of a River job past its first
+	// attempt: an earlier worker may have left process groups (groups.go).
+	rescued bool
+	// left says what became of them, for the item's record.
+	left []string
 }
 
 // executionKey is the context key of the *execution.
@@ -214,7 +223,12 @@ func (r *runner) task(ctx context.Context) (task.Task, error) {
 	if r.w.cfg.wrapTask != nil {
 		tk = r.w.cfg.wrapTask(tk)
 	}
-	tk, err := r.plan.Durable(ctx, tk, r.sj)
+	var err error
+	tk, r.groups, err = r.recordGroups(tk)
+	if err != nil {
+		return nil, fmt.Errorf("worker: job %s: %w", r.jobID, err)
+	}
+	tk, err = r.plan.Durable(ctx, tk, r.sj)
 	if err != nil {
 		return nil, fmt.Errorf("worker: job %s: %w", r.jobID, err)
 	}
@@ -402,7 +416,7 @@ func (r *runner) work(ctx context.Context, j *river.Job[ItemArgs], in *storedInp
 	if err != nil {
 		return err
 	}
-	x := &execution{idx: idx, round: j.Args.Round, riverID: j.ID}
+	x := &execution{idx: idx, round: j.Args.Round, riverID: j.ID, rescued: j.Attempt > 1}
 	err = r.call(ctx, x, item, bad, j.Metadata)
 	if errors.Is(err, errPending) {
 		return river.JobSnooze(0)
@@ -422,6 +436,11 @@ func (r *runner) call(ctx context.Context, x *execution, item task.Item, bad err
 	}
 	defer leave()
 	x.leave = leave
+	if x.rescued && r.groups != nil {
+		if x.left, err = r.endLeftGroups(ctx, x.idx); err != nil {
+			return err
+		}
+	}
 	cctx, cancel := r.callContext(ctx)
 	defer cancel()
 	cctx = context.WithValue(cctx, executionKey{}, x)
@@ -615,6 +634,11 @@ func (t *txJob) Append(ctx context.Context, recs ...store.Record) error {
 			return fmt.Errorf("worker: a record for item %d, which no River job is running", rec.Idx)
 		}
 		x.leave()
+		if len(x.left) > 0 && rec.Agent != nil {
+			st := *rec.Agent
+			st.LeftProcesses = x.left
+			rec.Agent = &st
+		}
 		enc, err := postgres.Encode(*rec)
 		if err == nil {
 			p := &pending{x: x, rec: enc}

@@ -121,6 +121,8 @@ type Worker struct {
 	id    string
 	log   *slog.Logger
 	river *river.Client[pgx.Tx]
+	// proc is this process as the notes of its process groups name it.
+	proc self
 
 	mu      sync.Mutex
 	runners map[string]*runner
@@ -166,7 +168,7 @@ func (c *Client) NewWorker(cfg Config) (*Worker, error) {
 	w := &Worker{
 		c: c, cfg: cfg, id: id, log: log.With("worker", id),
 		runners: map[string]*runner{}, queues: map[string]bool{}, skipped: map[string]bool{}, live: map[int64]int{},
-		failure: make(chan error, 1),
+		failure: make(chan error, 1), proc: thisProcess(),
 	}
 	w.hard, w.stopNow = context.WithCancel(context.Background())
 	w.items = newGoPool(w.hard.Done())

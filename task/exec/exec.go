@@ -269,13 +269,13 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 	if err := cmd.Start(); err != nil {
 		return task.Result{}, t.startError(ctx, attemptCtx, argv[0], err)
 	}
-	t.groups.record('+', cmd.Process.Pid)
+	t.groups.record(item.Idx, '+', cmd.Process.Pid)
 	waitErr := cmd.Wait()
 	if waitErr != nil && (cmdCtx.Err() != nil || errors.Is(waitErr, osexec.ErrWaitDelay)) {
 		// The attempt is over; nothing of its process group may outlive it.
 		_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
 	}
-	t.groups.record('-', cmd.Process.Pid)
+	t.groups.record(item.Idx, '-', cmd.Process.Pid)
 	if stdout.tooLarge && ctx.Err() == nil {
 		return task.Result{}, fmt.Errorf("exec: %s: %w", argv[0], task.TooLarge("stdout", t.maxStdout))
 	}

@@ -32,19 +32,47 @@ type GroupFile struct {
 	mu    sync.Mutex
 	f     *os.File
 	token string
+	// sink, set by NewGroupSink, takes each record in place of f.
+	sink func(idx int, started bool, pgid int)
 }
+
+// NewGroupSink returns a GroupFile, with a new token, that hands each
+// record to sink (idx: the item whose command it is) rather than writing
+// a file: a River worker keeps them in PostgreSQL, where the worker that
+// takes up an item next finds the groups a killed one left. sink is
+// called from the command's goroutine, after it started and after it
+// ended, and must return before the command goes on.
+func NewGroupSink(sink func(idx int, started bool, pgid int)) (*GroupFile, error) {
+	t, err := newToken()
+	if err != nil {
+		return nil, err
+	}
+	return &GroupFile{token: t, sink: sink}, nil
+}
+
+// newToken is a run's token: 24 random hex digits.
+func newToken() (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// Token is the run's token, the value of EnvRun in its commands.
+func (g *GroupFile) Token() string { return g.token }
 
 // OpenGroupFile opens path for this run's records, with a new token.
 func OpenGroupFile(path string) (*GroupFile, error) {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	token, err := newToken()
+	if err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("exec: recording process groups: %w", err)
 	}
-	g := &GroupFile{f: f, token: hex.EncodeToString(b[:])}
+	g := &GroupFile{f: f, token: token}
 	if _, err := fmt.Fprintf(f, "run %s\n", g.token); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("exec: recording process groups: %w", err)
@@ -58,16 +86,21 @@ func (g *GroupFile) Env() string { return EnvRun + "=" + g.token }
 
 // Started records a process group the run started (pgid: its leader's
 // pid); nil records nothing.
-func (g *GroupFile) Started(pgid int) { g.record('+', pgid) }
+func (g *GroupFile) Started(pgid int) { g.record(-1, '+', pgid) }
 
 // Ended records that the group's command is over and the group killed or
 // left as the run means to.
-func (g *GroupFile) Ended(pgid int) { g.record('-', pgid) }
+func (g *GroupFile) Ended(pgid int) { g.record(-1, '-', pgid) }
 
-// record appends "+pgid" (started) or "-pgid" (ended). A failed write only
-// costs a later run the chance to end that group.
-func (g *GroupFile) record(sign byte, pgid int) {
+// record appends "+pgid" (started) or "-pgid" (ended), or hands it to the
+// sink with idx, the item's. A failed write only costs a later run the
+// chance to end that group.
+func (g *GroupFile) record(idx int, sign byte, pgid int) {
 	if g == nil {
+		return
+	}
+	if g.sink != nil {
+		g.sink(idx, sign == '+', pgid)
 		return
 	}
 	g.mu.Lock()
@@ -77,7 +110,7 @@ func (g *GroupFile) record(sign byte, pgid int) {
 
 // Close closes the file.
 func (g *GroupFile) Close() error {
-	if g == nil {
+	if g == nil || g.f == nil {
 		return nil
 	}
 	return g.f.Close()
@@ -130,4 +163,17 @@ func EndLeftoverGroups(path string) (int, error) {
 		n = endGroups(left)
 	}
 	return n, os.Truncate(path, 0)
+}
+
+// EndGroups ends, with SIGKILL, each process group of left (pgid → the
+// token of the run that started it) in which a process still carries that
+// token (EnvRun) in its environment, and returns how many it ended: so a
+// group whose command is over, its id since reused by another program, is
+// never touched. Call it only for groups whose run is dead. Where
+// processes cannot be read (systems without /proc), it ends nothing.
+func EndGroups(left map[int]string) int {
+	if len(left) == 0 {
+		return 0
+	}
+	return endGroups(left)
 }
