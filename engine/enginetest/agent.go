@@ -3,6 +3,7 @@ package enginetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -32,18 +33,24 @@ func (m Move) String() string { return m.Name }
 
 // The moves agent scenarios are made of. The one tool is "lookup", whose
 // arguments must be {"text": string}; it fails, as a command exiting 1,
-// for the text "fail".
+// for the text "fail", and for "flaky" it fails as a command exiting 75
+// would (retryable) at its first run for the item, then answers.
 var (
 	Lookup      = Move{Name: "lookup", Calls: [][2]string{{"lookup", `{"text":"ok"}`}}}
 	LookupTwice = Move{Name: "lookup_twice", Calls: [][2]string{{"lookup", `{"text":"a"}`}, {"lookup", `{"text":"b"}`}}}
 	BadArgs     = Move{Name: "bad_args", Calls: [][2]string{{"lookup", `{}`}}}
 	UnknownTool = Move{Name: "unknown_tool", Calls: [][2]string{{"nope", `{}`}}}
 	ToolFails   = Move{Name: "tool_fails", Calls: [][2]string{{"lookup", `{"text":"fail"}`}}}
+	ToolFlaky   = Move{Name: "tool_flaky", Calls: [][2]string{{"lookup", `{"text":"flaky"}`}}}
 	FinalValid  = Move{Name: "final_valid", Answer: Valid}
 	FinalBad    = Move{Name: "final_invalid", Answer: Invalid}
 	FinalJunk   = Move{Name: "final_unusable", Answer: Unusable}
 	ModelDown   = Move{Name: "model_down", Answer: Retryable}
 )
+
+// errToolTransient is the "flaky" lookup's first failure: a command's
+// exit 75, retryable.
+var errToolTransient = classify.WithClass(errors.New("exit status 75: try again"), classify.Retryable, "scripted")
 
 // AgentMaxSteps and AgentMaxErrors are the agent's limits the agent
 // scenarios are written for (agent.Config's MaxSteps and
@@ -76,6 +83,7 @@ func AgentScenarios() []AgentScenario {
 		{Name: "agent_tool_then_final", Moves: m(Lookup, FinalValid), Succeeded: true, Calls: 1, Steps: 2},
 		{Name: "agent_two_calls_in_one_step", Moves: m(LookupTwice, FinalValid), Succeeded: true, Calls: 1, Steps: 2},
 		{Name: "agent_bad_arguments_then_recovery", Moves: m(BadArgs, Lookup, FinalValid), Succeeded: true, Calls: 1, Steps: 3, FedBack: 1, Peak: 1},
+		{Name: "agent_transient_tool_failure_is_retried_unseen", Moves: m(ToolFlaky, FinalValid), Succeeded: true, Calls: 1, Steps: 2},
 		{Name: "agent_failing_tool_is_fed_back", Moves: m(ToolFails, FinalValid), Succeeded: true, Calls: 1, Steps: 2, FedBack: 1, Peak: 1},
 		{Name: "agent_unknown_tool_until_the_limit", Moves: m(UnknownTool, UnknownTool, UnknownTool), Class: classify.Item, Calls: 1, Steps: 3, FedBack: 3, Peak: 3},
 		{Name: "agent_errors_count_from_the_recovery", Moves: m(BadArgs, BadArgs, Lookup, UnknownTool, ToolFails, BadArgs), Class: classify.Item, Calls: 1, Steps: 6, FedBack: 5, Peak: 3},
@@ -129,14 +137,27 @@ func (s *AgentScript) Asked(idx int) int {
 	return s.asked[idx]
 }
 
-// lookup is the scenarios' one tool's runner.
-type lookup struct{}
+// lookup is the scenarios' one tool's runner: flaky counts the "flaky"
+// runs of each item.
+type lookup struct {
+	mu    sync.Mutex
+	flaky map[int]int
+}
 
-func (lookup) Run(_ context.Context, it task.Item) (task.Result, error) {
+func (l *lookup) Run(_ context.Context, it task.Item) (task.Result, error) {
 	args, _ := it.Fields[agent.ArgsField].(map[string]any)
 	text, _ := args["text"].(string)
-	if text == "fail" {
+	switch text {
+	case "fail":
 		return task.Result{}, errCommand
+	case "flaky":
+		l.mu.Lock()
+		l.flaky[it.Idx]++
+		first := l.flaky[it.Idx] == 1
+		l.mu.Unlock()
+		if first {
+			return task.Result{}, errToolTransient
+		}
 	}
 	out, _ := json.Marshal("looked up " + text)
 	return task.Result{Output: out}, nil
@@ -148,7 +169,7 @@ func (lookup) Run(_ context.Context, it task.Item) (task.Result, error) {
 func NewAgent(scenarios []AgentScenario) (*agent.Task, *AgentScript, error) {
 	script := &AgentScript{Scenarios: scenarios}
 	tool, err := agent.NewTool(agent.Def{Name: "lookup", Description: "Looks a text up.",
-		Parameters: json.RawMessage(`{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}`)}, lookup{}, true)
+		Parameters: json.RawMessage(`{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}`)}, &lookup{flaky: map[int]int{}}, true)
 	if err != nil {
 		return nil, nil, err
 	}
