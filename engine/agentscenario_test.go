@@ -16,3 +16,13 @@ func TestAgentScenariosLocally(t *testing.T) {
 		enginetest.CheckAgents(t, "local", scenarios, enginetest.LocalAgents(t, scenarios))
 	})
 }
+
+// TestRoutedAgentScenariosLocally runs the routed agent scenarios
+// through the local engine over two routes: the reference of the
+// workers' (worker.TestRoutedAgentScenariosOnWorkers).
+func TestRoutedAgentScenariosLocally(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		scenarios := enginetest.RoutedAgentScenarios()
+		enginetest.CheckAgents(t, "local routed", scenarios, enginetest.LocalRoutedAgents(t, scenarios))
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/tenaxhq/tenax/engine/enginetest"
 	"github.com/tenaxhq/tenax/store"
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/agent"
 	"github.com/tenaxhq/tenax/worker"
 )
 
@@ -245,6 +246,73 @@ func TestAgentScenariosOnWorkers(t *testing.T) {
 		}
 		if got, want := script.Asked(idx), len(sc.Moves); got != want {
 			t.Errorf("%s: the model was asked %d times, want the script's %d: a recorded step was asked again, or one was skipped", sc.Name, got, want)
+		}
+	}
+}
+
+// routedAgentScenarioSpec is agentScenarioSpec over two routes with
+// fallbacks on; the test runs enginetest's scripted agent in place of its
+// task (WrapTask) and each route's task asking that route's script
+// (WrapRoutes), the steps kept in tenax_notes as the worker keeps them.
+var routedAgentScenarioSpec = strings.Replace(strings.Replace(agentScenarioSpec,
+	"  provider: mock\n  model: mock-agent\n", "", 1),
+	"validate:", "routes:\n  - {name: a, provider: mock, model: mock-agent}\n  - {name: b, provider: mock, model: mock-agent, tier: 1}\nfallbacks: {outage: true}\nvalidate:", 1)
+
+// TestRoutedAgentScenariosOnWorkers runs the routed agent scenarios
+// (enginetest.RoutedAgentScenarios) through River's workers: an agent's
+// conversation moved from route a to route b at an outage gives the same
+// whole records as the local engine's, and no model question more than
+// the scripts hold.
+func TestRoutedAgentScenariosOnWorkers(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	scenarios := enginetest.RoutedAgentScenarios()
+	names := make([]enginetest.Scenario, len(scenarios))
+	for i, sc := range scenarios {
+		names[i].Name = sc.Name
+	}
+	path := writeScenarioJob(t, names)
+	if err := os.WriteFile(path, []byte(routedAgentScenarioSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := enqueue(t, c, path)
+	a, _, err := enginetest.NewAgent(scenarios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa, sb := enginetest.RoutedAgentScripts(scenarios)
+	cfg := worker.Config{Jobs: []string{e.JobID}, Concurrency: 4}
+	worker.WrapTask(&cfg, func(task.Task) task.Task { return a })
+	worker.WrapRoutes(&cfg, func(routes []engine.Route) []engine.Route {
+		// Each route's task is the worker's durable agent asking the
+		// spec's route model: ask the route's script instead.
+		d, ok := routes[0].Task.(*agent.Task)
+		if !ok {
+			t.Errorf("route a's task is a %T, not the job's agent", routes[0].Task)
+			return routes
+		}
+		return enginetest.Routes(d.WithModel(sa), d.WithModel(sb))
+	})
+	worker.SetValidator(&cfg, enginetest.Validator{})
+	startWorkers(t, c, 2, cfg)
+	waitFor(t, "the job to finish", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	oneRecordEach(t, dsn, e.JobID, len(scenarios), "after the routed agent scenarios ran")
+	j, err := c.Store().OpenReadOnly(t.Context(), e.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	recs := map[int]store.Record{}
+	if err := j.Scan(t.Context(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	enginetest.CheckAgents(t, "workers routed", scenarios, recs)
+	enginetest.SameAgents(t, "workers routed", scenarios, enginetest.LocalRoutedAgents(t, scenarios), recs)
+	for idx, sc := range scenarios {
+		if got, want := sa.Asked(idx)+sb.Asked(idx), len(sc.Moves)+len(sc.OnB); got != want {
+			t.Errorf("%s: the routes' models were asked %d times, want the scripts' %d: a recorded step was asked again", sc.Name, got, want)
 		}
 	}
 }

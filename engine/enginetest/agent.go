@@ -74,6 +74,12 @@ type AgentScenario struct {
 	// Steps, FedBack and Peak are the record's agent steps,
 	// errors_fed_back and consecutive_errors_peak (its last attempt's).
 	Steps, FedBack, Peak int
+	// OnB, for a routed agent scenario (RoutedAgentScenarios), are route
+	// b's answers, asked once Moves (route a's) moved the item there;
+	// Route and Tries are the record's route and tries, as Scenario's.
+	OnB   []Move
+	Route string
+	Tries []string
 }
 
 // AgentScenarios returns the agent scenarios, a new slice each time.
@@ -259,6 +265,9 @@ func CheckAgents(t testing.TB, mode string, scenarios []AgentScenario, recs map[
 		case st.Transcript == nil:
 			diffs = append(diffs, "no transcript: the steps were not kept")
 		}
+		if sc.OnB != nil {
+			diffs = append(diffs, routedDiffs(Scenario{Route: sc.Route, Tries: sc.Tries}, rec)...)
+		}
 		if len(diffs) > 0 {
 			t.Errorf("%s: %s %v: %s", mode, sc.Name, sc.Moves, strings.Join(diffs, "; "))
 		}
@@ -289,4 +298,76 @@ func SameAgents(t testing.TB, mode string, scenarios []AgentScenario, ref, got m
 		return out
 	}
 	Same(t, mode, s, unlog(ref), unlog(got))
+}
+
+// RoutedAgentScenarios are agent scenarios over Routes with Fallbacks
+// on: route a answers an item's first questions by its Moves, then
+// fails (a 503); the engine moves the item to route b, which goes on at
+// the next step, the steps recorded on a replayed from the step log, and
+// answers by OnB. The conversation's counts carry over: the record's
+// stats are the whole conversation's.
+func RoutedAgentScenarios() []AgentScenario {
+	m := func(ms ...Move) []Move { return ms }
+	return []AgentScenario{
+		{Name: "agent_outage_moves_the_conversation_to_route_b", Moves: m(Lookup, ModelDown), OnB: m(FinalValid),
+			Succeeded: true, Calls: 2, Steps: 2, Route: "b", Tries: []string{"a:retryable"}},
+		{Name: "agent_errors_fed_back_count_across_routes", Moves: m(BadArgs, ModelDown), OnB: m(UnknownTool, ToolFails),
+			Class: classify.Item, Calls: 2, Steps: 3, FedBack: 3, Peak: 3, Route: "b", Tries: []string{"a:retryable"}},
+		{Name: "agent_no_final_within_max_steps_across_routes", Moves: m(Lookup, Lookup, Lookup, ModelDown), OnB: m(Lookup, Lookup, Lookup, Lookup, Lookup),
+			Class: classify.Item, Calls: 2, Steps: AgentMaxSteps, Route: "b", Tries: []string{"a:retryable"}},
+	}
+}
+
+// RoutedAgentScripts are the model scripts of routes a and b for the
+// routed agent scenarios: a answers by Moves, b by OnB.
+func RoutedAgentScripts(scenarios []AgentScenario) (a, b *AgentScript) {
+	onB := make([]AgentScenario, len(scenarios))
+	for i, sc := range scenarios {
+		onB[i] = AgentScenario{Name: sc.Name, Moves: sc.OnB}
+	}
+	return &AgentScript{Scenarios: scenarios}, &AgentScript{Scenarios: onB}
+}
+
+// LocalRoutedAgents runs the routed agent scenarios through the local
+// engine over Routes, each route the durable agent asking its script,
+// and returns the records by idx: the reference of the other modes'
+// (SameAgents).
+func LocalRoutedAgents(t testing.TB, scenarios []AgentScenario) map[int]store.Record {
+	t.Helper()
+	a, _, err := NewAgent(scenarios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st memory.Store
+	j, err := st.Create(context.Background(), store.Manifest{ID: "routed-agent-reference", Created: time.Now(), Items: len(scenarios), State: store.StateRunning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, ok := store.StepsOf(j)
+	if !ok {
+		t.Fatal("the in-memory job keeps no steps")
+	}
+	d := a.Durable(log, nil)
+	sa, sb := RoutedAgentScripts(scenarios)
+	cfg := engine.Config{
+		Concurrency: 4, Retry: Policy(), Heal: Budget(), Validator: Validator{},
+		BreakerCount: []classify.Class{}, Routes: Routes(d.WithModel(sa), d.WithModel(sb)), Fallbacks: Fallbacks(),
+	}
+	items := AgentItems(scenarios)
+	i := 0
+	src := engine.SourceFunc(func() (task.Item, error) {
+		if i == len(items) {
+			return task.Item{}, io.EOF
+		}
+		i++
+		return items[i-1], nil
+	})
+	if _, err := engine.New(cfg, d, j).Run(context.Background(), src); err != nil {
+		t.Fatal(err)
+	}
+	recs := map[int]store.Record{}
+	if err := j.Scan(context.Background(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }
