@@ -169,18 +169,18 @@ type converseRequest struct {
 
 // decodeConverse reads a Converse body into the request the handler
 // answers: text blocks as the messages' text, toolUse and toolResult
-// blocks as Anthropic's, toolChoice {"tool": {"name": …}} as a forced
-// tool.
+// blocks as Anthropic's tool_use and tool_result, toolChoice {"tool":
+// {"name": …}} as a forced tool.
 func decodeConverse(x *exchange) error {
 	var in converseRequest
 	if err := json.Unmarshal(x.body, &in); err != nil {
 		return err
 	}
-	req := chatRequest{System: converseText(in.System)}
+	req := chatRequest{System: contentOf(converseBlocks(in.System))}
 	if in.Messages != nil {
 		msgs := make([]wireMessage, 0, len(*in.Messages))
 		for _, m := range *in.Messages {
-			msgs = append(msgs, wireMessage{Role: m.Role, Content: converseText(m.Content)})
+			msgs = append(msgs, wireMessage{Role: m.Role, Content: contentOf(converseBlocks(m.Content))})
 		}
 		req.Messages = &msgs
 	}
@@ -198,35 +198,47 @@ func decodeConverse(x *exchange) error {
 		}
 	}
 	x.req = req
+	x.converseTools = in.ToolConfig != nil
 	return nil
 }
 
-// converseText is Converse content blocks as a JSON string of their text
-// (a toolResult's text included), which the handler reads as a message's
-// content.
-func converseText(blocks []json.RawMessage) json.RawMessage {
-	var b strings.Builder
-	for _, raw := range blocks {
+// converseBlocks are Converse content blocks as the handler's: text, and
+// toolUse and toolResult with their ids (a result's text and JSON
+// content as its text).
+func converseBlocks(raws []json.RawMessage) []toolBlock {
+	var out []toolBlock
+	for _, raw := range raws {
 		var bl struct {
-			Text       string `json:"text"`
+			Text    string `json:"text"`
+			ToolUse *struct {
+				ToolUseID string `json:"toolUseId"`
+				Name      string `json:"name"`
+			} `json:"toolUse"`
 			ToolResult *struct {
-				Content []json.RawMessage `json:"content"`
+				ToolUseID string `json:"toolUseId"`
+				Content   []struct {
+					Text string          `json:"text"`
+					JSON json.RawMessage `json:"json"`
+				} `json:"content"`
 			} `json:"toolResult"`
 		}
 		if json.Unmarshal(raw, &bl) != nil {
 			continue
 		}
-		b.WriteString(bl.Text)
-		if bl.ToolResult != nil {
-			var s string
-			_ = json.Unmarshal(converseText(bl.ToolResult.Content), &s)
-			b.WriteString(s)
+		switch {
+		case bl.ToolUse != nil:
+			out = append(out, toolBlock{Type: "tool_use", ID: bl.ToolUse.ToolUseID, Name: bl.ToolUse.Name})
+		case bl.ToolResult != nil:
+			r := toolBlock{Type: "tool_result", ToolUseID: bl.ToolResult.ToolUseID}
+			for _, c := range bl.ToolResult.Content {
+				r.Content += c.Text + string(c.JSON)
+			}
+			out = append(out, r)
+		default:
+			out = append(out, toolBlock{Type: "text", Text: bl.Text})
 		}
 	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return mustJSON(b.String())
+	return out
 }
 
 // converseInvalid is Bedrock's 400 for a request it refuses.
@@ -261,6 +273,12 @@ func validateConverse(x *exchange) *apiError {
 	}
 	if name := forcedTool(x); name != "" && toolByName(req.Tools, name) == nil {
 		return converseInvalid("The tool specified in toolChoice is not defined in toolConfig.tools.")
+	}
+	if i, why := unansweredCalls(*req.Messages, true); i >= 0 {
+		return converseInvalid(fmt.Sprintf("The toolUse blocks of messages.%d must each be answered by a toolResult block with its toolUseId in messages.%d: %s.", i-1, i, why))
+	}
+	if !x.converseTools && x.agentSteps() > 0 {
+		return converseInvalid("The toolConfig field must be defined when using toolUse and toolResult content blocks.")
 	}
 	return nil
 }

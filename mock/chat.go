@@ -157,6 +157,8 @@ type exchange struct {
 	promptTokens int
 	maxTokens    int        // 0: not set
 	limits       limitState // after admission
+	// converseTools says a Converse request has a toolConfig.
+	converseTools bool
 }
 
 func (x *exchange) header() http.Header { return x.w.Header() }

@@ -179,9 +179,31 @@ type generateRequest struct {
 	Contents *[]struct {
 		Role  string `json:"role"`
 		Parts []struct {
-			Text string `json:"text"`
+			Text         string `json:"text"`
+			FunctionCall *struct {
+				ID   string `json:"id"`
+				Name string `json:"name"`
+			} `json:"functionCall"`
+			FunctionResponse *struct {
+				ID       string          `json:"id"`
+				Name     string          `json:"name"`
+				Response json.RawMessage `json:"response"`
+			} `json:"functionResponse"`
 		} `json:"parts"`
 	} `json:"contents"`
+	Tools []struct {
+		FunctionDeclarations []struct {
+			Name                 string          `json:"name"`
+			Parameters           json.RawMessage `json:"parameters"`
+			ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
+	ToolConfig *struct {
+		FunctionCallingConfig *struct {
+			Mode                 string   `json:"mode"`
+			AllowedFunctionNames []string `json:"allowedFunctionNames"`
+		} `json:"functionCallingConfig"`
+	} `json:"toolConfig"`
 	SystemInstruction *struct {
 		Parts []struct {
 			Text string `json:"text"`
@@ -201,7 +223,9 @@ type generateRequest struct {
 // handler answers: the contents' text parts as the messages (role model
 // as the assistant's), the system instruction as the system prompt, a
 // response schema as a json_schema format and responseMimeType
-// application/json alone as a json_object one.
+// application/json alone as a json_object one; functionCall and
+// functionResponse parts and functionDeclarations as Anthropic's tool
+// turns and tools.
 func decodeGenerate(x *exchange) error {
 	var in generateRequest
 	if err := json.Unmarshal(x.body, &in); err != nil {
@@ -215,21 +239,8 @@ func decodeGenerate(x *exchange) error {
 		}
 		req.System = mustJSON(b.String())
 	}
-	if in.Contents != nil {
-		msgs := make([]wireMessage, 0, len(*in.Contents))
-		for _, c := range *in.Contents {
-			var b strings.Builder
-			for _, p := range c.Parts {
-				b.WriteString(p.Text)
-			}
-			role := c.Role
-			if role == "model" {
-				role = "assistant"
-			}
-			msgs = append(msgs, wireMessage{Role: role, Content: mustJSON(b.String())})
-		}
-		req.Messages = &msgs
-	}
+	req.Messages = generateContents(in)
+	req.Tools, req.ToolChoice = generateTools(in)
 	if gc := in.GenerationConfig; gc != nil {
 		req.MaxTokens, req.Temperature, req.TopP = gc.MaxOutputTokens, gc.Temperature, gc.TopP
 		schema := gc.ResponseJSONSchema
@@ -250,6 +261,68 @@ func decodeGenerate(x *exchange) error {
 	}
 	x.req = req
 	return nil
+}
+
+// generateContents are a request's contents as the handler's messages:
+// text parts as their text, functionCall and functionResponse parts as
+// Anthropic's tool_use and tool_result blocks; nil without contents.
+func generateContents(in generateRequest) *[]wireMessage {
+	if in.Contents == nil {
+		return nil
+	}
+	msgs := make([]wireMessage, 0, len(*in.Contents))
+	for _, c := range *in.Contents {
+		var bs []toolBlock
+		for _, p := range c.Parts {
+			switch {
+			case p.FunctionCall != nil:
+				bs = append(bs, toolBlock{Type: "tool_use", ID: p.FunctionCall.ID, Name: p.FunctionCall.Name})
+			case p.FunctionResponse != nil:
+				bs = append(bs, toolBlock{Type: "tool_result", ToolUseID: p.FunctionResponse.ID, Name: p.FunctionResponse.Name,
+					Content: string(p.FunctionResponse.Response)})
+			default:
+				bs = append(bs, toolBlock{Type: "text", Text: p.Text})
+			}
+		}
+		role := c.Role
+		if role == "model" {
+			role = "assistant"
+		}
+		content := contentOf(bs)
+		if content == nil {
+			content = mustJSON("")
+		}
+		msgs = append(msgs, wireMessage{Role: role, Content: content})
+	}
+	return &msgs
+}
+
+// generateTools are a request's functionDeclarations as the handler's
+// tools (parametersJsonSchema, else parameters, as the schema), and its
+// functionCallingConfig as a tool_choice: NONE none, ANY of one allowed
+// function that tool, ANY any.
+func generateTools(in generateRequest) ([]wireTool, json.RawMessage) {
+	var tools []wireTool
+	for _, t := range in.Tools {
+		for _, f := range t.FunctionDeclarations {
+			schema := f.ParametersJSONSchema
+			if len(schema) == 0 {
+				schema = f.Parameters
+			}
+			tools = append(tools, wireTool{Name: f.Name, InputSchema: schema})
+		}
+	}
+	if tc := in.ToolConfig; tc != nil && tc.FunctionCallingConfig != nil {
+		switch fc := tc.FunctionCallingConfig; {
+		case fc.Mode == "NONE":
+			return tools, mustJSON("none")
+		case fc.Mode == "ANY" && len(fc.AllowedFunctionNames) == 1:
+			return tools, mustJSON(map[string]string{"type": "tool", "name": fc.AllowedFunctionNames[0]})
+		case fc.Mode == "ANY":
+			return tools, mustJSON(map[string]string{"type": "any"})
+		}
+	}
+	return tools, nil
 }
 
 // googleInvalid is Google's 400 INVALID_ARGUMENT for a request it refuses.
@@ -278,6 +351,12 @@ func validateGenerate(x *exchange) *apiError {
 	}
 	if v := req.TopP; v != nil && (*v < 0 || *v > 1) {
 		return googleInvalid(fmt.Sprintf("* GenerateContentRequest.generation_config.top_p: top_p must be in the range [0.0, 1.0]. (%v)", *v))
+	}
+	if i, _ := unansweredCalls(*req.Messages, false); i >= 0 {
+		return googleInvalid(fmt.Sprintf("Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn. (contents[%d])", i))
+	}
+	if len(req.Tools) > 0 && req.ResponseFormat != nil {
+		return googleInvalid("Function calling with a response mime type: 'application/json' is unsupported")
 	}
 	return nil
 }
