@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/agent"
 )
 
 // ProviderBedrock is Amazon Bedrock's Converse API, which speaks to every
@@ -45,6 +46,13 @@ type ConverseRequest struct {
 	Extra map[string]any
 	// Tool, when set, is the one tool the model must call (toolChoice).
 	Tool *ConverseTool
+	// Tools are an agent's tools (toolConfig.tools, the model's choice):
+	// set on an agent's step, with Steps.
+	Tools []agent.Def
+	// Steps are the agent's steps so far, sent after Messages: each an
+	// assistant message of text and toolUse blocks, then a user message
+	// of toolResult blocks (docs/agents.md).
+	Steps []agent.Step
 }
 
 // ConverseTool is a tool the model must call: its input is the answer.
@@ -61,6 +69,9 @@ type ConverseReply struct {
 	// ToolInput is the input of the call of the request's Tool, nil when
 	// it was not called.
 	ToolInput json.RawMessage
+	// Calls are the toolUse blocks of an agent's tools (any but the
+	// request's Tool), in the answer's order.
+	Calls []agent.Call
 	// StopReason is the answer's stopReason: end_turn, tool_use,
 	// max_tokens, stop_sequence, guardrail_intervened, content_filtered, …
 	StopReason string
@@ -86,6 +97,9 @@ func (t *Task) bedrockSender() func(context.Context, *call, *capture) (reply, er
 			}
 			req.Messages = append(req.Messages, m)
 		}
+		if c.agent != nil {
+			req.Tools, req.Steps = c.agent.defs, c.agent.steps
+		}
 		send := func(r *http.Request) (*http.Response, error) {
 			// Added after signing: SigV4 leaves unsigned headers alone.
 			for _, name := range sortedKeys(t.cfg.Headers) {
@@ -105,7 +119,7 @@ func (t *Task) bedrockSender() func(context.Context, *call, *capture) (reply, er
 // finished answer; a guardrail's or content filter's stop keeps the text
 // that replaced the answer as its words.
 func bedrockReply(out ConverseReply) reply {
-	rep := reply{content: out.Text, finish: out.StopReason, usage: out.Usage}
+	rep := reply{content: out.Text, finish: out.StopReason, usage: out.Usage, calls: out.Calls}
 	if out.ToolInput != nil {
 		rep.content = string(out.ToolInput)
 		if rep.finish == "tool_use" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/agent"
 )
 
 // ProviderGemini is Google's Gemini API (generativelanguage.googleapis.com),
@@ -63,6 +64,13 @@ type GenerateRequest struct {
 	// the common configuration (generationConfig.thinkingConfig, …); nil
 	// sends none.
 	Extra map[string]any
+	// Tools are an agent's tools (tools[].functionDeclarations): set on
+	// an agent's step, with Steps.
+	Tools []agent.Def
+	// Steps are the agent's steps so far, sent after Messages: each a
+	// model content of text and functionCall parts, then a user content
+	// of functionResponse parts (docs/agents.md).
+	Steps []agent.Step
 }
 
 // GenerateReply is what a generateContent answer says.
@@ -83,6 +91,8 @@ type GenerateReply struct {
 	// Usage is the answer's usageMetadata: cached input inside
 	// InputTokens, thoughts inside OutputTokens and ReasoningTokens.
 	Usage task.Usage
+	// Calls are the first candidate's functionCall parts, in order.
+	Calls []agent.Call
 }
 
 // geminiSender returns the call in generateContent's shape, made by the
@@ -107,6 +117,14 @@ func (t *Task) geminiSender() func(context.Context, *call, *capture) (reply, err
 			}
 			req.Messages = append(req.Messages, m)
 		}
+		if c.agent != nil {
+			req.Tools, req.Steps = c.agent.defs, c.agent.steps
+			// generateContent refuses function calling with a JSON
+			// response mime type on the models tenax prices (Gemini 2.x):
+			// an agent's steps go without it, and its final answer is
+			// validated and healed as any other.
+			req.JSON, req.Schema = false, nil
+		}
 		send := func(r *http.Request) (*http.Response, error) {
 			for _, name := range sortedKeys(t.cfg.Headers) {
 				r.Header.Set(name, t.cfg.Headers[name])
@@ -126,7 +144,7 @@ func (t *Task) geminiSender() func(context.Context, *call, *capture) (reply, err
 // finish reason PROMPT_BLOCKED) a content filter's stop carrying the
 // ratings that blocked it.
 func geminiReply(out GenerateReply) reply {
-	rep := reply{content: out.Text, finish: out.FinishReason, usage: out.Usage}
+	rep := reply{content: out.Text, finish: out.FinishReason, usage: out.Usage, calls: out.Calls}
 	if out.PromptBlocked {
 		rep.finish = geminiPromptBlocked
 		rep.filter = strings.TrimSuffix("promptFeedback.blockReason "+out.FinishReason+"; "+out.Safety, "; ")

@@ -21,16 +21,16 @@ type agentTurns struct {
 // Next asks the model one step of an agent (agent.Model): the item's
 // conversation, then each step's tool calls and their results, with the
 // tools sent as the provider's native tool calling (OpenAI's tools and
-// tool_calls, Anthropic's tools, tool_use and tool_result). An answer
+// tool_calls, Anthropic's tools, tool_use and tool_result, Bedrock
+// Converse's toolConfig, toolUse and toolResult, Gemini's
+// functionDeclarations, functionCall and functionResponse). An answer
 // with tool calls comes back as them; any other is the final answer,
 // made the output as Run makes it, with the same errors. Agent steps are
 // never served from nor put in the response cache.
 func (t *Task) Next(ctx context.Context, item task.Item, defs []agent.Def, steps []agent.Step) (agent.Reply, error) {
 	switch {
-	case t.wire == ProviderBedrock, t.wire == ProviderGemini, t.wire == ProviderVertex:
-		// Their requests carry no tools yet: a model asked without them
-		// would answer as if it had none, and the loop would look done.
-		return agent.Reply{}, fmt.Errorf("llm %s: tools are not sent to %s yet (docs/agents.md)", t.wire, t.wire)
+	case t.wire == ProviderBedrock && t.structured.Mode == ModeTool:
+		return agent.Reply{}, errors.New("llm bedrock: the schema's structured output is a tool the model must call (toolChoice), which would leave it no choice of the agent's tools: drop validate.json_schema and ask for the JSON in the prompt")
 	case t.wire == ProviderAnthropic && t.structured.Mode == ModeTool:
 		return agent.Reply{}, errors.New("llm anthropic: the schema's structured output takes the tool slot: use a model with output_config formats for an agent")
 	}

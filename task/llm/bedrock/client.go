@@ -13,6 +13,7 @@ package bedrock
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -25,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/agent"
 	"github.com/tenaxhq/tenax/task/llm"
 )
 
@@ -119,8 +121,20 @@ func converseInput(req llm.ConverseRequest) *bedrockruntime.ConverseInput {
 			Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: m.Content}},
 		})
 	}
+	in.Messages = append(in.Messages, stepMessages(req.Steps)...)
 	if len(req.Extra) > 0 {
 		in.AdditionalModelRequestFields = document.NewLazyDocument(req.Extra)
+	}
+	if len(req.Tools) > 0 {
+		in.ToolConfig = &types.ToolConfiguration{ToolChoice: &types.ToolChoiceMemberAuto{}}
+		for _, d := range req.Tools {
+			spec := types.ToolSpecification{Name: aws.String(d.Name),
+				InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(object(d.Parameters))}}
+			if d.Description != "" {
+				spec.Description = aws.String(d.Description)
+			}
+			in.ToolConfig.Tools = append(in.ToolConfig.Tools, &types.ToolMemberToolSpec{Value: spec})
+		}
 	}
 	if t := req.Tool; t != nil {
 		in.ToolConfig = &types.ToolConfiguration{
@@ -149,14 +163,21 @@ func converseReply(req llm.ConverseRequest, out *bedrockruntime.ConverseOutput) 
 		case *types.ContentBlockMemberText:
 			text.WriteString(b.Value)
 		case *types.ContentBlockMemberToolUse:
-			if req.Tool == nil || aws.ToString(b.Value.Name) != req.Tool.Name || b.Value.Input == nil {
+			name := aws.ToString(b.Value.Name)
+			input := []byte("{}")
+			if b.Value.Input != nil {
+				var err error
+				if input, err = b.Value.Input.MarshalSmithyDocument(); err != nil {
+					return llm.ConverseReply{}, fmt.Errorf("bedrock: the input of tool %q: %w", name, err)
+				}
+			}
+			if req.Tool != nil && name == req.Tool.Name {
+				if b.Value.Input != nil {
+					rep.ToolInput = input
+				}
 				continue
 			}
-			input, err := b.Value.Input.MarshalSmithyDocument()
-			if err != nil {
-				return llm.ConverseReply{}, fmt.Errorf("bedrock: the tool's input: %w", err)
-			}
-			rep.ToolInput = input
+			rep.Calls = append(rep.Calls, agent.Call{ID: aws.ToString(b.Value.ToolUseId), Name: name, Arguments: input})
 		}
 	}
 	rep.Text = text.String()
@@ -171,4 +192,52 @@ func converseReply(req llm.ConverseRequest, out *bedrockruntime.ConverseOutput) 
 		rep.Usage.InputTokens = int64(aws.ToInt32(u.InputTokens)) + rep.Usage.CachedInputTokens + rep.Usage.CacheWriteTokens
 	}
 	return rep, nil
+}
+
+// stepMessages are an agent's steps as Converse messages: the assistant's
+// text and toolUse blocks, then a user message of toolResult blocks (an
+// error's status "error"). A toolUse block's input must be an object:
+// arguments that are not one (the API parses them, so only another
+// provider's recorded step holds such) go as {}. A step with no text and
+// no call (none is recorded, but Converse refuses an empty message) says
+// so in a text block.
+func stepMessages(steps []agent.Step) []types.Message {
+	var out []types.Message
+	for _, s := range steps {
+		a := types.Message{Role: types.ConversationRoleAssistant}
+		if s.Text != "" {
+			a.Content = append(a.Content, &types.ContentBlockMemberText{Value: s.Text})
+		}
+		for _, c := range s.Calls {
+			a.Content = append(a.Content, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+				ToolUseId: aws.String(c.ID), Name: aws.String(c.Name), Input: document.NewLazyDocument(object(c.Arguments))}})
+		}
+		if len(a.Content) == 0 {
+			a.Content = append(a.Content, &types.ContentBlockMemberText{Value: "(no answer)"})
+		}
+		u := types.Message{Role: types.ConversationRoleUser}
+		for _, o := range s.Outcomes {
+			r := types.ToolResultBlock{ToolUseId: aws.String(o.CallID),
+				Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: o.Content}}}
+			if o.IsError {
+				r.Status = types.ToolResultStatusError
+			}
+			u.Content = append(u.Content, &types.ContentBlockMemberToolResult{Value: r})
+		}
+		out = append(out, a)
+		if len(u.Content) > 0 {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// object is raw as a JSON object's value for a document: {} when raw is
+// not an object.
+func object(raw json.RawMessage) map[string]any {
+	var obj map[string]any
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return map[string]any{}
+	}
+	return obj
 }

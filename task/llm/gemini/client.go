@@ -24,6 +24,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/tenaxhq/tenax/task"
+	"github.com/tenaxhq/tenax/task/agent"
 	"github.com/tenaxhq/tenax/task/llm"
 )
 
@@ -144,7 +145,7 @@ func (c *Client) Generate(ctx context.Context, req llm.GenerateRequest, send fun
 	if err != nil {
 		return llm.GenerateReply{}, err
 	}
-	return generateReply(out), nil
+	return generateReply(out, len(req.Steps)), nil
 }
 
 // DecodeGenerate reads a generateContent answer that came another way
@@ -155,7 +156,7 @@ func (c *Client) DecodeGenerate(body []byte) (llm.GenerateReply, error) {
 	if err := json.Unmarshal(body, &out); err != nil {
 		return llm.GenerateReply{}, fmt.Errorf("gemini: a generateContent answer: %w", err)
 	}
-	return generateReply(&out), nil
+	return generateReply(&out, 0), nil
 }
 
 // generateInput is req in the SDK's shape.
@@ -193,13 +194,80 @@ func generateInput(req llm.GenerateRequest) ([]*genai.Content, *genai.GenerateCo
 		}
 		contents = append(contents, genai.NewContentFromText(m.Content, genai.Role(role)))
 	}
-	return contents, config
+	if len(req.Tools) > 0 {
+		tool := &genai.Tool{}
+		for _, d := range req.Tools {
+			tool.FunctionDeclarations = append(tool.FunctionDeclarations,
+				&genai.FunctionDeclaration{Name: d.Name, Description: d.Description, ParametersJsonSchema: object(d.Parameters)})
+		}
+		config.Tools = []*genai.Tool{tool}
+	}
+	return append(contents, stepContents(req.Steps)...), config
+}
+
+// madeUpID starts the id tenax gives a functionCall that came without
+// one (the Gemini API sends none to most models): a call's result must
+// name its call in the step log. It is left out when the step is sent
+// back, as the model sent it.
+const madeUpID = "gemini-call-"
+
+// stepContents are an agent's steps as contents: a model content of the
+// step's text and functionCall parts, then a user content of
+// functionResponse parts, each {"output": …} or, for an error, {"error":
+// …}, naming its call's function and id. Arguments that are not an
+// object (only another provider's recorded step holds such) go as {}.
+func stepContents(steps []agent.Step) []*genai.Content {
+	var out []*genai.Content
+	for _, s := range steps {
+		m := &genai.Content{Role: genai.RoleModel}
+		if s.Text != "" {
+			m.Parts = append(m.Parts, &genai.Part{Text: s.Text})
+		}
+		for _, c := range s.Calls {
+			m.Parts = append(m.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: sentID(c.ID), Name: c.Name, Args: object(c.Arguments)}})
+		}
+		if len(m.Parts) == 0 {
+			m.Parts = append(m.Parts, &genai.Part{Text: "(no answer)"})
+		}
+		u := &genai.Content{Role: genai.RoleUser}
+		for _, o := range s.Outcomes {
+			key := "output"
+			if o.IsError {
+				key = "error"
+			}
+			u.Parts = append(u.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: sentID(o.CallID), Name: o.Name,
+				Response: map[string]any{key: o.Content}}})
+		}
+		out = append(out, m)
+		if len(u.Parts) > 0 {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// sentID is a call's id as a step sends it back: none for one tenax made
+// up.
+func sentID(id string) string {
+	if strings.HasPrefix(id, madeUpID) {
+		return ""
+	}
+	return id
+}
+
+// object is raw as a JSON object's value: {} when raw is not an object.
+func object(raw json.RawMessage) map[string]any {
+	var obj map[string]any
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return map[string]any{}
+	}
+	return obj
 }
 
 // generateReply reads the SDK's answer: the first candidate's text (its
 // thoughts left out), its finish reason and the safety ratings that
 // blocked it, or the prompt's block; and the usage.
-func generateReply(out *genai.GenerateContentResponse) llm.GenerateReply {
+func generateReply(out *genai.GenerateContentResponse, step int) llm.GenerateReply {
 	var rep llm.GenerateReply
 	if len(out.Candidates) > 0 {
 		cand := out.Candidates[0]
@@ -208,6 +276,9 @@ func generateReply(out *genai.GenerateContentResponse) llm.GenerateReply {
 			for _, p := range cand.Content.Parts {
 				if p != nil && !p.Thought {
 					text.WriteString(p.Text)
+				}
+				if p != nil && p.FunctionCall != nil {
+					rep.Calls = append(rep.Calls, call(p.FunctionCall, step, len(rep.Calls)))
 				}
 			}
 		}
@@ -227,6 +298,18 @@ func generateReply(out *genai.GenerateContentResponse) llm.GenerateReply {
 		}
 	}
 	return rep
+}
+
+// call is a functionCall part as an agent's call, the i-th of the answer
+// to step step: its id the model's, or one made up (madeUpID).
+func call(fc *genai.FunctionCall, step, i int) agent.Call {
+	args := []byte("{}")
+	if fc.Args != nil {
+		if b, err := json.Marshal(fc.Args); err == nil {
+			args = b
+		}
+	}
+	return agent.Call{ID: cmp.Or(fc.ID, fmt.Sprintf("%s%d-%d", madeUpID, step, i)), Name: fc.Name, Arguments: args}
 }
 
 // blockedRatings names the ratings that blocked, or else those rated
