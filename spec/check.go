@@ -53,6 +53,7 @@ func (d *decoder) finish(s *Spec) {
 	d.checkMock(s)
 	d.checkBatch(s)
 	d.checkRoutes(s)
+	d.checkAgentSchema(s)
 	if d.files {
 		d.checkFiles(s)
 	}

@@ -56,7 +56,7 @@ type ToolHTTP struct {
 var toolName = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
 
 // toolProviders are the providers an agent's tools are sent to.
-var toolProviders = []string{"openai", "azure", "anthropic", "mock"}
+var toolProviders = []string{"openai", "azure", "anthropic", "bedrock", "gemini", "vertex", "mock"}
 
 // agentKeys are the task keys of an agent's limits: a spec error without
 // tools.
@@ -103,10 +103,6 @@ func (d *decoder) checkTools(t *Task) {
 		d.problem("task.max_consecutive_errors", nil, "must be at least 1, got %d", t.MaxConsecutiveErrors)
 	}
 	d.checkConversationBound(t)
-	switch {
-	case t.Provider == "bedrock":
-		d.problem("task.tools", nil, "are not sent to bedrock yet; use openai, anthropic, azure or mock")
-	}
 	seen := map[string]int{}
 	for i, tool := range t.Tools {
 		d.checkTool(fmt.Sprintf("task.tools[%d]", i), tool, seen, i)
@@ -138,6 +134,25 @@ func (d *decoder) checkTool(p string, tool Tool, seen map[string]int, i int) {
 	if len(tool.Parameters.JSON) > 0 {
 		if _, err := validate.JSONSchema(tool.Parameters.JSON, tool.Name+".parameters"); err != nil {
 			d.problem(p+".parameters", nil, "not a JSON Schema: %v", err)
+		}
+	}
+}
+
+// checkAgentSchema refuses an agent with validate.json_schema on bedrock,
+// the task's provider or a route's: Converse asks for a schema's JSON
+// with a tool the model must call (toolChoice), which leaves it no
+// choice of the agent's tools.
+func (d *decoder) checkAgentSchema(s *Spec) {
+	if len(s.Task.Tools) == 0 || !s.Validate.JSONSchema.IsSet() {
+		return
+	}
+	const why = "bedrock asks for validate.json_schema's JSON with a tool the model must call, which would leave an agent no choice of its tools: drop the schema and ask for the JSON in the prompt, or use another provider"
+	if s.Task.Provider == "bedrock" {
+		d.problem("task.provider", nil, why)
+	}
+	for i, r := range s.Routes {
+		if r.Provider == "bedrock" {
+			d.problem(fmt.Sprintf("routes[%d].provider", i), nil, why)
 		}
 	}
 }

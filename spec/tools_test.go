@@ -98,7 +98,9 @@ func TestBadConversationBoundsAreReportedClearly(t *testing.T) {
 	}
 }
 
-func TestAnAgentsRoutesMustTakeTools(t *testing.T) {
+// TestAnAgentRunsOnRoutesOfEveryProvider: bedrock, gemini and vertex
+// take tools now (they were refused: "does not take tools yet").
+func TestAnAgentRunsOnRoutesOfEveryProvider(t *testing.T) {
 	src := `task:
   type: llm
   prompt: 'Find {{.q}}'
@@ -107,9 +109,34 @@ func TestAnAgentsRoutesMustTakeTools(t *testing.T) {
 routes:
   - {name: one, provider: openai, model: gpt-4o-mini, api_key: k}
   - {name: two, provider: gemini, model: gemini-2.5-flash, api_key: k}
+  - {name: three, provider: bedrock, model: us.amazon.nova-lite-v1:0, region: us-east-1}
+  - {name: four, provider: vertex, model: gemini-2.5-flash, region: us-central1}
+`
+	if _, err := Parse("spec.yaml", []byte(src), "/specs", envOf(nil)); err != nil {
+		t.Errorf("routes of openai, gemini, bedrock and vertex for an agent: %v", err)
+	}
+	bedrockTask := "task:\n  type: llm\n  provider: bedrock\n  model: m\n  region: us-east-1\n  prompt: 'Find {{.q}}'\n  tools:\n    - {name: a, exec: {argv: [x]}}\n"
+	if _, err := Parse("spec.yaml", []byte(bedrockTask), "/specs", envOf(nil)); err != nil {
+		t.Errorf("an agent on bedrock: %v", err)
+	}
+}
+
+// TestAnAgentWithASchemaIsRefusedOnBedrock: Converse's schema is a forced
+// tool, which would leave the agent's tools uncalled.
+func TestAnAgentWithASchemaIsRefusedOnBedrock(t *testing.T) {
+	src := `task:
+  type: llm
+  prompt: 'Find {{.q}}'
+  tools:
+    - {name: a, exec: {argv: [x]}}
+validate:
+  json_schema: {type: object}
+routes:
+  - {name: one, provider: openai, model: gpt-4o-mini, api_key: k}
+  - {name: two, provider: bedrock, model: m, region: us-east-1}
 `
 	_, err := Parse("spec.yaml", []byte(src), "/specs", envOf(nil))
-	if err == nil || !strings.Contains(err.Error(), `routes[1].provider: "gemini" does not take tools yet`) {
+	if err == nil || !strings.Contains(err.Error(), "routes[1].provider: bedrock asks for validate.json_schema's JSON with a tool the model must call") {
 		t.Errorf("error %v, want routes[1].provider refused", err)
 	}
 }
