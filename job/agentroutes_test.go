@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -44,11 +45,24 @@ func (a *agentServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ToolCalls json.RawMessage `json:"tool_calls"`
 			Content   json.RawMessage `json:"content"`
 		} `json:"messages"`
+		// Contents are Gemini's.
+		Contents []struct {
+			Role  string          `json:"role"`
+			Parts json.RawMessage `json:"parts"`
+		} `json:"contents"`
 	}
 	_ = json.Unmarshal(body, &req)
 	steps := 0
 	for _, m := range req.Messages {
-		if m.Role == "assistant" && (len(m.ToolCalls) > 2 || bytes.Contains(m.Content, []byte(`"type":"tool_use"`))) {
+		// OpenAI's tool_calls, Anthropic's tool_use blocks, Bedrock's
+		// toolUse blocks.
+		if m.Role == "assistant" && (len(m.ToolCalls) > 2 || bytes.Contains(m.Content, []byte(`"type":"tool_use"`)) ||
+			bytes.Contains(m.Content, []byte(`"toolUse":`))) {
+			steps++
+		}
+	}
+	for _, c := range req.Contents {
+		if c.Role == "model" && bytes.Contains(c.Parts, []byte(`"functionCall":`)) {
 			steps++
 		}
 	}
@@ -89,6 +103,36 @@ func serveAgent(t *testing.T, downAfter2 bool) (*agentServer, string) {
 // a's try, and no step is paid twice: the answers both servers gave are
 // the answers steps.jsonl holds, item by item.
 func TestAnAgentConversationMovesToAnotherRouteAtAnOutage(t *testing.T) {
+	moveConversation(t, `{name: b, provider: anthropic, model: mock-agent, base_url: "URL", api_key: "${ANTHROPIC_API_KEY}", tier: 1}`)
+}
+
+// The same move from OpenAI's wire to Bedrock's Converse and to Gemini's
+// generateContent: the two steps recorded on a go to b as toolUse and
+// toolResult blocks, or functionCall and functionResponse parts, and the
+// conversation ends there. Before, the spec refused both routes ("does
+// not take tools yet").
+func TestAnAgentConversationMovesFromOpenAIToBedrockOrGemini(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAMOCKMOCKMOCKMOCK")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "mock-secret-access-key")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "no-config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "no-credentials"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	for name, route := range map[string]string{
+		"bedrock": `{name: b, provider: bedrock, model: mock-agent, region: us-east-1, base_url: "URL", tier: 1}`,
+		"gemini":  `{name: b, provider: gemini, model: mock-agent, base_url: "URL", api_key: "${ANTHROPIC_API_KEY}", tier: 1}`,
+	} {
+		t.Run(name, func(t *testing.T) { moveConversation(t, route) })
+	}
+}
+
+// moveConversation runs 12 agent items over route a (OpenAI's wire), down
+// from a conversation's third step, and routeB (its base_url "URL"):
+// every item ends, the one moved carries its two steps to b, and no step
+// is paid twice.
+func moveConversation(t *testing.T, routeB string) {
+	t.Helper()
 	srvA, urlA := serveAgent(t, true)
 	srvB, urlB := serveAgent(t, false)
 	w := newLLMWorld(t)
@@ -106,7 +150,7 @@ task:
   max_consecutive_errors: 5
 routes:
   - {name: a, provider: openai, model: mock-agent, base_url: "`+urlA+`/v1", api_key: "${OPENAI_API_KEY}"}
-  - {name: b, provider: anthropic, model: mock-agent, base_url: "`+urlB+`", api_key: "${ANTHROPIC_API_KEY}", tier: 1}
+  - `+strings.Replace(routeB, "URL", urlB, 1)+`
 fallbacks: {outage: true}
 retry: {max_attempts: 3, backoff: {base: 1ms, max: 2ms}}
 breaker: {threshold: 100}
@@ -131,7 +175,7 @@ cache: {enabled: false}
 		if a == 2 && b > 0 {
 			moved++
 			if got := srvB.replayed[word]; got != 2 {
-				t.Errorf("item %d's first request on b carried %d steps, want its 2 from a replayed as tool_use blocks", idx, got)
+				t.Errorf("item %d's first request on b carried %d steps, want its 2 from a replayed in b's format", idx, got)
 			}
 			if rec.Route != "b" || len(rec.Tries) != 1 || rec.Tries[0].Route != "a" {
 				t.Errorf("item %d moved mid-conversation: route %q, tries %+v; want b, after a", idx, rec.Route, rec.Tries)
