@@ -30,6 +30,9 @@ type Batch struct {
 func (t *Task) Batch() *Batch {
 	shadow := *t
 	shadow.cfg.HTTPClient = &http.Client{Transport: bodyKeeper{}}
+	// A batch body is Anthropic's own: Claude on Vertex AI has no batch
+	// API tenax speaks (spec refuses such a job).
+	shadow.cfg.Vertex = nil
 	b := &Batch{t: t}
 	switch t.wire {
 	case ProviderAnthropic:

@@ -113,6 +113,12 @@ type Config struct {
 	// not read for them: the Client has its endpoint. APIKey, for gemini,
 	// is only redacted from errors: the Client sends its own.
 	Gemini Generator
+	// Vertex, for provider anthropic, sends the calls to Claude on Google
+	// Cloud's Vertex AI (its project, location and Google credentials)
+	// instead of Anthropic's API; nil for Anthropic's API. BaseURL then
+	// defaults to the location's host (VertexBaseURL) and APIKey must be
+	// "": $ANTHROPIC_API_KEY is not read.
+	Vertex *AnthropicVertex
 	// Model is the model to call; for azure, the deployment's name.
 	Model string
 	// System and Prompt are text/template templates rendered with the
@@ -268,6 +274,16 @@ func New(cfg Config) (*Task, error) {
 		}
 	case ProviderAnthropic:
 		t.wire = ProviderAnthropic
+		if v := cfg.Vertex; v != nil {
+			if err := v.check(); err != nil {
+				return nil, err
+			}
+			if cfg.APIKey != "" {
+				return nil, errors.New("llm: Claude on Vertex AI authenticates with Google credentials, not an api_key")
+			}
+			cfg.BaseURL = cmpOr(cfg.BaseURL, VertexBaseURL(v.Location))
+			break
+		}
 		cfg.BaseURL = cmpOr(cfg.BaseURL, anthropicBaseURL)
 		cfg.APIKey = cmpOr(cfg.APIKey, os.Getenv("ANTHROPIC_API_KEY"))
 	case ProviderBedrock:
@@ -309,10 +325,13 @@ func New(cfg Config) (*Task, error) {
 	if cfg.Provider != ProviderAzure && cfg.AzureADToken != "" {
 		return nil, errors.New("llm: an Entra ID token is for provider azure only")
 	}
+	if cfg.Provider != ProviderAnthropic && cfg.Vertex != nil {
+		return nil, errors.New("llm: Config.Vertex is Claude on Vertex AI, for provider anthropic only (Gemini on Vertex AI is provider vertex)")
+	}
 	if cfg.Model == "" {
 		return nil, errors.New("llm: model is required")
 	}
-	if cfg.APIKey == "" && cfg.AzureADToken == "" && t.wire != ProviderBedrock && t.wire != ProviderGemini {
+	if cfg.APIKey == "" && cfg.AzureADToken == "" && t.wire != ProviderBedrock && t.wire != ProviderGemini && cfg.Vertex == nil {
 		env := map[string]string{ProviderOpenAI: "$OPENAI_API_KEY", ProviderAnthropic: "$ANTHROPIC_API_KEY",
 			ProviderAzure: "$AZURE_OPENAI_API_KEY or $AZURE_OPENAI_AD_TOKEN"}[cfg.Provider]
 		return nil, fmt.Errorf("llm: no API key for %s: set api_key or %s", cfg.Provider, env)

@@ -100,12 +100,14 @@ func LookupPrice(extra map[string]Price, model string) (Price, bool) {
 }
 
 // longestMatch returns the price of the longest key of table matching
-// model, and that key's length; -1 when none does.
+// model, and that key's length; -1 when none does. A key matches the
+// model of its name, a dated one (-20250929), and Vertex AI's id of a
+// Claude model (claude-sonnet-4-5@20250929).
 func longestMatch(table map[string]Price, model string) (Price, int) {
 	var p Price
 	best := -1
 	for k, v := range table {
-		if len(k) > best && (model == k || strings.HasPrefix(model, k+"-")) {
+		if len(k) > best && (model == k || strings.HasPrefix(model, k+"-") || strings.HasPrefix(model, k+"@")) {
 			p, best = v, len(k)
 		}
 	}

@@ -185,7 +185,6 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 	opts := []aoption.RequestOption{
 		aoption.WithoutEnvironmentDefaults(),
 		aoption.WithBaseURL(t.endpoint),
-		aoption.WithAPIKey(t.cfg.APIKey),
 		aoption.WithHTTPClient(t.cfg.HTTPClient),
 		aoption.WithMaxRetries(0),
 		aoption.WithoutOpenTelemetry(),
@@ -193,6 +192,13 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 		// max_tokens, which refuses large max_tokens locally ("streaming is
 		// required") before any request is made.
 		aoption.WithRequestTimeout(t.cfg.Timeout),
+	}
+	if t.cfg.Vertex != nil {
+		// Claude on Vertex AI: the first middleware, so that the call's
+		// capture sees the request as sent.
+		opts = append(opts, aoption.WithMiddleware(t.cfg.Vertex.middleware))
+	} else {
+		opts = append(opts, aoption.WithAPIKey(t.cfg.APIKey))
 	}
 	for _, name := range sortedKeys(t.cfg.Headers) {
 		opts = append(opts, aoption.WithHeader(name, t.cfg.Headers[name]))
