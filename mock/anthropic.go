@@ -119,12 +119,18 @@ func anthropicModel(id string) map[string]any {
 // validateAnthropic refuses what Anthropic's messages API refuses, with
 // its messages.
 func validateAnthropic(x *exchange) *apiError {
+	if x.r.Header.Get("anthropic-version") == "" {
+		return bad("invalid_request_error", "", "", "anthropic-version: header is required")
+	}
+	return validateMessages(x)
+}
+
+// validateMessages refuses the Messages bodies Anthropic's API refuses,
+// with its messages: Anthropic's own and Claude's on Vertex AI.
+func validateMessages(x *exchange) *apiError {
 	const inv = "invalid_request_error"
 	req := x.req
 	countOnly := strings.HasSuffix(x.r.URL.Path, "/count_tokens")
-	if x.r.Header.Get("anthropic-version") == "" {
-		return bad(inv, "", "", "anthropic-version: header is required")
-	}
 	if req.Model == nil || *req.Model == "" {
 		return bad(inv, "", "", "model: Field required")
 	}

@@ -51,7 +51,7 @@ func (s *Server) routeTable() []route {
 		{http.MethodPost, azureDeploymentPath, isAzure, (*Server).azureChat},
 		{http.MethodPost, bedrockPath, isBedrock, (*Server).bedrockChat},
 		{http.MethodPost, geminiPath, isGemini, (*Server).geminiChat},
-		{http.MethodPost, vertexPath, isGemini, (*Server).geminiChat},
+		{http.MethodPost, vertexPath, byPublisher, (*Server).vertexChat},
 		{http.MethodPost, vertexBeta1Path, isGemini, (*Server).geminiChat},
 		{http.MethodPost, "/v1/messages/count_tokens", isAnthropic, (*Server).countTokens},
 		{http.MethodGet, "/v1/models", byHeaders, (*Server).listModels},

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -602,6 +603,43 @@ func TestAzureDeploymentRoute(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := raw(t, s, http.MethodPost, tt.path, "openai", body, tt.header)
+			if c.status != tt.status || !strings.Contains(string(c.body), tt.want) {
+				t.Errorf("status %d, body %s; want %d containing %q", c.status, c.body, tt.status, tt.want)
+			}
+		})
+	}
+}
+
+func TestClaudeOnVertexRawPredictRoute(t *testing.T) {
+	const path = "/v1/projects/my-proj/locations/us-east5/publishers/anthropic/models/mock-echo:rawPredict"
+	body := `{"anthropic_version": "vertex-2023-10-16", "max_tokens": 50, "messages": [{"role": "user", "content": "hi claude"}]}`
+	noAnthropicHeaders := map[string]string{"x-api-key": "", "anthropic-version": ""}
+	for _, tt := range []struct {
+		name, path, body string
+		faults           Faults
+		header           map[string]string
+		status           int
+		want             string // in the body
+	}{
+		{"answered in Anthropic's dialect, the path's model", path, body, Faults{}, nil, 200, `"type":"message"`},
+		{"the model in the body", path, strings.Replace(body, "{", `{"model": "mock-echo", `, 1), Faults{}, nil, 400, "model: Extra inputs are not permitted"},
+		{"no anthropic_version", path, strings.Replace(body, `"anthropic_version": "vertex-2023-10-16", `, "", 1), Faults{}, nil, 400, "anthropic_version: Field required"},
+		{"Anthropic's version", path, strings.Replace(body, "vertex-2023-10-16", "2023-06-01", 1), Faults{}, nil, 400, "anthropic_version: Input should be"},
+		{"no bearer token", path, body, Faults{}, map[string]string{"Authorization": ""}, 401, `"status":"UNAUTHENTICATED"`},
+		{"an x-api-key is not a token", path, body, Faults{}, map[string]string{"Authorization": "", "x-api-key": testKey}, 401, `"status":"UNAUTHENTICATED"`},
+		{"rate limited", path, body, Faults{RateLimit: 1}, nil, 429, `"type":"rate_limit_error"`},
+		{"overloaded", path, body, Faults{Overloaded: 1}, nil, 529, `"type":"overloaded_error"`},
+		{"a bad token", path, body, Faults{Auth: 1}, nil, 401, `"status":"UNAUTHENTICATED"`},
+		{"forbidden", path, body, Faults{Forbidden: 1}, nil, 403, `"status":"PERMISSION_DENIED"`},
+		{"a stream is not served", strings.Replace(path, ":rawPredict", ":streamRawPredict", 1), body, Faults{}, nil, 404, `"status":"NOT_FOUND"`},
+		{"unknown model", strings.Replace(path, "mock-echo", "claude-nope", 1), body, Faults{}, nil, 404, `"type":"not_found_error"`},
+		{"gemini on the same prefix still served", "/v1/projects/p/locations/us-central1/publishers/google/models/mock-echo:generateContent",
+			`{"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}`, Faults{}, nil, 200, `"candidates"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			header := maps.Clone(noAnthropicHeaders)
+			maps.Copy(header, tt.header)
+			c := raw(t, New(Config{Faults: tt.faults}), http.MethodPost, tt.path, "vertex", tt.body, header)
 			if c.status != tt.status || !strings.Contains(string(c.body), tt.want) {
 				t.Errorf("status %d, body %s; want %d containing %q", c.status, c.body, tt.status, tt.want)
 			}
