@@ -63,16 +63,19 @@ func (t *Task) BatchProblem() string {
 	if len(t.Tools) > 0 {
 		return "batch mode does not take tools: a batch wave carries one call per item, and an agent needs its tools' results between its calls (docs/batch.md, \"Agents\")"
 	}
-	if p := providerBatchProblem(t.Provider, "task"); p != "" {
+	if p := providerBatchProblem(t.Provider, t.ClaudeOnVertex(t.Provider), "task"); p != "" {
 		return p
 	}
 	return ""
 }
 
 // providerBatchProblem says why provider, the provider of whose ("task",
-// "route"), has no batch API tenax speaks; "" when it has one.
-func providerBatchProblem(provider, whose string) string {
+// "route"), has no batch API tenax speaks; "" when it has one. onVertex
+// says an anthropic one is Claude on Vertex AI.
+func providerBatchProblem(provider string, onVertex bool, whose string) string {
 	switch {
+	case onVertex:
+		return "batch mode is not offered for Claude on Vertex AI (provider anthropic with task.project): Vertex AI's batch prediction reads Cloud Storage or BigQuery and writes there; Anthropic's Message Batches API is provider anthropic's without a project (" + orList(batchProviders) + " have a batch API tenax speaks)"
 	case provider == "bedrock":
 		return "batch mode is not offered on bedrock: Bedrock's batch inference reads its requests from S3 and writes its answers there (" + orList(batchProviders) + " have a batch API tenax speaks)"
 	case provider == "vertex":
@@ -102,7 +105,7 @@ func (s *Spec) BatchProblem() string {
 // no batch API and why, or -1 and "".
 func (s *Spec) routeBatchProblem() (int, string) {
 	for i, r := range s.Routes {
-		if p := providerBatchProblem(r.Provider, "route"); p != "" {
+		if p := providerBatchProblem(r.Provider, s.Task.ClaudeOnVertex(r.Provider), "route"); p != "" {
 			return i, p + "; every route of a batch mode job is sent batches (docs/batch.md#routes): drop the route, or run the job online"
 		}
 	}

@@ -70,10 +70,15 @@ func TestBatchModeRefusesARouteWithoutABatchAPI(t *testing.T) {
 		{"vertex", "  - {name: gem-gcp, provider: vertex, region: us-central1, model: gemini-2.5-flash}\n",
 			`routes[1].provider (route gem-gcp): batch mode is not offered on vertex: Vertex AI's batch prediction reads Cloud Storage or BigQuery`},
 		{"gemini", "  - {name: gem, provider: gemini, model: gemini-2.5-flash, api_key: k}\n", ""},
+		{"claude on vertex", "  - {name: claude-gcp, provider: anthropic, region: us-east5, model: claude-sonnet-4-5@20250929}\n",
+			`routes[1].provider (route claude-gcp): batch mode is not offered for Claude on Vertex AI (provider anthropic with task.project): Vertex AI's batch prediction reads Cloud Storage or BigQuery`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := head + tt.route
+			if tt.name == "claude on vertex" {
+				src = strings.Replace(src, "  prompt: hi\n", "  prompt: hi\n  project: my-project\n", 1)
+			}
 			_, err := Parse("job.yaml", []byte(src), "/specs", nil)
 			if tt.want == "" {
 				if err != nil {

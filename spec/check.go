@@ -54,6 +54,7 @@ func (d *decoder) finish(s *Spec) {
 	d.checkBatch(s)
 	d.checkRoutes(s)
 	d.checkAgentSchema(s)
+	d.checkProject(s)
 	if d.files {
 		d.checkFiles(s)
 	}
@@ -335,28 +336,83 @@ func (d *decoder) checkTask(s *Spec) {
 
 // checkCloud checks the settings of the providers that authenticate with
 // their cloud's credentials: bedrock's region, vertex's project and
-// location (task.region).
+// location (task.region), and anthropic's when task.project puts it on
+// Vertex AI (Claude on Vertex AI).
 func (d *decoder) checkCloud(t *Task) {
-	switch t.Provider {
-	case "bedrock":
+	switch {
+	case t.Provider == "bedrock":
 		if d.isSet("task.api_key") {
 			d.problem("task.api_key", nil, "bedrock signs its calls with AWS credentials from the SDK's chain ($AWS_ACCESS_KEY_ID, AWS_PROFILE, SSO, the instance role), not an api_key")
 		}
-	case "vertex":
+	case t.Provider == "vertex":
 		if d.isSet("task.api_key") {
 			d.problem("task.api_key", nil, "vertex authenticates with Google credentials (application default credentials: $GOOGLE_APPLICATION_CREDENTIALS, gcloud auth application-default login, the metadata server), not an api_key; the Gemini API's key is provider gemini's")
 		}
+	case t.ClaudeOnVertex(t.Provider):
+		if d.isSet("task.api_key") {
+			d.problem("task.api_key", nil, "Claude on Vertex AI (provider anthropic with task.project) authenticates with Google credentials (application default credentials: $GOOGLE_APPLICATION_CREDENTIALS, gcloud auth application-default login, the metadata server), not an api_key; drop task.project to call Anthropic's API with the key")
+		}
+		if t.Region == "" && d.vertexLocationFromEnv() == "" {
+			d.problem("task.region", []string{"task.project"}, "missing: Claude on Vertex AI needs a location (us-east5, europe-west1, global…), or $GOOGLE_CLOUD_LOCATION")
+		}
 	default:
 		if d.isSet("task.region") {
-			d.problem("task.region", nil, "is for providers bedrock and vertex only")
+			d.problem("task.region", nil, "is for providers bedrock and vertex, and anthropic with task.project (Claude on Vertex AI) only")
 		}
 	}
-	if t.Provider != "vertex" && d.isSet("task.project") {
-		d.problem("task.project", nil, "is for provider vertex only")
-	}
 	if d.isSet("task.region") {
-		d.checkRegion("task.region", t.Provider, t.Region)
+		d.checkRegion("task.region", t.cloud(t.Provider), t.Region)
 	}
+}
+
+// checkProject refuses a task.project that no task or route can use:
+// it is Vertex AI's, for provider vertex and for anthropic (which it puts
+// on Vertex AI).
+func (d *decoder) checkProject(s *Spec) {
+	if !d.isSet("task.project") || s.Task.Type != "llm" {
+		return
+	}
+	google := func(provider string) bool { return provider == "vertex" || provider == "anthropic" }
+	if google(s.Task.Provider) || slices.ContainsFunc(s.Routes, func(r Route) bool { return google(r.Provider) }) {
+		return
+	}
+	d.problem("task.project", nil, "is for provider vertex, and anthropic on Vertex AI, only")
+}
+
+// ClaudeOnVertex reports whether a task or route of provider calls
+// Claude on Vertex AI rather than Anthropic's API: provider anthropic in
+// a task with a Google Cloud project.
+func (t *Task) ClaudeOnVertex(provider string) bool {
+	return provider == "anthropic" && t.Project != ""
+}
+
+// VertexLocationEnv lists the variables that name Vertex AI's location
+// when task.region does not, the first set wins: Google's, then Anthropic's
+// Vertex SDKs'.
+var VertexLocationEnv = []string{"GOOGLE_CLOUD_LOCATION", "CLOUD_ML_REGION"}
+
+// vertexLocationFromEnv is the location the spec's environment names, ""
+// when none.
+func (d *decoder) vertexLocationFromEnv() string {
+	for _, name := range VertexLocationEnv {
+		if v, ok := d.env(name); ok && v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// cloud is the cloud whose regions a task's or route's provider takes:
+// "aws" for bedrock, "gcp" for vertex and Claude on Vertex AI, "" for
+// the others.
+func (t *Task) cloud(provider string) string {
+	switch {
+	case provider == "bedrock":
+		return "aws"
+	case provider == "vertex", t.ClaudeOnVertex(provider):
+		return "gcp"
+	}
+	return ""
 }
 
 // Region names as the clouds spell them: AWS's us-east-1, us-gov-west-1;
@@ -367,14 +423,14 @@ var (
 	vertexRegion = lazyregexp.New(`^(global|us|eu|[a-z]+-[a-z]+[0-9]+)$`)
 )
 
-// checkRegion refuses a region that provider's cloud cannot have: a
-// Vertex location given to Bedrock, a typo, an AWS region given to
-// Vertex. Other providers' regions are labels and not checked.
-func (d *decoder) checkRegion(path, provider, region string) {
+// checkRegion refuses a region that cloud cannot have: a Vertex location
+// given to Bedrock, a typo, an AWS region given to Vertex. Other
+// providers' regions ("" cloud) are labels and not checked.
+func (d *decoder) checkRegion(path, cloud, region string) {
 	switch {
-	case provider == "bedrock" && !awsRegion().MatchString(region):
+	case cloud == "aws" && !awsRegion().MatchString(region):
 		d.problem(path, nil, "%q is not an AWS region (us-east-1, eu-west-3, ap-southeast-2…)", region)
-	case provider == "vertex" && !vertexRegion().MatchString(region):
+	case cloud == "gcp" && !vertexRegion().MatchString(region):
 		d.problem(path, nil, "%q is not a Vertex AI location (us-central1, europe-west4, global…)", region)
 	}
 }

@@ -198,7 +198,10 @@ func (d *decoder) checkRoutes(s *Spec) {
 			}
 		}
 		if d.isSet(p + ".region") {
-			d.checkRegion(p+".region", r.Provider, r.Region)
+			d.checkRegion(p+".region", s.Task.cloud(r.Provider), r.Region)
+		}
+		if s.Task.ClaudeOnVertex(r.Provider) {
+			d.checkClaudeOnVertexRoute(p, s, r)
 		}
 		if d.isSet(p+".mock") && r.Provider != "mock" && d.isSet(p+".base_url") {
 			d.errorf(d.at(p+".mock"), "", "%s.mock: rehearses a %s route in-process, so it takes no base_url (drop one of them)", p, r.Provider)
@@ -213,4 +216,17 @@ func (d *decoder) checkRoutes(s *Spec) {
 // allOneTier reports whether every route has the same tier.
 func allOneTier(rs []Route) bool {
 	return !slices.ContainsFunc(rs, func(r Route) bool { return r.Tier != rs[0].Tier })
+}
+
+// checkClaudeOnVertexRoute checks route r, at p, of provider anthropic in
+// a task with a project: Claude on Vertex AI, which takes no api_key and
+// needs a location (the route's, the task's or the environment's; a
+// rehearsed route has a placeholder of its own).
+func (d *decoder) checkClaudeOnVertexRoute(p string, s *Spec, r Route) {
+	if d.isSet(p + ".api_key") {
+		d.problem(p+".api_key", nil, "Claude on Vertex AI (provider anthropic with task.project) authenticates with Google credentials, not an api_key")
+	}
+	if r.Region == "" && s.Task.Region == "" && d.vertexLocationFromEnv() == "" && !r.Mock.Rehearsed && !s.Task.ClaudeOnVertex(s.Task.Provider) {
+		d.errorf(d.at(p+".region", p+".name", p+".provider", "routes"), "", "%s.region: missing: Claude on Vertex AI needs a location (us-east5, europe-west1, global…), or task.region, or $GOOGLE_CLOUD_LOCATION", p)
+	}
 }

@@ -145,13 +145,16 @@ type Task struct {
 	// AzureADToken (llm, azure) is an Entra ID access token, sent as a
 	// bearer token instead of an api-key; always a secret.
 	AzureADToken string `yaml:"azure_ad_token"`
-	// Region (llm, bedrock or vertex) is the AWS region of Bedrock's
-	// endpoint, empty meaning the AWS SDK's ($AWS_REGION, the profile's
-	// region); or Vertex AI's Google Cloud location ("us-central1",
-	// "global"), empty meaning $GOOGLE_CLOUD_LOCATION.
+	// Region (llm, bedrock, vertex, or anthropic with a project) is the
+	// AWS region of Bedrock's endpoint, empty meaning the AWS SDK's
+	// ($AWS_REGION, the profile's region); or Vertex AI's Google Cloud
+	// location ("us-central1", "global"), empty meaning
+	// $GOOGLE_CLOUD_LOCATION (for Claude, also $CLOUD_ML_REGION).
 	Region string `yaml:"region"`
-	// Project (llm, vertex) is the Google Cloud project of Vertex AI;
-	// empty means $GOOGLE_CLOUD_PROJECT.
+	// Project (llm, vertex or anthropic) is the Google Cloud project of
+	// Vertex AI; for vertex empty means $GOOGLE_CLOUD_PROJECT. On provider
+	// anthropic a project is what selects Claude on Vertex AI (Google
+	// credentials, task.region its location) instead of Anthropic's API.
 	Project string `yaml:"project"`
 	// ExtraBody (llm) adds fields to every request body (vLLM's or
 	// Ollama's own options).
