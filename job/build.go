@@ -146,6 +146,9 @@ func (b *built) buildLLM(s *spec.Spec, home string, conns int, st store.Store) e
 		if cfg.Gemini, err = geminiClient(&cfg, t, false); err != nil {
 			return fmt.Errorf("task: %w", err)
 		}
+		if cfg.Vertex, err = claudeOnVertex(cfg, t, false); err != nil {
+			return fmt.Errorf("task: %w", err)
+		}
 	}
 	lt, err := llm.New(cfg)
 	if err != nil {
@@ -259,6 +262,32 @@ func geminiClient(cfg *llm.Config, t spec.Task, rehearsed bool) (llm.Generator, 
 	return c, nil
 }
 
+// claudeOnVertex is the Vertex AI backend of a task or route on provider
+// anthropic whose task names a Google Cloud project (Claude on Vertex
+// AI): the task's project, its region (else $GOOGLE_CLOUD_LOCATION or
+// $CLOUD_ML_REGION) and the application default credentials, found as
+// provider vertex finds them; nil for Anthropic's API and the other
+// providers. A rehearsed route sends a placeholder token.
+func claudeOnVertex(cfg llm.Config, t spec.Task, rehearsed bool) (*llm.AnthropicVertex, error) {
+	if !t.ClaudeOnVertex(cfg.Provider) {
+		return nil, nil
+	}
+	location := t.Region
+	for _, name := range spec.VertexLocationEnv {
+		location = cmp.Or(location, os.Getenv(name))
+	}
+	var creds *auth.Credentials
+	if rehearsed {
+		creds = auth.NewCredentials(&auth.CredentialsOptions{TokenProvider: rehearsalToken{}})
+	} else {
+		var err error
+		if creds, err = gemini.DefaultCredentials(); err != nil {
+			return nil, fmt.Errorf("claude on vertex: %w", err)
+		}
+	}
+	return &llm.AnthropicVertex{Project: t.Project, Location: location, Authorize: gemini.Authorizer(creds)}, nil
+}
+
 // buildRoutes makes one llm task per route of the spec, from the task's
 // configuration with the route's provider, model, endpoint, key, region
 // and price; a rehearsed route (a mock route without a base_url, or a
@@ -269,7 +298,7 @@ func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 	for i, r := range s.Routes {
 		cfg := base
 		cfg.Provider, cfg.Model, cfg.BaseURL, cfg.APIKey = r.Provider, r.Model, r.BaseURL, r.APIKey
-		cfg.HTTPClient, cfg.Bedrock, cfg.Gemini = nil, nil, nil
+		cfg.HTTPClient, cfg.Bedrock, cfg.Gemini, cfg.Vertex = nil, nil, nil, nil
 		if err := routeClients(s, r, &cfg); err != nil {
 			return nil, fmt.Errorf("routes[%d] (%s): %w", i, r.Name, err)
 		}
@@ -319,8 +348,8 @@ func routeClients(s *spec.Spec, r spec.Route, cfg *llm.Config) error {
 	t.Region = cmp.Or(r.Region, t.Region)
 	var awsCreds aws.CredentialsProvider
 	if r.Mock.Rehearsed {
-		if r.Provider == llm.ProviderBedrock || r.Provider == llm.ProviderVertex {
-			t.Region = cmp.Or(t.Region, map[string]string{llm.ProviderBedrock: "us-east-1", llm.ProviderVertex: "us-central1"}[r.Provider])
+		if r.Provider == llm.ProviderBedrock || r.Provider == llm.ProviderVertex || t.ClaudeOnVertex(r.Provider) {
+			t.Region = cmp.Or(t.Region, map[string]string{llm.ProviderBedrock: "us-east-1", llm.ProviderVertex: "us-central1", llm.ProviderAnthropic: "us-east5"}[r.Provider])
 		}
 		cfg.HTTPClient = rehearsalMock(s, r, t.Region).Client()
 		switch r.Provider {
@@ -335,7 +364,15 @@ func routeClients(s *spec.Spec, r spec.Route, cfg *llm.Config) error {
 			cfg.BaseURL, cfg.APIKey = rehearsalURL, ""
 			t.Project = cmp.Or(t.Project, rehearsalProject)
 		}
+		if t.ClaudeOnVertex(r.Provider) {
+			cfg.APIKey = ""
+		}
 	}
+	vertex, err := claudeOnVertex(*cfg, t, r.Mock.Rehearsed)
+	if err != nil {
+		return err
+	}
+	cfg.Vertex = vertex
 	if r.Provider == llm.ProviderBedrock {
 		c, err := bedrock.New(context.Background(), bedrock.Options{Region: t.Region, Endpoint: cfg.BaseURL, Credentials: awsCreds})
 		if err != nil {

@@ -92,9 +92,9 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		}
 		c.creds = opts.Credentials
 		if c.creds == nil {
-			creds, err := credentials.DetectDefault(&credentials.DetectOptions{Scopes: []string{"https://www.googleapis.com/auth/cloud-platform"}})
+			creds, err := DefaultCredentials()
 			if err != nil {
-				return nil, fmt.Errorf("gemini: vertex's application default credentials: %w", err)
+				return nil, fmt.Errorf("gemini: %w", err)
 			}
 			c.creds = creds
 		}
@@ -123,17 +123,41 @@ func (c *Client) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, errors.New("gemini: a request outside Generate")
 	}
 	if c.creds != nil {
-		tok, err := c.creds.Token(r.Context())
-		if err != nil {
-			return nil, fmt.Errorf("gemini: vertex's access token: %w", err)
-		}
 		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", cmp.Or(tok.Type, "Bearer")+" "+tok.Value)
-		if qp, err := c.creds.QuotaProjectID(r.Context()); err == nil && qp != "" {
-			r.Header.Set("X-Goog-User-Project", qp)
+		if err := Authorizer(c.creds)(r); err != nil {
+			return nil, fmt.Errorf("gemini: %w", err)
 		}
 	}
 	return send(r)
+}
+
+// DefaultCredentials finds Vertex AI's application default credentials
+// ($GOOGLE_APPLICATION_CREDENTIALS, gcloud's, the metadata server's),
+// scoped to cloud-platform. No token is asked for yet.
+func DefaultCredentials() (*auth.Credentials, error) {
+	creds, err := credentials.DetectDefault(&credentials.DetectOptions{Scopes: []string{"https://www.googleapis.com/auth/cloud-platform"}})
+	if err != nil {
+		return nil, fmt.Errorf("vertex's application default credentials: %w", err)
+	}
+	return creds, nil
+}
+
+// Authorizer sets a request's Vertex AI credentials from creds: its
+// access token as Authorization (refreshed by creds when it expires), and
+// its quota project, if any, as X-Goog-User-Project. It is provider
+// vertex's and Claude on Vertex AI's (llm.AnthropicVertex.Authorize).
+func Authorizer(creds *auth.Credentials) func(*http.Request) error {
+	return func(r *http.Request) error {
+		tok, err := creds.Token(r.Context())
+		if err != nil {
+			return fmt.Errorf("vertex's access token: %w", err)
+		}
+		r.Header.Set("Authorization", cmp.Or(tok.Type, "Bearer")+" "+tok.Value)
+		if qp, err := creds.QuotaProjectID(r.Context()); err == nil && qp != "" {
+			r.Header.Set("X-Goog-User-Project", qp)
+		}
+		return nil
+	}
 }
 
 // Generate makes the call, every request through send. An error response
