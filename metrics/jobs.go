@@ -255,13 +255,30 @@ var (
 		"The circuit breaker's state: 1 for the current state, 0 for the others.", []string{"job_id", "state"}, nil)
 	pausedDesc = prometheus.NewDesc("tenax_paused",
 		"1 while an operator's pause holds the job (tenax pause, the page's Pause): no new call starts; 0 otherwise.", []string{"job_id"}, nil)
+
+	// Each named route's own counters (a job without routes has none:
+	// the job's series above are its one route's).
+	routeRefusedDesc = prometheus.NewDesc("tenax_route_refused_total",
+		"Calls the route's open (or half-open, probe out) breaker refused, each sent back to choose a route again.", []string{"job_id", "route"}, nil)
+	routeFaultsDesc = prometheus.NewDesc("tenax_route_faults_total",
+		"Calls on the route that failed as an outage or a fatal error (a 5xx, a dropped connection, a wrong key): the failures its breaker counts.", []string{"job_id", "route"}, nil)
+	routeInFlightDesc = prometheus.NewDesc("tenax_route_in_flight",
+		"Calls under way on the route.", []string{"job_id", "route"}, nil)
+	routeLimitDesc = prometheus.NewDesc("tenax_route_concurrency_limit",
+		"The route's current concurrency limit (0 for a route without a gate of its own).", []string{"job_id", "route"}, nil)
+	routeBreakerDesc = prometheus.NewDesc("tenax_route_breaker_state",
+		"The route's circuit breaker state: 1 for the current state, 0 for the others.", []string{"job_id", "route", "state"}, nil)
 )
+
+// breakerStates are the states a breaker gauge has a series for.
+var breakerStates = []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen}
 
 // statsCollector reads each job's engine counters at scrape time.
 type statsCollector struct{ js *Jobs }
 
 func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{callsDesc, inputTokensDesc, outputTokensDesc, costDesc, tripsDesc, inFlightDesc, limitDesc, plannedDesc, breakerDesc, pausedDesc} {
+	for _, d := range []*prometheus.Desc{callsDesc, inputTokensDesc, outputTokensDesc, costDesc, tripsDesc, inFlightDesc, limitDesc, plannedDesc, breakerDesc, pausedDesc,
+		routeRefusedDesc, routeFaultsDesc, routeInFlightDesc, routeLimitDesc, routeBreakerDesc} {
 		ch <- d
 	}
 }
@@ -304,12 +321,33 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 			paused = 1
 		}
 		gauge(pausedDesc, paused)
-		for _, st := range []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen} {
-			v := 0.0
-			if st == s.Breaker {
-				v = 1
-			}
-			ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, v, j.id, st.String())
+		for _, st := range breakerStates {
+			ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, oneIf(st == s.Breaker), j.id, st.String())
+		}
+		collectRoutes(ch, j.id, s.Routes)
+	}
+}
+
+// collectRoutes sends the series of each named route of a job.
+func collectRoutes(ch chan<- prometheus.Metric, id string, routes []engine.RouteStats) {
+	for _, r := range routes {
+		if r.Name == "" {
+			continue // the implicit route: the job's own series say it all
+		}
+		ch <- prometheus.MustNewConstMetric(routeRefusedDesc, prometheus.CounterValue, float64(r.Refused), id, r.Name)
+		ch <- prometheus.MustNewConstMetric(routeFaultsDesc, prometheus.CounterValue, float64(r.Faults), id, r.Name)
+		ch <- prometheus.MustNewConstMetric(routeInFlightDesc, prometheus.GaugeValue, float64(r.InFlight), id, r.Name)
+		ch <- prometheus.MustNewConstMetric(routeLimitDesc, prometheus.GaugeValue, float64(r.Limit), id, r.Name)
+		for _, st := range breakerStates {
+			ch <- prometheus.MustNewConstMetric(routeBreakerDesc, prometheus.GaugeValue, oneIf(st == r.Breaker), id, r.Name, st.String())
 		}
 	}
+}
+
+// oneIf is a gauge's 1 for true, 0 for false.
+func oneIf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

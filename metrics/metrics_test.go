@@ -194,7 +194,9 @@ func TestEverySeriesPassesPromlint(t *testing.T) {
 // observeEverything gives a job of js one event of each kind that
 // counts, so that every series of Jobs exists.
 func observeEverything(js *metrics.Jobs) {
-	j := js.Add("job", metrics.Route{Provider: "openai", Model: "gpt"}, func() engine.Stats { return engine.Stats{Calls: 1} })
+	j := js.Add("job", metrics.Route{Provider: "openai", Model: "gpt"}, func() engine.Stats {
+		return engine.Stats{Calls: 1, Routes: []engine.RouteStats{{Name: "a", Refused: 1, Faults: 1, InFlight: 1, Limit: 1}}}
+	})
 	retryable := classify.Decision{Class: classify.Retryable}
 	for _, ev := range []engine.Event{
 		{Kind: engine.ItemRetry, Decision: retryable},
