@@ -25,9 +25,10 @@ import (
 // agentRouteServer is a provider over loopback, the mock behind it,
 // logging each answered model request by the item's word and the steps
 // the conversation had taken (OpenAI tool_calls or Anthropic tool_use
-// turns): the step it asked for. With closeAfter2 it closes — its
-// listener gone, every later request refused — at the first request of
-// a conversation past its second step.
+// turns): the step it asked for. With closeAfter2 it goes down at the
+// first request of a conversation past its second step: that request is
+// answered 503 and every later one has its connection cut unanswered and
+// uncounted, so every answer counted is an answer delivered.
 type agentRouteServer struct {
 	srv         *mock.Server
 	ts          *httptest.Server
@@ -63,10 +64,22 @@ func (a *agentRouteServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		word = string(m[1])
 	}
 	a.mu.Lock()
-	if a.closeAfter2 && steps >= 2 && !a.closed {
+	if a.closed {
+		a.mu.Unlock()
+		// Gone: the connection is cut before any answer, as a dead
+		// server's would be. Closing the httptest server instead raced
+		// its idle-connection sweep against a request just read from a
+		// kept-alive connection: the handler counted an answer the
+		// client never received, and the test blamed tenax for asking
+		// the step again.
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+		return
+	}
+	if a.closeAfter2 && steps >= 2 {
 		a.closed = true
 		a.mu.Unlock()
-		go a.ts.Close() // once this request is over: later ones are refused
 		http.Error(w, `{"error":{"message":"the deployment is going down","type":"server_error"}}`, http.StatusServiceUnavailable)
 		return
 	}
@@ -88,7 +101,7 @@ func serveAgentRoute(t *testing.T, closeAfter2 bool) (*agentRouteServer, string)
 
 // TestAnAgentConversationMovesToAnotherRouteOnWorkers is the job
 // package's TestAnAgentConversationMovesToAnotherRouteAtAnOutage on two
-// River workers: route a (OpenAI's wire) closes its server at the first
+// River workers: route a (OpenAI's wire) goes down at the first
 // request of a conversation's third step; with fallbacks.outage the item
 // goes on, on whichever worker runs it next, at its third step on route b
 // (Anthropic's wire), its steps replayed from tenax_notes in Anthropic's
