@@ -834,12 +834,7 @@ func (x *execution) conclude(ctx context.Context, sum engine.Summary, runErr err
 	case res.Pending > 0 || res.InputUnread:
 		state = store.StateIncomplete
 	}
-	if err := x.j.UpdateManifest(closeCtx, func(m *store.Manifest) {
-		m.State, m.Paused = state, nil // an ended run holds no pause
-		m.StopReason = sum.StopDetail
-		m.BreakerTrips += sum.Trips
-		m.RunSeconds += sum.Elapsed.Seconds()
-	}); err != nil && runErr == nil {
+	if err := x.j.UpdateManifest(closeCtx, func(m *store.Manifest) { endRun(m, state, sum) }); err != nil && runErr == nil {
 		runErr = err
 	}
 	res.ExitCode = exitcode.For(sum, res.Failed)
@@ -864,6 +859,18 @@ func (x *execution) conclude(ctx context.Context, sum engine.Summary, runErr err
 	}
 	x.log.Info("job stopped", "state", state, "succeeded", res.Succeeded, "failed", res.Failed, "pending", res.Pending, "stop", sum.Stop.String(), "elapsed", sum.Elapsed.Round(time.Millisecond))
 	return res, runErr
+}
+
+// endRun writes an ended run into the job's manifest: its state and why
+// it stopped, and what it adds to the job's counts over every run.
+func endRun(m *store.Manifest, state store.State, sum engine.Summary) {
+	m.State, m.Paused = state, nil // an ended run holds no pause
+	m.StopReason = sum.StopDetail
+	m.BreakerTrips += sum.Trips
+	m.RunSeconds += sum.Elapsed.Seconds()
+	for _, rt := range sum.Routes {
+		m.AddRouteBreaker(rt.Name, rt.Faults, rt.Refused)
+	}
 }
 
 // LocationFlags are the --home and --store flags, each with a leading

@@ -71,6 +71,11 @@ type RouteJSON struct {
 	CostUSD   float64    `json:"cost_usd"`
 	// BusySeconds is the summed duration of the route's records.
 	BusySeconds float64 `json:"busy_seconds"`
+	// Faults and Refused are the route's breaker counts over the job's
+	// runs: calls failed as an outage or fatal, and calls its open
+	// breaker refused. Omitted when none was kept.
+	Faults  int `json:"faults,omitempty"`
+	Refused int `json:"refused,omitempty"`
 }
 
 // JobJSON is a job's manifest as status reports it; it is also one entry of
@@ -277,7 +282,8 @@ func (r *Report) JSON() StatusJSON {
 	}
 	for _, rr := range r.Routes {
 		s.Routes = append(s.Routes, RouteJSON{Name: rr.Name, Succeeded: rr.Succeeded, Failed: rr.Failed, Left: rr.Left,
-			Usage: rr.Usage, CostUSD: rr.CostUSD, BusySeconds: rr.Busy.Seconds()})
+			Usage: rr.Usage, CostUSD: rr.CostUSD, BusySeconds: rr.Busy.Seconds(),
+			Faults: rr.Breaker.Faults, Refused: rr.Breaker.Refused})
 	}
 	for _, tr := range r.Tools {
 		s.Tools = append(s.Tools, ToolJSON{Name: tr.Name, FailedItems: tr.FailedItems, ErrorsFedBack: tr.ErrorsFedBack, Calls: tr.Calls})

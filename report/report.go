@@ -85,6 +85,9 @@ type RouteReport struct {
 	Usage   task.Usage
 	CostUSD float64
 	Busy    time.Duration
+	// Breaker is what the route's breaker counted over the job's runs
+	// (Manifest.RouteBreakers): its faults, and the calls it refused.
+	Breaker store.RouteBreaker
 }
 
 // Rate returns the items finished per second of the job's runs, and the
@@ -176,6 +179,7 @@ func BuildReport(ctx context.Context, j Job, waves WaveReader) (*Report, error) 
 		return nil, fmt.Errorf("reading the records of %s: %w", m.ID, err)
 	}
 	r.Pending = max(m.Items-seen, 0)
+	addBreakers(routes, m.RouteBreakers)
 	for _, rr := range routes {
 		r.Routes = append(r.Routes, *rr)
 	}
@@ -218,6 +222,19 @@ func (r *Report) countTime(rec store.Record) {
 	}
 	if rec.FinishedAt.After(r.Last) {
 		r.Last = rec.FinishedAt
+	}
+}
+
+// addBreakers gives each route the breaker counts the job's runs kept.
+func addBreakers(routes map[string]*RouteReport, kept map[string]store.RouteBreaker) {
+	for name, rb := range kept {
+		rr := routes[name]
+		if rr == nil {
+			// A route whose every call was refused is in no record.
+			rr = &RouteReport{Name: name}
+			routes[name] = rr
+		}
+		rr.Breaker = rb
 	}
 }
 
@@ -322,6 +339,9 @@ func (r *Report) writeRoutes(b *strings.Builder) {
 		}
 		if rr.Succeeded+rr.Failed > 0 {
 			fmt.Fprintf(b, " | %s per item", (rr.Busy / time.Duration(rr.Succeeded+rr.Failed)).Round(time.Millisecond))
+		}
+		if rr.Breaker.Faults+rr.Breaker.Refused > 0 {
+			fmt.Fprintf(b, " | breaker: %d fault(s), %d refused", rr.Breaker.Faults, rr.Breaker.Refused)
 		}
 		b.WriteByte('\n')
 	}

@@ -87,3 +87,56 @@ func TestAnItemThatLeftARouteTwiceCountsOnceAsLeavingIt(t *testing.T) {
 		t.Errorf("routes %+v, want a and b each left once by the one item", r.Routes)
 	}
 }
+
+// TestARouteEveryCallOfWhichWasRefusedIsStillReported: a refused call
+// leaves no record, so a route whose breaker turned every call away is in
+// none; the counts the runs kept in the manifest still give it a line,
+// and a route with records gets its counts beside them, summed over runs.
+func TestARouteEveryCallOfWhichWasRefusedIsStillReported(t *testing.T) {
+	ctx := context.Background()
+	st := &jsonl.Store{Home: t.TempDir()}
+	m := store.Manifest{Created: time.Now(), Items: 1}
+	m.AddRouteBreaker("a", 3, 0)
+	m.AddRouteBreaker("a", 2, 1) // a second run of the job
+	m.AddRouteBreaker("c", 0, 7)
+	m.AddRouteBreaker("b", 0, 0) // nothing to keep
+	j, err := st.Create(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	left := []store.Try{{Route: "a", Error: "503", Class: classify.Retryable}}
+	if err := j.Append(ctx, store.Record{Idx: 0, Output: json.RawMessage(`"x"`), Route: "b", Tries: left}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := BuildReport(ctx, j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RouteReport{
+		{Name: "b", Succeeded: 1},
+		{Name: "a", Left: 1, Breaker: store.RouteBreaker{Faults: 5, Refused: 1}},
+		{Name: "c", Breaker: store.RouteBreaker{Refused: 7}},
+	}
+	if !reflect.DeepEqual(r.Routes, want) {
+		t.Fatalf("routes %+v, want %+v", r.Routes, want)
+	}
+	var b strings.Builder
+	if err := r.WriteText(&b, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"a: 0 succeeded, 0 failed, left by 1 item(s) (see their tries) | breaker: 5 fault(s), 1 refused", "c: 0 succeeded, 0 failed | breaker: 0 fault(s), 7 refused"} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("status lacks %q:\n%s", line, b.String())
+		}
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.Contains(line, " b: ") && strings.Contains(line, "breaker:") {
+			t.Errorf("route b shows breaker counts it has none of: %q", line)
+		}
+	}
+	js := r.JSON()
+	if js.Routes[1].Faults != 5 || js.Routes[1].Refused != 1 || js.Routes[2].Refused != 7 || js.Routes[0].Faults != 0 {
+		t.Errorf("status --json routes %+v; want a 5 faults 1 refused, c 7 refused, b none", js.Routes)
+	}
+}

@@ -230,6 +230,36 @@ type Manifest struct {
 	// workers, by the pause itself) once it holds dispatch, cleared by
 	// `tenax continue` and when the run ends.
 	Paused *Pause `json:"paused,omitempty"`
+	// RouteBreakers keeps each named route's breaker counts over every
+	// run of the job (and every worker's run of it), for status: a
+	// refused call leaves no record, so the records cannot say them.
+	RouteBreakers map[string]RouteBreaker `json:"route_breakers,omitempty"`
+}
+
+// RouteBreaker is what a route's breaker counted, summed over the runs
+// of a job.
+type RouteBreaker struct {
+	// Faults counts the route's calls that failed as an outage or a
+	// fatal error: the failures its breaker counts.
+	Faults int `json:"faults"`
+	// Refused counts the calls its open breaker turned away, each sent
+	// back to choose a route again.
+	Refused int `json:"refused"`
+}
+
+// AddRouteBreaker adds a run's breaker counts of route to the job's;
+// counts of zero keep no entry.
+func (m *Manifest) AddRouteBreaker(route string, faults, refused int) {
+	if route == "" || faults+refused == 0 {
+		return
+	}
+	if m.RouteBreakers == nil {
+		m.RouteBreakers = map[string]RouteBreaker{}
+	}
+	rb := m.RouteBreakers[route]
+	rb.Faults += faults
+	rb.Refused += refused
+	m.RouteBreakers[route] = rb
 }
 
 // Pause is an operator's pause of a running job, as its manifest keeps it.

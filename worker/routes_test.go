@@ -260,3 +260,54 @@ func TestARouteCooldownMetByOneWorkerHoldsTheOther(t *testing.T) {
 		t.Errorf("route a shared as %+v, want its breaker closed: a 429 is a cooldown, not an outage", st)
 	}
 }
+
+// TestAWorkersRouteFaultsJoinTheJobsManifest: two workers run a job whose
+// route a answers 503 to every call. Each worker adds its run's breaker
+// counts of a to the job's manifest as its run ends, so status (which
+// reads the manifest, a refused call leaving no record) shows the faults
+// of both: every call a got, and nothing for b, which answered them all.
+func TestAWorkersRouteFaultsJoinTheJobsManifest(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	var aCalls keyCounter
+	a := httptest.NewServer(aCalls.wrap(answering(http.StatusServiceUnavailable, nil)))
+	t.Cleanup(a.Close)
+	b := httptest.NewServer(mock.New(mock.Config{}))
+	t.Cleanup(b.Close)
+	const n = 60
+	e := routedJob(t, c, n, a.URL, b.URL)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, key := range []string{"first", "second"} {
+		cfg := keyed(e.JobID, key)
+		cfg.Options.Home = t.TempDir()
+		cfg.Options.Logger = quiet()
+		w, err := c.NewWorker(cfg)
+		if err != nil {
+			t.Fatalf("new worker: %v", err)
+		}
+		wg.Go(func() {
+			if err := w.Run(ctx); err != nil {
+				t.Errorf("worker %s: %v", key, err)
+			}
+		})
+	}
+	waitFor(t, "the job to finish", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	cancel() // the workers' runs end, each keeping its counts
+	wg.Wait()
+
+	oneRecordEach(t, dsn, e.JobID, n, "")
+	m := manifest(t, c, e.JobID)
+	total := aCalls.calls("first") + aCalls.calls("second")
+	if got := m.RouteBreakers["a"]; got.Faults != total || total < 3 {
+		t.Errorf("manifest keeps route a's breaker as %+v, want the %d faults its server answered 503 to the workers (first %d, second %d), at least the threshold's 3",
+			got, total, aCalls.calls("first"), aCalls.calls("second"))
+	}
+	if got, ok := m.RouteBreakers["b"]; ok {
+		t.Errorf("manifest keeps route b's breaker as %+v, want nothing: b answered every call", got)
+	}
+}

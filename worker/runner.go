@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -278,10 +279,26 @@ func (r *runner) run() {
 			r.w.log.Warn("recording the job's stop failed", "job", r.jobID, "error", uerr)
 		}
 	}
+	if err := r.keepRouteBreakers(ctx, sum.Routes); err != nil {
+		r.w.log.Warn("keeping the routes' breaker counts failed", "job", r.jobID, "error", err)
+	}
 	r.shared.close()
 	if err := r.plan.Close(); err != nil {
 		r.w.log.Warn("closing the job's response cache failed", "job", r.jobID, "error", err)
 	}
+}
+
+// keepRouteBreakers adds this run's breaker counts per route to the job's
+// manifest, where each worker's add up for status.
+func (r *runner) keepRouteBreakers(ctx context.Context, routes []engine.RouteStats) error {
+	if !slices.ContainsFunc(routes, func(rt engine.RouteStats) bool { return rt.Name != "" && rt.Faults+rt.Refused > 0 }) {
+		return nil
+	}
+	return r.sj.UpdateManifest(ctx, func(m *store.Manifest) {
+		for _, rt := range routes {
+			m.AddRouteBreaker(rt.Name, rt.Faults, rt.Refused)
+		}
+	})
 }
 
 // errResumed is the answer to an execution that reached a run of its job
