@@ -294,6 +294,10 @@ func (r *runner) keepRouteBreakers(ctx context.Context, routes []engine.RouteSta
 	if !slices.ContainsFunc(routes, func(rt engine.RouteStats) bool { return rt.Name != "" && rt.Faults+rt.Refused > 0 }) {
 		return nil
 	}
+	// Bounded: a worker ending because the database is gone must not
+	// hang on it.
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	return r.sj.UpdateManifest(ctx, func(m *store.Manifest) {
 		for _, rt := range routes {
 			m.AddRouteBreaker(rt.Name, rt.Faults, rt.Refused)
