@@ -31,13 +31,7 @@ type agentRecord struct {
 // counted, and each record says so.
 func TestAgentExampleCompletesOnTheMock(t *testing.T) {
 	w := newWorkdir(t)
-	for _, name := range []string{"agent.yaml", "agent.jsonl"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.write(name, string(b), 0o644)
-	}
+	w.examples("agent.yaml", "agent.jsonl")
 	r := w.tenax("run", "agent.yaml", "--output", "out.jsonl")
 	if r.code != 0 {
 		t.Fatalf("tenax run agent.yaml: exit %d, want 0\n%s", r.code, r.stderr)

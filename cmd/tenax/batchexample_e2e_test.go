@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,13 +16,7 @@ func TestBatchExampleRecordsEveryFinishReason(t *testing.T) {
 		t.Skip("runs the 2,000-item batch example; without -short it does")
 	}
 	w := newWorkdir(t)
-	for _, name := range []string{"batch.yaml", "batch.jsonl"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.write(name, string(b), 0o644)
-	}
+	w.examples("batch.yaml", "batch.jsonl")
 	r := w.tenax("run", "batch.yaml", "--output", "out.jsonl")
 	if r.code != 0 {
 		t.Fatalf("tenax run batch.yaml: exit %d, want 0\n%s", r.code, r.stderr)

@@ -79,6 +79,19 @@ func (w *workdir) write(name, content string, mode os.FileMode) string {
 	return p
 }
 
+// examples copies the named files of examples/ into the work directory,
+// for a test that runs an example as it ships.
+func (w *workdir) examples(names ...string) {
+	w.t.Helper()
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		w.write(name, string(b), 0o644)
+	}
+}
+
 // items writes n JSONL items {"id": "i<n>", "n": n}.
 func (w *workdir) items(name string, n int) string {
 	var b strings.Builder

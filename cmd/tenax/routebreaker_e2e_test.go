@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,13 +18,7 @@ import (
 // summary says a made.
 func TestStatusShowsTheRoutesFaultsAndRefusalsOfAFinishedRun(t *testing.T) {
 	w := newWorkdir(t)
-	for _, name := range []string{"routes.yaml", "quickstart.jsonl"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.write(name, string(b), 0o644)
-	}
+	w.examples("routes.yaml", "quickstart.jsonl")
 	r := w.tenax("run", "routes.yaml")
 	if r.code != 0 {
 		t.Fatalf("tenax run: exit %d, want 0\n%s", r.code, r.stderr)

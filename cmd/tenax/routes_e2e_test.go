@@ -27,13 +27,7 @@ type routedRecord struct {
 // b and show a's 503 in their tries; status groups the outcomes by route.
 func TestRoutesExampleFailsOverWithoutAsking(t *testing.T) {
 	w := newWorkdir(t)
-	for _, name := range []string{"routes.yaml", "quickstart.jsonl"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.write(name, string(b), 0o644)
-	}
+	w.examples("routes.yaml", "quickstart.jsonl")
 	r := w.tenax("run", "routes.yaml", "--output", "out.jsonl")
 	if r.code != 0 {
 		t.Fatalf("tenax run routes.yaml: exit %d, want 0\n%s", r.code, r.stderr)

@@ -18,13 +18,7 @@ import (
 // route of each batch.
 func TestRoutesBatchExampleFailsOverToTheNextRoutesBatch(t *testing.T) {
 	w := newWorkdir(t)
-	for _, name := range []string{"routes-batch.yaml", "quickstart.jsonl"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.write(name, string(b), 0o644)
-	}
+	w.examples("routes-batch.yaml", "quickstart.jsonl")
 	r := w.tenax("run", "routes-batch.yaml", "--output", "out.jsonl")
 	if r.code != 0 {
 		t.Fatalf("tenax run routes-batch.yaml: exit %d, want 0\n%s", r.code, r.stderr)

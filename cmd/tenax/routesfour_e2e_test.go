@@ -41,13 +41,7 @@ func readRouted(t *testing.T, path string) []routedRecord {
 // moved by the outage fallback: its tries name bedrock's 503.
 func TestFourProviderRoutesExampleLosesNothingAndAsksNobody(t *testing.T) {
 	w := newWorkdir(t)
-	for _, name := range []string{"routes-four.yaml", "quickstart.jsonl"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.write(name, string(b), 0o644)
-	}
+	w.examples("routes-four.yaml", "quickstart.jsonl")
 	r := w.tenaxEnv(awsChildEnv(t), "run", "routes-four.yaml", "--output", "out.jsonl")
 	if r.code != 0 {
 		t.Fatalf("tenax run routes-four.yaml: exit %d, want 0\n%s", r.code, r.stderr)
