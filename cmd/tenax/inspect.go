@@ -32,6 +32,10 @@ a fix run's id (fix_…) shows that run's errors by status.
 A job whose manifest says running but whose process is gone (killed with -9,
 a machine that stopped) is shown as stale: 'tenax resume JOB' continues it.
 
+A job with routes shows each route's items, tokens, cost, the items that left
+it, and what its breaker counted over the job's runs: '| breaker: N fault(s),
+M refused' (kept as each run, or each worker's run, ends; docs/routes.md).
+
 --json prints the same as one JSON object for scripts, every error group
 included (tenax.status/v1; with --all, tenax.jobs/v1): docs/records.md has
 the shape. For a fix run it is tenax.fix.status/v1 (docs/fix.md). tenax status --json | jq .outcomes.succeeded`,
