@@ -211,10 +211,10 @@ func TestAPageShownForOneTripDoesNotAnswerTheNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close) // after runWorker's worker stopped
-	// Enough items that trip 2 still holds some: at the mock's 1 ms a
-	// worker's trip has been seen to hold only after 32 fatal answers,
-	// and with 40 items the job had ended failed under trip 2's question.
-	id := enqueueOnWorkers(t, c, 400)
+	// 40 items leave trip 2 some to hold: a worker's trip holds within
+	// its calls in flight (worker.TestAWorkerTripHoldsWithinItsCallsInFlight),
+	// so each trip spends a handful of them.
+	id := enqueueOnWorkers(t, c, 40)
 	s := New(Config{Store: c.Store(), Workers: c, Operator: "the page of the test"})
 	runWorker(t, c, id)
 
