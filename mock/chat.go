@@ -159,6 +159,12 @@ type exchange struct {
 	limits       limitState // after admission
 	// converseTools says a Converse request has a toolConfig.
 	converseTools bool
+	// signsCalls says the model is played as Gemini 3's, which signs its
+	// function calls and wants the signatures back (thoughtsig.go);
+	// refusal is what its decoder found wrong with the request, which
+	// the validation returns.
+	signsCalls bool
+	refusal    *apiError
 }
 
 func (x *exchange) header() http.Header { return x.w.Header() }

@@ -170,7 +170,7 @@ func (s *Server) geminiChat(x *exchange) outcome {
 		x.fail(x.d.errs[errUnknownRoute](x))
 		return answered
 	}
-	x.deployment = model
+	x.deployment, x.signsCalls = geminiGeneration(model)
 	return s.chat(x)
 }
 
@@ -179,8 +179,11 @@ type generateRequest struct {
 	Contents *[]struct {
 		Role  string `json:"role"`
 		Parts []struct {
-			Text         string `json:"text"`
-			FunctionCall *struct {
+			Text string `json:"text"`
+			// ThoughtSignature is a Gemini 3 model's signature of the
+			// part, in base64.
+			ThoughtSignature string `json:"thoughtSignature"`
+			FunctionCall     *struct {
 				ID   string `json:"id"`
 				Name string `json:"name"`
 			} `json:"functionCall"`
@@ -240,6 +243,9 @@ func decodeGenerate(x *exchange) error {
 		req.System = mustJSON(b.String())
 	}
 	req.Messages = generateContents(in)
+	if x.signsCalls {
+		x.refusal = unsignedCall(in, isVertexPath(x.r.URL.Path))
+	}
 	req.Tools, req.ToolChoice = generateTools(in)
 	if gc := in.GenerationConfig; gc != nil {
 		req.MaxTokens, req.Temperature, req.TopP = gc.MaxOutputTokens, gc.Temperature, gc.TopP
@@ -358,7 +364,7 @@ func validateGenerate(x *exchange) *apiError {
 	if len(req.Tools) > 0 && req.ResponseFormat != nil {
 		return googleInvalid("Function calling with a response mime type: 'application/json' is unsupported")
 	}
-	return nil
+	return x.refusal
 }
 
 // geminiFinish names a finish as generateContent's finishReason does: the
@@ -399,12 +405,17 @@ func geminiAnswer(x *exchange, a answer) []byte {
 	if a.text != "" {
 		parts = append(parts, map[string]any{"text": a.text})
 	}
-	for _, c := range a.calls {
+	for i, c := range a.calls {
 		var args any = map[string]any{}
 		if json.Valid([]byte(c.args)) {
 			args = json.RawMessage(c.args)
 		}
-		parts = append(parts, map[string]any{"functionCall": map[string]any{"id": c.id, "name": c.name, "args": args}})
+		part := map[string]any{"functionCall": map[string]any{"id": c.id, "name": c.name, "args": args}}
+		if x.signsCalls && i == 0 {
+			// A Gemini 3 model signs an answer's first call only.
+			part["thoughtSignature"] = thoughtSignature(c.name, c.id)
+		}
+		parts = append(parts, part)
 	}
 	cand["content"] = map[string]any{"role": "model", "parts": parts}
 	body["candidates"] = []any{cand}

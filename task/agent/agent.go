@@ -43,6 +43,15 @@ type Call struct {
 	// Arguments are the call's arguments as the model wrote them: JSON
 	// that may not parse, or not match the tool's schema.
 	Arguments json.RawMessage
+	// Signature is an opaque token the provider issued with the call
+	// (Gemini 3's thoughtSignature) and wants back, unchanged, whenever
+	// the call is sent again; nil for none. It is kept in the step log
+	// with the call, so a resumed item sends it too.
+	Signature []byte
+	// SignedBy names who issued Signature (the provider's wire and model,
+	// "gemini/gemini-3-pro-preview"): a step sent to another provider or
+	// model is sent without it (docs/agents.md, "Signed calls").
+	SignedBy string
 }
 
 // Outcome is a tool call's result as it goes back to the model.

@@ -295,3 +295,38 @@ func TestOldToolResultsAreCutPastTheLastSteps(t *testing.T) {
 		}
 	}
 }
+
+// A call's signature (Gemini 3's thoughtSignature) and its signer are
+// kept in the step log with the call: a process resumed after a crash
+// shows the model the recorded steps with the signatures they came with,
+// byte for byte. Before, the journal kept id, name and arguments only, and
+// a resumed Gemini 3 item was refused (400 INVALID_ARGUMENT, "Function
+// call is missing a thought_signature").
+func TestAResumedItemReplaysItsCallsSignatures(t *testing.T) {
+	signed := func(id string) agent.Call {
+		c := okCall(id)
+		c.Signature, c.SignedBy = []byte("sig\x00\xff"+id), "gemini/gemini-3-pro"
+		return c
+	}
+	answers := [][]agent.Call{{signed("1")}, {signed("2"), okCall("3")}, nil}
+	log := &memLog{}
+	dying := &byStep{answers: answers, fail: func(step int) bool { return step == 3 }}
+	if _, err := newAgent(t, dying, agent.Config{}, echoTool(t, nil)).Durable(log, nil).Run(t.Context(), task.Item{}); err == nil {
+		t.Fatal("the first process's step 3 failed, yet Run did not")
+	}
+	resumed := &byStep{answers: answers}
+	if _, err := newAgent(t, resumed, agent.Config{}, echoTool(t, nil)).Durable(log, nil).Run(t.Context(), task.Item{}); err != nil {
+		t.Fatal(err)
+	}
+	shown := resumed.shown[3]
+	if len(shown) != 2 {
+		t.Fatalf("step 3 was shown %d steps, want the 2 recorded", len(shown))
+	}
+	for i, want := range [][]agent.Call{answers[0], answers[1]} {
+		for k, c := range shown[i].Calls {
+			if string(c.Signature) != string(want[k].Signature) || c.SignedBy != want[k].SignedBy {
+				t.Errorf("step %d call %d replayed with signature %q by %q, want %q by %q", i+1, k, c.Signature, c.SignedBy, want[k].Signature, want[k].SignedBy)
+			}
+		}
+	}
+}

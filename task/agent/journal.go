@@ -64,6 +64,9 @@ type loggedCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// Signature (base64 in the JSON) and SignedBy are the Call's.
+	Signature []byte `json:"signature,omitempty"`
+	SignedBy  string `json:"signed_by,omitempty"`
 }
 
 // loggedError is a final answer's error: an answer the model gave whose
@@ -163,7 +166,8 @@ func (j *journal) recorded(step int) (Reply, error, bool) {
 		rep.Result.Usage = *e.Usage
 	}
 	for _, c := range e.Calls {
-		rep.Calls = append(rep.Calls, Call{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(c.Arguments)})
+		rep.Calls = append(rep.Calls, Call{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(c.Arguments),
+			Signature: c.Signature, SignedBy: c.SignedBy})
 	}
 	return rep, e.Err.replay(), true
 }
@@ -189,7 +193,8 @@ func (j *journal) answerEntry(step int, rep Reply, err error) (*entry, bool) {
 		e.Usage = &u
 	}
 	for _, c := range rep.Calls {
-		e.Calls = append(e.Calls, loggedCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
+		e.Calls = append(e.Calls, loggedCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments),
+			Signature: c.Signature, SignedBy: c.SignedBy})
 	}
 	if err == nil {
 		return e, true

@@ -12,6 +12,7 @@ package gemini
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +55,9 @@ type Options struct {
 type Client struct {
 	sdk   *genai.Client
 	creds *auth.Credentials // Vertex's; nil on the Gemini API
+	// backend names the backend in a call's SignedBy: "gemini" or
+	// "vertex".
+	backend string
 }
 
 // apiVersions are the API versions tenax calls: the Gemini API's v1beta,
@@ -66,7 +70,7 @@ const (
 // New checks opts and builds the Client. No request is made: Vertex's
 // credentials are found, not yet exchanged for a token.
 func New(ctx context.Context, opts Options) (*Client, error) {
-	c := &Client{}
+	c := &Client{backend: llm.ProviderGemini}
 	cc := &genai.ClientConfig{
 		Backend: genai.BackendGeminiAPI,
 		// The SDK's HTTP client is a door to the call's send (the task's
@@ -85,6 +89,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 			return nil, errors.New("gemini: vertex authenticates with Google credentials, not an API key")
 		}
 		cc.Backend, cc.HTTPOptions.APIVersion = genai.BackendVertexAI, vertexAPIVersion
+		c.backend = llm.ProviderVertex
 		cc.Project = cmp.Or(opts.Project, os.Getenv("GOOGLE_CLOUD_PROJECT"))
 		cc.Location = cmp.Or(opts.Location, os.Getenv("GOOGLE_CLOUD_LOCATION"), os.Getenv("GOOGLE_CLOUD_REGION"))
 		if cc.Project == "" || cc.Location == "" {
@@ -164,12 +169,13 @@ func Authorizer(creds *auth.Credentials) func(*http.Request) error {
 // comes back as the SDK's genai.APIError, which package task/llm reads
 // again from the captured body.
 func (c *Client) Generate(ctx context.Context, req llm.GenerateRequest, send func(*http.Request) (*http.Response, error)) (llm.GenerateReply, error) {
-	contents, config := generateInput(req)
+	signer := c.signer(req.Model)
+	contents, config := generateInput(req, signer)
 	out, err := c.sdk.Models.GenerateContent(context.WithValue(ctx, sendKey{}, send), req.Model, contents, config)
 	if err != nil {
 		return llm.GenerateReply{}, err
 	}
-	return generateReply(out, len(req.Steps)), nil
+	return generateReply(out, len(req.Steps), signer), nil
 }
 
 // DecodeGenerate reads a generateContent answer that came another way
@@ -180,11 +186,59 @@ func (c *Client) DecodeGenerate(body []byte) (llm.GenerateReply, error) {
 	if err := json.Unmarshal(body, &out); err != nil {
 		return llm.GenerateReply{}, fmt.Errorf("gemini: a generateContent answer: %w", err)
 	}
-	return generateReply(&out, 0), nil
+	return generateReply(&out, 0, c.signer(out.ModelVersion)), nil
 }
 
+// signer is a call's SignedBy for an answer of model on c's backend:
+// "gemini/gemini-3-pro-preview". A signature is sent back only to the
+// backend and model that issued it: Google documents a trace moved from
+// another model as one without valid signatures.
+func (c *Client) signer(model string) string {
+	return c.backend + "/" + modelName(model)
+}
+
+// modelName is model without a resource path ("models/…",
+// "publishers/google/models/…").
+func modelName(model string) string {
+	return model[strings.LastIndexByte(model, '/')+1:]
+}
+
+// validatesSignatures reports whether model is a Gemini 3 model or later
+// ("gemini-3-pro-preview", "gemini-3.1-flash"), which refuses a
+// functionCall of the conversation's current turn sent back without its
+// thoughtSignature (400 INVALID_ARGUMENT, "Function call is missing a
+// thought_signature in functionCall parts"). Earlier models issue
+// signatures when they think but do not require them.
+func validatesSignatures(model string) bool {
+	v, ok := strings.CutPrefix(modelName(model), "gemini-")
+	if !ok {
+		return false
+	}
+	major := 0
+	for _, r := range v {
+		if r < '0' || r > '9' {
+			break
+		}
+		major = major*10 + int(r-'0')
+	}
+	return major >= 3
+}
+
+// skipSignature is the thoughtSignature Google documents for a function
+// call the model did not issue itself (a step recorded on another
+// provider or model): "skip_thought_signature_validator" read as the
+// base64url it is spelled in, so that the SDK's standard base64 of these
+// bytes is the same value to the API.
+var skipSignature = func() []byte {
+	b, err := base64.URLEncoding.DecodeString("skip_thought_signature_validator")
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
 // generateInput is req in the SDK's shape.
-func generateInput(req llm.GenerateRequest) ([]*genai.Content, *genai.GenerateContentConfig) {
+func generateInput(req llm.GenerateRequest, signer string) ([]*genai.Content, *genai.GenerateContentConfig) {
 	config := &genai.GenerateContentConfig{StopSequences: req.Stop, MaxOutputTokens: int32(min(req.MaxTokens, 1<<31-1))}
 	if len(req.System) > 0 {
 		config.SystemInstruction = &genai.Content{}
@@ -226,7 +280,7 @@ func generateInput(req llm.GenerateRequest) ([]*genai.Content, *genai.GenerateCo
 		}
 		config.Tools = []*genai.Tool{tool}
 	}
-	return append(contents, stepContents(req.Steps)...), config
+	return append(contents, stepContents(req.Steps, signer, validatesSignatures(req.Model))...), config
 }
 
 // madeUpID starts the id tenax gives a functionCall that came without
@@ -240,15 +294,27 @@ const madeUpID = "gemini-call-"
 // functionResponse parts, each {"output": …} or, for an error, {"error":
 // …}, naming its call's function and id. Arguments that are not an
 // object (only another provider's recorded step holds such) go as {}.
-func stepContents(steps []agent.Step) []*genai.Content {
+// A call goes with the thoughtSignature it came with when signer (this
+// backend and model) issued it; otherwise, to a model that validates
+// signatures (strict), a step's first call goes with skipSignature, as
+// Google documents for calls it did not issue: the step was recorded on
+// another route.
+func stepContents(steps []agent.Step, signer string, strict bool) []*genai.Content {
 	var out []*genai.Content
 	for _, s := range steps {
 		m := &genai.Content{Role: genai.RoleModel}
 		if s.Text != "" {
 			m.Parts = append(m.Parts, &genai.Part{Text: s.Text})
 		}
-		for _, c := range s.Calls {
-			m.Parts = append(m.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: sentID(c.ID), Name: c.Name, Args: object(c.Arguments)}})
+		for i, c := range s.Calls {
+			p := &genai.Part{FunctionCall: &genai.FunctionCall{ID: sentID(c.ID), Name: c.Name, Args: object(c.Arguments)}}
+			switch {
+			case len(c.Signature) > 0 && c.SignedBy == signer:
+				p.ThoughtSignature = c.Signature
+			case strict && i == 0:
+				p.ThoughtSignature = skipSignature
+			}
+			m.Parts = append(m.Parts, p)
 		}
 		if len(m.Parts) == 0 {
 			m.Parts = append(m.Parts, &genai.Part{Text: "(no answer)"})
@@ -289,9 +355,10 @@ func object(raw json.RawMessage) map[string]any {
 }
 
 // generateReply reads the SDK's answer: the first candidate's text (its
-// thoughts left out), its finish reason and the safety ratings that
-// blocked it, or the prompt's block; and the usage.
-func generateReply(out *genai.GenerateContentResponse, step int) llm.GenerateReply {
+// thoughts left out), its calls with their thoughtSignatures (signed by
+// signer), its finish reason and the safety ratings that blocked it, or
+// the prompt's block; and the usage.
+func generateReply(out *genai.GenerateContentResponse, step int, signer string) llm.GenerateReply {
 	var rep llm.GenerateReply
 	if len(out.Candidates) > 0 {
 		cand := out.Candidates[0]
@@ -302,7 +369,11 @@ func generateReply(out *genai.GenerateContentResponse, step int) llm.GenerateRep
 					text.WriteString(p.Text)
 				}
 				if p != nil && p.FunctionCall != nil {
-					rep.Calls = append(rep.Calls, call(p.FunctionCall, step, len(rep.Calls)))
+					c := call(p.FunctionCall, step, len(rep.Calls))
+					if len(p.ThoughtSignature) > 0 {
+						c.Signature, c.SignedBy = p.ThoughtSignature, signer
+					}
+					rep.Calls = append(rep.Calls, c)
 				}
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tenaxhq/tenax/mock"
@@ -22,11 +23,20 @@ import (
 // returns the last request's body.
 func geminiAgentTask(t *testing.T, prompt string) (m *llm.Task, client *gemini.Client, last func() string) {
 	t.Helper()
+	return geminiAgentTaskOn(t, mock.ModelAgent, prompt)
+}
+
+// geminiAgentTaskOn is geminiAgentTask on model.
+func geminiAgentTaskOn(t *testing.T, model, prompt string) (m *llm.Task, client *gemini.Client, last func() string) {
+	t.Helper()
 	srv := mock.New(mock.Config{Seed: 7})
+	var mu sync.Mutex
 	var body []byte
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
 		body = b
+		mu.Unlock()
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		srv.ServeHTTP(w, r)
 	}))
@@ -35,11 +45,15 @@ func geminiAgentTask(t *testing.T, prompt string) (m *llm.Task, client *gemini.C
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err = llm.New(llm.Config{Provider: llm.ProviderGemini, Gemini: client, Model: mock.ModelAgent, Prompt: prompt})
+	m, err = llm.New(llm.Config{Provider: llm.ProviderGemini, Gemini: client, Model: model, Prompt: prompt})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, client, func() string { return string(body) }
+	return m, client, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return string(body)
+	}
 }
 
 // The tools go as functionDeclarations with their JSON Schema as
