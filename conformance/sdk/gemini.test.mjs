@@ -143,3 +143,45 @@ test('a temperature over 2 is a 400 INVALID_ARGUMENT', async () => {
   assert.equal(err.status, 400);
   assert.equal(body(err).status, 'INVALID_ARGUMENT');
 });
+
+// Function calling on a Gemini 3 model (the mock's gemini-3-mock-agent):
+// the answer's first functionCall part carries a thoughtSignature, the
+// round trip that sends that part back unchanged with the function's
+// response is answered, and the same request with the signature stripped
+// is Gemini 3's 400 INVALID_ARGUMENT "Function call is missing a
+// thought_signature in functionCall parts" naming the function and the
+// content's position.
+test('a Gemini 3 function call round trip sends its thoughtSignature back', async () => {
+  const ai = await client();
+  const model = 'gemini-3-mock-agent';
+  const tools = [{
+    functionDeclarations: [{
+      name: 'search',
+      description: 'finds things',
+      parametersJsonSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+    }],
+  }];
+  const prompt = { role: 'user', parts: [{ text: 'Look up green tea' }] };
+  const first = await ai.models.generateContent({ model, contents: [prompt], config: { tools } });
+  const content = first.candidates[0].content;
+  const part = content.parts.find((p) => p.functionCall);
+  assert.ok(part, `want a functionCall part, got ${JSON.stringify(content)}`);
+  assert.equal(typeof part.thoughtSignature, 'string');
+  assert.ok(part.thoughtSignature.length > 0, 'the functionCall part has an empty thoughtSignature');
+  assert.equal(first.functionCalls[0].name, part.functionCall.name);
+
+  const reply = (model_content) => [prompt, model_content, {
+    role: 'user',
+    parts: [{ functionResponse: { id: part.functionCall.id, name: part.functionCall.name, response: { output: 'found it' } } }],
+  }];
+  const second = await ai.models.generateContent({ model, contents: reply(content), config: { tools } });
+  assert.ok(second.candidates[0].content.parts.length > 0, 'the round trip got no answer');
+
+  const unsigned = { ...content, parts: content.parts.map(({ thoughtSignature, ...rest }) => rest) };
+  const err = await rejects(ai.models.generateContent({ model, contents: reply(unsigned), config: { tools } }));
+  assert.equal(err.status, 400);
+  const e = body(err);
+  assert.equal(e.status, 'INVALID_ARGUMENT');
+  assert.match(e.message, /^Function call is missing a thought_signature in functionCall parts\./);
+  assert.ok(e.message.includes(`function call \`default_api:${part.functionCall.name}\` , position 2.`), e.message);
+});
