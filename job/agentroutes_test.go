@@ -32,6 +32,8 @@ type agentServer struct {
 	answered map[string]int
 	// replayed is the steps the first request of an item's carried.
 	replayed map[string]int
+	// signed counts the requests that carried a thoughtSignature.
+	signed int
 }
 
 var promptWord = regexp.MustCompile(`Tell me about (w\d+)`)
@@ -83,6 +85,9 @@ func (a *agentServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.replayed[word] = steps
 	}
 	a.answered[word]++
+	if bytes.Contains(body, []byte(`"thoughtSignature":`)) {
+		a.signed++
+	}
 	a.mu.Unlock()
 	a.srv.ServeHTTP(w, r)
 }
@@ -133,6 +138,13 @@ func TestAnAgentConversationMovesFromOpenAIToBedrockOrGemini(t *testing.T) {
 // is paid twice.
 func moveConversation(t *testing.T, routeB string) {
 	t.Helper()
+	moveConversationFrom(t, `{name: a, provider: openai, model: mock-agent, base_url: "URL/v1", api_key: "${OPENAI_API_KEY}"}`, routeB)
+}
+
+// moveConversationFrom is moveConversation from routeA (its base_url
+// "URL"); it returns the two servers.
+func moveConversationFrom(t *testing.T, routeA, routeB string) (srvA, srvB *agentServer) {
+	t.Helper()
 	srvA, urlA := serveAgent(t, true)
 	srvB, urlB := serveAgent(t, false)
 	w := newLLMWorld(t)
@@ -149,7 +161,7 @@ task:
       idempotent: true
   max_consecutive_errors: 5
 routes:
-  - {name: a, provider: openai, model: mock-agent, base_url: "`+urlA+`/v1", api_key: "${OPENAI_API_KEY}"}
+  - `+strings.Replace(routeA, "URL", urlA, 1)+`
   - `+strings.Replace(routeB, "URL", urlB, 1)+`
 fallbacks: {outage: true}
 retry: {max_attempts: 3, backoff: {base: 1ms, max: 2ms}}
@@ -185,6 +197,30 @@ cache: {enabled: false}
 	if moved != 1 {
 		t.Errorf("%d items moved after their second step, want 1 (a is down from then on)", moved)
 	}
+	return srvA, srvB
+}
+
+// A conversation moves to and from a Gemini 3 model (the mock's
+// gemini-3-mock-agent, which signs its calls and refuses them back
+// unsigned). From OpenAI's wire, the two steps recorded there carry no
+// signature: they go to Gemini 3 with Google's documented skip value and
+// are answered, not refused. From Gemini 3 to Anthropic's wire, the
+// signatures stay behind: b is sent none.
+func TestAnAgentConversationMovesToAndFromGemini3(t *testing.T) {
+	t.Run("from openai", func(t *testing.T) {
+		_, b := moveConversationFrom(t, `{name: a, provider: openai, model: mock-agent, base_url: "URL/v1", api_key: "${OPENAI_API_KEY}"}`,
+			`{name: b, provider: gemini, model: gemini-3-mock-agent, base_url: "URL", api_key: "${ANTHROPIC_API_KEY}", tier: 1}`)
+		if b.signed == 0 {
+			t.Errorf("Gemini 3 on b was sent no thoughtSignature: want its own and the skip value on the steps moved from a")
+		}
+	})
+	t.Run("to anthropic", func(t *testing.T) {
+		a, b := moveConversationFrom(t, `{name: a, provider: gemini, model: gemini-3-mock-agent, base_url: "URL", api_key: "${ANTHROPIC_API_KEY}"}`,
+			`{name: b, provider: anthropic, model: mock-agent, base_url: "URL", api_key: "${ANTHROPIC_API_KEY}", tier: 1}`)
+		if a.signed == 0 || b.signed != 0 {
+			t.Errorf("a (Gemini 3) was sent %d requests with a thoughtSignature, b (Anthropic) %d: want some on a and none on b", a.signed, b.signed)
+		}
+	})
 }
 
 // stepAnswers counts the model answers a step log holds, by idx.
