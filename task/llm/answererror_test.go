@@ -67,3 +67,31 @@ func TestAnAnswerWithAnErrorFieldBesideItsChoicesIsAnAnswer(t *testing.T) {
 		t.Errorf("output %s, error %v; want \"hello\"", res.Output, err)
 	}
 }
+
+// TestAnErrorMemberIsFoundInAnySpellingJSONDecodes: answerError skips its
+// decode of a body where no spelling of "error" appears; encoding/json
+// matches member names without regard to case and through \u escapes,
+// so each of those spellings is still an error, and an answer without
+// any is none.
+func TestAnErrorMemberIsFoundInAnySpellingJSONDecodes(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		isError    bool
+	}{
+		{"lower case", `{"error":"upstream quota exhausted"}`, true},
+		{"upper case", `{"ERROR":"upstream quota exhausted"}`, true},
+		{"mixed case", `{"eRrOr":{"message":"Rate limit","code":"rate_limit_exceeded"}}`, true},
+		{"escaped letter", `{"\u0065rror":"upstream quota exhausted"}`, true},
+		{"escaped name", `{"\u0045\u0052\u0052\u004f\u0052":"upstream quota exhausted"}`, true},
+		{"an answer", `{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Bonjour"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}`, false},
+		{"an answer that says error", `{"choices":[{"message":{"content":"no Error here"}}],"error":null}`, false},
+		{"no members", `{}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := answerError(ProviderOpenAI, &capture{status: http.StatusOK, header: http.Header{}}, []byte(tc.body), nil)
+			if got := err != nil; got != tc.isError {
+				t.Errorf("answerError(%s) = %v; want an error: %v", tc.body, err, tc.isError)
+			}
+		})
+	}
+}
