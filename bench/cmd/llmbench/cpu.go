@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tenaxhq/tenax/internal/heapfloor"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/mock"
 )
@@ -33,12 +34,19 @@ import (
 // (cache: {enabled: false}), or "both": each round runs the job with the
 // cache on and off in turn, the order swapped every round, and the ratio
 // on / off is printed per round and of the medians.
+//
+// HeapFloor is the garbage collector's heap floor the jobs run under, as
+// the tenax command holds one (cmd/tenax's heapFloor, 32 MiB) unless GOGC
+// is set: a job run by `tenax run` collects its heap at that floor, and
+// the CPU of a call measured without it counts collections a user's run
+// does not make. 0 measures under Go's own 4 MB floor.
 type cpu struct {
 	Items, Concurrency, Rounds int
 	Latency                    time.Duration
 	Profile                    string
 	Provider                   string
 	Cache                      string
+	HeapFloor                  uint64
 }
 
 // cacheModes are the runs of a round, in order, for c.Cache.
@@ -64,8 +72,13 @@ func (c cpu) run(ctx context.Context, out io.Writer) error {
 	if _, err := c.cacheModes(0); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "cpu: %d calls to %s at concurrency %d, mock latency %v, cache %s, load %s\n",
-		c.Items, c.Provider, c.Concurrency, c.Latency, c.cacheName(), loadAverage())
+	floor := "Go's own (4 MB)"
+	if _, set := os.LookupEnv("GOGC"); !set && c.HeapFloor > 0 {
+		defer heapfloor.Hold(c.HeapFloor)()
+		floor = fmt.Sprintf("%d MiB", c.HeapFloor>>20)
+	}
+	fmt.Fprintf(out, "cpu: %d calls to %s at concurrency %d, mock latency %v, cache %s, heap floor %s, load %s\n",
+		c.Items, c.Provider, c.Concurrency, c.Latency, c.cacheName(), floor, loadAverage())
 	perCall := map[bool][]float64{}
 	for round := range c.Rounds {
 		modes, _ := c.cacheModes(round)

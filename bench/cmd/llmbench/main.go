@@ -89,6 +89,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fs.StringVar(&c.Profile, "cpuprofile", "", "write each run's CPU profile to this path, suffixed .ROUND.on or .ROUND.off (the cache)")
 		fs.StringVar(&c.Provider, "provider", "openai", "the wire format of the calls: openai or anthropic")
 		fs.StringVar(&c.Cache, "cache", "on", "the response cache: on (its default), off, or both (on and off in turn each round)")
+		fs.Uint64Var(&c.HeapFloor, "heapfloor", 32<<20, "the heap floor in bytes the jobs run under, as the tenax command holds one unless GOGC is set; 0 for Go's own")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
