@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 )
 
 // errReplaced says the log's path names another file than the one this
@@ -22,64 +21,32 @@ func (c *Cache) Flush() error {
 	if c.closed {
 		return ErrClosed
 	}
-	target := c.seq - 1
-	if len(c.fill.buf) > 0 {
-		target = c.seq
-		signal(c.now)
-	}
-	for c.done < target {
-		c.flushed.Wait()
-	}
-	err := c.werr
-	c.werr = nil
-	if err != nil {
+	if err := c.w.Flush(len(c.fill.buf) > 0); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
 	return nil
 }
 
-// run is the writer goroutine: woken by the first Put of a batch, it
-// waits out FlushDelay (or less, for a Flush or a full batch), writes the
-// batch, and starts a compaction when the log has outgrown its bound.
-func (c *Cache) run() {
-	defer close(c.stopped)
-	timer := time.NewTimer(FlushDelay)
-	timer.Stop()
-	for {
-		select {
-		case <-c.kick:
-		case <-c.now:
-		case <-c.stop:
-			c.flush()
-			return
-		}
-		timer.Reset(FlushDelay)
-		select {
-		case <-timer.C:
-		case <-c.now:
-		case <-c.stop:
-		}
-		timer.Stop()
-		c.flush()
-		c.maybeCompact()
-	}
-}
+// logBatches is the log's storage step for the Cache's Writer.
+type logBatches struct{ c *Cache }
 
-// flush writes the batch being filled in one write under the log's lock,
-// then syncs it, and marks it done for Flush. Puts go on into a new batch
-// meanwhile; Gets find the one being written in c.writing until it is
-// indexed.
-func (c *Cache) flush() {
-	c.mu.Lock()
+// Take swaps the batch being filled for the spare one. Gets find it in
+// c.writing until it is indexed.
+func (l logBatches) Take() (*batch, bool) {
+	c := l.c
 	if len(c.fill.buf) == 0 {
-		c.mu.Unlock()
-		return
+		return nil, false
 	}
 	b := c.fill
 	c.fill, c.writing, c.spare = c.spare, b, nil
-	seq := c.seq
-	c.seq++
-	c.mu.Unlock()
+	return b, true
+}
+
+// Write writes b in one write under the log's lock, then syncs it, and
+// starts a compaction when the log has outgrown its bound.
+func (l logBatches) Write(b *batch) error {
+	c := l.c
+	defer c.maybeCompact()
 	err := c.writeAndSync(b)
 	// Another process compacting again and again can replace the log
 	// between the reopen and the write; each reopen is a new file, so
@@ -89,16 +56,14 @@ func (c *Cache) flush() {
 			err = c.writeAndSync(b)
 		}
 	}
-	c.mu.Lock()
-	if err != nil && c.werr == nil {
-		c.werr = err // the batch is lost: it is a cache
-	}
-	c.writing = nil
+	return err
+}
+
+// Written keeps b's buffers for the next batch.
+func (l logBatches) Written(b *batch) {
+	l.c.writing = nil
 	b.reset()
-	c.spare = b
-	c.done = seq
-	c.flushed.Broadcast()
-	c.mu.Unlock()
+	l.c.spare = b
 }
 
 // writeAndSync writes b and syncs the log.

@@ -80,20 +80,15 @@ type Cache struct {
 	buf       []byte
 
 	// fill is the batch Puts add to; writing, when not nil, the one being
-	// written; spare the buffers the next fill reuses.
+	// written; spare the buffers the next fill reuses. w writes them.
 	fill, writing, spare *batch
-	// seq numbers the batch being filled, done the last one written and
-	// synced; flushed is signalled on mu as done moves.
-	seq, done uint64
-	flushed   *sync.Cond
-	werr      error // a failed write or sync not yet returned by Flush or Close
-	closed    bool
+	w                    *Writer[*batch]
+	closed               bool
 
 	compacting bool
 	compactAt  int64 // the log size from which the next background compaction may start
 
-	kick, now, stop, stopped chan struct{}
-	bg                       sync.WaitGroup
+	bg sync.WaitGroup
 }
 
 // loc is where a record is in the log, and when it was put (Unix ms).
@@ -141,17 +136,14 @@ func Open(dir string, opts Options) (*Cache, error) {
 	}
 	c := &Cache{
 		dir: dir, opts: opts, f: f, fd: int(f.Fd()), seed: maphash.MakeSeed(),
-		index: make(map[uint64]loc), fill: newBatch(), spare: newBatch(), seq: 1,
-		kick: make(chan struct{}, 1), now: make(chan struct{}, 1),
-		stop: make(chan struct{}), stopped: make(chan struct{}),
+		index: make(map[uint64]loc), fill: newBatch(), spare: newBatch(),
 	}
-	c.flushed = sync.NewCond(&c.mu)
 	if err := c.openLog(); err != nil {
 		f.Close()
 		return nil, err
 	}
 	c.removeStaleCompaction()
-	go c.run()
+	c.w = NewWriter(&c.mu, logBatches{c})
 	c.maybeCompact() // a log over its bound is compacted at open, in the background
 	return c, nil
 }
@@ -197,13 +189,12 @@ func (c *Cache) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
-	close(c.stop)
-	<-c.stopped
+	c.w.Stop()
 	c.bg.Wait()
 	c.fileMu.Lock() // no Get reads the log any more
 	defer c.fileMu.Unlock()
 	c.mu.Lock()
-	err := c.werr
+	err := c.w.Err()
 	c.mu.Unlock()
 	if cerr := c.f.Close(); err == nil {
 		err = cerr
@@ -353,11 +344,20 @@ func (c *Cache) Reject(key string, reason string) error {
 	return nil
 }
 
-// Range calls yield with each entry's key and value, in no particular
-// order, until yield returns false: for inspecting a cache (which entry
-// holds what) without knowing its keys. It sees what was written to the
-// log; Flush first to include this Cache's latest Puts.
-func (c *Cache) Range(yield func(key string, value []byte) bool) error {
+// Entry is one entry of a cache, with when it was put.
+type Entry struct {
+	Key   string
+	Value []byte
+	// PutAt is when the entry was last put; zero when the log does not
+	// say (a record from before the log kept times).
+	PutAt time.Time
+}
+
+// Entries calls yield with each entry, in no particular order, until
+// yield returns false: Range with the entries' times, for copying a cache
+// elsewhere (tenax cache copy) with its order of age. It sees what was
+// written to the log; Flush first to include this Cache's latest Puts.
+func (c *Cache) Entries(yield func(Entry) bool) error {
 	c.fileMu.RLock()
 	defer c.fileMu.RUnlock()
 	c.mu.Lock()
@@ -379,13 +379,27 @@ func (c *Cache) Range(yield func(key string, value []byte) bool) error {
 		if _, err := c.f.ReadAt(rec, l.off); err != nil {
 			return fmt.Errorf("cache: %w", err)
 		}
-		if r, ok := parseRecord(rec); ok && r.op == opPut {
-			if !yield(r.key, r.value) {
-				return nil
-			}
+		r, ok := parseRecord(rec)
+		if !ok || r.op != opPut {
+			continue
+		}
+		e := Entry{Key: r.key, Value: r.value}
+		if r.at > 0 {
+			e.PutAt = time.UnixMilli(r.at)
+		}
+		if !yield(e) {
+			return nil
 		}
 	}
 	return nil
+}
+
+// Range calls yield with each entry's key and value, in no particular
+// order, until yield returns false: for inspecting a cache (which entry
+// holds what) without knowing its keys. It sees what was written to the
+// log; Flush first to include this Cache's latest Puts.
+func (c *Cache) Range(yield func(key string, value []byte) bool) error {
+	return c.Entries(func(e Entry) bool { return yield(e.Key, e.Value) })
 }
 
 // enqueue adds the record of op on key (and value) to the batch, and
@@ -402,21 +416,8 @@ func (c *Cache) enqueue(op byte, key string, value []byte) error {
 	b.buf = appendRecord(b.buf, op, key, value, at)
 	b.pending[key] = len(b.ops)
 	b.ops = append(b.ops, pendingOp{key: key, op: op, off: start, size: len(b.buf) - start, at: at})
-	if start == 0 {
-		signal(c.kick)
-	}
-	if len(b.buf) >= batchBytes {
-		signal(c.now)
-	}
+	c.w.Added(start == 0, len(b.buf) >= batchBytes)
 	return nil
-}
-
-// signal wakes the writer goroutine through ch without waiting.
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
 }
 
 // catchUpShared is catchUp under the log's shared lock, which it takes

@@ -257,7 +257,7 @@ func (c *Cache) copyKept(path string, old *os.File, keep []kept) (*os.File, map[
 // stopping reports whether Close has begun.
 func (c *Cache) stopping() bool {
 	select {
-	case <-c.stop:
+	case <-c.w.Stopping():
 		return true
 	default:
 		return false

@@ -201,3 +201,79 @@ func (c *Cache) migrateDir(sub string) (int, error) {
 	}
 	return moved, flush()
 }
+
+// RejectedEntry is an entry Reject moved out of the cache, kept for
+// analysis with the reason its value proved invalid.
+type RejectedEntry struct {
+	Key        string
+	Value      []byte
+	Reason     string
+	RejectedAt time.Time
+}
+
+// Rejected calls yield with each entry kept under dir/rejected/, in the
+// order of their keys, until yield returns false. A file that does not
+// parse, or whose name is no key, is not one (a write that never
+// finished); it is left alone.
+func (c *Cache) Rejected(yield func(RejectedEntry) bool) error {
+	files, err := os.ReadDir(filepath.Join(c.dir, rejectedDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	for _, fe := range files {
+		key, ok := strings.CutSuffix(fe.Name(), ".json")
+		if !ok || fe.IsDir() || !validKey(key) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(c.dir, rejectedDir, fe.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // rejected again meanwhile, and renamed over
+		}
+		if err != nil {
+			return fmt.Errorf("cache: %w", err)
+		}
+		var e entry
+		if json.Unmarshal(data, &e) != nil {
+			continue
+		}
+		v, ok := e.value(key)
+		if !ok {
+			continue
+		}
+		r := RejectedEntry{Key: key, Value: v, Reason: e.Reason}
+		if e.RejectedAt != nil {
+			r.RejectedAt = *e.RejectedAt
+		}
+		if !yield(r) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// Exists reports whether dir holds a cache of either layout: the log, the
+// file-per-entry layout's two-digit directories, or rejected entries.
+// Open creates a cache where there is none; a command that reads one
+// (tenax cache copy) asks first, so that a mistyped path is an error and
+// not an empty cache.
+func Exists(dir string) (bool, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("cache: %w", err)
+	}
+	for _, e := range ents {
+		switch name := e.Name(); {
+		case name == LogName && !e.IsDir(),
+			name == rejectedDir && e.IsDir(),
+			isLegacyDir(name) && e.IsDir():
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -50,19 +50,14 @@ type Cache struct {
 
 	mu sync.Mutex
 	// fill is the batch Puts add to; writing, when not nil, the one being
-	// written. Each maps a key to its latest value.
+	// written. Each maps a key to its latest value. w writes them.
 	fill, writing map[string][]byte
 	fillBytes     int
-	// seq numbers the batch being filled, done the last one written;
-	// flushed is signalled on mu as done moves.
-	seq, done uint64
-	flushed   *sync.Cond
-	werr      error // a failed write not yet returned by Flush or Close
-	closed    bool
-	evicting  bool
+	w             *cache.Writer[map[string][]byte]
+	closed        bool
+	evicting      bool
 
-	kick, now, stop, stopped chan struct{}
-	bg                       sync.WaitGroup
+	bg sync.WaitGroup
 }
 
 // Open returns the cache in the database pool connects to, in the schema
@@ -78,12 +73,9 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Cache, error)
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &Cache{
 		pool: pool, opts: opts, base: base, cancel: cancel,
-		fill: map[string][]byte{}, seq: 1,
-		kick: make(chan struct{}, 1), now: make(chan struct{}, 1),
-		stop: make(chan struct{}), stopped: make(chan struct{}),
+		fill: map[string][]byte{},
 	}
-	c.flushed = sync.NewCond(&c.mu)
-	go c.run()
+	c.w = cache.NewWriter(&c.mu, tableBatches{c})
 	c.maybeEvict(size)
 	return c, nil
 }
@@ -137,18 +129,14 @@ func (c *Cache) Put(key string, value []byte) error {
 	if c.closed {
 		return cache.ErrClosed
 	}
-	if len(c.fill) == 0 {
-		signal(c.kick)
-	}
+	first := len(c.fill) == 0
 	if old, ok := c.fill[key]; ok {
 		c.fillBytes -= len(key) + len(old)
 	}
 	// bytea NOT NULL: an empty answer is an empty value, not a NULL.
 	c.fill[key] = append([]byte{}, value...)
 	c.fillBytes += len(key) + len(value)
-	if c.fillBytes >= batchBytes {
-		signal(c.now)
-	}
+	c.w.Added(first, c.fillBytes >= batchBytes)
 	return nil
 }
 
@@ -180,13 +168,9 @@ func (c *Cache) Reject(key string, reason string) error {
 	return nil
 }
 
-// RejectedEntry is an entry Reject moved out of the cache.
-type RejectedEntry struct {
-	Key        string
-	Value      []byte
-	Reason     string
-	RejectedAt time.Time
-}
+// RejectedEntry is an entry Reject moved out of the cache: package
+// cache's, so a rejected entry copied from a directory is the same value.
+type RejectedEntry = cache.RejectedEntry
 
 // Rejected returns the rejected entry of key; false when key was never
 // rejected (or the cache was cleared since).
@@ -228,22 +212,13 @@ func (c *Cache) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
-	close(c.stop)
-	<-c.stopped
+	c.w.Stop()
 	c.bg.Wait()
 	c.cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.werr != nil {
-		return fmt.Errorf("cache: %w", c.werr)
+	if err := c.w.Err(); err != nil {
+		return fmt.Errorf("cache: %w", err)
 	}
 	return nil
-}
-
-// signal wakes the writer goroutine through ch without waiting.
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
 }

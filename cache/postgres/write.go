@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -26,75 +25,40 @@ func (c *Cache) Flush() error {
 	if c.closed {
 		return cache.ErrClosed
 	}
-	target := c.seq - 1
-	if len(c.fill) > 0 {
-		target = c.seq
-		signal(c.now)
-	}
-	for c.done < target {
-		c.flushed.Wait()
-	}
-	err := c.werr
-	c.werr = nil
-	if err != nil {
+	if err := c.w.Flush(len(c.fill) > 0); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
 	return nil
 }
 
-// run is the writer goroutine: woken by the first Put of a batch, it
-// waits out FlushDelay (or less, for a Flush or a full batch) and writes
-// the batch.
-func (c *Cache) run() {
-	defer close(c.stopped)
-	timer := time.NewTimer(FlushDelay)
-	timer.Stop()
-	for {
-		select {
-		case <-c.kick:
-		case <-c.now:
-		case <-c.stop:
-			c.flush()
-			return
-		}
-		timer.Reset(FlushDelay)
-		select {
-		case <-timer.C:
-		case <-c.now:
-		case <-c.stop:
-		}
-		timer.Stop()
-		c.flush()
-	}
-}
+// tableBatches is the table's storage step for the Cache's Writer: a
+// batch is a map of keys to their latest values.
+type tableBatches struct{ c *Cache }
 
-// flush writes the batch being filled, in one transaction, and marks it
-// done for Flush. Puts go on into a new batch meanwhile; Gets find the
-// one being written in c.writing until it is committed.
-func (c *Cache) flush() {
-	c.mu.Lock()
+// Take swaps the batch being filled for an empty one. Gets find it in
+// c.writing until it is committed.
+func (t tableBatches) Take() (map[string][]byte, bool) {
+	c := t.c
 	if len(c.fill) == 0 {
-		c.mu.Unlock()
-		return
+		return nil, false
 	}
 	b := c.fill
 	c.fill, c.writing, c.fillBytes = map[string][]byte{}, b, 0
-	seq := c.seq
-	c.seq++
-	c.mu.Unlock()
-	size, err := c.write(b)
-	c.mu.Lock()
-	if err != nil && c.werr == nil {
-		c.werr = err // the batch is lost: it is a cache
-	}
-	c.writing = nil
-	c.done = seq
-	c.flushed.Broadcast()
-	c.mu.Unlock()
-	if err == nil {
-		c.maybeEvict(size)
-	}
+	return b, true
 }
+
+// Write writes b in one transaction, then starts an eviction when the
+// table is over its bound.
+func (t tableBatches) Write(b map[string][]byte) error {
+	size, err := t.c.write(b)
+	if err == nil {
+		t.c.maybeEvict(size)
+	}
+	return err
+}
+
+// Written forgets b: its entries are in the table.
+func (t tableBatches) Written(map[string][]byte) { t.c.writing = nil }
 
 // write upserts b's entries and returns the entries' bytes after it.
 func (c *Cache) write(b map[string][]byte) (int64, error) {
@@ -146,9 +110,7 @@ func (c *Cache) maybeEvict(size int64) {
 		})
 		if err != nil {
 			c.mu.Lock()
-			if c.werr == nil {
-				c.werr = fmt.Errorf("evicting: %w", err)
-			}
+			c.w.Fail(fmt.Errorf("evicting: %w", err))
 			c.mu.Unlock()
 		}
 	})
