@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -18,18 +19,19 @@ import (
 	"github.com/tenaxhq/tenax/store/postgres"
 )
 
-// newCacheCmd is tenax cache: stats, clear and prune of the response cache.
+// newCacheCmd is tenax cache: stats, clear, prune and copy of the response cache.
 func newCacheCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "cache stats|clear|prune",
-		Short: "Inspect, prune or clear the LLM response cache",
+		Use:   "cache stats|clear|prune|copy",
+		Short: "Inspect, prune, clear or copy the LLM response cache",
 		Long: `The response cache keeps every LLM answer a job paid for, so that a rerun or a resume
 answers a repeated request without calling the provider again. A job in a directory
 store keeps it in one log (<home>/cache/entries.log unless a spec sets cache.dir); a
 job in a PostgreSQL store, and every worker, in the table tenax_cache of the store's
 database, shared by every machine on it: --store postgres://… (or TENAX_STORE) works
 on that one. Either is bounded by cache.max_bytes (1 GiB by default): past it the
-oldest entries are dropped on their own. These commands work on it while jobs run.`,
+oldest entries are dropped on their own. These commands work on it while jobs run;
+copy moves a local cache's answers into a PostgreSQL store's.`,
 	}
 	var dir string
 	cmd.PersistentFlags().StringVar(&dir, "dir", "", "the cache directory (default <home>/cache); a file cache even with a PostgreSQL --store")
@@ -53,7 +55,7 @@ oldest entries are dropped on their own. These commands work on it while jobs ru
 		}
 		return fileCache{c}, nil
 	}
-	cmd.AddCommand(newCacheStatsCmd(g, open), newCacheClearCmd(g, open), newCachePruneCmd(g, open))
+	cmd.AddCommand(newCacheStatsCmd(g, open), newCacheClearCmd(g, open), newCachePruneCmd(g, open), newCacheCopyCmd(g, &dir))
 	for _, sub := range cmd.Commands() {
 		addStoreFlag(sub, g)
 	}
@@ -231,4 +233,120 @@ on: they see the new log at their next write. At least one of the two flags is n
 	cmd.Flags().Int64Var(&maxBytes, "max-bytes", 0, "keep the newest entries that fit in this many bytes of log")
 	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "drop the entries put longer ago than this (e.g. 720h)")
 	return cmd
+}
+
+// copyProgressEvery is how often a long copy prints where it is.
+const copyProgressEvery = 2 * time.Second
+
+func newCacheCopyCmd(g *globals, dir *string) *cobra.Command {
+	var from string
+	cmd := &cobra.Command{
+		Use:   "copy [--from DIR] --store postgres://…",
+		Short: "Copy a local cache into a PostgreSQL store's cache, so workers are served its answers",
+		Long: `Copies every answer of a cache on this machine into the cache in a PostgreSQL store's
+database (the table tenax_cache), where every worker and every run with that --store
+finds it: what a job paid for before it moved to PostgreSQL is not paid again.
+
+--from is a cache directory (what cache.dir names) or a home whose cache/ is one (default
+<home>/cache, or --dir). Both layouts are read: the log (entries.log) and the older
+one-file-per-entry layout, which is first moved into the log as any run on that directory
+would do. Keys and the times entries were put are kept (prune --older-than and eviction
+go on judging them by age); rejected entries are copied with their reasons, and the same
+answer cached in the database is dropped with them.
+
+Nothing newer is overwritten: an entry the database holds as put later, or rejected since,
+is left alone. A copy run twice copies nothing the second time, and one interrupted can
+be run again. Jobs may run on either cache meanwhile. A long copy prints its progress on
+stderr every few seconds; the last line is "copied N, skipped M" (skipped: the database
+had them as new or newer).`,
+		Example: `  tenax cache copy --store "$TENAX_STORE"
+  tenax cache copy --from /old/project/.tenax --store 'postgres://tenax@db:5432/tenax?search_path=batch'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			src := from
+			if src == "" {
+				src = *dir
+			}
+			if src == "" {
+				src = filepath.Join(g.homeDir(), "cache")
+			}
+			return copyCache(cmd.Context(), g, src)
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the cache directory, or the home holding it in cache/, to copy from (default <home>/cache)")
+	return cmd
+}
+
+// copyCache copies the cache in from, a cache directory or a home, into
+// the PostgreSQL store's.
+func copyCache(ctx context.Context, g *globals, from string) error {
+	loc, err := g.storeLocation()
+	if err != nil {
+		return err
+	}
+	if loc.PostgresURL == "" {
+		return usageErr(fmt.Errorf("tenax cache copy copies into a PostgreSQL store's cache: pass --store postgres://… (or set TENAX_STORE)"))
+	}
+	dir, err := copySource(from)
+	if err != nil {
+		return err
+	}
+	src, err := cache.Open(dir, cache.Options{})
+	if err != nil {
+		return &exitError{code: exitcode.Storage, err: err}
+	}
+	defer src.Close()
+	total, err := src.Stats()
+	if err != nil {
+		return &exitError{code: exitcode.Storage, err: err}
+	}
+	admin, err := openSharedCache(ctx, loc)
+	if err != nil {
+		return err
+	}
+	dst := admin.(sharedCache)
+	last := time.Now()
+	progress := func(c pgcache.Copied) {
+		if g.quiet || time.Since(last) < copyProgressEvery {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(g.stderr, "cache copy: %d of %d entries read, copied %d, skipped %d\n", c.Entries+c.Rejected, total.Entries+total.Rejected, c.Copied(), c.Skipped())
+	}
+	done, err := dst.c.CopyFrom(ctx, src, progress)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = printCopied(g.stderr, done, dir) // what was copied stays copied
+		return &exitError{code: exitcode.Storage, err: err}
+	}
+	return printCopied(g.stdout, done, dir)
+}
+
+// printCopied writes the summary line of a copy.
+func printCopied(w io.Writer, c pgcache.Copied, dir string) error {
+	_, err := fmt.Fprintf(w, "copied %d, skipped %d (of %d entries and %d rejected ones in %s; skipped: the database had them as new or newer)\n",
+		c.Copied(), c.Skipped(), c.Entries, c.Rejected, dir)
+	return err
+}
+
+// copySource returns the cache directory from names: itself when it holds
+// a cache, else its cache/ when that does (from is a home). A path that
+// holds neither is a usage error: a mistyped --from copies nothing
+// without saying so otherwise.
+func copySource(from string) (string, error) {
+	if _, err := os.Stat(from); err != nil {
+		return "", usageErr(fmt.Errorf("--from %s: %w", from, err))
+	}
+	for _, dir := range []string{from, filepath.Join(from, "cache")} {
+		ok, err := cache.Exists(dir)
+		if err != nil {
+			return "", &exitError{code: exitcode.Storage, err: err}
+		}
+		if ok {
+			return dir, nil
+		}
+	}
+	return "", usageErr(fmt.Errorf("--from %s holds no cache (no %s, and no cache/ holding one): name a cache directory or a tenax home", from, cache.LogName))
 }

@@ -11,7 +11,8 @@
 //   - import: another tool's config turned into a spec, key by key (spec).
 //   - fix: the fix loop, an agent edits code until a check passes (fix).
 //   - mock: the built-in mock LLM server (mock).
-//   - cache: the response cache's stats, prune and clear (cache).
+//   - cache: the response cache's stats, prune and clear, and copy of a
+//     local cache into a PostgreSQL store's (cache, cache/postgres).
 //   - ui: the web view of a job (web).
 //   - pause, continue, stop: an operator's levers on a running job from
 //     another terminal, audited with who and when: through the job
