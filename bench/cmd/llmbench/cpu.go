@@ -17,9 +17,11 @@ import (
 	"syscall"
 	"time"
 
+	pgcache "github.com/tenaxhq/tenax/cache/postgres"
 	"github.com/tenaxhq/tenax/internal/heapfloor"
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/mock"
+	"github.com/tenaxhq/tenax/store/postgres"
 )
 
 // cpu measures the CPU tenax spends per LLM call: a job of Items calls at
@@ -28,12 +30,19 @@ import (
 // The figure is the job's user+system CPU (getrusage over the job.Run)
 // divided by the calls; the mock reports the TCP connections it accepted.
 // Provider picks the wire format: openai (chat completions) or anthropic
-// (messages), both of which the mock answers. Cache is the response cache
-// of the job: "on", its default (every call a miss, each round in a fresh
-// home, so each answer is also written to the cache), "off"
-// (cache: {enabled: false}), or "both": each round runs the job with the
-// cache on and off in turn, the order swapped every round, and the ratio
-// on / off is printed per round and of the medians.
+// (messages), both of which the mock answers.
+//
+// Cache is the response caches to run, in turn each round, the order
+// rotated every round: a comma-separated list of "on" (the default of the
+// job's store: a file cache in the home, or with Store the cache in the
+// database), "off" (cache: {enabled: false}), "file" (cache.dir set: a
+// file cache whatever the store) and "pg" (the cache in Store's database,
+// which it needs); "both" is on,off. Every call is a miss: each round runs
+// in a fresh directory, and the database's cache is cleared before each
+// run. Store, a postgres:// URL, keeps the jobs in that database (opened
+// once, not counted); its server's CPU is another process's and is not
+// counted either. Each mode's figure is printed per round, with its ratio
+// to off, and the medians.
 //
 // HeapFloor is the garbage collector's heap floor the jobs run under, as
 // the tenax command holds one (cmd/tenax's heapFloor, 32 MiB) unless GOGC
@@ -47,22 +56,33 @@ type cpu struct {
 	Provider                   string
 	Cache                      string
 	HeapFloor                  uint64
+	Store                      string
 }
 
-// cacheModes are the runs of a round, in order, for c.Cache.
-func (c cpu) cacheModes(round int) ([]bool, error) {
-	switch c.Cache {
-	case "on", "":
-		return []bool{true}, nil
-	case "off":
-		return []bool{false}, nil
+// cacheModes are the runs of a round, in order, for c.Cache: rotated by
+// round, so that no mode always runs first.
+func (c cpu) cacheModes(round int) ([]string, error) {
+	list := c.Cache
+	switch list {
+	case "":
+		list = "on"
 	case "both":
-		if round%2 == 1 {
-			return []bool{false, true}, nil
-		}
-		return []bool{true, false}, nil
+		list = "on,off"
 	}
-	return nil, fmt.Errorf("cache %q: want on, off or both", c.Cache)
+	modes := strings.Split(list, ",")
+	for _, m := range modes {
+		switch m {
+		case "on", "off", "file":
+		case "pg":
+			if c.Store == "" {
+				return nil, fmt.Errorf("cache pg: needs -store postgres://…")
+			}
+		default:
+			return nil, fmt.Errorf("cache %q: want on, off, file, pg (comma-separated) or both", m)
+		}
+	}
+	r := round % len(modes)
+	return append(modes[r:len(modes):len(modes)], modes[:r]...), nil
 }
 
 func (c cpu) run(ctx context.Context, out io.Writer) error {
@@ -77,33 +97,47 @@ func (c cpu) run(ctx context.Context, out io.Writer) error {
 		defer heapfloor.Hold(c.HeapFloor)()
 		floor = fmt.Sprintf("%d MiB", c.HeapFloor>>20)
 	}
-	fmt.Fprintf(out, "cpu: %d calls to %s at concurrency %d, mock latency %v, cache %s, heap floor %s, load %s\n",
-		c.Items, c.Provider, c.Concurrency, c.Latency, c.cacheName(), floor, loadAverage())
-	perCall := map[bool][]float64{}
+	var st *postgres.Store
+	if c.Store != "" {
+		var err error
+		if st, err = postgres.Open(ctx, c.Store); err != nil {
+			return err
+		}
+		defer st.Close()
+	}
+	fmt.Fprintf(out, "cpu: %d calls to %s at concurrency %d, mock latency %v, cache %s, store %s, heap floor %s, load %s\n",
+		c.Items, c.Provider, c.Concurrency, c.Latency, c.cacheName(), c.storeName(), floor, loadAverage())
+	perCall := map[string][]float64{}
+	var order []string
 	for round := range c.Rounds {
 		modes, _ := c.cacheModes(round)
-		us := map[bool]float64{}
-		for _, cached := range modes {
-			r, err := c.once(ctx, round, cached)
+		us := map[string]float64{}
+		for _, mode := range modes {
+			r, err := c.once(ctx, round, mode, st)
 			if err != nil {
 				return err
 			}
-			us[cached] = r.us
-			perCall[cached] = append(perCall[cached], r.us)
+			if _, seen := perCall[mode]; !seen {
+				order = append(order, mode)
+			}
+			us[mode] = r.us
+			perCall[mode] = append(perCall[mode], r.us)
 			fmt.Fprintf(out, "round %d, cache %s: %d calls in %.2f s, %6.1f µs CPU per call, %.0f allocations and %.1f KiB allocated per call, %d connections accepted by the mock\n",
-				round, onOff(cached), r.calls, r.wall.Seconds(), r.us, r.allocs, r.kib, r.conns)
+				round, mode, r.calls, r.wall.Seconds(), r.us, r.allocs, r.kib, r.conns)
 		}
-		if len(modes) == 2 {
-			fmt.Fprintf(out, "round %d: cache on / off %.2fx\n", round, us[true]/us[false])
-		}
-	}
-	for _, cached := range []bool{true, false} {
-		if xs := perCall[cached]; len(xs) > 0 {
-			fmt.Fprintf(out, "median, cache %s: %.1f µs CPU per call\n", onOff(cached), median(xs))
+		for _, mode := range modes {
+			if off, ok := us["off"]; ok && mode != "off" {
+				fmt.Fprintf(out, "round %d: cache %s / off %.2fx\n", round, mode, us[mode]/off)
+			}
 		}
 	}
-	if len(perCall[true]) > 0 && len(perCall[false]) > 0 {
-		fmt.Fprintf(out, "medians: cache on / off %.2fx\n", median(perCall[true])/median(perCall[false]))
+	for _, mode := range order {
+		fmt.Fprintf(out, "median, cache %s: %.1f µs CPU per call\n", mode, median(perCall[mode]))
+	}
+	for _, mode := range order {
+		if off := perCall["off"]; len(off) > 0 && mode != "off" {
+			fmt.Fprintf(out, "medians: cache %s / off %.2fx\n", mode, median(perCall[mode])/median(off))
+		}
 	}
 	return nil
 }
@@ -115,11 +149,25 @@ func (c cpu) cacheName() string {
 	return c.Cache
 }
 
-func onOff(on bool) string {
-	if on {
-		return "on"
+func (c cpu) storeName() string {
+	if c.Store == "" {
+		return "jsonl (the home)"
 	}
-	return "off"
+	return "postgres"
+}
+
+// clearSharedCache empties the cache in st's database, so that every call
+// of the next run is a miss, as in a fresh home.
+func clearSharedCache(ctx context.Context, st *postgres.Store) error {
+	pc, err := pgcache.Open(ctx, st.Pool(), pgcache.Options{})
+	if err != nil {
+		return err
+	}
+	if _, err := pc.Clear(ctx); err != nil {
+		pc.Close()
+		return err
+	}
+	return pc.Close()
 }
 
 // cpuRound is what one round measured: CPU, allocations and bytes per
@@ -131,7 +179,7 @@ type cpuRound struct {
 	wall            time.Duration
 }
 
-func (c cpu) once(ctx context.Context, round int, cached bool) (cpuRound, error) {
+func (c cpu) once(ctx context.Context, round int, mode string, st *postgres.Store) (cpuRound, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return cpuRound{}, err
@@ -172,8 +220,19 @@ task:
   prompt: "Translate into French: {{.word}}"
 concurrency: {max: %d}
 `, c.Provider, baseURL, c.Concurrency)
-	if !cached {
+	switch mode {
+	case "off":
 		spec += "cache: {enabled: false}\n"
+	case "file":
+		spec += "cache: {dir: cache}\n"
+	}
+	opts := job.Options{Logger: quietLogger()}
+	if st != nil {
+		opts.Store = st
+		if err := clearSharedCache(ctx, st); err != nil {
+			stdin.Close()
+			return cpuRound{}, err
+		}
 	}
 	path, cleanup, err := workDir(spec, c.Items)
 	if err != nil {
@@ -182,7 +241,7 @@ concurrency: {max: %d}
 	}
 	defer cleanup()
 	if c.Profile != "" {
-		f, err := os.Create(fmt.Sprintf("%s.%d.%s", c.Profile, round, onOff(cached)))
+		f, err := os.Create(fmt.Sprintf("%s.%d.%s", c.Profile, round, mode))
 		if err != nil {
 			stdin.Close()
 			return cpuRound{}, err
@@ -198,7 +257,8 @@ concurrency: {max: %d}
 	runtime.ReadMemStats(&m0)
 	before := cpuTime()
 	start := time.Now()
-	res, err := job.Run(ctx, path, job.Options{Home: filepath.Join(filepath.Dir(path), "home"), Logger: quietLogger()})
+	opts.Home = filepath.Join(filepath.Dir(path), "home")
+	res, err := job.Run(ctx, path, opts)
 	wall := time.Since(start)
 	used := cpuTime() - before
 	runtime.ReadMemStats(&m1)

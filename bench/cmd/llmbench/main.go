@@ -86,9 +86,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fs.IntVar(&c.Concurrency, "concurrency", 32, "concurrency.max")
 		fs.IntVar(&c.Rounds, "rounds", 3, "runs")
 		fs.DurationVar(&c.Latency, "latency", 0, "the mock's answer latency")
-		fs.StringVar(&c.Profile, "cpuprofile", "", "write each run's CPU profile to this path, suffixed .ROUND.on or .ROUND.off (the cache)")
+		fs.StringVar(&c.Profile, "cpuprofile", "", "write each run's CPU profile to this path, suffixed .ROUND.MODE (the cache: on, off, file, pg)")
 		fs.StringVar(&c.Provider, "provider", "openai", "the wire format of the calls: openai or anthropic")
-		fs.StringVar(&c.Cache, "cache", "on", "the response cache: on (its default), off, or both (on and off in turn each round)")
+		fs.StringVar(&c.Cache, "cache", "on", "the response caches, in turn each round: a comma-separated list of on (the store's default), off, file (cache.dir) and pg (the database's, with -store), or both (on,off)")
+		fs.StringVar(&c.Store, "store", "", "a postgres:// URL: the jobs, and the pg cache, in that database (default: the JSONL store in a fresh home)")
 		fs.Uint64Var(&c.HeapFloor, "heapfloor", 32<<20, "the heap floor in bytes the jobs run under, as the tenax command holds one unless GOGC is set; 0 for Go's own")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err

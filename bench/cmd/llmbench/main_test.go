@@ -56,28 +56,32 @@ func TestUnknownScenarioIsAnError(t *testing.T) {
 	}
 }
 
-func TestCPUBothRunsTheCacheOnAndOffSwappingTheOrderEachRound(t *testing.T) {
-	c := cpu{Cache: "both"}
-	var got []string
-	for round := range 3 {
-		modes, err := c.cacheModes(round)
-		if err != nil {
-			t.Fatal(err)
+func TestCPURunsEachCacheInTurnRotatingTheOrderEachRound(t *testing.T) {
+	cases := []struct {
+		c    cpu
+		want string
+	}{
+		{cpu{Cache: "both"}, "on off | off on | on off"},
+		{cpu{Cache: "pg,file,off", Store: "postgres://x"}, "pg file off | file off pg | off pg file"},
+		{cpu{Cache: ""}, "on | on | on"},
+		{cpu{Cache: "off"}, "off | off | off"},
+	}
+	for _, tc := range cases {
+		var rounds []string
+		for round := range 3 {
+			modes, err := tc.c.cacheModes(round)
+			if err != nil {
+				t.Fatalf("cache %q: %v", tc.c.Cache, err)
+			}
+			rounds = append(rounds, strings.Join(modes, " "))
 		}
-		for _, on := range modes {
-			got = append(got, onOff(on))
+		if got := strings.Join(rounds, " | "); got != tc.want {
+			t.Errorf("cache %q: runs %q, want %q", tc.c.Cache, got, tc.want)
 		}
 	}
-	if want := "on off off on on off"; strings.Join(got, " ") != want {
-		t.Errorf("runs = %q, want %q", strings.Join(got, " "), want)
-	}
-	for mode, want := range map[string]string{"": "on", "on": "on", "off": "off"} {
-		modes, err := cpu{Cache: mode}.cacheModes(0)
-		if err != nil || len(modes) != 1 || onOff(modes[0]) != want {
-			t.Errorf("cache %q: runs %v, %v; want one run, cache %s", mode, modes, err, want)
+	for _, bad := range []cpu{{Cache: "maybe"}, {Cache: "pg"}} {
+		if _, err := bad.cacheModes(0); err == nil {
+			t.Errorf("cache %q (store %q) was taken", bad.Cache, bad.Store)
 		}
-	}
-	if _, err := (cpu{Cache: "maybe"}).cacheModes(0); err == nil {
-		t.Error("cache \"maybe\" was taken")
 	}
 }
