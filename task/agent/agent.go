@@ -206,13 +206,15 @@ func (t *Task) WithModel(m Model) *Task {
 	return &c
 }
 
-// WithRunners returns a Task like t whose tools run through wrap's
+// WithRunners returns a Task like t — its limits, step log and the
+// answers it counted, as WithModel's — whose tools run through wrap's
 // runner for each: wrap gets a tool's runner (an exec or http task) and
 // returns it, or a copy of it configured for the run (an exec task that
 // records its process groups, so that a resumed run ends what a killed
 // one left running).
 func (t *Task) WithRunners(wrap func(task.Task) task.Task) *Task {
-	c := &Task{cfg: t.cfg, defs: t.defs, tools: make(map[string]*Tool, len(t.tools)), names: t.names, log: t.log, spent: t.spent}
+	c := *t
+	c.tools = make(map[string]*Tool, len(t.tools))
 	c.cfg.Tools = make([]*Tool, len(t.cfg.Tools))
 	for i, tool := range t.cfg.Tools {
 		w := *tool
@@ -220,7 +222,7 @@ func (t *Task) WithRunners(wrap func(task.Task) task.Task) *Task {
 		c.cfg.Tools[i] = &w
 		c.tools[w.def.Name] = &w
 	}
-	return c
+	return &c
 }
 
 // Runners returns the tools' runners, in the spec's order.

@@ -330,3 +330,32 @@ func TestAResumedItemReplaysItsCallsSignatures(t *testing.T) {
 		}
 	}
 }
+
+// WithRunners called after Durable (a run's task given its process
+// groups once its step log is set) keeps the answers counted: the copy
+// had no accounting of its own and panicked at its first step, and a
+// fresh one would count a retry's replayed steps twice. A retry on the
+// copy of an attempt that failed on the original counts only the step
+// it asks.
+func TestWithRunnersAfterDurableKeepsTheAnswersCounted(t *testing.T) {
+	var failed atomic.Bool
+	m := &byStep{answers: [][]agent.Call{{okCall("1")}, {okCall("2")}, nil}, fail: func(step int) bool {
+		return step == 3 && !failed.Swap(true)
+	}}
+	d := newAgent(t, m, agent.Config{}, echoTool(t, nil)).Durable(&memLog{}, nil)
+	first, err := d.Run(t.Context(), task.Item{Idx: 0})
+	if err == nil {
+		t.Fatal("step 3 failed, yet Run did not")
+	}
+	wrapped := d.WithRunners(func(r task.Task) task.Task { return r })
+	second, err := wrapped.Run(t.Context(), task.Item{Idx: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total := first.Usage.InputTokens + second.Usage.InputTokens; total != 30 {
+		t.Errorf("the attempt and its retry on the WithRunners copy counted %d input tokens, want 30 (three answers of 10): the copy lost the answers counted", total)
+	}
+	if second.Agent.Transcript == nil {
+		t.Errorf("the copy's record has no transcript: it lost the step log")
+	}
+}
