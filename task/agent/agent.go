@@ -257,9 +257,9 @@ type loop struct {
 	steps       []Step
 	consecutive int
 	j           *journal // nil without a step log
-	// unkept is a fresh answer with calls, not yet in the journal: it
-	// goes in with its calls' first marks.
-	unkept *entry
+	// marked says the latest answer is a fresh one, kept with a start
+	// mark for each of its calls (answer): none of them has run yet.
+	marked bool
 }
 
 // Run runs one attempt of item's agent loop: model, tool calls, model,
@@ -299,8 +299,8 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 			l.res.Output, l.res.CacheKey = rep.Result.Output, rep.Result.CacheKey
 			return l.res, nil
 		}
-		outs, err := t.runCalls(ctx, item, l.j, n, rep.Calls, l.unkept)
-		l.unkept = nil
+		outs, err := t.runCalls(ctx, item, l.j, n, rep.Calls, l.marked)
+		l.marked = false
 		if ie, ok := errors.AsType[*InterruptedToolError](err); ok {
 			l.res.Agent.FailedTool = ie.Tool
 		}
@@ -320,7 +320,11 @@ func (t *Task) Run(ctx context.Context, item task.Item) (task.Result, error) {
 
 // answer is the model's answer of step n: the journal's when it holds
 // it, else the model's, asked now and kept (with the final answer's
-// error, when it is one to replay).
+// error, when it is one to replay). A fresh answer is written and
+// fsynced the moment it arrives, before its calls are judged or run: the
+// provider billed it when it answered, and a kill before the fsync pays
+// for it again on resume (docs/agents.md, "Durable steps"). Its calls'
+// start marks go in the same append, one fsync before the tools run.
 func (t *Task) answer(ctx context.Context, item task.Item, l *loop, n int) (Reply, error) {
 	if rep, err, ok := l.j.recorded(n); ok {
 		l.account(rep.Result, n > l.j.reported)
@@ -340,12 +344,15 @@ func (t *Task) answer(ctx context.Context, item task.Item, l *loop, n int) (Repl
 		return rep, err
 	}
 	l.j.reported = max(l.j.reported, n)
-	if len(rep.Calls) > 0 && err == nil {
-		// Kept with the calls' first marks, in one append (runCalls).
-		l.unkept = e
-		return rep, nil
+	entries := []*entry{e}
+	if err == nil {
+		for i := range rep.Calls {
+			entries = append(entries, l.j.startEntry(n, i))
+		}
+		l.marked = len(rep.Calls) > 0
 	}
-	if aerr := l.j.append(ctx, e); aerr != nil {
+	if aerr := l.j.append(ctx, entries...); aerr != nil {
+		l.marked = false
 		return rep, aerr
 	}
 	return rep, err

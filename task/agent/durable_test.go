@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -357,5 +358,54 @@ func TestWithRunnersAfterDurableKeepsTheAnswersCounted(t *testing.T) {
 	}
 	if second.Agent.Transcript == nil {
 		t.Errorf("the copy's record has no transcript: it lost the step log")
+	}
+}
+
+// appendLog is a memLog that keeps the kinds of each append, in order:
+// what each fsync of a store's step log would hold.
+type appendLog struct {
+	memLog
+	mu      sync.Mutex
+	appends [][]string
+}
+
+func (a *appendLog) AppendSteps(ctx context.Context, idx int, entries ...[]byte) error {
+	kinds := make([]string, len(entries))
+	for i, b := range entries {
+		var e struct{ Kind string }
+		_ = json.Unmarshal(b, &e)
+		kinds[i] = e.Kind
+	}
+	a.mu.Lock()
+	a.appends = append(a.appends, kinds)
+	a.mu.Unlock()
+	return a.memLog.AppendSteps(ctx, idx, entries...)
+}
+
+// A fresh answer is written the moment it arrives, with a start mark for
+// each of its calls, before any call is judged (schema, tool name) or
+// run: the provider billed it when it answered, and nothing between its
+// arrival and its fsync may widen the window a kill -9 pays it again in.
+// The results of calls that run nothing go in with the tool's result,
+// not in an fsync of their own.
+func TestAFreshAnswerIsDurableBeforeItsCallsAreJudged(t *testing.T) {
+	log := &appendLog{}
+	var appendsAtRun int
+	run := func(_ context.Context, it task.Item) (task.Result, error) {
+		log.mu.Lock()
+		appendsAtRun = len(log.appends)
+		log.mu.Unlock()
+		return task.Result{Output: json.RawMessage(`"echo hi"`)}, nil
+	}
+	m := &byStep{answers: [][]agent.Call{{badCall("1"), okCall("2")}, nil}}
+	if _, err := newAgent(t, m, agent.Config{}, echoTool(t, run)).Durable(log, nil).Run(t.Context(), task.Item{}); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"answer", "start", "start"}, {"result", "result"}, {"answer"}}
+	if got := fmt.Sprint(log.appends); got != fmt.Sprint(want) {
+		t.Errorf("the appends held %s, want %s: the answer and its marks first, judged by nothing, then the results in one fsync", got, want)
+	}
+	if appendsAtRun != 1 {
+		t.Errorf("the tool ran after %d appends, want 1: after the answer and its marks were durable", appendsAtRun)
 	}
 }

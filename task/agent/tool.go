@@ -55,19 +55,20 @@ func (t *Tool) Idempotent() bool { return t.idempotent }
 
 // runCalls runs the calls of step's answer, at most Parallel at once,
 // and returns their outcomes in the calls' order. With a journal, a call
-// whose result it holds is not run again; the others' marks go in
-// before any runs (with first, the answer when it is not in yet), and
-// each result as it comes. A call whose tool had started with no result
-// recorded (the process running it died) runs again only when the tool
-// is idempotent; otherwise the item fails with an
-// *InterruptedToolError.
-func (t *Task) runCalls(ctx context.Context, item task.Item, j *journal, step int, calls []Call, first *entry) ([]Outcome, error) {
+// whose result it holds is not run again, and each result goes in as it
+// comes. marked says the answer is fresh and its calls' start marks went
+// in with it (Task.answer); otherwise (a replayed answer) the marks of
+// the calls still to run go in now, before any runs. A call whose tool
+// had started with no result recorded (the process running it died)
+// runs again only when the tool is idempotent; otherwise the item fails
+// with an *InterruptedToolError.
+func (t *Task) runCalls(ctx context.Context, item task.Item, j *journal, step int, calls []Call, marked bool) ([]Outcome, error) {
 	out := make([]Outcome, len(calls))
 	runs := make([]*prepared, len(calls))
-	var marks []*entry
-	if first != nil {
-		marks = append(marks, first)
-	}
+	// judged are the results of calls that run nothing (an unknown tool,
+	// bad arguments): a replay judges them again, so a fresh answer's go
+	// in with the first tool result rather than in an fsync of their own.
+	var marks, judged []*entry
 	for i, c := range calls {
 		if o, ok := j.outcome(step, i); ok {
 			out[i] = Outcome{CallID: c.ID, Name: c.Name, Content: o.Content, IsError: o.IsError}
@@ -77,25 +78,39 @@ func (t *Task) runCalls(ctx context.Context, item task.Item, j *journal, step in
 		if p.tool == nil {
 			out[i] = t.bound(p.outcome)
 			if j != nil {
-				marks = append(marks, j.resultEntry(step, i, out[i]))
+				judged = append(judged, j.resultEntry(step, i, out[i]))
 			}
 			continue
 		}
-		if j.wasStarted(step, i) && !p.tool.idempotent {
+		if !marked && j.wasStarted(step, i) && !p.tool.idempotent {
 			return nil, classify.WithClass(&InterruptedToolError{Tool: c.Name, Step: step, CallID: c.ID}, classify.Item, "agent tool interrupted")
 		}
 		runs[i] = p
-		if j != nil {
+		if j != nil && !marked {
 			marks = append(marks, j.startEntry(step, i))
 		}
+	}
+	if !marked {
+		marks, judged = append(marks, judged...), nil
 	}
 	if err := j.append(ctx, marks...); err != nil {
 		return nil, err
 	}
-	sem := make(chan struct{}, t.cfg.Parallel)
 	var wg sync.WaitGroup
 	var keepErr error
 	var keepMu sync.Mutex
+	// keep appends e, and the judged results when no append took them yet.
+	keep := func(e ...*entry) {
+		keepMu.Lock()
+		e, judged = append(judged, e...), nil
+		keepMu.Unlock()
+		if err := j.append(ctx, e...); err != nil {
+			keepMu.Lock()
+			keepErr = cmp.Or(keepErr, err)
+			keepMu.Unlock()
+		}
+	}
+	sem := make(chan struct{}, t.cfg.Parallel)
 	for i, p := range runs {
 		if p == nil {
 			continue
@@ -113,14 +128,13 @@ func (t *Task) runCalls(ctx context.Context, item task.Item, j *journal, step in
 				// Nowhere to keep it, or cut short: not the tool's result.
 				return
 			}
-			if err := j.append(ctx, j.resultEntry(step, i, out[i])); err != nil {
-				keepMu.Lock()
-				keepErr = cmp.Or(keepErr, err)
-				keepMu.Unlock()
-			}
+			keep(j.resultEntry(step, i, out[i]))
 		})
 	}
 	wg.Wait()
+	if len(judged) > 0 {
+		keep() // no tool ran, or none finished
+	}
 	return out, keepErr
 }
 
