@@ -6,7 +6,8 @@
 # then check from the mock's request log and steps.jsonl that no recorded
 # model answer was asked again (a call the mock answered in the last
 # moments before a kill, whose answer died with the process before its
-# fsync, is asked again: it is counted and timed against the kill), and
+# fsync, is asked again: it is counted and timed, from the moment the
+# mock answered, against the kill), and
 # from results.jsonl that every item has exactly one final record.
 # Prints the figures docs/agents.md records; exits 1 when a check fails.
 set -euo pipefail
@@ -15,7 +16,8 @@ kills=${1:-20}
 seed=${2:-1}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/tenax" ./cmd/tenax
+# TENAX_BIN, set, is a tenax binary to run instead of building one.
+if [ -n "${TENAX_BIN:-}" ]; then cp "$TENAX_BIN" "$tmp/tenax"; else go build -o "$tmp/tenax" ./cmd/tenax; fi
 cp examples/agent-kills.yaml examples/agent-kills.jsonl "$tmp/"
 echo "  log_requests: requests.jsonl" >>"$tmp/agent-kills.yaml"
 RANDOM=$seed
@@ -75,7 +77,10 @@ for line in open(log):
             turns += 1
     key = (question, turns + 1)
     paid[key] += 1
-    first.setdefault(key, when(l["time"]))
+    # The log's time is when the request arrived; the answer left the
+    # mock duration_ms later (its latency, 5 to 40 ms here, is not part
+    # of the window between an answer and its fsync).
+    first.setdefault(key, when(l["time"]) + l.get("duration_ms", 0) / 1000)
 dups = sum(n - 1 for n in paid.values() if n > 1)
 recs = collections.Counter()
 outcomes = collections.Counter()
