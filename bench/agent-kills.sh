@@ -36,8 +36,11 @@ while :; do
   fi
   delay=$(printf "%d.%03d" $((RANDOM % 2)) $((RANDOM % 1000)))
   sleep 0.3 && sleep "$delay"
+  # The moment of the kill, read without a fork: a `date` after it ran
+  # late on a loaded machine, and made each duplicate look older.
+  at=$EPOCHREALTIME
   if kill -9 "$pid" 2>/dev/null; then
-    date +%s.%N >>"$tmp/kills"
+    echo "$at" >>"$tmp/kills"
     wait "$pid" 2>/dev/null || true
     landed=$((landed + 1))
     echo "kill $landed: after 0.3+$delay s of round $rounds"
