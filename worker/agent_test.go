@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,23 +69,14 @@ func TestAnAgentItemOfAKilledWorkerGoesOnAtItsLastStep(t *testing.T) {
 	dsn := testDSN(t)
 	c := open(t, dsn)
 	const n = 8
-	dir := t.TempDir()
-	var words strings.Builder
-	for i := range n {
-		fmt.Fprintf(&words, `{"word": "word%02d"}`+"\n", i)
-	}
-	write := func(name, content string, mode os.FileMode) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("words.jsonl", words.String(), 0o644)
-	write("tool.sh", "#!/bin/sh\necho run >> started\nwhile [ -e hold ]; do sleep 0.01; done\nwc -c\n", 0o755)
-	write("job.yaml", agentKillSpec, 0o644)
-	write("hold", "", 0o644)
+	dir, path := writeJobDir(t, agentKillSpec, map[string]string{
+		"words.jsonl": words(n),
+		"tool.sh":     "#!/bin/sh\necho run >> started\nwhile [ -e hold ]; do sleep 0.01; done\nwc -c\n",
+		"hold":        "",
+	})
 	hold := filepath.Join(dir, "hold")
 	t.Cleanup(func() { _ = os.Remove(hold) }) // the killed worker's tools end
-	e := enqueue(t, c, filepath.Join(dir, "job.yaml"))
+	e := enqueue(t, c, path)
 
 	child := exec.Command(os.Args[0], "-test.run=^TestAnAgentItemOfAKilledWorkerGoesOnAtItsLastStep$")
 	child.Env = append(os.Environ(), agentChildEnv+"="+e.JobID, crashDSNEnv+"="+dsn)
@@ -172,6 +164,36 @@ func TestAnAgentItemOfAKilledWorkerGoesOnAtItsLastStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d items were killed in their tool", len(inTool))
+}
+
+// writeJobDir writes the directory of an agent test's job: spec as
+// job.yaml beside files (name → content; a name ending in .sh is
+// executable, a tool's script), and returns the directory and job.yaml's
+// path. The agent tests' jobs differ only in these.
+func writeJobDir(t *testing.T, spec string, files map[string]string) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	files = maps.Clone(files)
+	files["job.yaml"] = spec
+	for name, content := range files {
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, filepath.Join(dir, "job.yaml")
+}
+
+// words is n items, {"word": "word00"} and on, a line each.
+func words(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"word": "word%02d"}`+"\n", i)
+	}
+	return b.String()
 }
 
 // itemsInTool reads the job's agent steps in tenax_notes and returns the

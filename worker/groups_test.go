@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,22 +62,13 @@ func TestAWorkerTakingUpAKilledWorkersItemEndsItsToolsProcesses(t *testing.T) {
 	dsn := testDSN(t)
 	c := open(t, dsn)
 	const n = 4 // the child's Concurrency: every item is in its tool at once
-	dir := t.TempDir()
-	var words strings.Builder
-	for i := range n {
-		fmt.Fprintf(&words, `{"word": "word%02d"}`+"\n", i)
-	}
-	write := func(name, content string, mode os.FileMode) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("words.jsonl", words.String(), 0o644)
-	write("tool.sh", "#!/bin/sh\n"+
-		"if [ ! -e sleep.$WORD ]; then sleep 300 </dev/null >/dev/null 2>&1 & echo $! > sleep.$WORD.tmp; mv sleep.$WORD.tmp sleep.$WORD; fi\n"+
-		"while [ -e hold ]; do sleep 0.01; done\nwc -c\n", 0o755)
-	write("job.yaml", groupsKillSpec, 0o644)
-	write("hold", "", 0o644)
+	dir, path := writeJobDir(t, groupsKillSpec, map[string]string{
+		"words.jsonl": words(n),
+		"tool.sh": "#!/bin/sh\n" +
+			"if [ ! -e sleep.$WORD ]; then sleep 300 </dev/null >/dev/null 2>&1 & echo $! > sleep.$WORD.tmp; mv sleep.$WORD.tmp sleep.$WORD; fi\n" +
+			"while [ -e hold ]; do sleep 0.01; done\nwc -c\n",
+		"hold": "",
+	})
 	hold := filepath.Join(dir, "hold")
 	sleeps := func() map[string]int {
 		out := map[string]int{}
@@ -101,7 +91,7 @@ func TestAWorkerTakingUpAKilledWorkersItemEndsItsToolsProcesses(t *testing.T) {
 			_ = syscall.Kill(pid, syscall.SIGKILL) // whatever the test left
 		}
 	})
-	e := enqueue(t, c, filepath.Join(dir, "job.yaml"))
+	e := enqueue(t, c, path)
 
 	child := exec.Command(os.Args[0], "-test.run=^TestAWorkerTakingUpAKilledWorkersItemEndsItsToolsProcesses$")
 	child.Env = append(os.Environ(), groupsChildEnv+"="+e.JobID, crashDSNEnv+"="+dsn)
@@ -195,15 +185,8 @@ func running(pid int) bool {
 func TestAnItemTakenUpOnAnotherHostSaysItsLeftProcessesMayRun(t *testing.T) {
 	dsn := testDSN(t)
 	c := open(t, dsn)
-	dir := t.TempDir()
-	spec := strings.Replace(groupsKillSpec, "./tool.sh", "cat", 1)
-	if err := os.WriteFile(filepath.Join(dir, "job.yaml"), []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "words.jsonl"), []byte(`{"word": "far"}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e := enqueue(t, c, filepath.Join(dir, "job.yaml"))
+	_, path := writeJobDir(t, strings.Replace(groupsKillSpec, "./tool.sh", "cat", 1), map[string]string{"words.jsonl": `{"word": "far"}` + "\n"})
+	e := enqueue(t, c, path)
 	j, err := c.Store().Open(t.Context(), e.JobID)
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package worker_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,23 +42,25 @@ breaker:
 cache: {enabled: false}
 `
 
-// writeScenarioJob writes scenarioSpec and the scenarios' items, item idx
-// for scenarios[idx], and returns the spec's path.
-func writeScenarioJob(t *testing.T, scenarios []enginetest.Scenario) string {
+// writeScenarioJob writes spec's job over the scenarios' items, item idx
+// for names[idx], and returns the spec's path.
+func writeScenarioJob(t *testing.T, spec string, names ...string) string {
 	t.Helper()
-	dir := t.TempDir()
 	var in strings.Builder
-	for _, sc := range scenarios {
-		fmt.Fprintf(&in, "{\"id\": %q, \"scenario\": %q}\n", sc.Name, sc.Name)
+	for _, name := range names {
+		fmt.Fprintf(&in, "{\"id\": %q, \"scenario\": %q}\n", name, name)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "items.jsonl"), []byte(in.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "job.yaml")
-	if err := os.WriteFile(path, []byte(scenarioSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	_, path := writeJobDir(t, spec, map[string]string{"items.jsonl": in.String()})
 	return path
+}
+
+// scenarioNames returns the names of scenarios, in order.
+func scenarioNames[S any](scenarios []S, name func(S) string) []string {
+	out := make([]string, len(scenarios))
+	for i, sc := range scenarios {
+		out[i] = name(sc)
+	}
+	return out
 }
 
 // TestSharedScenariosOnWorkers runs the per-item core's shared scenarios
@@ -71,7 +71,8 @@ func TestSharedScenariosOnWorkers(t *testing.T) {
 	dsn := testDSN(t)
 	c := open(t, dsn)
 	scenarios := enginetest.Scenarios()
-	e := enqueue(t, c, writeScenarioJob(t, scenarios))
+	e := enqueue(t, c, writeScenarioJob(t, scenarioSpec,
+		scenarioNames(scenarios, func(sc enginetest.Scenario) string { return sc.Name })...))
 	script := &enginetest.Script{Scenarios: scenarios}
 	cfg := worker.Config{Jobs: []string{e.JobID}, Concurrency: 4}
 	worker.WrapTask(&cfg, func(task.Task) task.Task { return script })
@@ -88,15 +89,7 @@ func TestSharedScenariosOnWorkers(t *testing.T) {
 		t.Errorf("the job ended %s, want %s: every scenario ends its item, some failed", st, store.StateFailed)
 	}
 	oneRecordEach(t, dsn, e.JobID, len(scenarios), "after the scenarios ran")
-	j, err := c.Store().OpenReadOnly(t.Context(), e.JobID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	recs := map[int]store.Record{}
-	if err := j.Scan(t.Context(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
-		t.Fatal(err)
-	}
+	recs := latestRecords(t, c, e.JobID)
 	enginetest.Check(t, "workers", scenarios, recs)
 	enginetest.Same(t, "workers", scenarios, enginetest.Local(t, scenarios), recs)
 }
@@ -137,11 +130,8 @@ func TestRoutedScenariosOnWorkers(t *testing.T) {
 	dsn := testDSN(t)
 	c := open(t, dsn)
 	scenarios := enginetest.RoutedScenarios()
-	path := writeScenarioJob(t, scenarios)
-	if err := os.WriteFile(path, []byte(routedScenarioSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e := enqueue(t, c, path)
+	e := enqueue(t, c, writeScenarioJob(t, routedScenarioSpec,
+		scenarioNames(scenarios, func(sc enginetest.Scenario) string { return sc.Name })...))
 	a, b := enginetest.RouteScripts(scenarios)
 	cfg := worker.Config{Jobs: []string{e.JobID}, Concurrency: 4}
 	worker.WrapRoutes(&cfg, func([]engine.Route) []engine.Route { return enginetest.Routes(a, b) })
@@ -151,15 +141,7 @@ func TestRoutedScenariosOnWorkers(t *testing.T) {
 		return jobState(t, c, e.JobID) != store.StateRunning, nil
 	})
 	oneRecordEach(t, dsn, e.JobID, len(scenarios), "after the routed scenarios ran")
-	j, err := c.Store().OpenReadOnly(t.Context(), e.JobID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	recs := map[int]store.Record{}
-	if err := j.Scan(t.Context(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
-		t.Fatal(err)
-	}
+	recs := latestRecords(t, c, e.JobID)
 	enginetest.Check(t, "workers routed", scenarios, recs)
 	enginetest.Same(t, "workers routed", scenarios, enginetest.LocalRouted(t, scenarios), recs)
 }
@@ -208,15 +190,8 @@ func TestAgentScenariosOnWorkers(t *testing.T) {
 	dsn := testDSN(t)
 	c := open(t, dsn)
 	scenarios := enginetest.AgentScenarios()
-	names := make([]enginetest.Scenario, len(scenarios))
-	for i, sc := range scenarios {
-		names[i].Name = sc.Name
-	}
-	path := writeScenarioJob(t, names)
-	if err := os.WriteFile(path, []byte(agentScenarioSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e := enqueue(t, c, path)
+	e := enqueue(t, c, writeScenarioJob(t, agentScenarioSpec,
+		scenarioNames(scenarios, func(sc enginetest.AgentScenario) string { return sc.Name })...))
 	a, script, err := enginetest.NewAgent(scenarios)
 	if err != nil {
 		t.Fatal(err)
@@ -229,15 +204,7 @@ func TestAgentScenariosOnWorkers(t *testing.T) {
 		return jobState(t, c, e.JobID) != store.StateRunning, nil
 	})
 	oneRecordEach(t, dsn, e.JobID, len(scenarios), "after the agent scenarios ran")
-	j, err := c.Store().OpenReadOnly(t.Context(), e.JobID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	recs := map[int]store.Record{}
-	if err := j.Scan(t.Context(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
-		t.Fatal(err)
-	}
+	recs := latestRecords(t, c, e.JobID)
 	enginetest.CheckAgents(t, "workers", scenarios, recs)
 	enginetest.SameAgents(t, "workers", scenarios, enginetest.LocalAgents(t, scenarios), recs)
 	for idx, sc := range scenarios {
@@ -267,15 +234,8 @@ func TestRoutedAgentScenariosOnWorkers(t *testing.T) {
 	dsn := testDSN(t)
 	c := open(t, dsn)
 	scenarios := enginetest.RoutedAgentScenarios()
-	names := make([]enginetest.Scenario, len(scenarios))
-	for i, sc := range scenarios {
-		names[i].Name = sc.Name
-	}
-	path := writeScenarioJob(t, names)
-	if err := os.WriteFile(path, []byte(routedAgentScenarioSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e := enqueue(t, c, path)
+	e := enqueue(t, c, writeScenarioJob(t, routedAgentScenarioSpec,
+		scenarioNames(scenarios, func(sc enginetest.AgentScenario) string { return sc.Name })...))
 	a, _, err := enginetest.NewAgent(scenarios)
 	if err != nil {
 		t.Fatal(err)
@@ -299,15 +259,7 @@ func TestRoutedAgentScenariosOnWorkers(t *testing.T) {
 		return jobState(t, c, e.JobID) != store.StateRunning, nil
 	})
 	oneRecordEach(t, dsn, e.JobID, len(scenarios), "after the routed agent scenarios ran")
-	j, err := c.Store().OpenReadOnly(t.Context(), e.JobID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	recs := map[int]store.Record{}
-	if err := j.Scan(t.Context(), func(r store.Record) error { recs[r.Idx] = r; return nil }); err != nil {
-		t.Fatal(err)
-	}
+	recs := latestRecords(t, c, e.JobID)
 	enginetest.CheckAgents(t, "workers routed", scenarios, recs)
 	enginetest.SameAgents(t, "workers routed", scenarios, enginetest.LocalRoutedAgents(t, scenarios), recs)
 	for idx, sc := range scenarios {
