@@ -511,14 +511,12 @@ func fastTime(v []byte) bool {
 	return false
 }
 
-// firstControl returns the index of the first byte below 0x20 in b at or
-// after i, or len(b) when there is none: a line's newline and, in the same
-// pass, whether any other control byte comes before it, where a search for
-// the newline and then hasControl over the line read each byte twice.
-// Eight bytes at a time, as hasControl: the lowest byte the word test
-// flags is the first below 0x20 (a borrow only runs upwards, from a byte
-// that is itself below 0x20).
-func firstControl(b []byte, i int) int {
+// firstControlSWAR is firstControl in Go alone, for the architectures
+// without a vector form (firstctl_amd64.s): eight bytes at a time, a word
+// has a byte below 0x20 when (x - 0x20×0x01…) & ^x & 0x80… is not zero,
+// and the lowest byte that test flags is the first below 0x20 (a borrow
+// only runs upwards, from a byte that is itself below 0x20).
+func firstControlSWAR(b []byte, i int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; i+32 <= len(b); i += 32 {
 		x0 := binary.LittleEndian.Uint64(b[i:])
@@ -541,34 +539,4 @@ func firstControl(b []byte, i int) int {
 		}
 	}
 	return len(b)
-}
-
-// hasControl reports whether b holds a byte below 0x20, which JSON allows
-// nowhere in a compact line: a NUL from a damaged block, a tab or a
-// carriage return. Eight bytes at a time: a word has a byte below n when
-// (x - n×0x01…) & ^x & 0x80… is not zero (for n ≤ 0x80).
-func hasControl(b []byte) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+32 <= len(b); i += 32 {
-		x0 := binary.LittleEndian.Uint64(b[i:])
-		x1 := binary.LittleEndian.Uint64(b[i+8:])
-		x2 := binary.LittleEndian.Uint64(b[i+16:])
-		x3 := binary.LittleEndian.Uint64(b[i+24:])
-		if ((x0-ones*0x20)&^x0|(x1-ones*0x20)&^x1|(x2-ones*0x20)&^x2|(x3-ones*0x20)&^x3)&highs != 0 {
-			return true
-		}
-	}
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		if (x-ones*0x20)&^x&highs != 0 {
-			return true
-		}
-	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x20 {
-			return true
-		}
-	}
-	return false
 }

@@ -244,11 +244,12 @@ func TestALineTheFastPathDeclinesIsStillJudged(t *testing.T) {
 	}
 }
 
-// TestFirstControlFindsTheFirstByteBelowASpace: the word-at-a-time search
-// gives the index a byte-at-a-time one gives, for every control byte at
-// every place of a line longer than its 32-byte steps, after bytes at
-// and around the bound (0x20, 0x7f, 0x80, 0xff) that must not be taken
-// for one, and before a later control byte it must not report instead.
+// TestFirstControlFindsTheFirstByteBelowASpace: the vector search (on
+// amd64) and the word-at-a-time one give the index a byte-at-a-time one
+// gives, for every control byte at every place of a line longer than two
+// of their 64-byte steps, after bytes at and around the bound (0x20,
+// 0x7f, 0x80, 0xff) that must not be taken for one, and before a later
+// control byte it must not report instead.
 func TestFirstControlFindsTheFirstByteBelowASpace(t *testing.T) {
 	naive := func(b []byte, i int) int {
 		for ; i < len(b); i++ {
@@ -258,25 +259,39 @@ func TestFirstControlFindsTheFirstByteBelowASpace(t *testing.T) {
 		}
 		return len(b)
 	}
-	fillers := []byte{' ', '!', 0x7f, 0x80, 0xa0, 0xe0, 0xff, 'a'}
-	for n := range 80 {
-		line := make([]byte, n)
-		for i := range line {
-			line[i] = fillers[i%len(fillers)]
-		}
-		if got := firstControl(line, 0); got != n {
-			t.Fatalf("no control byte in %d bytes: got %d, want %d", n, got, n)
-		}
-		for at := range n {
-			for c := range byte(0x20) {
-				b := append([]byte(nil), line...)
-				b[at] = c
-				if at+3 < n {
-					b[at+3] = '\n'
-				}
-				for from := range min(at+2, n) {
-					if got, want := firstControl(b, from), naive(b, from); got != want {
-						t.Fatalf("byte %#x at %d of %d, from %d: got %d, want %d", c, at, n, from, got, want)
+	for _, search := range []struct {
+		name string
+		fn   func([]byte, int) int
+	}{
+		{"firstControl", firstControl},
+		{"firstControlSWAR", firstControlSWAR},
+		{"hasControl", func(b []byte, i int) int {
+			if hasControl(b[i:]) {
+				return naive(b, i)
+			}
+			return len(b)
+		}},
+	} {
+		fillers := []byte{' ', '!', 0x7f, 0x80, 0xa0, 0xe0, 0xff, 'a'}
+		for n := range 150 {
+			line := make([]byte, n)
+			for i := range line {
+				line[i] = fillers[i%len(fillers)]
+			}
+			if got := search.fn(line, 0); got != n {
+				t.Fatalf("%s: no control byte in %d bytes: got %d, want %d", search.name, n, got, n)
+			}
+			for at := range n {
+				for c := range byte(0x20) {
+					b := append([]byte(nil), line...)
+					b[at] = c
+					if at+3 < n {
+						b[at+3] = '\n'
+					}
+					for from := range min(at+2, n) {
+						if got, want := search.fn(b, from), naive(b, from); got != want {
+							t.Fatalf("%s: byte %#x at %d of %d, from %d: got %d, want %d", search.name, c, at, n, from, got, want)
+						}
 					}
 				}
 			}
