@@ -10,10 +10,13 @@ import (
 // ModelAgent plays an agent when a request carries tools (and no
 // tool_choice forces one or none): it calls them over a few steps, one or
 // two calls an answer, and then answers as mock-echo does (or fills the
-// schema of a structured output). Like a real model it slips: some steps
+// schema of a structured output; on Bedrock's wire, where a tool named
+// output carries that schema, it ends by calling that tool, and never
+// calls it as a step). Like a real model it slips: some steps
 // call a tool with arguments that do not match its schema, some call a
-// tool the request does not have, and some answer before the plan's last
-// step. Every move is drawn from the Config's Seed, the conversation's
+// tool the request does not have, some answer before the plan's last
+// step, and some final answers are text where the output tool was asked
+// for. Every move is drawn from the Config's Seed, the conversation's
 // first question and the number of steps already taken, so the same
 // conversation meets the same moves whatever the order of requests
 // (docs/mock.md, "The agent model"). Without tools it answers as
@@ -27,7 +30,52 @@ const (
 	agentBadArguments = 12
 	// agentUnknownName is the tool the agent calls that no request has.
 	agentUnknownName = "mock_unknown_tool"
+	// agentTextFinal is the odds that a final answer is text where the
+	// output tool was offered for it: the slip heal's feedback answers.
+	agentTextFinal = 10
+	// bedrockOutputTool is the name, on Bedrock's wire, of the tool whose
+	// input is the final answer: tenax sends a structured output so
+	// beside an agent's tools (Converse has no other way).
+	bedrockOutputTool = "output"
 )
+
+// outputTool is the tool of x whose call is the agent model's final
+// answer, nil if none: on Bedrock's wire, a tool named output.
+func (x *exchange) outputTool() *wireTool {
+	if !x.converseTools {
+		return nil
+	}
+	return toolByName(x.req.Tools, bedrockOutputTool)
+}
+
+// agentTools are the tools the agent model calls as steps: the request's
+// but the output tool.
+func (x *exchange) agentTools() []wireTool {
+	out := x.outputTool()
+	if out == nil {
+		return x.req.Tools
+	}
+	var tools []wireTool
+	for _, t := range x.req.Tools {
+		if t.name() != out.name() {
+			tools = append(tools, t)
+		}
+	}
+	return tools
+}
+
+// agentOutputCall is the agent model's final answer as a call of the
+// output tool out, its input filled from out's schema; nil when the
+// model slips and answers in text (agentTextFinal of the finals, drawn
+// apart for each conversation of the item — a heal re-ask's holds more
+// messages — so that the re-ask need not slip again).
+func (x *exchange) agentOutputCall(seed int64, out *wireTool) []toolCall {
+	if agentDraw(seed, x.prompt, -2-len(*x.req.Messages))%100 < agentTextFinal {
+		return nil
+	}
+	args := mustJSON(fromSchema(out.schema(), x.prompt, x.model))
+	return []toolCall{{id: fmt.Sprintf("%s%012d", x.d.toolCallPrefix, x.seq), name: out.name(), args: string(args)}}
+}
 
 // agentMove is the agent model's next move for x: its tool calls, none
 // for a final answer; plays is false when the agent model does not play
@@ -41,12 +89,12 @@ func (x *exchange) agentMove(seed int64) (calls []toolCall, plays bool) {
 	}
 	step := x.agentSteps()
 	plan := 1 + int(agentDraw(seed, x.prompt, -1)%3) // 1 to 3 steps of tool calls
-	if step >= plan {
+	tools := x.agentTools()
+	if step >= plan || len(tools) == 0 {
 		return nil, true
 	}
 	r := agentDraw(seed, x.prompt, step)
 	roll := int(r % 100)
-	tools := x.req.Tools
 	tool := &tools[step%len(tools)]
 	args := string(mustJSON(fromSchema(tool.schema(), x.prompt, ModelEcho)))
 	id := func(i int) string { return fmt.Sprintf("%s%010d%02d", x.d.toolCallPrefix, x.seq, i) }

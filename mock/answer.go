@@ -53,9 +53,15 @@ func (s *Server) compose(x *exchange) answer {
 	a := answer{finish: finishStop, promptTokens: x.promptTokens}
 	schema := x.outputSchema()
 	moves, agent := x.agentMove(s.cfg.Seed)
+	var final []toolCall
+	if out := x.outputTool(); agent && len(moves) == 0 && out != nil {
+		final = x.agentOutputCall(s.cfg.Seed, out)
+	}
 	switch tool := x.toolToCall(); {
 	case agent && len(moves) > 0:
 		a.calls, a.finish = moves, finishToolCalls
+	case len(final) > 0:
+		a.calls, a.finish = final, finishToolCalls
 	case tool != nil && !agent:
 		args := mustJSON(fromSchema(tool.schema(), x.prompt, x.model))
 		a.calls = []toolCall{{id: fmt.Sprintf("%s%012d", x.d.toolCallPrefix, x.seq), name: tool.name(), args: string(args)}}

@@ -53,7 +53,7 @@ func (d *decoder) finish(s *Spec) {
 	d.checkMock(s)
 	d.checkBatch(s)
 	d.checkRoutes(s)
-	d.checkAgentSchema(s)
+	d.checkOutputToolName(s)
 	d.checkProject(s)
 	if d.files {
 		d.checkFiles(s)

@@ -138,21 +138,36 @@ func (d *decoder) checkTool(p string, tool Tool, seen map[string]int, i int) {
 	}
 }
 
-// checkAgentSchema refuses an agent with validate.json_schema on bedrock,
-// the task's provider or a route's: Converse asks for a schema's JSON
-// with a tool the model must call (toolChoice), which leaves it no
-// choice of the agent's tools.
-func (d *decoder) checkAgentSchema(s *Spec) {
-	if len(s.Task.Tools) == 0 || !s.Validate.JSONSchema.IsSet() {
+// outputTool is the name of the tool bedrock is sent a schema's
+// structured output as (llm.OutputTool): beside an agent's tools, its
+// call is the final answer.
+const outputTool = "output"
+
+// checkOutputToolName refuses an agent's tool named as the output tool
+// where the output tool is sent beside it: with validate.json_schema on
+// bedrock, the task's provider or a route's. Two tools of one name in
+// toolConfig are refused by Converse, and a call of either would be
+// ambiguous.
+func (d *decoder) checkOutputToolName(s *Spec) {
+	if !s.Validate.JSONSchema.IsSet() {
 		return
 	}
-	const why = "bedrock asks for validate.json_schema's JSON with a tool the model must call, which would leave an agent no choice of its tools: drop the schema and ask for the JSON in the prompt, or use another provider"
+	where := ""
 	if s.Task.Provider == "bedrock" {
-		d.problem("task.provider", nil, why)
+		where = "task.provider"
 	}
 	for i, r := range s.Routes {
-		if r.Provider == "bedrock" {
-			d.problem(fmt.Sprintf("routes[%d].provider", i), nil, why)
+		if where == "" && r.Provider == "bedrock" {
+			where = fmt.Sprintf("routes[%d].provider", i)
+		}
+	}
+	if where == "" {
+		return
+	}
+	for i, tool := range s.Task.Tools {
+		if tool.Name == outputTool {
+			d.problem(fmt.Sprintf("task.tools[%d].name", i), nil,
+				"%s is the name of the tool bedrock (%s) is sent validate.json_schema's answer as, beside the agent's tools: rename this tool", quote(outputTool), where)
 		}
 	}
 }

@@ -121,9 +121,11 @@ routes:
 	}
 }
 
-// TestAnAgentWithASchemaIsRefusedOnBedrock: Converse's schema is a forced
-// tool, which would leave the agent's tools uncalled.
-func TestAnAgentWithASchemaIsRefusedOnBedrock(t *testing.T) {
+// An agent with validate.json_schema runs on bedrock: the schema is sent
+// as one more tool, output, beside the agent's. Before, the spec refused
+// it ("bedrock asks for validate.json_schema's JSON with a tool the model
+// must call").
+func TestAnAgentWithASchemaIsTakenOnBedrock(t *testing.T) {
 	src := `task:
   type: llm
   prompt: 'Find {{.q}}'
@@ -135,8 +137,42 @@ routes:
   - {name: one, provider: openai, model: gpt-4o-mini, api_key: k}
   - {name: two, provider: bedrock, model: m, region: us-east-1}
 `
-	_, err := Parse("spec.yaml", []byte(src), "/specs", envOf(nil))
-	if err == nil || !strings.Contains(err.Error(), "routes[1].provider: bedrock asks for validate.json_schema's JSON with a tool the model must call") {
-		t.Errorf("error %v, want routes[1].provider refused", err)
+	if _, err := Parse("spec.yaml", []byte(src), "/specs", envOf(nil)); err != nil {
+		t.Errorf("an agent with a schema on a bedrock route: %v", err)
+	}
+}
+
+// A tool named output would clash with the tool bedrock is sent the
+// schema as: refused at its name, on the task's provider or a route's;
+// without a schema, or with no bedrock anywhere, the name is free.
+func TestAToolNamedOutputClashesWithBedrocksOutputTool(t *testing.T) {
+	const agent = `task:
+  type: llm
+  prompt: 'Find {{.q}}'
+  tools:
+    - {name: a, exec: {argv: [x]}}
+    - {name: output, exec: {argv: [y]}}
+`
+	const schema = "validate:\n  json_schema: {type: object}\n"
+	const bedrockTask = "  provider: bedrock\n  model: m\n  region: us-east-1\n"
+	const routes = "routes:\n  - {name: one, provider: openai, model: gpt-4o-mini, api_key: k}\n  - {name: two, provider: bedrock, model: m, region: us-east-1}\n"
+	const openaiTask = "  provider: openai\n  model: gpt-4o-mini\n  api_key: k\n"
+	for _, tt := range []struct {
+		name, src, want string
+	}{
+		{"the task's provider", agent + bedrockTask + schema, `task.tools[1].name: "output" is the name of the tool bedrock (task.provider) is sent validate.json_schema's answer as`},
+		{"a route's", agent + schema + routes, `task.tools[1].name: "output" is the name of the tool bedrock (routes[1].provider) is sent validate.json_schema's answer as`},
+		{"no schema", agent + bedrockTask, ""},
+		{"no bedrock", agent + openaiTask + schema, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("spec.yaml", []byte(tt.src), "/specs", envOf(nil))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("error %v, want the name output taken where no output tool is sent", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

@@ -44,7 +44,10 @@ type ConverseRequest struct {
 	// Extra is additionalModelRequestFields: what one model family takes
 	// beyond the common configuration; nil sends none.
 	Extra map[string]any
-	// Tool, when set, is the one tool the model must call (toolChoice).
+	// Tool, when set, is the tool whose input is the answer: alone, the
+	// one the model must call (toolChoice); with Tools, on an agent's
+	// step, one more of them at the model's choice, its call the final
+	// answer.
 	Tool *ConverseTool
 	// Tools are an agent's tools (toolConfig.tools, the model's choice):
 	// set on an agent's step, with Steps.
@@ -84,7 +87,7 @@ type ConverseReply struct {
 func (t *Task) bedrockSender() func(context.Context, *call, *capture) (reply, error) {
 	base := ConverseRequest{Model: t.cfg.Model, Temperature: t.cfg.Temperature, TopP: t.cfg.TopP, Stop: t.cfg.Stop, Extra: t.cfg.ExtraBody}
 	if t.structured.Mode == ModeTool {
-		base.Tool = &ConverseTool{Name: outputTool, Description: "Give the answer: its input is the answer, in the required shape.", Schema: t.schema.sendable()}
+		base.Tool = &ConverseTool{Name: OutputTool, Description: "Give the answer: its input is the answer, in the required shape.", Schema: t.schema.sendable()}
 	}
 	return func(ctx context.Context, c *call, cp *capture) (reply, error) {
 		req := base
@@ -99,6 +102,9 @@ func (t *Task) bedrockSender() func(context.Context, *call, *capture) (reply, er
 		}
 		if c.agent != nil {
 			req.Tools, req.Steps = c.agent.defs, c.agent.steps
+			if req.Tool != nil {
+				req.Tool = &ConverseTool{Name: OutputTool, Description: agentOutputDescription, Schema: req.Tool.Schema}
+			}
 		}
 		send := func(r *http.Request) (*http.Response, error) {
 			// Added after signing: SigV4 leaves unsigned headers alone.
@@ -115,13 +121,19 @@ func (t *Task) bedrockSender() func(context.Context, *call, *capture) (reply, er
 	}
 }
 
-// bedrockReply reads a Converse answer. The forced tool's call is a
-// finished answer; a guardrail's or content filter's stop keeps the text
-// that replaced the answer as its words.
+// agentOutputDescription tells an agent's model what the output tool is
+// for: the model sees it beside its own tools.
+const agentOutputDescription = "Give the final answer, once the other tools have told you what you need: its input is the answer, in the required shape. Call it alone, not beside other tools."
+
+// bedrockReply reads a Converse answer. The output tool's call is a
+// finished answer: on an agent's step, other calls beside it are dropped
+// unrun, as pydantic-ai's default end strategy does (docs/agents.md); a
+// guardrail's or content filter's stop keeps the text that replaced the
+// answer as its words.
 func bedrockReply(out ConverseReply) reply {
 	rep := reply{content: out.Text, finish: out.StopReason, usage: out.Usage, calls: out.Calls}
 	if out.ToolInput != nil {
-		rep.content = string(out.ToolInput)
+		rep.content, rep.calls, rep.toolAnswer = string(out.ToolInput), nil, true
 		if rep.finish == "tool_use" {
 			rep.finish = "end_turn"
 		}

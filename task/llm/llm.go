@@ -245,6 +245,8 @@ type reply struct {
 	filter  string // Azure's content filter verdict, when it filtered
 	usage   task.Usage
 	calls   []agent.Call // the tool calls of an agent step's answer
+	// toolAnswer: content is the output tool's input (ModeTool).
+	toolAnswer bool
 }
 
 // New checks cfg, parses its templates and builds the provider's client.

@@ -277,7 +277,7 @@ func (t *Task) anthropicReply(msg *message) reply {
 		case "text":
 			b.WriteString(block.Text)
 		case "tool_use":
-			if t.structured.Mode == ModeTool && block.Name == outputTool {
+			if t.structured.Mode == ModeTool && block.Name == OutputTool {
 				b.Reset()
 				b.Write(block.Input)
 			} else {

@@ -252,7 +252,7 @@ func sdkMessageReply(t testing.TB, tk *Task, answer []byte) (reply, error) {
 		case "text":
 			b.WriteString(block.Text)
 		case "tool_use":
-			if tk.structured.Mode == ModeTool && block.Name == outputTool {
+			if tk.structured.Mode == ModeTool && block.Name == OutputTool {
 				b.Reset()
 				b.Write(block.Input)
 			} else {

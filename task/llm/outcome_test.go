@@ -241,7 +241,7 @@ func TestStructuredOutputsReachTheProvider(t *testing.T) {
 		{"anthropic forced tool for an older model", ProviderAnthropic, "claude-3-5-haiku-latest", fittingSchema, "Translate", ModeTool, func(t *testing.T, body map[string]any) {
 			tools, _ := body["tools"].([]any)
 			tc, _ := body["tool_choice"].(map[string]any)
-			if len(tools) != 1 || tc["type"] != "tool" || tc["name"] != outputTool {
+			if len(tools) != 1 || tc["type"] != "tool" || tc["name"] != OutputTool {
 				t.Errorf("tools = %v, tool_choice = %v; want one tool the model must call", tools, tc)
 			}
 			tool, _ := tools[0].(map[string]any)
@@ -256,7 +256,7 @@ func TestStructuredOutputsReachTheProvider(t *testing.T) {
 			p := newProvider(t, func(int, map[string]any) (int, string) {
 				if tt.wire == ProviderAnthropic {
 					if tt.mode == ModeTool {
-						return 200, anthropicAnswer([]map[string]any{{"type": "tool_use", "id": "t1", "name": outputTool, "input": map[string]any{"es": "gato", "n": nil}}}, "tool_use", nil, "")
+						return 200, anthropicAnswer([]map[string]any{{"type": "tool_use", "id": "t1", "name": OutputTool, "input": map[string]any{"es": "gato", "n": nil}}}, "tool_use", nil, "")
 					}
 					return 200, anthropicAnswer(text(`{"es":"gato","n":null}`), "end_turn", nil, "")
 				}

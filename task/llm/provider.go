@@ -280,11 +280,11 @@ func (t *Task) anthropicBase() anthropic.MessageNewParams {
 		base.OutputConfig.Format = anthropic.JSONOutputFormatParam{Schema: t.schema.sendable()}
 	case ModeTool:
 		base.Tools = []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{
-			Name:        outputTool,
+			Name:        OutputTool,
 			Description: anthropic.String("Give the answer: its input is the answer, in the required shape."),
 			InputSchema: toolSchema(t.schema.sendable()),
 		}}}
-		base.ToolChoice = anthropic.ToolChoiceParamOfTool(outputTool)
+		base.ToolChoice = anthropic.ToolChoiceParamOfTool(OutputTool)
 	}
 	return base
 }
@@ -294,8 +294,11 @@ func (t *Task) anthropicBase() anthropic.MessageNewParams {
 // finished (retryable), never as an answer.
 const maxPauseContinuations = 8
 
-// outputTool names the tool whose input is the answer, under ModeTool.
-const outputTool = "output"
+// OutputTool names the tool whose input is the answer, under ModeTool:
+// the one tool of a call, forced, or on Bedrock one more among an
+// agent's tools, whose call is the final answer. Package spec refuses an
+// agent's tool of this name where it would be sent (docs/agents.md).
+const OutputTool = "output"
 
 // toolSchema is schema as a tool's input schema.
 func toolSchema(schema map[string]any) anthropic.ToolInputSchemaParam {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tenaxhq/tenax/task"
 	"github.com/tenaxhq/tenax/task/agent"
@@ -28,10 +29,7 @@ type agentTurns struct {
 // made the output as Run makes it, with the same errors. Agent steps are
 // never served from nor put in the response cache.
 func (t *Task) Next(ctx context.Context, item task.Item, defs []agent.Def, steps []agent.Step) (agent.Reply, error) {
-	switch {
-	case t.wire == ProviderBedrock && t.structured.Mode == ModeTool:
-		return agent.Reply{}, errors.New("llm bedrock: the schema's structured output is a tool the model must call (toolChoice), which would leave it no choice of the agent's tools: drop validate.json_schema and ask for the JSON in the prompt")
-	case t.wire == ProviderAnthropic && t.structured.Mode == ModeTool:
+	if t.wire == ProviderAnthropic && t.structured.Mode == ModeTool {
 		return agent.Reply{}, errors.New("llm anthropic: the schema's structured output takes the tool slot: use a model with output_config formats for an agent")
 	}
 	msgs, err := t.Messages(item)
@@ -47,9 +45,32 @@ func (t *Task) Next(ctx context.Context, item task.Item, defs []agent.Def, steps
 	if len(rep.calls) > 0 && stopKind(rep) == "" {
 		return agent.Reply{Text: rep.content, Calls: rep.calls, Result: res}, nil
 	}
+	if err := t.checkToolAnswer(rep); err != nil {
+		return agent.Reply{Result: res}, err
+	}
 	out, err := t.output(rep, c.maxTokens)
 	res.Output = out
 	return agent.Reply{Result: res}, err
+}
+
+// errNoOutputToolCall is the feedback to an agent's final answer in
+// text where the output tool's call was asked for.
+var errNoOutputToolCall = fmt.Errorf("the final answer is text that is not JSON, and the tool %q was not called: give the final answer by calling %s, its input the answer in the required shape", OutputTool, OutputTool)
+
+// checkToolAnswer says what is wrong with an agent's final answer on
+// Bedrock under ModeTool, where the output tool is one of the model's
+// choices, not forced: an answer in text is taken when it is JSON (then
+// validated as any answer), and is otherwise invalid with feedback that
+// names the tool — the heal re-ask, not an item failure. A stop that is
+// not a finished answer (max_tokens, a guardrail) is output's to say.
+func (t *Task) checkToolAnswer(rep reply) error {
+	if t.wire != ProviderBedrock || t.structured.Mode != ModeTool || rep.toolAnswer || stopKind(rep) != "" {
+		return nil
+	}
+	if text := strings.TrimSpace(stripFence(rep.content)); text == "" || !json.Valid([]byte(text)) {
+		return invalid(rep.content, errNoOutputToolCall)
+	}
+	return nil
 }
 
 // stepMessages are steps as plain messages, for counting their tokens.

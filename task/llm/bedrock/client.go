@@ -125,28 +125,37 @@ func converseInput(req llm.ConverseRequest) *bedrockruntime.ConverseInput {
 	if len(req.Extra) > 0 {
 		in.AdditionalModelRequestFields = document.NewLazyDocument(req.Extra)
 	}
-	if len(req.Tools) > 0 {
-		in.ToolConfig = &types.ToolConfiguration{ToolChoice: &types.ToolChoiceMemberAuto{}}
-		for _, d := range req.Tools {
-			spec := types.ToolSpecification{Name: aws.String(d.Name),
-				InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(object(d.Parameters))}}
-			if d.Description != "" {
-				spec.Description = aws.String(d.Description)
-			}
-			in.ToolConfig.Tools = append(in.ToolConfig.Tools, &types.ToolMemberToolSpec{Value: spec})
+	in.ToolConfig = toolConfig(req)
+	return in
+}
+
+// toolConfig is req's tools: an agent's at the model's choice (auto), the
+// output tool last among them when the answer has a schema; or the
+// output tool alone, forced; nil for a call without tools.
+func toolConfig(req llm.ConverseRequest) *types.ToolConfiguration {
+	spec := func(name, description string, schema map[string]any) types.Tool {
+		s := types.ToolSpecification{Name: aws.String(name), InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)}}
+		if description != "" {
+			s.Description = aws.String(description)
 		}
+		return &types.ToolMemberToolSpec{Value: s}
+	}
+	var tc types.ToolConfiguration
+	for _, d := range req.Tools {
+		tc.Tools = append(tc.Tools, spec(d.Name, d.Description, object(d.Parameters)))
 	}
 	if t := req.Tool; t != nil {
-		in.ToolConfig = &types.ToolConfiguration{
-			Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
-				Name:        aws.String(t.Name),
-				Description: aws.String(t.Description),
-				InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(t.Schema)},
-			}}},
-			ToolChoice: &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(t.Name)}},
-		}
+		tc.Tools = append(tc.Tools, spec(t.Name, t.Description, t.Schema))
 	}
-	return in
+	switch {
+	case len(req.Tools) > 0:
+		tc.ToolChoice = &types.ToolChoiceMemberAuto{}
+	case req.Tool != nil:
+		tc.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(req.Tool.Name)}}
+	default:
+		return nil
+	}
+	return &tc
 }
 
 // converseReply reads the SDK's answer: the text blocks, the input of the

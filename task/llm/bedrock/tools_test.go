@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/mock"
+	"github.com/tenaxhq/tenax/spec"
 	"github.com/tenaxhq/tenax/task"
 	"github.com/tenaxhq/tenax/task/agent"
 	"github.com/tenaxhq/tenax/task/llm"
@@ -138,5 +140,65 @@ func runAgent(t *testing.T, model agent.Model) {
 	}
 	if steps <= 30 || fedBack == 0 || calls == 0 {
 		t.Errorf("%d steps, %d errors fed back, %d calls of the tools over 30 items: want more than a step an item, slips fed back and tools called", steps, fedBack, calls)
+	}
+}
+
+// An agent whose answer has a schema sends it as the tool output, last
+// beside the agent's tools at the model's choice (auto), and the model's
+// call of it is the final answer: its input is the output. A final answer
+// in text (the mock's slip) is invalid, the feedback naming the tool, so
+// that heal re-asks. Before, Next refused bedrock under a schema ("the
+// schema's structured output is a tool the model must call").
+func TestAnAgentsSchemaIsTheOutputToolBesideItsTools(t *testing.T) {
+	awsTestCredentials(t)
+	url, last := signedMock(t)
+	tk := newTask(t, url, "us-east-1", llm.Config{Model: mock.ModelAgent, Prompt: "Look up {{.q}}", Output: llm.OutputJSON,
+		Schema: json.RawMessage(`{"type":"object","required":["answer"],"properties":{"answer":{"type":"string"}},"additionalProperties":false}`)})
+	schema := json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)
+	run := task.Func(func(context.Context, task.Item) (task.Result, error) {
+		return task.Result{Output: json.RawMessage(`"found"`)}, nil
+	})
+	tool, err := agent.NewTool(agent.Def{Name: "search", Description: "finds things", Parameters: schema}, run, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{Model: tk, Tools: []*agent.Tool{tool}, MaxConsecutiveErrors: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered, inText, steps := 0, 0, 0
+	for i := range 40 {
+		q := fmt.Sprintf("thing %d", i)
+		res, err := a.Run(t.Context(), task.Item{Idx: i, Fields: map[string]any{"q": q}})
+		steps += res.Agent.Steps
+		switch {
+		case err == nil:
+			answered++
+			if want := `{"answer":"Look up ` + q + `"}`; string(res.Output) != want {
+				t.Errorf("item %d: output %s, want the output tool's input %s", i, res.Output, want)
+			}
+		case classify.Classify(err).Class == classify.Invalid && strings.Contains(err.Error(), `the tool "output" was not called: give the final answer by calling output`):
+			inText++
+		default:
+			t.Errorf("item %d: %v (class %v), want the answer, or feedback that output was not called", i, err, classify.Classify(err).Class)
+		}
+	}
+	if answered < 30 || inText == 0 || steps <= 40 {
+		t.Errorf("%d items answered by the output tool, %d in text, %d steps over 40: want most answered, some slips, tools called first", answered, inText, steps)
+	}
+	want := `"toolConfig":{"toolChoice":{"auto":{}},"tools":[{"toolSpec":{"description":"finds things","inputSchema":{"json":{"properties":{"query":{"type":"string"}},"required":["query"],"type":"object"}},"name":"search"}},{"toolSpec":{"description":"Give the final answer`
+	if body := last(); !strings.Contains(body, want) || !strings.Contains(body, `"name":"output"}}]}`) {
+		t.Errorf("the request %s\nwant search, then output, at the model's choice: %s…", body, want)
+	}
+}
+
+// The name package spec refuses for an agent's tool is the output tool's
+// (llm.OutputTool): the two packages agree, so no user tool is ever sent
+// beside the output tool under its name.
+func TestTheSpecRefusesAToolNamedAsTheOutputTool(t *testing.T) {
+	src := "task:\n  type: llm\n  provider: bedrock\n  model: m\n  region: us-east-1\n  prompt: 'Find {{.q}}'\n  tools:\n    - {name: " + llm.OutputTool + ", exec: {argv: [x]}}\nvalidate:\n  json_schema: {type: object}\n"
+	_, err := spec.Parse("spec.yaml", []byte(src), t.TempDir(), func(string) (string, bool) { return "", false })
+	if err == nil || !strings.Contains(err.Error(), "task.tools[0].name: \""+llm.OutputTool+"\" is the name of the tool bedrock") {
+		t.Errorf("error %v, want task.tools[0].name refused as the output tool's name", err)
 	}
 }
