@@ -128,3 +128,77 @@ test('a conversation that does not start with a user message is a ValidationExce
   assert.equal(err.$metadata.httpStatusCode, 400);
   assert.match(err.message, /must start with a user message/);
 });
+
+// An agent's tools, as tenax sends them: the model's choice (auto), with
+// a schema's output tool last among them.
+const searchSpec = { toolSpec: { name: 'search', description: 'finds things', inputSchema: { json: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } } } };
+const outputSpec = { toolSpec: { name: 'output', description: 'Give the final answer', inputSchema: { json: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] } } } };
+const agentAsk = (messages, tools) => new ConverseCommand({
+  modelId: 'mock-agent',
+  messages,
+  inferenceConfig: { maxTokens: 500 },
+  toolConfig: { tools, toolChoice: { auto: {} } },
+});
+
+// plays runs a mock-agent conversation to its end through the SDK: every
+// toolUse gets a toolResult (an error's status "error" for the unknown
+// tool), as tenax answers them. It returns the last answer and the number
+// of tool-calling turns.
+async function plays(c, question, tools) {
+  const messages = [{ role: 'user', content: [{ text: question }] }];
+  for (let turn = 0; turn < 10; turn++) {
+    const out = await c.send(agentAsk(messages, tools));
+    const uses = out.output.message.content.filter((b) => b.toolUse).map((b) => b.toolUse);
+    const own = uses.filter((u) => u.name !== 'output');
+    if (out.stopReason !== 'tool_use' || own.length === 0) return { out, turns: turn };
+    assert.ok(own.length === uses.length, `${question}: the output tool called as a step, beside ${own.map((u) => u.name)}`);
+    assert.equal(out.output.message.role, 'assistant');
+    messages.push(out.output.message);
+    messages.push({
+      role: 'user',
+      content: uses.map((u) => ({
+        toolResult: u.name === 'search'
+          ? { toolUseId: u.toolUseId, content: [{ text: `found ${u.input.query}` }] }
+          : { toolUseId: u.toolUseId, content: [{ text: `unknown tool ${u.name}` }], status: 'error' },
+      })),
+    });
+  }
+  assert.fail(`${question}: no final answer in 10 turns`);
+}
+
+test('an agent round trip: toolUse blocks answered by toolResult blocks, then a text answer', async () => {
+  const c = await client();
+  const { out, turns } = await plays(c, 'look up the sea', [searchSpec]);
+  assert.ok(turns >= 1, 'the agent called no tool');
+  assert.equal(out.stopReason, 'end_turn');
+  assert.equal(out.output.message.content.find((b) => b.text)?.text, 'look up the sea');
+});
+
+test('an agent with an output tool ends by calling it, never calling it as a step', async () => {
+  const c = await client();
+  let byTool = 0;
+  for (let i = 0; i < 10; i++) {
+    const { out, turns } = await plays(c, `look up item ${i}`, [searchSpec, outputSpec]);
+    assert.ok(turns >= 1, `item ${i}: the agent called no tool before answering`);
+    const use = out.output.message.content.find((b) => b.toolUse)?.toolUse;
+    if (!use) continue; // the mock's slip: a final answer in text
+    byTool++;
+    assert.equal(out.stopReason, 'tool_use');
+    assert.equal(use.name, 'output');
+    assert.deepEqual(use.input, { answer: `look up item ${i}` });
+  }
+  assert.ok(byTool >= 7, `${byTool} of 10 conversations ended with the output tool, want most`);
+});
+
+test('a toolUse left without its toolResult is a ValidationException', async () => {
+  const c = await client();
+  const first = await c.send(agentAsk([{ role: 'user', content: [{ text: 'look up the moon' }] }], [searchSpec]));
+  assert.equal(first.stopReason, 'tool_use');
+  const err = await rejects(c.send(agentAsk([
+    { role: 'user', content: [{ text: 'look up the moon' }] },
+    first.output.message,
+    { role: 'user', content: [{ text: 'go on' }] },
+  ], [searchSpec])));
+  assert.ok(err instanceof ValidationException, `got ${err.name}: ${err.message}`);
+  assert.match(err.message, /toolResult/);
+});
