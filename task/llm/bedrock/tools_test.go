@@ -202,3 +202,31 @@ func TestTheSpecRefusesAToolNamedAsTheOutputTool(t *testing.T) {
 		t.Errorf("error %v, want task.tools[0].name refused as the output tool's name", err)
 	}
 }
+
+// An agent's final answer in text where the output tool was offered: JSON
+// (a ```json fence too) is the answer, to be validated as any; anything
+// else is invalid, its feedback naming the tool.
+func TestAnAgentsTextAnswerUnderASchemaIsTakenWhenItIsJSON(t *testing.T) {
+	awsTestCredentials(t)
+	defs := []agent.Def{{Name: "search", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	for _, tt := range []struct {
+		name, text, output string
+	}{
+		{"json", `{"answer":"in text"}`, `{"answer":"in text"}`},
+		{"fenced json", "```json\n{\"answer\": \"fenced\"}\n```", `{"answer":"fenced"}`},
+		{"prose", "The answer is in text.", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, url := bedrockMock(t, mock.Config{Answers: []string{tt.text}})
+			tk := newTask(t, url, "us-east-1", llm.Config{Model: mock.ModelAgent, Prompt: "hi", Output: llm.OutputJSON,
+				Schema: json.RawMessage(`{"type":"object","required":["answer"],"properties":{"answer":{"type":"string"}}}`)})
+			rep, err := tk.Next(t.Context(), task.Item{}, defs, nil)
+			switch {
+			case tt.output != "" && (err != nil || string(rep.Result.Output) != tt.output):
+				t.Errorf("output %s, error %v; want %s taken as the answer", rep.Result.Output, err, tt.output)
+			case tt.output == "" && (classify.Classify(err).Class != classify.Invalid || !strings.Contains(fmt.Sprint(err), `the tool "output" was not called`)):
+				t.Errorf("error %v, want invalid with feedback naming the output tool", err)
+			}
+		})
+	}
+}
