@@ -75,7 +75,8 @@ func TestABedrockAgentWithASchemaEndsByCallingTheOutputTool(t *testing.T) {
 
 	run := w.tenaxEnv(awsChildEnv(t), "run", "job.yaml")
 	if run.code != 0 {
-		t.Fatalf("run: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", run.code, run.stdout, run.stderr)
+		failures, _ := os.ReadFile(filepath.Join(w.home, "jobs", jobID(t, run), "failures.jsonl"))
+		t.Fatalf("run: exit %d, want 0\nstdout:\n%s\nstderr:\n%s\nfailures:\n%s", run.code, run.stdout, run.stderr, failures)
 	}
 	recs := bedrockAgentRecords(t, filepath.Join(w.home, "jobs", jobID(t, run), "results.jsonl"))
 	if len(recs) != n {
