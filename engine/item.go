@@ -21,8 +21,9 @@ import (
 type itemRun struct {
 	State
 	item task.Item
-	// queued, called and returned time the attempt under way for
-	// ItemCalled and CallEnded, set only when someone listens to events.
+	// queued, called and returned time the attempt under way: called
+	// and returned always (its route's call time, Served.CallMS), queued
+	// only when someone listens to events (ItemCalled).
 	queued, called, returned time.Time
 
 	route ItemRoute // the item's routing
@@ -89,9 +90,8 @@ func (e *Engine) runItem(ctx, dctx context.Context, r *itemRun) bool {
 			return r.recorded
 		}
 		e.active.Add(1)
-		if e.cfg.OnEvent != nil {
-			r.called = time.Now()
-		}
+		// Always timed: the record keeps each route's call time (call_ms).
+		r.called = time.Now()
 		var res task.Result
 		switch {
 		case perr != nil:
@@ -101,8 +101,9 @@ func (e *Engine) runItem(ctx, dctx context.Context, r *itemRun) bool {
 		default:
 			res, err = r.route.cur.Task.Run(e.stepCtx(ctx), r.item)
 		}
-		if e.cfg.OnEvent != nil {
-			r.returned = time.Now()
+		r.returned = time.Now()
+		if perr == nil && !res.CacheHit {
+			r.route.timed(r.returned.Sub(r.called))
 		}
 		// The call stays active until its outcome is handled, so that a
 		// tripped breaker's report counts it.

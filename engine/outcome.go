@@ -49,10 +49,13 @@ func (s *Spent) Account(res task.Result) {
 
 // Served names where an item's record was produced: the route and model
 // of the call that ended it, and the routes it left before, with their
-// errors. The zero value is a job without routes.
+// errors and call times. The zero value is a job without routes.
 type Served struct {
 	Route, Model string
 	Tries        []store.Try
+	// CallMS is the time the item's calls on Route took (every call, on a
+	// job without routes): the record's call_ms.
+	CallMS int64
 }
 
 // Success is the record of item, succeeded with output.
@@ -99,6 +102,7 @@ func (s *State) record(item task.Item, at Served) store.Record {
 		Route:              at.Route,
 		Model:              at.Model,
 		Tries:              at.Tries,
+		CallMS:             at.CallMS,
 	}
 	if !s.Started.IsZero() {
 		rec.DurationMS = now.Sub(s.Started).Milliseconds()

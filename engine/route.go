@@ -386,7 +386,10 @@ type ItemRoute struct {
 	item     *task.Item  // the item, for its cost on each route
 	costs    []float64   // its estimated cost per route (NaN: not yet)
 	sent     time.Time   // when the call under way went, for its latency
-	cooledAt []uint64    // each route's cooldowns begun, read before the last pick
+	// callTime sums the item's calls' own time on cur since it chose
+	// it: the call_ms of the try it leaves, or of its record.
+	callTime time.Duration
+	cooledAt []uint64 // each route's cooldowns begun, read before the last pick
 }
 
 // excluded says why the item may not use r now, "" when it may.
@@ -883,7 +886,7 @@ func (rs *Routes) leave(ir *ItemRoute, next Next, untried bool, kind string) boo
 		}
 		ir.move = true
 	}
-	ir.tries = append(ir.tries, store.Try{Route: ir.cur.Name, Model: ir.cur.Model, Error: next.Err.Error(), Class: next.Decision.Class, Fallback: kind})
+	ir.tries = append(ir.tries, store.Try{Route: ir.cur.Name, Model: ir.cur.Model, Error: next.Err.Error(), Class: next.Decision.Class, Fallback: kind, CallMS: ir.takeCallMS()})
 	return true
 }
 
@@ -901,7 +904,7 @@ func (rs *Routes) escalate(ir *ItemRoute, s *State, item *task.Item, next Next) 
 		return false
 	}
 	ir.minTier = up
-	ir.tries = append(ir.tries, store.Try{Route: ir.cur.Name, Model: ir.cur.Model, Error: next.Err.Error(), Class: next.Decision.Class, Fallback: FallbackEscalate})
+	ir.tries = append(ir.tries, store.Try{Route: ir.cur.Name, Model: ir.cur.Model, Error: next.Err.Error(), Class: next.Decision.Class, Fallback: FallbackEscalate, CallMS: ir.takeCallMS()})
 	s.Escalate(item, next.Cause, rs.retry.Start())
 	return true
 }

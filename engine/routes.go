@@ -92,6 +92,11 @@ func (rs *Routes) take(ir *ItemRoute, rt *route) {
 	if ir.cur != nil && ir.cur != rt && ir.move {
 		ir.move = false
 	}
+	if ir.cur != rt {
+		// Call time is the route's own: calls on the route before (a
+		// 429 sent elsewhere, with no try) are its, not this one's.
+		ir.callTime = 0
+	}
 	ir.cur = rt
 }
 
@@ -197,9 +202,29 @@ func (ir *ItemRoute) Tries() []store.Try { return ir.tries }
 // implicit route (a run without routes), which no record names.
 func (ir *ItemRoute) Served() Served {
 	if ir.cur == nil || ir.cur.Name == "" {
-		return Served{}
+		return Served{CallMS: ceilMS(ir.callTime)}
 	}
-	return Served{Route: ir.cur.Name, Model: ir.cur.Model, Tries: ir.tries}
+	return Served{Route: ir.cur.Name, Model: ir.cur.Model, Tries: ir.tries, CallMS: ceilMS(ir.callTime)}
+}
+
+// timed adds the own time of one call on the item's route.
+func (ir *ItemRoute) timed(d time.Duration) { ir.callTime += d }
+
+// takeCallMS is the call time on the route the item leaves (its try's
+// call_ms), which it starts again from zero for the next route.
+func (ir *ItemRoute) takeCallMS() int64 {
+	ms := ceilMS(ir.callTime)
+	ir.callTime = 0
+	return ms
+}
+
+// ceilMS is d in whole milliseconds, rounded up: a call that took any
+// time at all is never recorded as none (call_ms is absent when 0).
+func ceilMS(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 // executing is the number of r's calls under way: none without a gate.

@@ -132,7 +132,8 @@ func (r *Record) appendCounts(b []byte) []byte {
 	return strconv.AppendBool(b, r.CacheHit)
 }
 
-// appendRoute appends the record's route, model and tries, when set.
+// appendRoute appends the record's route, model, tries and call time,
+// when set.
 func (r *Record) appendRoute(b []byte) ([]byte, error) {
 	if r.Route != "" {
 		b = append(b, `,"route":`...)
@@ -142,11 +143,23 @@ func (r *Record) appendRoute(b []byte) ([]byte, error) {
 		b = append(b, `,"model":`...)
 		b = task.AppendJSONString(b, r.Model)
 	}
-	if len(r.Tries) == 0 {
-		return b, nil
+	if len(r.Tries) > 0 {
+		var err error
+		if b, err = appendTries(b, r.Tries); err != nil {
+			return b, err
+		}
 	}
+	if r.CallMS != 0 {
+		b = append(b, `,"call_ms":`...)
+		b = strconv.AppendInt(b, r.CallMS, 10)
+	}
+	return b, nil
+}
+
+// appendTries appends a record's tries.
+func appendTries(b []byte, tries []Try) ([]byte, error) {
 	b = append(b, `,"tries":[`...)
-	for i, t := range r.Tries {
+	for i, t := range tries {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -169,6 +182,10 @@ func (r *Record) appendRoute(b []byte) ([]byte, error) {
 		if t.Fallback != "" {
 			b = append(b, `,"fallback":`...)
 			b = task.AppendJSONString(b, t.Fallback)
+		}
+		if t.CallMS != 0 {
+			b = append(b, `,"call_ms":`...)
+			b = strconv.AppendInt(b, t.CallMS, 10)
 		}
 		b = append(b, '}')
 	}

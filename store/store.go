@@ -295,9 +295,15 @@ type Record struct {
 	// Route and Model name the route and model whose call produced the
 	// record, for a job with routes (docs/routes.md); Tries are the routes
 	// the item left before it, each with the error it met there.
-	Route         string          `json:"route,omitempty"`
-	Model         string          `json:"model,omitempty"`
-	Tries         []Try           `json:"tries,omitempty"`
+	Route string `json:"route,omitempty"`
+	Model string `json:"model,omitempty"`
+	Tries []Try  `json:"tries,omitempty"`
+	// CallMS is the time the item's calls on Route took (on the one route
+	// of a job without routes), each call's own time summed — no
+	// queueing, rate-limit wait, backoff or validator — rounded up to a
+	// whole millisecond, so a record whose item made a call has at least
+	// 1; 0 (absent) when no call was timed: cache hits, batch waves.
+	CallMS        int64           `json:"call_ms,omitempty"`
 	Fingerprint   string          `json:"fingerprint,omitempty"`
 	TrackedErrors json.RawMessage `json:"tracked_errors,omitempty"`
 	// Agent is what an agent item's last attempt did (steps, tool calls
@@ -311,7 +317,8 @@ type Record struct {
 }
 
 // Try is one route an item left for another: its name, model and the
-// error that moved the item, with that error's class.
+// error that moved the item, with that error's class, and the time its
+// calls there took.
 type Try struct {
 	Route string         `json:"route"`
 	Model string         `json:"model,omitempty"`
@@ -323,6 +330,9 @@ type Try struct {
 	// A run that goes on with the item (a resume, a batch job's next
 	// wave or online tail) reads what the item needs from it.
 	Fallback string `json:"fallback,omitempty"`
+	// CallMS is the time the item's calls on the route took, as
+	// Record.CallMS counts it: the route's latency as the item met it.
+	CallMS int64 `json:"call_ms,omitempty"`
 }
 
 // MaxStderrTail is the most of a command's stderr a Record keeps: its

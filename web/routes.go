@@ -43,23 +43,27 @@ type RouteRow struct {
 	// ItemShare is the route's part of the items every route produced,
 	// FailShare the failed part of its own: "62.5%", "—" for none.
 	ItemShare, FailShare string
-	// P50 and P95 are the median and 95th percentile of the item time
-	// (the record's duration_ms: every attempt, backoffs and re-asks
-	// included) of the route's items; 0 for none.
-	P50, P95 time.Duration
+	// CallP50 and CallP95 are the median and 95th percentile of the
+	// route's call times in the records: the call_ms of each record the
+	// route produced and of each try that left it — the calls' own time
+	// on the route, no queueing, backoff or validator (an item that
+	// called it twice, a retry or a re-ask, counts their sum once); 0 for
+	// none (records without call_ms: batch waves, cache hits).
+	CallP50, CallP95 time.Duration
 }
 
 // routeTally collects what the report does not keep of records by
-// route: each one's item times (DurationMS), for the routes panel's
-// percentiles (8 bytes a routed record, for the time a view is built),
-// and its model.
+// route: the call times (CallMS) of each route's records and tries, for
+// the routes panel's percentiles (8 bytes a timed call, for the time a
+// view is built), and its model.
 type routeTally struct {
 	times  map[string][]int64
 	models map[string]string
 }
 
-// add keeps rec's item time and model under its route; a record without
-// a route (a job without routes) is kept nowhere.
+// add keeps rec's call times under the routes they were spent on (its
+// route's and each try's) and its model under its route; a record
+// without a route (a job without routes) is kept nowhere.
 func (t *routeTally) add(rec store.Record) {
 	if rec.Route == "" {
 		return
@@ -67,7 +71,14 @@ func (t *routeTally) add(rec store.Record) {
 	if t.times == nil {
 		t.times, t.models = map[string][]int64{}, map[string]string{}
 	}
-	t.times[rec.Route] = append(t.times[rec.Route], rec.DurationMS)
+	if rec.CallMS > 0 {
+		t.times[rec.Route] = append(t.times[rec.Route], rec.CallMS)
+	}
+	for _, try := range rec.Tries {
+		if try.CallMS > 0 {
+			t.times[try.Route] = append(t.times[try.Route], try.CallMS)
+		}
+	}
 	if rec.Model != "" {
 		t.models[rec.Route] = rec.Model
 	}
@@ -75,7 +86,7 @@ func (t *routeTally) add(rec store.Record) {
 
 // recordedRoutes returns the routes panel's rows from a job's latest
 // records: the report's outcomes by route (report.RouteReport, as
-// tenax status counts them) and the tally's item times and models, in
+// tenax status counts them) and the tally's call times and models, in
 // the report's order (most items first). Only the record columns and the
 // model are set.
 func recordedRoutes(routes []report.RouteReport, tally routeTally) []RouteRow {
@@ -88,20 +99,20 @@ func recordedRoutes(routes []report.RouteReport, tally routeTally) []RouteRow {
 		items := r.Succeeded + r.Failed
 		p50, p95 := percentiles(tally.times[r.Name])
 		rows[i] = RouteRow{Name: r.Name, Model: tally.models[r.Name], Items: items, Failed: r.Failed, LeftBy: r.Left,
-			ItemShare: share(items, total), FailShare: share(r.Failed, items), P50: p50, P95: p95}
+			ItemShare: share(items, total), FailShare: share(r.Failed, items), CallP50: p50, CallP95: p95}
 	}
 	return rows
 }
 
-// percentiles are the nearest-rank median and 95th percentile of item
-// times in milliseconds, which it sorts; 0 for none.
+// percentiles are the nearest-rank median and 95th percentile of times
+// in milliseconds, which it sorts; 0 for none.
 func percentiles(ms []int64) (p50, p95 time.Duration) {
 	if len(ms) == 0 {
 		return 0, 0
 	}
 	slices.Sort(ms)
 	rank := func(p int) time.Duration {
-		// The smallest time at least p% of the items took no longer than.
+		// The smallest time at least p% of the times are no longer than.
 		i := (p*len(ms)+99)/100 - 1
 		return time.Duration(ms[max(i, 0)]) * time.Millisecond
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,24 +20,27 @@ import (
 )
 
 // routedRecords are the latest records of a finished routed job of 10
-// items: a (m-a) produced 4, one failed, at 100, 200, 300 and 4,000 ms;
-// b (m-b) produced 6, at 50 ms each but one of 1,000 ms, and 3 of them
-// left a for b after a 503 there (one of them twice: it came back to a
-// and fell back again), so 3 items left a.
+// items: a (m-a) produced 4, one failed, its calls there taking 100,
+// 200, 300 and 4,000 ms; b (m-b) produced 6, its calls taking 40 ms
+// each but one of 900 ms, and 3 of them left a for b after a 503 there
+// that took 2,500 ms (one of them twice: it came back to a and fell back
+// again), so 3 items left a and a has 8 call times. The item times
+// (duration_ms: backoffs and waits included) are other numbers, never
+// the panel's; one record of b has no call time (a cache hit).
 func routedRecords() []store.Record {
 	now := time.Now().UTC()
-	tryA := store.Try{Route: "a", Model: "m-a", Error: "503 Service Unavailable", Class: classify.Retryable}
+	tryA := store.Try{Route: "a", Model: "m-a", Error: "503 Service Unavailable", Class: classify.Retryable, CallMS: 2500}
 	recs := []store.Record{
-		{Idx: 0, Route: "a", Model: "m-a", DurationMS: 300},
-		{Idx: 1, Route: "a", Model: "m-a", DurationMS: 100},
-		{Idx: 2, Route: "a", Model: "m-a", DurationMS: 4000, Error: "invalid JSON", Class: classify.Invalid},
-		{Idx: 3, Route: "a", Model: "m-a", DurationMS: 200},
-		{Idx: 4, Route: "b", Model: "m-b", DurationMS: 50, Tries: []store.Try{tryA}},
-		{Idx: 5, Route: "b", Model: "m-b", DurationMS: 50, Tries: []store.Try{tryA}},
-		{Idx: 6, Route: "b", Model: "m-b", DurationMS: 1000, Tries: []store.Try{tryA, tryA}},
-		{Idx: 7, Route: "b", Model: "m-b", DurationMS: 50},
-		{Idx: 8, Route: "b", Model: "m-b", DurationMS: 50},
-		{Idx: 9, Route: "b", Model: "m-b", DurationMS: 50},
+		{Idx: 0, Route: "a", Model: "m-a", DurationMS: 301, CallMS: 300},
+		{Idx: 1, Route: "a", Model: "m-a", DurationMS: 101, CallMS: 100},
+		{Idx: 2, Route: "a", Model: "m-a", DurationMS: 9000, CallMS: 4000, Error: "invalid JSON", Class: classify.Invalid},
+		{Idx: 3, Route: "a", Model: "m-a", DurationMS: 201, CallMS: 200},
+		{Idx: 4, Route: "b", Model: "m-b", DurationMS: 3000, CallMS: 40, Tries: []store.Try{tryA}},
+		{Idx: 5, Route: "b", Model: "m-b", DurationMS: 3000, CallMS: 40, Tries: []store.Try{tryA}},
+		{Idx: 6, Route: "b", Model: "m-b", DurationMS: 7000, CallMS: 900, Tries: []store.Try{tryA, tryA}},
+		{Idx: 7, Route: "b", Model: "m-b", DurationMS: 50, CallMS: 40},
+		{Idx: 8, Route: "b", Model: "m-b", DurationMS: 50, CallMS: 40},
+		{Idx: 9, Route: "b", Model: "m-b", DurationMS: 1, CacheHit: true},
 	}
 	for i := range recs {
 		recs[i].Input, recs[i].Output, recs[i].Attempts, recs[i].FinishedAt = []byte(`{}`), []byte(`{}`), 1, now
@@ -64,7 +68,8 @@ func newRoutedJob(t *testing.T, state store.State, recs []store.Record) (*jsonl.
 // TestTheRoutesPanelOfAFinishedRoutedJobComesFromItsRecords: with no run
 // in this process (it ended, ran elsewhere or on workers), the panel is
 // the records': per route its items and share, its failures, the items
-// that left it for another route, and its item times' p50 and p95; the
+// that left it for another route, and its call times' p50 and p95 (of
+// its records' and its tries' call_ms, not the items' whole time); the
 // live columns say there is no run here.
 func TestTheRoutesPanelOfAFinishedRoutedJobComesFromItsRecords(t *testing.T) {
 	st, id := newRoutedJob(t, store.StateFailed, routedRecords())
@@ -74,8 +79,8 @@ func TestTheRoutesPanelOfAFinishedRoutedJobComesFromItsRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []RouteRow{
-		{Name: "b", Model: "m-b", Items: 6, Failed: 0, LeftBy: 0, ItemShare: "60.0%", FailShare: "0.0%", P50: 50 * time.Millisecond, P95: time.Second},
-		{Name: "a", Model: "m-a", Items: 4, Failed: 1, LeftBy: 3, ItemShare: "40.0%", FailShare: "25.0%", P50: 200 * time.Millisecond, P95: 4 * time.Second},
+		{Name: "b", Model: "m-b", Items: 6, Failed: 0, LeftBy: 0, ItemShare: "60.0%", FailShare: "0.0%", CallP50: 40 * time.Millisecond, CallP95: 900 * time.Millisecond},
+		{Name: "a", Model: "m-a", Items: 4, Failed: 1, LeftBy: 3, ItemShare: "40.0%", FailShare: "25.0%", CallP50: 2500 * time.Millisecond, CallP95: 4 * time.Second},
 	}
 	if len(v.Routes) != len(want) {
 		t.Fatalf("the view's routes are %+v, want %+v", v.Routes, want)
@@ -88,8 +93,9 @@ func TestTheRoutesPanelOfAFinishedRoutedJobComesFromItsRecords(t *testing.T) {
 	page := s.renderJob(t, id)
 	for _, wantHTML := range []string{
 		`id="routes"`,
-		`<tr id="route-a"><td>a <small>m-a</small></td><td class="breaker none" colspan="7">not in a run here</td><td class="num records">4</td><td class="num share">40.0%</td><td class="num failed">1 (25.0%)</td><td class="num left">3</td><td class="num p50">200ms</td><td class="num p95">4s</td></tr>`,
-		`<tr id="route-b"><td>b <small>m-b</small></td><td class="breaker none" colspan="7">not in a run here</td><td class="num records">6</td><td class="num share">60.0%</td><td class="num failed">0 (0.0%)</td><td class="num left">0</td><td class="num p50">50ms</td><td class="num p95">1s</td></tr>`,
+		`<th title="time of the calls on the route: call_ms of its records and tries">call p50</th>`,
+		`<tr id="route-a"><td>a <small>m-a</small></td><td class="breaker none" colspan="7">not in a run here</td><td class="num records">4</td><td class="num share">40.0%</td><td class="num failed">1 (25.0%)</td><td class="num left">3</td><td class="num p50">2.5s</td><td class="num p95">4s</td></tr>`,
+		`<tr id="route-b"><td>b <small>m-b</small></td><td class="breaker none" colspan="7">not in a run here</td><td class="num records">6</td><td class="num share">60.0%</td><td class="num failed">0 (0.0%)</td><td class="num left">0</td><td class="num p50">40ms</td><td class="num p95">900ms</td></tr>`,
 	} {
 		if !strings.Contains(page, wantHTML) {
 			t.Errorf("the job page lacks\n%s\nin:\n%s", wantHTML, page)
@@ -119,7 +125,7 @@ func TestTheRoutesPanelShowsLiveColumnsDuringARun(t *testing.T) {
 	page := New(Config{Store: st, Monitor: m}).renderJob(t, id)
 	for _, want := range []string{
 		`live columns from this run`,
-		`<tr id="route-a"><td>a <small>m-a</small></td><td class="breaker"><span class="breaker-open">open</span></td><td class="num inflight">0 / 4</td><td class="num rpm">6000 told</td><td class="num tpm">90000 learned</td><td class="num calls">12</td><td class="num faults">9</td><td class="num refused">31</td><td class="num records">4</td><td class="num share">40.0%</td><td class="num failed">1 (25.0%)</td><td class="num left">3</td><td class="num p50">200ms</td><td class="num p95">4s</td></tr>`,
+		`<tr id="route-a"><td>a <small>m-a</small></td><td class="breaker"><span class="breaker-open">open</span></td><td class="num inflight">0 / 4</td><td class="num rpm">6000 told</td><td class="num tpm">90000 learned</td><td class="num calls">12</td><td class="num faults">9</td><td class="num refused">31</td><td class="num records">4</td><td class="num share">40.0%</td><td class="num failed">1 (25.0%)</td><td class="num left">3</td><td class="num p50">2.5s</td><td class="num p95">4s</td></tr>`,
 		`<tr id="route-b"><td>b <small>m-b</small></td><td class="breaker"><span class="breaker-closed">closed</span></td><td class="num inflight">5 / 8</td><td class="num rpm">3000 learned</td><td class="num tpm">450000 learned</td><td class="num calls">30</td><td class="num faults">0</td><td class="num refused">0</td><td class="num records">6</td>`,
 		`<tr id="route-spare"><td>spare <small>m-c</small></td><td class="breaker"><span class="breaker-half_open">half_open</span></td><td class="num inflight">0 / 2</td><td class="num rpm">—</td><td class="num tpm">—</td><td class="num calls">0</td><td class="num faults">0</td><td class="num refused">0</td><td class="num records">0</td><td class="num share">0.0%</td><td class="num failed">0 (—)</td><td class="num left">0</td><td class="num p50">—</td><td class="num p95">—</td></tr>`,
 		`<tr id="route-wave"><td>wave</td><td class="breaker"><span class="breaker-closed">closed</span></td><td class="num inflight">—</td>`,
@@ -143,7 +149,7 @@ func TestARunWithoutRoutesHasNoRoutesPanel(t *testing.T) {
 	}
 }
 
-func TestItemTimePercentilesAreNearestRank(t *testing.T) {
+func TestCallTimePercentilesAreNearestRank(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		ms       []int64
@@ -250,7 +256,8 @@ func TestTheRoutesPanelFollowsARealRoutedRunThenItsRecords(t *testing.T) {
 	if want := share(a.Items, 8); a.ItemShare != want {
 		t.Errorf("a's share of items is %q, want %q", a.ItemShare, want)
 	}
-	// Of at most 20 items, the 95th percentile is the slowest one.
+	// Of at most 20 calls, the 95th percentile is the slowest one: each
+	// record's call time, which the engine timed on its route.
 	slowest := map[string]time.Duration{}
 	rj, err := st.OpenReadOnly(ctx, id)
 	if err != nil {
@@ -258,14 +265,53 @@ func TestTheRoutesPanelFollowsARealRoutedRunThenItsRecords(t *testing.T) {
 	}
 	defer rj.Close()
 	if err := rj.Scan(ctx, func(rec store.Record) error {
-		slowest[rec.Route] = max(slowest[rec.Route], time.Duration(rec.DurationMS)*time.Millisecond)
+		if rec.CallMS <= 0 || rec.CallMS > rec.DurationMS+1 {
+			t.Errorf("item %d on %s: call_ms %d, duration_ms %d; want a call time of at least 1 ms, within the item's", rec.Idx, rec.Route, rec.CallMS, rec.DurationMS)
+		}
+		slowest[rec.Route] = max(slowest[rec.Route], time.Duration(rec.CallMS)*time.Millisecond)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []RouteRow{a, b} {
-		if r.P95 != slowest[r.Name] || r.P50 > r.P95 {
-			t.Errorf("route %s: p50 %v p95 %v; want p95 its slowest item's %v, p50 no more", r.Name, r.P50, r.P95, slowest[r.Name])
+		if r.CallP95 != slowest[r.Name] || r.CallP50 > r.CallP95 {
+			t.Errorf("route %s: call p50 %v p95 %v; want p95 its slowest call's %v, p50 no more", r.Name, r.CallP50, r.CallP95, slowest[r.Name])
+		}
+	}
+}
+
+// TestCallTimesAreTalliedUnderTheRouteThatSpentThem: a record's call
+// time is its route's, each try's the route it left; a record or try
+// without one (a cache hit, a batch wave) adds nothing, and a record
+// without a route (a job without routes) is kept nowhere.
+func TestCallTimesAreTalliedUnderTheRouteThatSpentThem(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		recs []store.Record
+		want map[string][]int64
+	}{
+		{"served where it was called", []store.Record{{Route: "a", CallMS: 120}, {Route: "a", CallMS: 80}},
+			map[string][]int64{"a": {120, 80}}},
+		{"a try's time is the route it left",
+			[]store.Record{{Route: "b", CallMS: 40, Tries: []store.Try{{Route: "a", CallMS: 30000}, {Route: "c", CallMS: 5}}}},
+			map[string][]int64{"a": {30000}, "b": {40}, "c": {5}}},
+		{"untimed records and tries add nothing",
+			[]store.Record{{Route: "a", CacheHit: true}, {Route: "b", Tries: []store.Try{{Route: "a"}}}},
+			map[string][]int64{}},
+		{"a record without a route is kept nowhere", []store.Record{{CallMS: 70}}, nil},
+	} {
+		var tally routeTally
+		for _, rec := range c.recs {
+			tally.add(rec)
+		}
+		if len(tally.times) != len(c.want) {
+			t.Errorf("%s: call times %v, want %v", c.name, tally.times, c.want)
+			continue
+		}
+		for route, want := range c.want {
+			if got := tally.times[route]; !slices.Equal(got, want) {
+				t.Errorf("%s: route %s's call times are %v, want %v", c.name, route, got, want)
+			}
 		}
 	}
 }

@@ -55,7 +55,7 @@ func recordKind(key []byte) fieldKind {
 		return kindClass
 	case "retryable", "cache_hit":
 		return kindBool
-	case "attempts", "heal_attempts", "generation_attempts", "rate_limited", "duration_ms":
+	case "attempts", "heal_attempts", "generation_attempts", "rate_limited", "duration_ms", "call_ms":
 		return kindInt
 	case "cost_usd":
 		return kindNumber
@@ -89,6 +89,8 @@ func tryKind(key []byte) fieldKind {
 		return kindString
 	case "class":
 		return kindClass
+	case "call_ms":
+		return kindInt
 	}
 	return otherKey(key)
 }

@@ -591,7 +591,8 @@ func FullRecord(idx int) store.Record {
 		Stderr:             "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad",
 		Route:              "azure-eu",
 		Model:              "gpt-4o-mini",
-		Tries:              []store.Try{{Route: "openai \"us\"", Model: "gpt-4o-mini", Error: "503 Service Unavailable", Class: classify.Retryable}, {Route: "b", Error: "x", Fallback: "context_window"}},
+		Tries:              []store.Try{{Route: "openai \"us\"", Model: "gpt-4o-mini", Error: "503 Service Unavailable", Class: classify.Retryable, CallMS: 30012}, {Route: "b", Error: "x", Fallback: "context_window"}},
+		CallMS:             842,
 		Fingerprint:        "fp:3f2a9c",
 		TrackedErrors:      json.RawMessage(`[{"fingerprint":"fp:3f2a9c","count":2,"message":"missing field \"es\""}]`),
 		Usage:              task.Usage{InputTokens: 1234, OutputTokens: 56, CachedInputTokens: 1024, CacheWriteTokens: 7, ReasoningTokens: 30},
@@ -599,6 +600,21 @@ func FullRecord(idx int) store.Record {
 		DurationMS:         98765,
 		FinishedAt:         time.Date(2024, 3, 5, 14, 7, 9, 123456789, time.FixedZone("CET", 3600)),
 	}
+}
+
+// Untimed returns rec without what the clock decides: its duration, call
+// times (the record's and each try's) and the time it finished, for a
+// test that compares the records of two runs (DiffRecord). rec's tries
+// are copied, not changed.
+func Untimed(rec store.Record) store.Record {
+	rec.DurationMS, rec.CallMS, rec.FinishedAt = 0, 0, time.Time{}
+	if rec.Tries != nil {
+		rec.Tries = slices.Clone(rec.Tries)
+		for i := range rec.Tries {
+			rec.Tries[i].CallMS = 0
+		}
+	}
+	return rec
 }
 
 // DiffRecord describes how got differs from want, "" when they are equal.
