@@ -3,10 +3,13 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +17,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/tenaxhq/tenax/mock"
 )
 
 // startWorkerMetrics starts `tenax worker --metrics` on job id and
@@ -276,4 +281,197 @@ func TestMetricsTakeTheTokenOfTheEnvironment(t *testing.T) {
 			t.Errorf("GET /metrics with Authorization %q: %s, want %d", c.auth, resp.Status, c.want)
 		}
 	}
+}
+
+// callRecord is what TestMetricsOfARouteThatGoesDownMidRunAgreeWithTheRecords
+// reads of an exported record: where its calls went and how long they took.
+type callRecord struct {
+	Error    string `json:"error"`
+	Attempts int    `json:"attempts"`
+	Route    string `json:"route"`
+	CallMS   int64  `json:"call_ms"`
+	Tries    []struct {
+		Route    string `json:"route"`
+		Class    string `json:"class"`
+		Fallback string `json:"fallback"`
+		CallMS   int64  `json:"call_ms"`
+	} `json:"tries"`
+}
+
+// TestMetricsOfARouteThatGoesDownMidRunAgreeWithTheRecords runs a job of
+// two routes, each a real mock server, on a `tenax worker --metrics`;
+// route a's server is closed once it has served 15 calls, its items
+// fall back to b (fallbacks.outage) and its breaker opens. At the end,
+// the worker's /metrics and the job's records say the same per route:
+// the calls (tenax_call_duration_seconds' count), the failed calls
+// (tenax_call_errors_total, and the breaker's tenax_route_faults_total),
+// the items, and the calls' time (the histogram's sum against the
+// records' and tries' call_ms, each rounded up to a whole millisecond).
+func TestMetricsOfARouteThatGoesDownMidRunAgreeWithTheRecords(t *testing.T) {
+	pg := postgresStore(t)
+	// The key, as workers need it: from their environment (the mock
+	// takes any).
+	t.Setenv("ROUTE_DOWN_KEY", "test")
+	a, b := countingMock(t), countingMock(t)
+	const n = 150
+	w := newWorkdir(t)
+	var items strings.Builder
+	for i := range n {
+		fmt.Fprintf(&items, "{\"id\": \"w%03d\", \"word\": \"w%03d\"}\n", i, i)
+	}
+	w.write("items.jsonl", items.String(), 0o644)
+	w.write("job.yaml", fmt.Sprintf(`name: route-down
+input: items.jsonl
+task:
+  type: llm
+  output: json
+  timeout: 5s
+  prompt: "Describe the word '{{.word}}' as JSON."
+routes:
+  - {name: a, provider: openai, base_url: "%s/v1", api_key: "${ROUTE_DOWN_KEY}", model: mock-json}
+  - {name: b, provider: openai, base_url: "%s/v1", api_key: "${ROUTE_DOWN_KEY}", model: mock-json}
+routing: weighted
+fallbacks: {outage: true}
+validate:
+  json_schema: {type: object, required: [text, length]}
+retry:
+  max_attempts: 4
+  backoff: {base: 10ms, max: 100ms}
+breaker: {threshold: 3, reset_timeout: 10m}
+cache: {enabled: false}
+`, a.URL, b.URL), 0o644)
+	r := w.tenax("run", "job.yaml", "--store", pg, "--workers", "0")
+	if r.code != 0 {
+		t.Fatalf("run --workers 0: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	id := jobID(t, r)
+	url := startWorkerMetrics(t, w, pg, id)
+
+	deadline := time.Now().Add(3 * time.Minute) // a safety net
+	for a.requests.Load() < 15 {
+		if time.Now().After(deadline) {
+			t.Fatalf("route a was sent %d requests in 3 minutes", a.requests.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	a.CloseClientConnections()
+	a.Close()
+	job := map[string]string{"job_id": id}
+	var scrapes []map[string]*dto.MetricFamily
+	for {
+		scrapes = []map[string]*dto.MetricFamily{scrapeFamilies(t, url)}
+		if sumSeries(scrapes, "tenax_items_total", job) == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker's tenax_items_total of job %s never reached its %d items: %v", id, n, sumSeries(scrapes, "tenax_items_total", job))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	r = w.tenax("export", id, "--store", pg)
+	if r.code != 0 {
+		t.Fatalf("export: exit %d\n%s", r.code, r.stderr)
+	}
+	// From the records, per route: the calls, the answers recorded, the
+	// failed calls (each try is one: outage moves an item at once), and
+	// the calls' time in ms.
+	calls, served, failed, callMS := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int64{}
+	records := 0
+	for line := range strings.Lines(r.stdout) {
+		var rec callRecord
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("export: %q: %v", line, err)
+		}
+		records++
+		if rec.Error != "" {
+			t.Errorf("a record failed: %s (b should serve every item)", line)
+		}
+		for _, try := range rec.Tries {
+			if try.Route != "a" || try.Fallback != "" || try.CallMS <= 0 {
+				t.Errorf("a try %+v: want an outage of a, its call timed (call_ms > 0)", try)
+			}
+			calls[try.Route]++
+			failed[try.Route]++
+			callMS[try.Route] += try.CallMS
+		}
+		if rec.CallMS <= 0 {
+			t.Errorf("a record without its call time: %s", line)
+		}
+		calls[rec.Route] += rec.Attempts - len(rec.Tries)
+		served[rec.Route]++
+		callMS[rec.Route] += rec.CallMS
+	}
+	if records != n || served["a"] == 0 || failed["a"] == 0 || served["a"]+served["b"] != n {
+		t.Fatalf("the records: %d, served by route %v, failed calls by route %v; want %d, some served by a before it went down, some of a's calls failed", records, served, failed, n)
+	}
+	t.Logf("route a: %d calls (%d failed), %d items; route b: %d calls, %d items", calls["a"], failed["a"], served["a"], calls["b"], served["b"])
+	for _, route := range []string{"a", "b"} {
+		on := map[string]string{"job_id": id, "route": route}
+		for _, c := range []struct {
+			name string
+			want int
+		}{
+			{"tenax_call_duration_seconds", calls[route]},
+			// Every call but an item's recorded answer is an error.
+			{"tenax_call_errors_total", calls[route] - served[route]},
+			{"tenax_route_faults_total", failed[route]},
+		} {
+			if got := sumSeries(scrapes, c.name, on); got != float64(c.want) {
+				t.Errorf("%s{route=%q} = %v, want %d from the job's records", c.name, route, got, c.want)
+			}
+		}
+		// Each call's time is on both: the histogram's sum in seconds, the
+		// records' call_ms rounded up, at most 1 ms a call over it.
+		sum := histogramSum(scrapes, "tenax_call_duration_seconds", on) * 1000
+		if ms := float64(callMS[route]); sum > ms || sum < ms-float64(calls[route]) {
+			t.Errorf("route %s's calls took %.3f ms by tenax_call_duration_seconds, %v ms by the records' call_ms: want the same, to the rounding up of each of its %d calls",
+				route, sum, ms, calls[route])
+		}
+	}
+	if got := sumSeries(scrapes, "tenax_items_total", map[string]string{"job_id": id, "outcome": "succeeded"}); got != n {
+		t.Errorf("tenax_items_total{outcome=succeeded} = %v, want the %d records", got, n)
+	}
+}
+
+// histogramSum adds the sums of name's histogram series whose labels
+// include want.
+func histogramSum(scrapes []map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
+	var total float64
+	for _, fams := range scrapes {
+	metric:
+		for _, m := range fams[name].GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if labels[k] != v {
+					continue metric
+				}
+			}
+			total += m.GetHistogram().GetSampleSum()
+		}
+	}
+	return total
+}
+
+// mockServer is a mock provider on a real HTTP server that counts the
+// requests it was sent.
+type mockServer struct {
+	*httptest.Server
+	requests atomic.Int64
+}
+
+// countingMock starts a mockServer answering in 10–30 ms.
+func countingMock(t *testing.T) *mockServer {
+	t.Helper()
+	srv := mock.New(mock.Config{Latency: 10 * time.Millisecond, LatencyMax: 30 * time.Millisecond})
+	m := &mockServer{}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.requests.Add(1)
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(m.Close)
+	return m
 }
