@@ -26,6 +26,11 @@ func slowly(takes []time.Duration, fail []bool) func(task.Item, int) (task.Resul
 	}
 }
 
+// one is a single named route a running fn.
+func one(fn func(task.Item, int) (task.Result, error)) func() []engine.Route {
+	return func() []engine.Route { return []engine.Route{{Name: "a", Task: &routeTask{fn: fn}}} }
+}
+
 // TestEveryRouteACallWentToKeepsItsCallTime: a record's call_ms is the
 // time its item's calls took on the record's route — each call's own
 // time summed, the backoff between them left out — and each try's the
@@ -41,20 +46,23 @@ func TestEveryRouteACallWentToKeepsItsCallTime(t *testing.T) {
 		wantTries []int64
 		minItemMS int64
 	}{
-		{name: "one call without routes", plain: slowly([]time.Duration{250 * ms}, nil), wantCall: 250, minItemMS: 250},
-		{name: "a retry without routes: both calls, not the backoff",
-			plain:    slowly([]time.Duration{100 * ms, 50 * ms}, []bool{true, false}),
+		{name: "one call on a route", routes: one(slowly([]time.Duration{250 * ms}, nil)), wantCall: 250, minItemMS: 250},
+		{name: "a retry on a route: both calls, not the backoff",
+			routes:   one(slowly([]time.Duration{100 * ms, 50 * ms}, []bool{true, false})),
 			wantCall: 150, minItemMS: 150 + 10},
+		{name: "a job without routes names no route and keeps no call time",
+			plain: slowly([]time.Duration{250 * ms}, nil), wantCall: 0, minItemMS: 250},
 		{name: "an outage moves the item: the try keeps the time on the route it left",
 			routes: func() []engine.Route {
 				return []engine.Route{
 					{Name: "a", Task: &routeTask{fn: slowly([]time.Duration{300 * ms}, []bool{true})}},
-					{Name: "b", Task: &routeTask{fn: slowly([]time.Duration{40 * ms}, nil)}},
+					// Tier 1: a, in tier 0, serves first, every run.
+					{Name: "b", Tier: 1, Task: &routeTask{fn: slowly([]time.Duration{40 * ms}, nil)}},
 				}
 			},
 			wantCall: 40, wantTries: []int64{300}, minItemMS: 340},
 		{name: "a sub-millisecond call is rounded up, never none",
-			plain: slowly([]time.Duration{time.Microsecond}, nil), wantCall: 1},
+			routes: one(slowly([]time.Duration{time.Microsecond}, nil)), wantCall: 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -22,8 +22,9 @@ type itemRun struct {
 	State
 	item task.Item
 	// queued, called and returned time the attempt under way: called
-	// and returned always (its route's call time, Served.CallMS), queued
-	// only when someone listens to events (ItemCalled).
+	// and returned on a named route (its call time, Served.CallMS) or
+	// when someone listens to events, queued only for a listener
+	// (ItemCalled).
 	queued, called, returned time.Time
 
 	route ItemRoute // the item's routing
@@ -90,8 +91,13 @@ func (e *Engine) runItem(ctx, dctx context.Context, r *itemRun) bool {
 			return r.recorded
 		}
 		e.active.Add(1)
-		// Always timed: the record keeps each route's call time (call_ms).
-		r.called = time.Now()
+		// A named route's record keeps its calls' time (call_ms); a run
+		// without routes reads the clock only for its listener, which
+		// spares the bare per-item path two clock reads a call.
+		timed := e.cfg.OnEvent != nil || r.route.named()
+		if timed {
+			r.called = time.Now()
+		}
 		var res task.Result
 		switch {
 		case perr != nil:
@@ -101,9 +107,11 @@ func (e *Engine) runItem(ctx, dctx context.Context, r *itemRun) bool {
 		default:
 			res, err = r.route.cur.Task.Run(e.stepCtx(ctx), r.item)
 		}
-		r.returned = time.Now()
-		if perr == nil && !res.CacheHit {
-			r.route.timed(r.returned.Sub(r.called))
+		if timed {
+			r.returned = time.Now()
+			if perr == nil && !res.CacheHit {
+				r.route.timed(r.returned.Sub(r.called))
+			}
 		}
 		// The call stays active until its outcome is handled, so that a
 		// tripped breaker's report counts it.

@@ -53,8 +53,8 @@ func (s *Spent) Account(res task.Result) {
 type Served struct {
 	Route, Model string
 	Tries        []store.Try
-	// CallMS is the time the item's calls on Route took (every call, on a
-	// job without routes): the record's call_ms.
+	// CallMS is the time the item's calls on Route took: the record's
+	// call_ms, none on a job without routes.
 	CallMS int64
 }
 

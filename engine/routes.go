@@ -201,11 +201,16 @@ func (ir *ItemRoute) Tries() []store.Try { return ir.tries }
 // Served names the item's route for its record: the zero Served for the
 // implicit route (a run without routes), which no record names.
 func (ir *ItemRoute) Served() Served {
-	if ir.cur == nil || ir.cur.Name == "" {
-		return Served{CallMS: ceilMS(ir.callTime)}
+	if !ir.named() {
+		return Served{}
 	}
 	return Served{Route: ir.cur.Name, Model: ir.cur.Model, Tries: ir.tries, CallMS: ceilMS(ir.callTime)}
 }
+
+// named reports whether the item is on a named route, whose record
+// names it and keeps its call time; not the implicit route of a run
+// without routes.
+func (ir *ItemRoute) named() bool { return ir.cur != nil && ir.cur.Name != "" }
 
 // timed adds the own time of one call on the item's route.
 func (ir *ItemRoute) timed(d time.Duration) { ir.callTime += d }
