@@ -176,6 +176,24 @@ func paidRequests(t *testing.T, path string) map[string]int {
 	return paid
 }
 
+// heldAgent writes an agent job of n words, job.yaml from spec, whose
+// tool.sh holds while the file it returns exists: a test creates it to
+// keep every place of a run in its tool (where a kill is safe to land)
+// and removes it to let them go; the test's end removes it, so the
+// killed runs' tools end.
+func (w *workdir) heldAgent(n int, spec string) (hold string) {
+	var words strings.Builder
+	for i := range n {
+		fmt.Fprintf(&words, `{"word": "word%02d"}`+"\n", i)
+	}
+	w.write("words.jsonl", words.String(), 0o644)
+	w.write("tool.sh", "#!/bin/sh\nwhile [ -e hold ]; do sleep 0.01; done\nwc -c\n", 0o755)
+	w.write("job.yaml", spec, 0o644)
+	hold = filepath.Join(w.dir, "hold")
+	w.t.Cleanup(func() { _ = os.Remove(hold) })
+	return hold
+}
+
 // TestKilledAgentRunsPayForNoModelRequestTwice: an agent job on the mock
 // with faults is killed with SIGKILL at several moments — each when every
 // slot holds an item in one of its tools, the tools waiting on a file —
@@ -189,15 +207,7 @@ func TestKilledAgentRunsPayForNoModelRequestTwice(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	w := newWorkdir(t)
-	var words strings.Builder
-	for i := range items {
-		fmt.Fprintf(&words, `{"word": "word%02d"}`+"\n", i)
-	}
-	w.write("words.jsonl", words.String(), 0o644)
-	w.write("tool.sh", "#!/bin/sh\nwhile [ -e hold ]; do sleep 0.01; done\nwc -c\n", 0o755)
-	w.write("job.yaml", agentKillSpec, 0o644)
-	hold := filepath.Join(w.dir, "hold")
-	t.Cleanup(func() { _ = os.Remove(hold) }) // the killed runs' tools end
+	hold := w.heldAgent(items, agentKillSpec)
 
 	var (
 		id       string

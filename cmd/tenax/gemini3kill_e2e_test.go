@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -74,18 +72,10 @@ func TestAKilledGemini3AgentRunSendsTheLoggedSignaturesBackOnResume(t *testing.T
 	t.Setenv("GOOGLE_API_KEY", "")
 
 	w := newWorkdir(t)
-	var words strings.Builder
-	for i := range items {
-		fmt.Fprintf(&words, `{"word": "word%02d"}`+"\n", i)
-	}
-	w.write("words.jsonl", words.String(), 0o644)
-	w.write("tool.sh", "#!/bin/sh\nwhile [ -e hold ]; do sleep 0.01; done\nwc -c\n", 0o755)
-	w.write("job.yaml", gemini3KillSpec, 0o644)
-	hold := filepath.Join(w.dir, "hold")
+	hold := w.heldAgent(items, gemini3KillSpec)
 	if err := os.WriteFile(hold, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.Remove(hold) })
 
 	p := startTenax(ctx, t, w.dir, w.home, "run", "job.yaml")
 	if p.id == "" {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/tenaxhq/tenax/classify"
+	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/memory"
 	"github.com/tenaxhq/tenax/task"
 	"github.com/tenaxhq/tenax/task/agent"
 )
@@ -73,31 +75,17 @@ func TestAGemini3AgentItemSendsItsThoughtSignaturesBack(t *testing.T) {
 	}
 }
 
-// stepLog is an agent's step log in memory, as a store's job keeps it.
-type stepLog struct {
-	mu      sync.Mutex
-	entries map[int][][]byte
-}
-
-func (l *stepLog) AppendSteps(_ context.Context, idx int, entries ...[]byte) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.entries == nil {
-		l.entries = map[int][][]byte{}
+// stepLog is an agent's step log as a store's job keeps it: a job of
+// store/memory, whose step log outlives the process that wrote it.
+func stepLog(t *testing.T) agent.StepLog {
+	t.Helper()
+	j, err := (&memory.Store{}).Create(t.Context(), store.Manifest{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, e := range entries {
-		l.entries[idx] = append(l.entries[idx], append([]byte(nil), e...))
-	}
-	return nil
+	t.Cleanup(func() { j.Close() })
+	return j.(agent.StepLog)
 }
-
-func (l *stepLog) Steps(_ context.Context, idx int) ([][]byte, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([][]byte(nil), l.entries[idx]...), nil
-}
-
-func (l *stepLog) StepsLocation() string { return "memory" }
 
 // dyingAt is a model whose process dies (a provider error, the attempt
 // ends) when asked for step die; it counts the steps it was asked for.
@@ -127,7 +115,7 @@ func (d *dyingAt) Next(ctx context.Context, item task.Item, defs []agent.Def, st
 // model is not asked for step 1 again, and step 2 is not refused. Before,
 // the log kept no signature and the resumed item failed on a 400.
 func TestAResumedGemini3ItemSendsTheLoggedSignatureBack(t *testing.T) {
-	log := &stepLog{}
+	log := stepLog(t)
 	m1, _, _ := geminiAgentTaskOn(t, gemini3, "Look up {{.q}}")
 	first, err := agent.New(agent.Config{Model: &dyingAt{Model: m1, die: 2}, Tools: lookupTools(t), MaxConsecutiveErrors: 5})
 	if err != nil {
