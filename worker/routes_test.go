@@ -311,3 +311,52 @@ func TestAWorkersRouteFaultsJoinTheJobsManifest(t *testing.T) {
 		t.Errorf("manifest keeps route b's breaker as %+v, want nothing: b answered every call", got)
 	}
 }
+
+// TestAFinishedJobsRouteFaultsReachTheManifestWhileItsWorkerRuns: a
+// worker kept its runs' breaker counts only as the run ended, when the
+// worker stopped, so a job finished on a worker that ran on had no
+// route_breakers at all: status said nothing of route a's faults (and
+// refusals) until the worker was stopped, and never if it died. The
+// counts now go in before the worker writes the job's end.
+func TestAFinishedJobsRouteFaultsReachTheManifestWhileItsWorkerRuns(t *testing.T) {
+	dsn := testDSN(t)
+	c := open(t, dsn)
+	var aCalls keyCounter
+	a := httptest.NewServer(aCalls.wrap(answering(http.StatusServiceUnavailable, nil)))
+	t.Cleanup(a.Close)
+	b := httptest.NewServer(mock.New(mock.Config{}))
+	t.Cleanup(b.Close)
+	const n = 60
+	e := routedJob(t, c, n, a.URL, b.URL)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := keyed(e.JobID, "only")
+	cfg.Options.Home = t.TempDir()
+	cfg.Options.Logger = quiet()
+	w, err := c.NewWorker(cfg)
+	if err != nil {
+		t.Fatalf("new worker: %v", err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := w.Run(ctx); err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+	waitFor(t, "the job to finish", func() (bool, error) {
+		return jobState(t, c, e.JobID) != store.StateRunning, nil
+	})
+	running := manifest(t, c, e.JobID) // read with the worker still up
+	calls := aCalls.calls("only")
+	if got := running.RouteBreakers["a"]; got.Faults != calls || calls < 3 {
+		t.Errorf("the finished job's manifest keeps route a's breaker as %+v while its worker runs, want the %d faults its server answered 503, at least the threshold's 3",
+			got, calls)
+	}
+	cancel()
+	wg.Wait()
+	// The run's end adds nothing kept already.
+	if got := manifest(t, c, e.JobID).RouteBreakers["a"]; got.Faults != calls {
+		t.Errorf("after the worker stopped, the manifest keeps route a's breaker as %+v, want the %d faults counted once", got, calls)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,6 +80,11 @@ type runner struct {
 	commits *committer
 
 	duplicates atomic.Int64
+
+	// keptMu guards kept: the breaker counts per route of this run that
+	// are in the job's manifest already (keepRouteBreakers adds the rest).
+	keptMu sync.Mutex
+	kept   map[string]store.RouteBreaker
 }
 
 // execution is an item's run in a River execution, carried in the
@@ -289,20 +293,43 @@ func (r *runner) run() {
 }
 
 // keepRouteBreakers adds this run's breaker counts per route to the job's
-// manifest, where each worker's add up for status.
+// manifest, where each worker's add up for status: what routes counts
+// beyond what an earlier call kept, so that the counts can be kept as the
+// job drains (a worker outlives the jobs it finished) and again as the
+// run ends, each counted once.
 func (r *runner) keepRouteBreakers(ctx context.Context, routes []engine.RouteStats) error {
-	if !slices.ContainsFunc(routes, func(rt engine.RouteStats) bool { return rt.Name != "" && rt.Faults+rt.Refused > 0 }) {
+	r.keptMu.Lock()
+	defer r.keptMu.Unlock()
+	more := map[string]store.RouteBreaker{}
+	for _, rt := range routes {
+		k := r.kept[rt.Name]
+		if rt.Name != "" && (rt.Faults > k.Faults || rt.Refused > k.Refused) {
+			more[rt.Name] = store.RouteBreaker{Faults: rt.Faults - k.Faults, Refused: rt.Refused - k.Refused}
+		}
+	}
+	if len(more) == 0 {
 		return nil
 	}
 	// Bounded: a worker ending because the database is gone must not
 	// hang on it.
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return r.sj.UpdateManifest(ctx, func(m *store.Manifest) {
-		for _, rt := range routes {
-			m.AddRouteBreaker(rt.Name, rt.Faults, rt.Refused)
+	err := r.sj.UpdateManifest(ctx, func(m *store.Manifest) {
+		for name, rb := range more {
+			m.AddRouteBreaker(name, rb.Faults, rb.Refused)
 		}
 	})
+	if err != nil {
+		return err
+	}
+	if r.kept == nil {
+		r.kept = map[string]store.RouteBreaker{}
+	}
+	for name, rb := range more {
+		k := r.kept[name]
+		r.kept[name] = store.RouteBreaker{Faults: k.Faults + rb.Faults, Refused: k.Refused + rb.Refused}
+	}
+	return nil
 }
 
 // errResumed is the answer to an execution that reached a run of its job

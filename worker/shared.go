@@ -240,6 +240,12 @@ func (s *shared) poll() {
 		if s.idle.Swap(false) && !r.w.cfg.noIdleLook || time.Since(lastFinalize) > cmp.Or(r.w.cfg.finalizeEvery, finalizeEvery) {
 			lastFinalize = time.Now()
 			if drained, err := r.w.c.drained(ctx, r.queue); err == nil && drained && r.inFlight() == 0 {
+				// The job's routes' breaker counts go in before its end:
+				// this worker may run on for days after it, and status
+				// of the finished job reads them from the manifest.
+				if err := r.keepRouteBreakers(ctx, r.eng.Stats().Routes); err != nil {
+					r.w.log.Warn("keeping the routes' breaker counts failed", "job", r.jobID, "error", err)
+				}
 				if err := r.w.c.finalize(ctx, r.jobID); err != nil {
 					r.w.log.Warn("recording the job's end failed", "job", r.jobID, "error", err)
 				}
