@@ -91,28 +91,7 @@ func (e *Engine) runItem(ctx, dctx context.Context, r *itemRun) bool {
 			return r.recorded
 		}
 		e.active.Add(1)
-		// A named route's record keeps its calls' time (call_ms); a run
-		// without routes reads the clock only for its listener, which
-		// spares the bare per-item path two clock reads a call.
-		timed := e.cfg.OnEvent != nil || r.route.named()
-		if timed {
-			r.called = time.Now()
-		}
-		var res task.Result
-		switch {
-		case perr != nil:
-			err = perr
-		case prep.Run != nil:
-			res, err = prep.Run(ctx)
-		default:
-			res, err = r.route.cur.Task.Run(e.stepCtx(ctx), r.item)
-		}
-		if timed {
-			r.returned = time.Now()
-			if perr == nil && !res.CacheHit {
-				r.route.timed(r.returned.Sub(r.called))
-			}
-		}
+		res, err := e.call(ctx, r, prep, perr)
 		// The call stays active until its outcome is handled, so that a
 		// tripped breaker's report counts it.
 		next := e.afterCall(ctx, r, &t, prep.Tokens, res, err)
@@ -137,6 +116,33 @@ func (e *Engine) runItem(ctx, dctx context.Context, r *itemRun) bool {
 			}
 		}
 	}
+}
+
+// call makes the item's attempt on its route: prep's Run when the task
+// readied one, the route's task otherwise, perr without a request.
+func (e *Engine) call(ctx context.Context, r *itemRun, prep task.Prepared, perr error) (res task.Result, err error) {
+	// A named route's record keeps its calls' time (call_ms); a run
+	// without routes reads the clock only for its listener, which
+	// spares the bare per-item path two clock reads a call.
+	timed := e.cfg.OnEvent != nil || r.route.named()
+	if timed {
+		r.called = time.Now()
+	}
+	switch {
+	case perr != nil:
+		err = perr
+	case prep.Run != nil:
+		res, err = prep.Run(ctx)
+	default:
+		res, err = r.route.cur.Task.Run(e.stepCtx(ctx), r.item)
+	}
+	if timed {
+		r.returned = time.Now()
+		if perr == nil && !res.CacheHit {
+			r.route.timed(r.returned.Sub(r.called))
+		}
+	}
+	return res, err
 }
 
 // passItem picks the item's route, readies its next attempt and takes it
