@@ -261,6 +261,19 @@ func TestARouteCooldownMetByOneWorkerHoldsTheOther(t *testing.T) {
 	}
 }
 
+// faultingRouteJob is a routed job of n items whose route a answers 503
+// to every call, counted by the calling worker's ROUTE_KEY, and whose
+// route b is the mock, which answers them all.
+func faultingRouteJob(t *testing.T, c *worker.Client, n int) (worker.Enqueued, *keyCounter) {
+	t.Helper()
+	aCalls := new(keyCounter)
+	a := httptest.NewServer(aCalls.wrap(answering(http.StatusServiceUnavailable, nil)))
+	t.Cleanup(a.Close)
+	b := httptest.NewServer(mock.New(mock.Config{}))
+	t.Cleanup(b.Close)
+	return routedJob(t, c, n, a.URL, b.URL), aCalls
+}
+
 // TestAWorkersRouteFaultsJoinTheJobsManifest: two workers run a job whose
 // route a answers 503 to every call. Each worker adds its run's breaker
 // counts of a to the job's manifest as its run ends, so status (which
@@ -269,36 +282,13 @@ func TestARouteCooldownMetByOneWorkerHoldsTheOther(t *testing.T) {
 func TestAWorkersRouteFaultsJoinTheJobsManifest(t *testing.T) {
 	dsn := testDSN(t)
 	c := open(t, dsn)
-	var aCalls keyCounter
-	a := httptest.NewServer(aCalls.wrap(answering(http.StatusServiceUnavailable, nil)))
-	t.Cleanup(a.Close)
-	b := httptest.NewServer(mock.New(mock.Config{}))
-	t.Cleanup(b.Close)
 	const n = 60
-	e := routedJob(t, c, n, a.URL, b.URL)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var wg sync.WaitGroup
-	for _, key := range []string{"first", "second"} {
-		cfg := keyed(e.JobID, key)
-		cfg.Options.Home = t.TempDir()
-		cfg.Options.Logger = quiet()
-		w, err := c.NewWorker(cfg)
-		if err != nil {
-			t.Fatalf("new worker: %v", err)
-		}
-		wg.Go(func() {
-			if err := w.Run(ctx); err != nil {
-				t.Errorf("worker %s: %v", key, err)
-			}
-		})
-	}
+	e, aCalls := faultingRouteJob(t, c, n)
+	_, stop := runWorkers(t, c, keyed(e.JobID, "first"), keyed(e.JobID, "second"))
 	waitFor(t, "the job to finish", func() (bool, error) {
 		return jobState(t, c, e.JobID) != store.StateRunning, nil
 	})
-	cancel() // the workers' runs end, each keeping its counts
-	wg.Wait()
+	stop() // the workers' runs end, each keeping its counts
 
 	oneRecordEach(t, dsn, e.JobID, n, "")
 	m := manifest(t, c, e.JobID)
@@ -321,29 +311,8 @@ func TestAWorkersRouteFaultsJoinTheJobsManifest(t *testing.T) {
 func TestAFinishedJobsRouteFaultsReachTheManifestWhileItsWorkerRuns(t *testing.T) {
 	dsn := testDSN(t)
 	c := open(t, dsn)
-	var aCalls keyCounter
-	a := httptest.NewServer(aCalls.wrap(answering(http.StatusServiceUnavailable, nil)))
-	t.Cleanup(a.Close)
-	b := httptest.NewServer(mock.New(mock.Config{}))
-	t.Cleanup(b.Close)
-	const n = 60
-	e := routedJob(t, c, n, a.URL, b.URL)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cfg := keyed(e.JobID, "only")
-	cfg.Options.Home = t.TempDir()
-	cfg.Options.Logger = quiet()
-	w, err := c.NewWorker(cfg)
-	if err != nil {
-		t.Fatalf("new worker: %v", err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := w.Run(ctx); err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
+	e, aCalls := faultingRouteJob(t, c, 60)
+	_, stop := runWorkers(t, c, keyed(e.JobID, "only"))
 	waitFor(t, "the job to finish", func() (bool, error) {
 		return jobState(t, c, e.JobID) != store.StateRunning, nil
 	})
@@ -353,8 +322,7 @@ func TestAFinishedJobsRouteFaultsReachTheManifestWhileItsWorkerRuns(t *testing.T
 		t.Errorf("the finished job's manifest keeps route a's breaker as %+v while its worker runs, want the %d faults its server answered 503, at least the threshold's 3",
 			got, calls)
 	}
-	cancel()
-	wg.Wait()
+	stop()
 	// The run's end adds nothing kept already.
 	if got := manifest(t, c, e.JobID).RouteBreakers["a"]; got.Faults != calls {
 		t.Errorf("after the worker stopped, the manifest keeps route a's breaker as %+v, want the %d faults counted once", got, calls)

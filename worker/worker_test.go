@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,15 +105,23 @@ func enqueue(t *testing.T, c *worker.Client, specPath string) worker.Enqueued {
 // startWorkers runs n workers on the job until the test ends.
 func startWorkers(t *testing.T, c *worker.Client, n int, cfg worker.Config) []*worker.Worker {
 	t.Helper()
+	ws, _ := runWorkers(t, c, slices.Repeat([]worker.Config{cfg}, n)...)
+	return ws
+}
+
+// runWorkers runs one worker per config, each in a home of its own, until
+// stop (idempotent, and called at the test's end) cancels their runs and
+// waits for them to return.
+func runWorkers(t *testing.T, c *worker.Client, cfgs ...worker.Config) (ws []*worker.Worker, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	var ws []*worker.Worker
-	for range n {
-		cfg := cfg
+	for _, cfg := range cfgs {
 		cfg.Options.Home = t.TempDir()
 		cfg.Options.Logger = quiet()
 		w, err := c.NewWorker(cfg)
 		if err != nil {
+			cancel()
 			t.Fatalf("new worker: %v", err)
 		}
 		ws = append(ws, w)
@@ -122,8 +131,9 @@ func startWorkers(t *testing.T, c *worker.Client, n int, cfg worker.Config) []*w
 			}
 		})
 	}
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return ws
+	stop = sync.OnceFunc(func() { cancel(); wg.Wait() })
+	t.Cleanup(stop)
+	return ws, stop
 }
 
 // waitFor polls cond until it holds; the deadline is only a safety net.
