@@ -116,12 +116,13 @@ func runWorkers(t *testing.T, c *worker.Client, cfgs ...worker.Config) (ws []*wo
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	stop = sync.OnceFunc(func() { cancel(); wg.Wait() })
+	t.Cleanup(stop)
 	for _, cfg := range cfgs {
 		cfg.Options.Home = t.TempDir()
 		cfg.Options.Logger = quiet()
 		w, err := c.NewWorker(cfg)
 		if err != nil {
-			cancel()
 			t.Fatalf("new worker: %v", err)
 		}
 		ws = append(ws, w)
@@ -131,8 +132,6 @@ func runWorkers(t *testing.T, c *worker.Client, cfgs ...worker.Config) (ws []*wo
 			}
 		})
 	}
-	stop = sync.OnceFunc(func() { cancel(); wg.Wait() })
-	t.Cleanup(stop)
 	return ws, stop
 }
 
