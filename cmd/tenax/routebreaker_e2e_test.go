@@ -14,8 +14,8 @@ import (
 // of its breaker, which opens and refuses what is sent to it after. A
 // refused call leaves no record, so status can say these only from what
 // the run kept in the manifest: the text's route line and --json's
-// routes[] carry the same counts, and the faults are the calls the run's
-// summary says a made.
+// routes[] carry the same counts as the run's summary, and the faults
+// are the calls the summary says a made.
 func TestStatusShowsTheRoutesFaultsAndRefusalsOfAFinishedRun(t *testing.T) {
 	w := newWorkdir(t)
 	w.examples("routes.yaml", "quickstart.jsonl")
@@ -23,11 +23,15 @@ func TestStatusShowsTheRoutesFaultsAndRefusalsOfAFinishedRun(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("tenax run: exit %d, want 0\n%s", r.code, r.stderr)
 	}
-	m := regexp.MustCompile(`a: breaker open, (\d+) calls`).FindStringSubmatch(r.stdout + r.stderr)
+	m := regexp.MustCompile(`a: breaker open, (\d+) calls, 0 succeeded, 0 failed \(breaker: (\d+) fault\(s\), (\d+) refused\)`).FindStringSubmatch(r.stdout + r.stderr)
 	if m == nil {
-		t.Fatalf("the run's summary does not say a's breaker opened and its calls:\n%s%s", r.stdout, r.stderr)
+		t.Fatalf("the run's summary does not say a's breaker opened, its calls and what its breaker counted:\n%s%s", r.stdout, r.stderr)
 	}
 	calls, _ := strconv.Atoi(m[1])
+	if m[2] != m[1] {
+		t.Errorf("the run's summary says route a made %s calls and its breaker counted %s faults; every call of a answered 503", m[1], m[2])
+	}
+	sumRefused, _ := strconv.Atoi(m[3])
 	id := jobID(t, r)
 
 	st := w.tenax("status", id, "--json")
@@ -58,6 +62,9 @@ func TestStatusShowsTheRoutesFaultsAndRefusalsOfAFinishedRun(t *testing.T) {
 	}
 	if !found || faults != calls || faults < 5 {
 		t.Fatalf("status --json route a: %d faults (found %v), want the %d calls the run made on it, at least the threshold's 5\n%s", faults, found, calls, st.stdout)
+	}
+	if refused != sumRefused {
+		t.Errorf("status --json route a: %d refused, the run's summary %d; one run, the same count", refused, sumRefused)
 	}
 
 	text := w.tenax("status", id)

@@ -391,6 +391,11 @@ func printSummary(w io.Writer, r *job.Result) {
 			sep = "Routes: "
 		}
 		fmt.Fprintf(&b, "%s%s: breaker %s, %d calls, %d succeeded, %d failed", sep, rt.Name, rt.Breaker, rt.Calls, rt.Succeeded, rt.Failed)
+		if rt.Faults > 0 || rt.Refused > 0 {
+			// Status's words: what this run's breaker counted, which no
+			// record shows for a refusal.
+			fmt.Fprintf(&b, " (breaker: %d fault(s), %d refused)", rt.Faults, rt.Refused)
+		}
 		if i == len(s.Routes)-1 {
 			b.WriteByte('\n')
 		}
