@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"sync"
 )
 
@@ -15,8 +14,8 @@ import (
 // job without one) is shared by several goroutines, since checking every
 // line keeps one core busy (docs/benchmarks.md, issue 26). The stretch is
 // cut into chunks of about chunkSize, each starting where a line starts,
-// and each worker reads whole chunks with a logReader of its own, where
-// the page cache holds them (mapLog) rather than copied out of it. The
+// and each worker reads whole chunks with a logReader of its own, through
+// a buffer small enough to stay in the core's cache (seqBuf). The
 // caller's goroutine takes the chunks' lines in log order, so it sees what
 // one logReader over the stretch gives: the same lines in the same order
 // (of two lines of one idx, the later one last), and the first damaged
@@ -30,9 +29,6 @@ const (
 	// chunksAhead is how many chunks per worker may wait, read, for the
 	// caller to take their lines.
 	chunksAhead = 2
-	// maxMapped is the longest chunk mapped (mapLog); a longer one, which
-	// a line of many megabytes makes, is read through the worker's buffer.
-	maxMapped = 64 << 20
 )
 
 // chunkScan reads the log f from from to to with workers goroutines.
@@ -46,9 +42,7 @@ type chunkScan struct {
 	chunk   int64
 	// hint tells the kernel that the stretch is read in order, and drops
 	// what is behind, as seqReader does.
-	hint bool
-	// mapped scans chunks where the page cache holds them (mapLog).
-	mapped   bool
+	hint     bool
 	progress func(read, total int64)
 }
 
@@ -209,11 +203,7 @@ func (d *dropBehind) drop(upTo int64) {
 
 // work reads the chunks jobs names, each in full or up to its first error.
 func (c *chunkScan) work(ctx context.Context, jobs <-chan *scannedChunk, free chan []indexEntry) {
-	// A mapped chunk the file no longer has (cut short meanwhile) faults:
-	// read turns that into an error.
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	// Enough to find where a chunk's lines start; read grows it to seqBuf
-	// for a chunk it cannot map.
+	// Enough to find where a chunk's lines start; read grows it to seqBuf.
 	buf := make([]byte, 64<<10)
 	for ch := range jobs {
 		select {
@@ -233,23 +223,20 @@ func (c *chunkScan) work(ctx context.Context, jobs <-chan *scannedChunk, free ch
 	}
 }
 
-// read reads the lines of the chunk ch, whose start and end are set:
-// mapped when it can be, else through *buf.
-func (c *chunkScan) read(ctx context.Context, ch *scannedChunk, buf *[]byte) (err error) {
+// read reads the lines of the chunk ch, whose start and end are set,
+// through *buf. Chunks are read, not mapped: a mapped chunk is scanned
+// where the page cache holds it, but on this machine its page faults and
+// TLB misses cost more than the copy a read makes into a buffer that stays
+// in the core's cache (a warm first resume's CPU 1.3–1.9 s mapped,
+// 0.9–1.2 s read; docs/benchmarks.md, issue 38).
+func (c *chunkScan) read(ctx context.Context, ch *scannedChunk, buf *[]byte) error {
 	if ch.start >= ch.end {
 		return nil
 	}
-	var lr *logReader
-	if data, unmap, ok := c.mapChunk(ch); ok {
-		defer unmap()
-		defer recoverFault(&err, c.path)
-		lr = newLogReaderBytes(data, c.path, ch.start)
-	} else {
-		if len(*buf) < seqBuf {
-			*buf = make([]byte, seqBuf)
-		}
-		lr = newLogReaderBuf(io.NewSectionReader(c.f, ch.start, ch.end-ch.start), c.path, ch.start, *buf)
+	if len(*buf) < seqBuf {
+		*buf = make([]byte, seqBuf)
 	}
+	lr := newLogReaderBuf(io.NewSectionReader(c.f, ch.start, ch.end-ch.start), c.path, ch.start, *buf)
 	for n := 1; ; n++ {
 		if n%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -266,27 +253,6 @@ func (c *chunkScan) read(ctx context.Context, ch *scannedChunk, buf *[]byte) (er
 		}
 		ch.lines = append(ch.lines, entryOf(line))
 	}
-}
-
-func (c *chunkScan) mapChunk(ch *scannedChunk) ([]byte, func(), bool) {
-	if !c.mapped || ch.end-ch.start > maxMapped {
-		return nil, nil, false
-	}
-	return mapLog(c.f, ch.start, ch.end-ch.start)
-}
-
-// recoverFault, deferred, turns the fault of reading a mapping past the
-// end of its file into an error.
-func recoverFault(err *error, path string) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if fault, ok := r.(interface{ Addr() uintptr }); ok {
-		*err = fmt.Errorf("jsonl: reading %s: it was cut short while read (a fault at %#x); run tenax again", path, fault.Addr())
-		return
-	}
-	panic(r)
 }
 
 // lineStart returns the start of the first line that starts at or after

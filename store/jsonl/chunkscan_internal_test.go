@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -47,9 +46,9 @@ func readOnce(f *os.File, from, to int64, lineNo int) ([]indexEntry, error) {
 }
 
 // readChunked reads the same with chunkScan.
-func readChunked(ctx context.Context, f *os.File, from, to int64, lineNo int, chunk int64, workers int, mapped bool) ([]indexEntry, error) {
+func readChunked(ctx context.Context, f *os.File, from, to int64, lineNo int, chunk int64, workers int) ([]indexEntry, error) {
 	c := &chunkScan{f: f, path: resultsFile, from: from, to: to, lineNo: lineNo,
-		workers: workers, chunk: chunk, mapped: mapped}
+		workers: workers, chunk: chunk}
 	var lines []indexEntry
 	err := c.run(ctx, func(e indexEntry) { lines = append(lines, e) })
 	return lines, err
@@ -57,7 +56,7 @@ func readChunked(ctx context.Context, f *os.File, from, to int64, lineNo int, ch
 
 // sameRead fails t unless the chunked read of data gives what one
 // logReader gives, for chunks of many sizes up to past the log's and 1
-// to 3 workers, mapped and read.
+// to 3 workers.
 func sameRead(t *testing.T, data []byte, from int64, lineNo int) {
 	t.Helper()
 	f := logFile(t, data)
@@ -66,12 +65,10 @@ func sameRead(t *testing.T, data []byte, from int64, lineNo int) {
 	// Every size up to 40 bytes, then a quarter larger each time.
 	for chunk := int64(1); chunk <= to+1; chunk = max(chunk+1, chunk*5/4) {
 		for workers := 1; workers <= 3; workers++ {
-			for _, mapped := range []bool{false, true} {
-				got, err := readChunked(t.Context(), f, from, to, lineNo, chunk, workers, mapped)
-				if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
-					t.Fatalf("chunks of %d bytes, %d workers, mapped %v:\n got %v, %v\nwant %v, %v",
-						chunk, workers, mapped, got, err, want, wantErr)
-				}
+			got, err := readChunked(t.Context(), f, from, to, lineNo, chunk, workers)
+			if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Fatalf("chunks of %d bytes, %d workers:\n got %v, %v\nwant %v, %v",
+					chunk, workers, got, err, want, wantErr)
 			}
 		}
 	}
@@ -133,7 +130,7 @@ func TestParallelReadNamesADamagedLineInALaterChunk(t *testing.T) {
 	if badAt < int(chunk) || badAt >= int(2*chunk) {
 		t.Fatalf("the damaged line at byte %d is not in the second chunk of %d bytes", badAt, chunk)
 	}
-	lines, err := readChunked(t.Context(), f, 0, int64(log.Len()), 0, chunk, 2, true)
+	lines, err := readChunked(t.Context(), f, 0, int64(log.Len()), 0, chunk, 2)
 	ce, ok := errors.AsType[*CorruptError](err)
 	if !ok {
 		t.Fatalf("read of a log whose line 41 is damaged: %v, want a *CorruptError", err)
@@ -159,7 +156,7 @@ func TestParallelReadGivesTheLaterLineOfAnIdxLast(t *testing.T) {
 	fmt.Fprintf(&log, `{"_idx":7,"output":"ok"}`+"\n")
 	f := logFile(t, log.Bytes())
 	for workers := 1; workers <= 4; workers++ {
-		lines, err := readChunked(t.Context(), f, 0, int64(log.Len()), 0, 64, workers, true)
+		lines, err := readChunked(t.Context(), f, 0, int64(log.Len()), 0, 64, workers)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,31 +177,8 @@ func TestParallelReadStopsWhenCanceled(t *testing.T) {
 	f := logFile(t, log)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := readChunked(ctx, f, 0, int64(len(log)), 0, 100, 2, true); !errors.Is(err, context.Canceled) {
+	if _, err := readChunked(ctx, f, 0, int64(len(log)), 0, 100, 2); !errors.Is(err, context.Canceled) {
 		t.Fatalf("read under a canceled context: %v, want context.Canceled", err)
-	}
-}
-
-// TestAMappedChunkCutShortIsAnErrorNotACrash: a log cut short while a
-// worker scans it where it was mapped faults past the file's new end;
-// the read returns an error instead of killing tenax.
-func TestAMappedChunkCutShortIsAnErrorNotACrash(t *testing.T) {
-	log := bytes.Repeat([]byte(`{"_idx":1,"output":"`+strings.Repeat("x", 100)+`"}`+"\n"), 1000)
-	f := logFile(t, log)
-	if _, _, ok := mapLog(f, 0, int64(len(log))); !ok {
-		t.Skip("logs are not mapped here")
-	}
-	c := &chunkScan{f: f, path: resultsFile, from: 0, to: int64(len(log)), workers: 1, chunk: int64(len(log)), mapped: true}
-	if err := os.Truncate(f.Name(), 0); err != nil {
-		t.Fatal(err)
-	}
-	// As in a worker.
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	ch := &scannedChunk{start: 0, end: int64(len(log))}
-	buf := make([]byte, 4096)
-	err := c.read(t.Context(), ch, &buf)
-	if err == nil || !strings.Contains(err.Error(), "cut short") {
-		t.Fatalf("scan of a mapped chunk whose file was emptied: %v, want an error saying it was cut short", err)
 	}
 }
 
@@ -225,7 +199,7 @@ func FuzzParallelRead(f *testing.F) {
 		file := logFile(t, data)
 		to := int64(len(data))
 		want, wantErr := readOnce(file, 0, to, 0)
-		got, err := readChunked(t.Context(), file, 0, to, 0, int64(chunk%512)+1, int(workers%4)+1, chunk%2 == 0)
+		got, err := readChunked(t.Context(), file, 0, to, 0, int64(chunk%512)+1, int(workers%4)+1)
 		if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("chunks of %d bytes, %d workers:\n got %v, %v\nwant %v, %v", chunk%512+1, workers%4+1, got, err, want, wantErr)
 		}

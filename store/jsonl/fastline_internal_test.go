@@ -300,10 +300,10 @@ func TestFirstControlFindsTheFirstByteBelowASpace(t *testing.T) {
 }
 
 // BenchmarkLogReader reads a log of records of about 2 KB, one in ten
-// failed (bench/cmd/resumejob's), from memory: "fast" as a resume did
-// before chunks were mapped (each buffer copied in), "mapped" as a
-// resume's workers do (in place), "slow" with the byte-at-a-time scanner
-// alone, as before the fast path.
+// failed (bench/cmd/resumejob's), from memory: "fast" as a resume's
+// workers do (through a buffer of seqBuf, each copied in), "memory" from
+// the log's bytes in place (as chunks were read when they were mapped),
+// "slow" with the byte-at-a-time scanner alone, as before the fast path.
 func BenchmarkLogReader(b *testing.B) {
 	var log, line []byte
 	output := json.RawMessage(`{"text":"` + strings.Repeat("lorem ipsum ", 165) + `"}`)
@@ -317,13 +317,13 @@ func BenchmarkLogReader(b *testing.B) {
 		log = append(append(log, line...), '\n')
 	}
 	buf := make([]byte, seqBuf)
-	for _, name := range []string{"fast", "mapped", "slow"} {
+	for _, name := range []string{"fast", "memory", "slow"} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(log)))
 			for b.Loop() {
 				lr := newLogReaderBuf(bytes.NewReader(log), "results.jsonl", 0, buf)
 				switch name {
-				case "mapped":
+				case "memory":
 					lr = newLogReaderBytes(log, "results.jsonl", 0)
 				case "slow":
 					lr.slow = true

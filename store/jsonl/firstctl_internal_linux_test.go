@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestFirstControlReadsNothingPastItsSlice: a mapped chunk of the log may
-// end at the end of its mapping, so the search must not read even one byte
+// TestFirstControlReadsNothingPastItsSlice: a slice (a buffer, a line) may
+// end where readable memory ends, so the search must not read even one byte
 // past its slice. Each slice here ends where an unreadable page starts: a
 // read past it would crash the test.
 func TestFirstControlReadsNothingPastItsSlice(t *testing.T) {

@@ -274,7 +274,7 @@ func walkEntries(ctx context.Context, idx *os.File, n, covered int64, fn func(in
 func readLog(ctx context.Context, f *os.File, off, size int64, path string, lineNo int, fn func(indexEntry), progress func(read, total int64)) error {
 	if workers := runtime.GOMAXPROCS(0); size-off >= seqHintFrom && workers > 1 {
 		c := &chunkScan{f: f, path: path, from: off, to: size, lineNo: lineNo,
-			workers: workers, chunk: chunkSize, hint: true, mapped: true, progress: progress}
+			workers: workers, chunk: chunkSize, hint: true, progress: progress}
 		return c.run(ctx, fn)
 	}
 	buf := make([]byte, 64<<10)
