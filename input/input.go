@@ -231,6 +231,60 @@ func (r *Reader) Skip() (int, error) {
 	}
 }
 
+// SkipWhile reads past items without decoding them, as Skip does, for as
+// long as skip(idx) holds for the idx of the next one; it returns nil when
+// skip stops it and io.EOF after the last item. A resume skips a million
+// recorded items this way: the lines the reader's buffer holds are found
+// with one search for each newline, where Skip costs a call through
+// bufio for each (a tenth of a warm first resume's CPU;
+// docs/benchmarks.md, issue 38). What it reads is what Skip reads, so an
+// OpenScanned input is checked as far, and to its end.
+func (r *Reader) SkipWhile(skip func(idx int) bool) error {
+	if !r.started {
+		if err := r.start(); err != nil {
+			return err
+		}
+	}
+	for skip(r.idx) {
+		if r.format == JSONL || r.format == TXT {
+			if r.skipBuffered(skip) {
+				continue
+			}
+		}
+		// A line longer than the buffer, the last line without a newline,
+		// a CSV record, or an empty buffer: one at a time.
+		if _, err := r.Skip(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skipBuffered skips the whole lines the reader's buffer holds while
+// skip(idx) holds, blank ones as lines but not items, and reports whether
+// it found any.
+func (r *Reader) skipBuffered(skip func(idx int) bool) bool {
+	buf, _ := r.br.Peek(r.br.Buffered())
+	i := 0
+	for {
+		k := bytes.IndexByte(buf[i:], '\n')
+		if k < 0 {
+			break
+		}
+		r.line++
+		if !isBlank(buf[i : i+k]) {
+			r.itemLine = r.line
+			r.idx++
+		}
+		i += k + 1
+		if !skip(r.idx) {
+			break
+		}
+	}
+	_, _ = r.br.Discard(i)
+	return i > 0
+}
+
 // start strips a byte order mark and reads the CSV header.
 func (r *Reader) start() error {
 	r.started = true

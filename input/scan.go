@@ -84,6 +84,21 @@ func Scan(ctx context.Context, path string, f Format, opts ScanOptions) (Summary
 	h := &prefixHash{Hash: sha256.New(), prefix: opts.PrefixBytes}
 	r := NewReader(io.TeeReader(file, h), path, f)
 	s := Summary{Complete: true}
+	if opts.CountOnly {
+		// Whole buffers of lines at a time, up to MaxItems, and a look at
+		// ctx every ctxCheckEvery items; the loop below takes what stopped
+		// it, and the end.
+		err := r.SkipWhile(func(idx int) bool {
+			return (opts.MaxItems == 0 || idx < opts.MaxItems) && (idx%ctxCheckEvery != 0 || ctx.Err() == nil)
+		})
+		s.Items = r.NextIdx()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return Summary{}, scanError(ctx, path, err)
+		}
+		if err != nil {
+			return s.end(ctx, h, file, path)
+		}
+	}
 	for {
 		if s.Items%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -108,8 +123,7 @@ func Scan(ctx context.Context, path string, f Format, opts ScanOptions) (Summary
 		if err == io.EOF {
 			break
 		}
-		var le *LineError
-		if errors.As(err, &le) && le.Idx >= 0 {
+		if le, ok := errors.AsType[*LineError](err); ok && le.Idx >= 0 {
 			s.BadCount++
 			if len(s.BadLines) < maxReportedBadLines {
 				s.BadLines = append(s.BadLines, le)
@@ -119,6 +133,12 @@ func Scan(ctx context.Context, path string, f Format, opts ScanOptions) (Summary
 		}
 		s.Items++
 	}
+	return s.end(ctx, h, file, path)
+}
+
+// end completes the summary of a scan whose reads are done: the hashes of
+// what h was written.
+func (s Summary) end(ctx context.Context, h *prefixHash, file io.Reader, path string) (Summary, error) {
 	if s.Complete {
 		// Next reports io.EOF only once the whole file is read, so this
 		// copies nothing; it keeps the hash a hash of every byte of the
