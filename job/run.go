@@ -750,14 +750,15 @@ func (x *execution) plan(ctx context.Context, cfg *engine.Config) (want func(idx
 // an unreadable line is an *engine.BadItem.
 func (x *execution) source(r *input.Reader, want func(idx int) bool) engine.Source {
 	dispatched := 0
+	skip := func(idx int) bool { return !want(idx) }
 	return engine.SourceFunc(func() (task.Item, error) {
 		for {
 			if x.opts.Limit > 0 && dispatched >= x.opts.Limit {
 				return task.Item{}, io.EOF
 			}
 			if !want(r.NextIdx()) {
-				// An item with its outcome: read past it, undecoded.
-				if _, err := r.Skip(); err != nil {
+				// Items with their outcome: read past them, undecoded.
+				if err := r.SkipWhile(skip); err != nil {
 					return task.Item{}, err
 				}
 				continue
