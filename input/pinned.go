@@ -68,8 +68,13 @@ type checkedReader struct {
 	path string
 	sum  Summary
 	off  int64  // bytes of src read so far
-	buf  []byte // the checked block being served
-	err  error  // sticky: once changed, always changed
+	buf  []byte // what is left to serve of the checked block
+	// block holds the block read: buf is its unserved rest, so that each
+	// block is read into the same memory (a new one for each block, as
+	// buf's shrinking capacity made it, cost a resume's skip of a million
+	// items more than its reads).
+	block []byte
+	err   error // sticky: once changed, always changed
 }
 
 func (c *checkedReader) Read(p []byte) (int, error) {
@@ -92,10 +97,10 @@ func (c *checkedReader) fill() error {
 		return c.pastScan()
 	}
 	size := min(int64(BlockBytes), c.sum.Bytes-c.off)
-	if cap(c.buf) < int(size) {
-		c.buf = make([]byte, size)
+	if cap(c.block) < int(size) {
+		c.block = make([]byte, size)
 	}
-	c.buf = c.buf[:size]
+	c.buf = c.block[:size]
 	n, err := io.ReadFull(c.src, c.buf)
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		c.buf = c.buf[:0]
@@ -118,11 +123,11 @@ func (c *checkedReader) fill() error {
 // of one scanned only in part.
 func (c *checkedReader) pastScan() error {
 	if !c.sum.Complete {
-		if cap(c.buf) < readBufferSize {
-			c.buf = make([]byte, readBufferSize)
+		if cap(c.block) < readBufferSize {
+			c.block = make([]byte, readBufferSize)
 		}
-		n, err := c.src.Read(c.buf[:readBufferSize])
-		c.buf = c.buf[:n]
+		n, err := c.src.Read(c.block[:readBufferSize])
+		c.buf = c.block[:n]
 		c.off += int64(n)
 		if n > 0 && err != nil {
 			err = nil // served now, seen again on the next read

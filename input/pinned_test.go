@@ -1,9 +1,12 @@
 package input
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -90,5 +93,37 @@ func TestAnInputChangedMidRunIsNeverMixedIn(t *testing.T) {
 				t.Errorf("read %d items before seeing the input grew, want all %d it had", read, items)
 			}
 		})
+	}
+}
+
+// TestACheckedReadReusesItsBlock: each block of a checked input was read
+// into new memory (the served rest's capacity shrank below a block), a
+// megabyte allocated per megabyte read; a resume's skip of a million
+// items spent more on that than on its reads. What a read allocates no
+// longer grows with the input.
+func TestACheckedReadReusesItsBlock(t *testing.T) {
+	allocs := func(blocks int) float64 {
+		path := filepath.Join(t.TempDir(), "in.jsonl")
+		line := []byte("{\"n\": \"" + strings.Repeat("x", 1000) + "\"}\n")
+		if err := os.WriteFile(path, bytes.Repeat(line, blocks*BlockBytes/len(line)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := Scan(t.Context(), path, JSONL, ScanOptions{CountOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return testing.AllocsPerRun(3, func() {
+			r, err := OpenScanned(path, JSONL, sum)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if err := r.SkipWhile(func(int) bool { return true }); err != io.EOF {
+				t.Fatalf("skipping every item: %v, want io.EOF", err)
+			}
+		})
+	}
+	if two, six := allocs(2), allocs(6); six > two {
+		t.Errorf("reading an input of 2 blocks allocates %.0f times, of 6 blocks %.0f: each block is read into new memory", two, six)
 	}
 }
