@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,9 +45,10 @@ type Job struct {
 	pendingIdx []indexEntry // their index entries, start relative to pending
 	spare      []byte       // the buffer the last write emptied, for reuse
 	spareIdx   []indexEntry
-	unsynced   int   // records appended since the last fsync
-	err        error // the last failed write, until a write succeeds
-	appended   bool  // a record was appended since the job was opened
+	unsynced   int           // records appended since the last fsync
+	err        error         // the last failed write, until a write succeeds
+	appended   bool          // a record was appended since the job was opened
+	kept       *keptOutcomes // what the last Outcomes read, for the next (keepOutcomes)
 	flushEvery int
 	closed     bool
 
@@ -488,8 +490,11 @@ func (j *Job) Outcomes(ctx context.Context) (store.Outcomes, error) {
 		}
 	}
 	defer f.Close()
-	o := store.Outcomes{}
 	g := j.idxGuard()
+	if o, ok := j.outcomesOf(f, size, g.items, err); ok {
+		return o, nil
+	}
+	o := store.Outcomes{}
 	_, rerr := walkLog(ctx, j.dir, f, size,
 		func(e indexEntry) {
 			if g.fits(e) {
@@ -503,7 +508,52 @@ func (j *Job) Outcomes(ctx context.Context) (store.Outcomes, error) {
 	if rerr != nil {
 		return nil, cmp.Or(err, rerr)
 	}
+	if err == nil {
+		j.keepOutcomes(size, g.items, o)
+	}
 	return o, err
+}
+
+// keptOutcomes are the outcomes a writer's last Outcomes read, and of
+// what: the log's first size bytes, read for a job of items items.
+type keptOutcomes struct {
+	size, items int64
+	o           store.Outcomes
+}
+
+// keepOutcomes keeps what a writer's Outcomes read of the log's first
+// size bytes: the job's lock keeps other writers out, so until this Job
+// writes a record those bytes, and their outcomes, stay what they are. A
+// resume reads the outcomes before and after its run; one that runs
+// nothing read the whole index twice (a tenth of a warm first resume's
+// wall time; docs/benchmarks.md, issue 38).
+func (j *Job) keepOutcomes(size int64, items int, o store.Outcomes) {
+	if j.readOnly {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.kept = &keptOutcomes{size: size, items: int64(items), o: slices.Clone(o)}
+}
+
+// outcomesOf returns a copy of the kept outcomes when they are of the log
+// f (the file this Job writes, not one put in its place) up to size, of a
+// job of items items, and its snapshot did not fail (err).
+func (j *Job) outcomesOf(f *os.File, size int64, items int, err error) (store.Outcomes, bool) {
+	j.mu.Lock()
+	kept := j.kept
+	j.mu.Unlock()
+	if err != nil || kept == nil || kept.size != size || kept.items != int64(items) {
+		return nil, false
+	}
+	fi, serr := f.Stat()
+	j.writeMu.Lock()
+	same := serr == nil && j.identity != nil && os.SameFile(fi, j.identity)
+	j.writeMu.Unlock()
+	if !same {
+		return nil, false
+	}
+	return slices.Clone(kept.o), true
 }
 
 // idxGuard refuses a line whose _idx is past the job's items: a record
