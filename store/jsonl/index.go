@@ -319,12 +319,24 @@ func walkLog(ctx context.Context, dir string, f *os.File, size int64, fn func(in
 
 // openIndex brings results.idx up to date with the log for a writer, which
 // then appends to it as it flushes: an index that checks out gets the
-// entries of the lines it lacks; any other is rebuilt. It returns the
-// index open for appending and its size.
-func openIndex(ctx context.Context, dir string, f *os.File, size int64, progress func(read, total int64)) (*os.File, int64, error) {
+// entries of the lines it lacks; any other is rebuilt, and seen is called
+// with each of its entries, in order. It returns the index open for
+// appending, its size, and whether it was rebuilt.
+func openIndex(ctx context.Context, dir string, f *os.File, size int64, seen func(indexEntry), progress func(read, total int64)) (*os.File, int64, bool, error) {
 	if size >= maxIndexedLog {
-		return nil, 0, errIndexBad
+		return nil, 0, false, errIndexBad
 	}
+	w, n, err := updateIndex(ctx, dir, f, size, progress)
+	if w != nil || err != nil {
+		return w, n, false, err
+	}
+	w, n, err = rebuildIndex(ctx, dir, f, size, seen, progress)
+	return w, n, err == nil, err
+}
+
+// updateIndex appends to an index that checks out the entries of the
+// lines it lacks; it returns nil and no error for an index to rebuild.
+func updateIndex(ctx context.Context, dir string, f *os.File, size int64, progress func(read, total int64)) (*os.File, int64, error) {
 	path := filepath.Join(dir, indexFile)
 	idx, n, covered := checkedIndex(path, f, size)
 	if idx != nil {
@@ -351,13 +363,20 @@ func openIndex(ctx context.Context, dir string, f *os.File, size int64, progress
 		}
 		return w, int64(len(indexHeader)) + n*indexEntrySize + int64(len(missing)), nil
 	}
-	// Rebuild: the whole log, into a new file renamed over the old.
+	return nil, 0, nil
+}
+
+// rebuildIndex writes the index of the whole log into a new file renamed
+// over the old, calling seen with each entry.
+func rebuildIndex(ctx context.Context, dir string, f *os.File, size int64, seen func(indexEntry), progress func(read, total int64)) (*os.File, int64, error) {
+	path := filepath.Join(dir, indexFile)
 	err := store.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		bw.WriteString(indexHeader)
 		var b [indexEntrySize]byte
 		err := walkIndex(ctx, nil, 0, 0, f, size, filepath.Join(dir, resultsFile), func(e indexEntry) {
 			bw.Write(appendEntry(b[:0], e))
+			seen(e)
 		}, nil, progress)
 		if err != nil {
 			return err

@@ -114,8 +114,17 @@ func (j *Job) openResults() error {
 	j.results, j.size = f, size
 	// The index is a cache: a job whose index cannot be written runs on,
 	// and its readers complete what the index lacks from the log.
-	if idx, n, err := openIndex(context.Background(), j.dir, f, size, j.progress); err == nil {
+	// A rebuilt index held every line of the log: their outcomes are what
+	// the first Outcomes would read back from it (keepOutcomes).
+	var all store.Outcomes
+	seen := func(e indexEntry) { all.Set(e.idx, outcomeOf(e.failed)) }
+	if idx, n, rebuilt, err := openIndex(context.Background(), j.dir, f, size, seen, j.progress); err == nil {
 		j.index, j.indexSize = idx, n
+		if rebuilt {
+			j.mu.Lock()
+			j.kept = &keptOutcomes{size: size, o: all}
+			j.mu.Unlock()
+		}
 	}
 	return nil
 }
@@ -509,16 +518,18 @@ func (j *Job) Outcomes(ctx context.Context) (store.Outcomes, error) {
 		return nil, cmp.Or(err, rerr)
 	}
 	if err == nil {
-		j.keepOutcomes(size, g.items, o)
+		j.keepOutcomes(size, o)
 	}
 	return o, err
 }
 
-// keptOutcomes are the outcomes a writer's last Outcomes read, and of
-// what: the log's first size bytes, read for a job of items items.
+// keptOutcomes are the outcomes a writer's last Outcomes read (or its
+// index's rebuild), and of what: the log's first size bytes. They hold
+// for a job of any number of items past their highest idx, len(o)-1: of
+// fewer, a line is refused (idxGuard).
 type keptOutcomes struct {
-	size, items int64
-	o           store.Outcomes
+	size int64
+	o    store.Outcomes
 }
 
 // keepOutcomes keeps what a writer's Outcomes read of the log's first
@@ -527,13 +538,13 @@ type keptOutcomes struct {
 // resume reads the outcomes before and after its run; one that runs
 // nothing read the whole index twice (a tenth of a warm first resume's
 // wall time; docs/benchmarks.md, issue 38).
-func (j *Job) keepOutcomes(size int64, items int, o store.Outcomes) {
+func (j *Job) keepOutcomes(size int64, o store.Outcomes) {
 	if j.readOnly {
 		return
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.kept = &keptOutcomes{size: size, items: int64(items), o: slices.Clone(o)}
+	j.kept = &keptOutcomes{size: size, o: slices.Clone(o)}
 }
 
 // outcomesOf returns a copy of the kept outcomes when they are of the log
@@ -543,7 +554,7 @@ func (j *Job) outcomesOf(f *os.File, size int64, items int, err error) (store.Ou
 	j.mu.Lock()
 	kept := j.kept
 	j.mu.Unlock()
-	if err != nil || kept == nil || kept.size != size || kept.items != int64(items) {
+	if err != nil || kept == nil || kept.size != size || items > 0 && len(kept.o) > items {
 		return nil, false
 	}
 	fi, serr := f.Stat()

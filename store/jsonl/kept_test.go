@@ -102,3 +102,52 @@ func TestADamagedLogIsRefusedOnEveryRead(t *testing.T) {
 		}
 	}
 }
+
+// TestAWriterOpenedWithoutAnIndexReadsWhatAReaderReads: a writer that
+// rebuilds results.idx as it opens keeps the outcomes of the lines it
+// indexed, for its first Outcomes; they must be what a reader opened
+// afresh reads, or the same refusal: a later record of an idx, an idx
+// past the job's items (refused), the index there or not.
+func TestAWriterOpenedWithoutAnIndexReadsWhatAReaderReads(t *testing.T) {
+	cases := []struct {
+		name        string
+		items       int
+		removeIndex bool
+	}{
+		{"index rebuilt", 10, true},
+		{"index rebuilt, a record past the items", 4, true},
+		{"index rebuilt, no item count", 0, true},
+		{"index brought up to date", 10, false},
+		{"index brought up to date, a record past the items", 4, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &jsonl.Store{Home: t.TempDir()}
+			j := createJob(t, s)
+			id := j.Manifest().ID
+			for _, i := range []int{0, 1, 2, 1, 5, 3} {
+				r := record(i)
+				if i == 2 {
+					r.Output, r.Error, r.Class = nil, "HTTP 422", classify.Item
+				}
+				mustAppend(t, j, r)
+			}
+			must(t, j.UpdateManifest(t.Context(), func(m *store.Manifest) { m.Items = c.items }))
+			mustClose(t, j)
+			if c.removeIndex {
+				must(t, os.Remove(filepath.Join(s.Home, "jobs", id, "results.idx")))
+			}
+			w, err := s.Open(t.Context(), id)
+			must(t, err)
+			defer w.Close()
+			got, gotErr := w.Outcomes(t.Context())
+			r, err := s.OpenReadOnly(t.Context(), id)
+			must(t, err)
+			defer r.Close()
+			want, wantErr := r.Outcomes(t.Context())
+			if fmt.Sprint(got, gotErr) != fmt.Sprint(want, wantErr) {
+				t.Fatalf("the writer's first Outcomes are %v (%v); a reader opened afresh reads %v (%v)", got, gotErr, want, wantErr)
+			}
+		})
+	}
+}
