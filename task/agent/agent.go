@@ -127,6 +127,8 @@ type Task struct {
 	// the transcript of an idx's latest record, 0 for none.
 	log   StepLog
 	spent func(idx int) int
+	// job names the job in a stored call's Tags (InJob).
+	job string
 	// counted holds, per conversation, the answers whose usage this
 	// process reported already: an attempt that replays them after a
 	// provider error does not count their tokens twice, while a resumed
@@ -140,6 +142,9 @@ type Task struct {
 type accounting struct {
 	mu      sync.Mutex
 	counted map[conversation]int
+	// tries holds, per step, the latest try this process sent or looked
+	// up (askStored): a try it did not is one a dead process sent.
+	tries map[stepKey]int
 }
 
 // New checks cfg and builds the task.
@@ -191,7 +196,16 @@ func (t *Task) Defs() []Def { return t.defs }
 // --retry-failures) starts a new transcript rather than replaying the
 // one that record closed.
 func (t *Task) Durable(log StepLog, spent func(idx int) int) *Task {
-	return &Task{cfg: t.cfg, defs: t.defs, tools: t.tools, names: t.names, log: log, spent: spent, acct: &accounting{}}
+	return &Task{cfg: t.cfg, defs: t.defs, tools: t.tools, names: t.names, log: log, spent: spent, job: t.job, acct: &accounting{}}
+}
+
+// InJob returns a Task like t whose stored model calls (StoringModel)
+// name job, the job's id, in their Tags: two jobs' items of one idx are
+// two items to the provider's lookup.
+func (t *Task) InJob(job string) *Task {
+	c := *t
+	c.job = job
+	return &c
 }
 
 // WithModel returns a Task like t — its tools, limits, step log and the
@@ -334,7 +348,7 @@ func (t *Task) answer(ctx context.Context, item task.Item, l *loop, n int) (Repl
 	if err := l.checkBudget(ctx); err != nil {
 		return Reply{}, err
 	}
-	rep, err := t.cfg.Model.Next(ctx, item, t.defs, t.bounded(l.steps))
+	rep, err := t.ask(ctx, item, l, n)
 	l.account(rep.Result, true)
 	if l.j == nil {
 		return rep, err
@@ -356,6 +370,18 @@ func (t *Task) answer(ctx context.Context, item task.Item, l *loop, n int) (Repl
 		return rep, aerr
 	}
 	return rep, err
+}
+
+// ask asks the model for step n: stored under the call's tags, with an
+// ask mark before it, when the model stores its calls and the item keeps
+// a journal (askStored), else plainly.
+func (t *Task) ask(ctx context.Context, item task.Item, l *loop, n int) (Reply, error) {
+	if l.j != nil {
+		if sm, timeout, ok := t.storing(); ok {
+			return t.askStored(ctx, item, l, n, sm, timeout)
+		}
+	}
+	return t.cfg.Model.Next(ctx, item, t.defs, t.bounded(l.steps))
 }
 
 // checkBudget asks the run's StepCheck (the budget) before a model call

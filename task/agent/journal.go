@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/task"
@@ -30,6 +31,10 @@ const (
 	kindStart = "start"
 	// kindResult is a call's outcome, as it went back to the model.
 	kindResult = "result"
+	// kindAsk marks a model call as sent, with store on (StoringModel):
+	// an ask with no answer is a call the process died in, whose answer
+	// the provider may hold.
+	kindAsk = "ask"
 )
 
 // entry is one line of an item's journal in the StepLog.
@@ -56,6 +61,11 @@ type entry struct {
 	// A result's.
 	Content string `json:"content,omitempty"`
 	IsError bool   `json:"is_error,omitempty"`
+
+	// An ask's: the try of the step (Tags.Try) and when it was sent, in
+	// Unix milliseconds.
+	Try int   `json:"try,omitempty"`
+	At  int64 `json:"at,omitempty"`
 }
 
 // loggedCall is a Call in the journal: arguments as the model wrote
@@ -90,7 +100,8 @@ type journal struct {
 	answers    []*entry // by step - 1
 	results    map[[2]int]*entry
 	started    map[[2]int]bool
-	reported   int // answers whose usage this process already counted
+	asks       map[int]*entry // the latest ask of each step
+	reported   int            // answers whose usage this process already counted
 	transcript *task.Transcript
 }
 
@@ -116,7 +127,8 @@ func (t *Task) openJournal(ctx context.Context, item task.Item) (*journal, error
 		entries = append(entries, e)
 		latest = max(latest, e.N)
 	}
-	j := &journal{log: t.log, idx: item.Idx, n: max(latest, 1), results: map[[2]int]*entry{}, started: map[[2]int]bool{}}
+	j := &journal{log: t.log, idx: item.Idx, n: max(latest, 1), results: map[[2]int]*entry{}, started: map[[2]int]bool{},
+		asks: map[int]*entry{}}
 	if t.spent != nil {
 		if spent := t.spent(item.Idx); j.n <= spent {
 			j.n = spent + 1
@@ -141,6 +153,10 @@ func (t *Task) openJournal(ctx context.Context, item task.Item) (*journal, error
 		case kindResult:
 			if e.Call != nil {
 				j.results[[2]int{e.Step, *e.Call}] = e
+			}
+		case kindAsk:
+			if last := j.asks[e.Step]; last == nil || e.Try > last.Try {
+				j.asks[e.Step] = e
 			}
 		}
 	}
@@ -229,6 +245,10 @@ func (j *journal) wasStarted(step, i int) bool { return j != nil && j.started[[2
 
 func (j *journal) startEntry(step, i int) *entry {
 	return &entry{Kind: kindStart, N: j.n, Conv: j.conv, Step: step, Call: &i}
+}
+
+func (j *journal) askEntry(step, try int, at time.Time) *entry {
+	return &entry{Kind: kindAsk, N: j.n, Conv: j.conv, Step: step, Try: try, At: at.UnixMilli()}
 }
 
 func (j *journal) resultEntry(step, i int, o Outcome) *entry {
