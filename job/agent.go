@@ -123,7 +123,7 @@ func durableAgent(ctx context.Context, t task.Task, j store.Job, redact func(str
 	if redact != nil {
 		log = redactedSteps{StepLog: log, redact: redact}
 	}
-	return a.Durable(log, func(idx int) int { return spent[idx] }), nil
+	return a.Durable(log, func(idx int) int { return spent[idx] }).InJob(j.Manifest().ID), nil
 }
 
 // redactedSteps scrubs the spec's secrets from the entries it keeps (a

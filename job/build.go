@@ -207,7 +207,7 @@ func llmConfig(s *spec.Spec) (llm.Config, error) {
 		Temperature: t.Temperature, TopP: t.TopP, Stop: t.Stop, Seed: t.Seed,
 		ReasoningEffort: t.ReasoningEffort, ThinkingBudget: t.ThinkingBudget, CachePrompt: t.CachePrompt,
 		Headers: t.Headers, Output: t.Output, Timeout: t.Timeout, MaxAnswerBytes: t.MaxAnswerBytes,
-		NoHeal: s.Heal.MaxAttempts == 0,
+		NoHeal: s.Heal.MaxAttempts == 0, Store: t.Store,
 		// The tokenizer's exact count costs as much CPU as the rest of a
 		// call; only token limits read it.
 		ExactTokens: s.RateLimit.TokensPerMinute > 0 || s.Budget.MaxTokens > 0 || s.Batch.MaxEnqueuedTokens > 0,
@@ -299,6 +299,9 @@ func buildRoutes(s *spec.Spec, base llm.Config) ([]engine.Route, error) {
 		cfg := base
 		cfg.Provider, cfg.Model, cfg.BaseURL, cfg.APIKey = r.Provider, r.Model, r.BaseURL, r.APIKey
 		cfg.HTTPClient, cfg.Bedrock, cfg.Gemini, cfg.Vertex = nil, nil, nil, nil
+		// task.store stores the calls of the routes whose provider keeps
+		// stored completions; the others ask plainly.
+		cfg.Store = base.Store && (r.Provider == llm.ProviderOpenAI || r.Provider == llm.ProviderAzure)
 		if err := routeClients(s, r, &cfg); err != nil {
 			return nil, fmt.Errorf("routes[%d] (%s): %w", i, r.Name, err)
 		}

@@ -479,6 +479,7 @@ func (d *decoder) checkLLM(t *Task) {
 			d.problem("task.temperature", nil, "extended thinking takes no temperature other than 1")
 		}
 	}
+	d.checkStore(t)
 	if t.CachePrompt && !anthropic {
 		d.problem("task.cache_prompt", nil, "is anthropic's; OpenAI caches long prompts by itself (the cached tokens are counted all the same)")
 	}
@@ -504,6 +505,24 @@ func (d *decoder) checkLLM(t *Task) {
 		if !isToken(name) {
 			d.problem("task.headers."+name, nil, "%s is not a valid header name", quote(name))
 		}
+	}
+}
+
+// checkStore refuses task.store where no stored completions are: on a
+// provider that keeps none, on the in-process mock (which dies with the
+// process, and what it stored with it), and on a task with no tools
+// (only an agent's steps look stored answers up).
+func (d *decoder) checkStore(t *Task) {
+	if !t.Store {
+		return
+	}
+	switch {
+	case t.Provider == "mock":
+		d.problem("task.store", nil, "the in-process mock dies with the process, and what it stored with it: run `tenax mock` and point provider openai's base_url at it")
+	case t.Provider != "openai" && t.Provider != "azure":
+		d.problem("task.store", nil, "%s keeps no stored completions to look answers up in; only openai's and azure's chat completions do: remove task.store", t.Provider)
+	case len(t.Tools) == 0:
+		d.problem("task.store", nil, "is for agent items (task.tools): their model calls are the ones a resumed run looks up")
 	}
 }
 

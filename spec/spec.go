@@ -181,6 +181,14 @@ type Task struct {
 	// OldToolResultBytes (llm with tools) cuts the tool results of steps
 	// older than KeepWholeSteps to this many bytes; 0 (unset) is 1024.
 	OldToolResultBytes int `yaml:"old_tool_result_bytes"`
+	// Store (llm with tools; openai, azure) sends each of an agent's
+	// model calls with store: true and metadata naming the call, so that
+	// the provider keeps the answer (OpenAI's stored chat completions)
+	// and a run resumed after a kill reads back an answer that arrived
+	// as the process died, instead of paying for it again
+	// (docs/agents.md, "Stored answers"). It keeps the items'
+	// conversations at the provider: off unless set.
+	Store bool `yaml:"store"`
 
 	// Argv (exec) is the command as an argv template, never run through a
 	// shell.

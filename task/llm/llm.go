@@ -206,6 +206,13 @@ type Config struct {
 	// Cache, when set, serves repeated calls without calling the
 	// provider and keeps every good output.
 	Cache Cache
+	// Store sends each agent step (Next with tags: NextStored) with
+	// store: true and the step's tags as metadata, so that the provider
+	// keeps the answer and Stored finds it again: OpenAI's stored chat
+	// completions, on providers openai and azure. It keeps the items'
+	// conversations at the provider, so it is off unless asked for; New
+	// refuses it on other providers.
+	Store bool
 }
 
 // Task calls an LLM once per attempt. It is safe for concurrent use; its
@@ -346,6 +353,9 @@ func New(cfg Config) (*Task, error) {
 		return nil, fmt.Errorf("llm: unknown output %q (want text or json)", cfg.Output)
 	}
 	if err := checkSampling(cfg, t.wire); err != nil {
+		return nil, err
+	}
+	if err := checkStore(cfg); err != nil {
 		return nil, err
 	}
 	if cfg.Timeout < 0 {
@@ -602,6 +612,8 @@ type call struct {
 	tokens    int
 	key       string
 	agent     *agentTurns // an agent step's tools and steps so far; nil otherwise
+	// tags are a stored call's metadata (Config.Store); nil for none.
+	tags map[string]string
 }
 
 // prepare renders and estimates the call for item, and keys it when there

@@ -98,6 +98,9 @@ func (t *Task) openAISender() func(context.Context, *call, *capture) (reply, err
 			tools, err = openAITools(c.agent.defs)
 			body = withMember(body, "tools", tools)
 		}
+		if err == nil && c.tags != nil {
+			body, err = withStore(body, c.tags)
+		}
 		if err != nil {
 			return reply{}, err
 		}
@@ -216,6 +219,9 @@ func (t *Task) anthropicSender() func(context.Context, *call, *capture) (reply, 
 			var tools []byte
 			tools, err = anthropicTools(c.agent.defs)
 			body = withMember(body, "tools", tools)
+		}
+		if err == nil && c.tags != nil {
+			body, err = withStore(body, c.tags)
 		}
 		if err != nil {
 			return nil, err

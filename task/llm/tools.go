@@ -29,6 +29,11 @@ type agentTurns struct {
 // made the output as Run makes it, with the same errors. Agent steps are
 // never served from nor put in the response cache.
 func (t *Task) Next(ctx context.Context, item task.Item, defs []agent.Def, steps []agent.Step) (agent.Reply, error) {
+	return t.next(ctx, item, defs, steps, nil)
+}
+
+// next is Next, the call stored under tags when they are not nil.
+func (t *Task) next(ctx context.Context, item task.Item, defs []agent.Def, steps []agent.Step, tags map[string]string) (agent.Reply, error) {
 	if t.wire == ProviderAnthropic && t.structured.Mode == ModeTool {
 		return agent.Reply{}, errors.New("llm anthropic: the schema's structured output takes the tool slot: use a model with output_config formats for an agent")
 	}
@@ -36,19 +41,25 @@ func (t *Task) Next(ctx context.Context, item task.Item, defs []agent.Def, steps
 	if err != nil {
 		return agent.Reply{}, err
 	}
-	c := &call{msgs: msgs, maxTokens: t.maxTokensFor(item), agent: &agentTurns{defs: defs, steps: steps}}
+	c := &call{msgs: msgs, maxTokens: t.maxTokensFor(item), agent: &agentTurns{defs: defs, steps: steps}, tags: tags}
 	c.prompt = t.counter.count(append(msgs, stepMessages(steps)...))
 	rep, res, err := t.exchange(ctx, c)
 	if err != nil {
 		return agent.Reply{Result: res}, err
 	}
+	return t.agentReply(rep, res, c.maxTokens)
+}
+
+// agentReply is an agent step's answer: its tool calls, or the final
+// answer made the output.
+func (t *Task) agentReply(rep reply, res task.Result, maxTokens int) (agent.Reply, error) {
 	if len(rep.calls) > 0 && stopKind(rep) == "" {
 		return agent.Reply{Text: rep.content, Calls: rep.calls, Result: res}, nil
 	}
 	if err := t.checkToolAnswer(rep); err != nil {
 		return agent.Reply{Result: res}, err
 	}
-	out, err := t.output(rep, c.maxTokens)
+	out, err := t.output(rep, maxTokens)
 	res.Output = out
 	return agent.Reply{Result: res}, err
 }
