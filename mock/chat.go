@@ -34,6 +34,10 @@ type chatRequest struct {
 	} `json:"output_config"`
 	Tools      []wireTool      `json:"tools"`
 	ToolChoice json.RawMessage `json:"tool_choice"`
+	// Store and Metadata ask OpenAI to keep the answer, tagged
+	// (stored.go).
+	Store    *bool             `json:"store"`
+	Metadata map[string]string `json:"metadata"`
 }
 
 type streamOptions struct {
@@ -165,6 +169,11 @@ type exchange struct {
 	// the validation returns.
 	signsCalls bool
 	refusal    *apiError
+	// served says the request came over a connection (ServeHTTP), not
+	// the in-process Transport: the mock is then a provider apart from
+	// its client, which goes on with a request whose client left, as a
+	// real one does (and bills it); abandoned says that happened.
+	served, abandoned bool
 }
 
 func (x *exchange) header() http.Header { return x.w.Header() }
@@ -254,7 +263,7 @@ func (s *Server) chat(x *exchange) outcome {
 		}
 		return answered
 	}
-	if !sleep(x.r.Context(), latency) {
+	if !x.wait(latency) {
 		return answered
 	}
 	if f == faultReset {
@@ -271,11 +280,34 @@ func (s *Server) chat(x *exchange) outcome {
 	}
 	body := x.d.answer(x, a)
 	s.count(faultCounter[f])
+	s.keep(x, body)
 	if f == faultMalformed {
 		return x.cut(http.StatusOK, body, len(body)/2)
 	}
 	x.write(http.StatusOK, body)
 	return answered
+}
+
+// wait waits an answer's latency and reports whether to answer. A
+// request whose client leaves meanwhile is answered all the same when
+// the mock serves over connections (x.served), as a provider finishes
+// and bills a request whose client died, and stores it when asked to
+// (store: true); in-process, the mock is the client's own and ends
+// with it. Close ends the wait.
+func (x *exchange) wait(latency time.Duration) bool {
+	if sleep(x.r.Context(), latency) {
+		return true
+	}
+	if !x.served {
+		return false
+	}
+	x.abandoned = true
+	select {
+	case <-time.After(latency):
+		return true
+	case <-x.s.held:
+		return false
+	}
 }
 
 // budget is what a request reserves for its answer: max_tokens, or the

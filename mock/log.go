@@ -82,6 +82,10 @@ func (s *Server) finishLog(e *logEntry, x *exchange) {
 	if x.fault != faultNone {
 		line.Fault = x.fault.String()
 	}
+	if x.abandoned && e.outcome == answered {
+		// Answered after the client left: billed, never read.
+		line.Outcome = "abandoned"
+	}
 	if e.capture.status != 0 {
 		line.ResponseHeader = e.capture.Header().Clone()
 	}

@@ -294,6 +294,7 @@ type Server struct {
 	limits   map[limitKey]*limiter
 	recorded []Recorded
 	batch    batchStore // the batch APIs' files and batches
+	stored   storedCompletions
 
 	// answered counts the scripted answers given (Config.Answers).
 	answered atomic.Int64

@@ -197,6 +197,16 @@ func validateOpenAI(x *exchange) *apiError {
 				fmt.Sprintf("Invalid value: '%s'. Supported values are: 'json_object', 'json_schema', and 'text'.", rf.Type))
 		}
 	}
+	if e := validateOpenAITools(x); e != nil {
+		return e
+	}
+	return checkMetadata(req.Metadata)
+}
+
+// validateOpenAITools refuses tools and a tool_choice OpenAI refuses.
+func validateOpenAITools(x *exchange) *apiError {
+	const inv = "invalid_request_error"
+	req := x.req
 	for i, t := range req.Tools {
 		if t.Function == nil || t.Function.Name == "" {
 			return bad(inv, "missing_required_parameter", fmt.Sprintf("tools[%d].function.name", i),

@@ -46,6 +46,9 @@ func (s *Server) routeTable() []route {
 	return []route{
 		{http.MethodPost, "/v1/chat/completions", isOpenAI, (*Server).chat},
 		{http.MethodPost, "/chat/completions", isOpenAI, (*Server).chat},
+		{http.MethodGet, "/v1/chat/completions", isOpenAI, (*Server).listStored},
+		{http.MethodGet, "/chat/completions", isOpenAI, (*Server).listStored},
+		{http.MethodGet, "/openai/chat/completions", isAzure, (*Server).listStored},
 		{http.MethodPost, "/v1/messages", isAnthropic, (*Server).chat},
 		{http.MethodPost, "/messages", isAnthropic, (*Server).chat},
 		{http.MethodPost, azureDeploymentPath, isAzure, (*Server).azureChat},
@@ -95,7 +98,7 @@ func (s *Server) match(r *http.Request) (rt route, ok, methodOK bool) {
 // Reset fault closes the connection with a TCP reset; a Malformed fault
 // drops it in the middle of the answer.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch s.handle(w, r) {
+	switch s.handle(w, r, true) {
 	case resetConn:
 		resetConnection(w)
 	case cutConn:
@@ -107,14 +110,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // handle serves one request and says what the connection must do.
-func (s *Server) handle(w http.ResponseWriter, r *http.Request) outcome {
+func (s *Server) handle(w http.ResponseWriter, r *http.Request, served bool) outcome {
 	s.count(cRequests)
 	rt, found, methodOK := s.match(r)
 	d := byHeaders(r)
 	if found {
 		d = rt.dialectOf(r)
 	}
-	x := &exchange{s: s, w: w, r: r, d: d, seq: s.next()}
+	x := &exchange{s: s, w: w, r: r, d: d, seq: s.next(), served: served}
 	var log *logEntry
 	if s.cfg.LogRequests != nil {
 		log, x.w = s.startLog(x)

@@ -35,7 +35,7 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		defer req.Body.Close()
 	}
 	rec := &recorder{header: make(http.Header)}
-	out := t.s.handle(rec, req)
+	out := t.s.handle(rec, req, false)
 	if err := req.Context().Err(); err != nil {
 		return nil, err
 	}

@@ -168,4 +168,5 @@ func (t *Task) listAzure(ctx context.Context, meta map[string]string) ([]json.Ra
 	}
 	return page.Data, nil
 }
+
 var _ agent.StoringModel = (*Task)(nil)
