@@ -267,3 +267,47 @@ test('mock-agent: a tool-call round trip to the final answer', async () => {
   }
   assert.fail('no final answer within 6 steps');
 });
+
+// Stored chat completions: a completion created with store and metadata
+// is listed by its metadata (and model) through the SDK's list, in the
+// real list's shape and pages; other metadata lists nothing.
+test('stored completions are listed by metadata, in the list shape', async () => {
+  const c = await client();
+  const created = [];
+  for (const step of ['1', '2']) {
+    created.push(await c.chat.completions.create({ ...ask(`stored ${step}`), store: true, metadata: { tenax_job: 'j1', tenax_step: step } }));
+  }
+  await c.chat.completions.create({ ...ask('not stored'), metadata: { tenax_job: 'j1', tenax_step: '3' } });
+
+  const page = await c.chat.completions.list({ metadata: { tenax_job: 'j1', tenax_step: '2' }, model: 'mock-echo' });
+  assert.equal(page.data.length, 1);
+  assert.equal(page.data[0].id, created[1].id);
+  assert.equal(page.data[0].object, 'chat.completion');
+  assert.deepEqual(page.data[0].metadata, { tenax_job: 'j1', tenax_step: '2' });
+  assert.equal(page.data[0].choices[0].message.content, 'stored 2');
+  assert.equal(page.hasNextPage(), false);
+
+  const raw = await (await c.chat.completions.list({ metadata: { tenax_job: 'j1' }, limit: 1 }).asResponse()).json();
+  assert.equal(raw.object, 'list');
+  assert.equal(raw.first_id, created[0].id);
+  assert.equal(raw.last_id, created[0].id);
+  assert.equal(raw.has_more, true);
+
+  const all = [];
+  for await (const s of c.chat.completions.list({ metadata: { tenax_job: 'j1' }, limit: 1 })) all.push(s.id);
+  assert.deepEqual(all, created.map((x) => x.id), 'the pages (after=last_id) hold both stored completions, the unstored one in none');
+
+  const none = await c.chat.completions.list({ metadata: { tenax_job: 'j2' } });
+  assert.equal(none.data.length, 0);
+});
+
+// Azure's stored completions: created at a deployment, listed at the
+// resource's /openai/chat/completions, as AzureOpenAI sends the list.
+test('AzureOpenAI lists stored completions at the resource', async () => {
+  const mock = await startMock();
+  const azure = new AzureOpenAI({ endpoint: mock.anthropic, apiKey: KEY, apiVersion: '2025-03-01-preview', deployment: 'mock-echo', maxRetries: 0 });
+  const made = await azure.chat.completions.create({ model: 'x', store: true, metadata: { k: 'az' }, messages: [{ role: 'user', content: 'kept' }] });
+  const page = await azure.chat.completions.list({ metadata: { k: 'az' } });
+  assert.deepEqual(page.data.map((c) => c.id), [made.id]);
+  assert.equal(page.data[0].choices[0].message.content, 'kept');
+});
