@@ -125,8 +125,10 @@ provider: openai (base_url http://ADDR/v1) or provider: anthropic (base_url http
 and any api_key, to rehearse how the job handles faults before spending money.
 
 Also served: streaming (stream: true) in both dialects, tools and json_schema structured
-outputs (answers that conform to the schema, filled from the prompt), GET /v1/models and
-POST /v1/messages/count_tokens. Requests are validated as the real APIs validate them
+outputs (answers that conform to the schema, filled from the prompt), GET /v1/models,
+POST /v1/messages/count_tokens, and stored chat completions (store: true with metadata,
+listed by GET /v1/chat/completions?metadata[k]=v; a call whose client left is answered
+all the same, as a provider bills it, and logged "abandoned"). Requests are validated as the real APIs validate them
 (json_object without "json" in the messages, temperature out of range, a missing
 anthropic-version header... are 400s with the providers' bodies).
 

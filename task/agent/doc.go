@@ -26,4 +26,10 @@
 // with an *InterruptedToolError. Older steps' tool results are sent cut
 // (Config.KeepWholeSteps, OldResultBytes), so the conversation grows by a
 // bounded amount per step (docs/agents.md).
+//
+// A model whose provider keeps its answers (a StoringModel: OpenAI's
+// stored chat completions, task.store) closes the last window, a kill
+// between the provider's answer and its write: each call is sent tagged
+// (Tags) after an ask mark, and a resumed item whose last ask has no
+// answer reads the stored answer back instead of paying for it again.
 package agent
