@@ -123,7 +123,15 @@ func durableAgent(ctx context.Context, t task.Task, j store.Job, redact func(str
 	if redact != nil {
 		log = redactedSteps{StepLog: log, redact: redact}
 	}
-	return a.Durable(log, func(idx int) int { return spent[idx] }).InJob(j.Manifest().ID), nil
+	return a.Durable(log, func(idx int) int { return spent[idx] }).InJob(storedJobTag(j.Manifest())), nil
+}
+
+// storedJobTag names the job in its stored model calls' tags
+// (task.store): its id and the moment it was created, in nanoseconds.
+// An id alone names a second ("job_20261203_164902"), which two tenax
+// homes sharing an OpenAI project could both give a job.
+func storedJobTag(m store.Manifest) string {
+	return fmt.Sprintf("%s.%d", m.ID, m.Created.UnixNano())
 }
 
 // redactedSteps scrubs the spec's secrets from the entries it keeps (a

@@ -60,7 +60,7 @@ func (t *Task) NextStored(ctx context.Context, item task.Item, defs []agent.Def,
 }
 
 // Stored returns the answer the provider stored under tags
-// (agent.StoringModel): listed by the tags and the model, and read as
+// (agent.StoringModel): listed by the tags, and read as
 // Next reads an answer, with its usage and cost (paid once, when it was
 // answered). None listed, or a listing that fails, is an error wrapping
 // agent.ErrNotStored.
@@ -106,12 +106,15 @@ func sameTags(got, want map[string]string) bool {
 	return true
 }
 
-// listOpenAI lists the completions stored under meta, of the task's
-// model, through the SDK (client.Chat.Completions.List).
+// listOpenAI lists the completions stored under meta through the SDK
+// (client.Chat.Completions.List). It does not filter by model: a stored
+// completion names the model that answered (a snapshot,
+// "gpt-4o-mini-2024-07-18", or on Azure the deployment's model), not
+// the name asked for, and the tags name the call alone.
 func (t *Task) listOpenAI(ctx context.Context, meta map[string]string) ([]json.RawMessage, error) {
 	client := openai.NewClient(t.openAIClientOptions()...)
 	page, err := client.Chat.Completions.List(ctx, openai.ChatCompletionListParams{
-		Metadata: shared.Metadata(meta), Model: openai.String(t.cfg.Model), Limit: openai.Int(100),
+		Metadata: shared.Metadata(meta), Limit: openai.Int(100),
 	}, ooption.WithMaxRetries(0))
 	if err != nil {
 		return nil, err
@@ -129,7 +132,7 @@ func (t *Task) listOpenAI(ctx context.Context, meta map[string]string) ([]json.R
 // needs a body). It needs an api_version that has stored completions
 // (2025-02-01-preview or later).
 func (t *Task) listAzure(ctx context.Context, meta map[string]string) ([]json.RawMessage, error) {
-	q := url.Values{"api-version": {t.cfg.APIVersion}, "model": {t.cfg.Model}, "limit": {"100"}}
+	q := url.Values{"api-version": {t.cfg.APIVersion}, "limit": {"100"}}
 	for k, v := range meta {
 		q.Set("metadata["+k+"]", v)
 	}
