@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,6 +130,10 @@ type Task struct {
 	spent func(idx int) int
 	// job names the job in a stored call's Tags (InJob).
 	job string
+	// run tells this run's ask marks from a dead one's (askStored): drawn
+	// by Durable, where a map of the tries this process sent grew by one
+	// entry per model call over the whole job.
+	run string
 	// counted holds, per conversation, the answers whose usage this
 	// process reported already: an attempt that replays them after a
 	// provider error does not count their tokens twice, while a resumed
@@ -142,9 +147,6 @@ type Task struct {
 type accounting struct {
 	mu      sync.Mutex
 	counted map[conversation]int
-	// tries holds, per step, the latest try this process sent or looked
-	// up (askStored): a try it did not is one a dead process sent.
-	tries map[stepKey]int
 }
 
 // New checks cfg and builds the task.
@@ -196,7 +198,8 @@ func (t *Task) Defs() []Def { return t.defs }
 // --retry-failures) starts a new transcript rather than replaying the
 // one that record closed.
 func (t *Task) Durable(log StepLog, spent func(idx int) int) *Task {
-	return &Task{cfg: t.cfg, defs: t.defs, tools: t.tools, names: t.names, log: log, spent: spent, job: t.job, acct: &accounting{}}
+	return &Task{cfg: t.cfg, defs: t.defs, tools: t.tools, names: t.names, log: log, spent: spent, job: t.job, acct: &accounting{},
+		run: rand.Text()}
 }
 
 // InJob returns a Task like t whose stored model calls (StoringModel)

@@ -64,8 +64,11 @@ type entry struct {
 
 	// An ask's: the try of the step (Tags.Try) and when it was sent, in
 	// Unix milliseconds.
-	Try int   `json:"try,omitempty"`
-	At  int64 `json:"at,omitempty"`
+	// Run is the run that sent it (Task's run): an unanswered ask of
+	// another run is one whose process died with the call in flight.
+	Try int    `json:"try,omitempty"`
+	At  int64  `json:"at,omitempty"`
+	Run string `json:"run,omitempty"`
 }
 
 // loggedCall is a Call in the journal: arguments as the model wrote
@@ -247,8 +250,8 @@ func (j *journal) startEntry(step, i int) *entry {
 	return &entry{Kind: kindStart, N: j.n, Conv: j.conv, Step: step, Call: &i}
 }
 
-func (j *journal) askEntry(step, try int, at time.Time) *entry {
-	return &entry{Kind: kindAsk, N: j.n, Conv: j.conv, Step: step, Try: try, At: at.UnixMilli()}
+func (j *journal) askEntry(step, try int, run string, at time.Time) *entry {
+	return &entry{Kind: kindAsk, N: j.n, Conv: j.conv, Step: step, Try: try, At: at.UnixMilli(), Run: run}
 }
 
 func (j *journal) resultEntry(step, i int, o Outcome) *entry {

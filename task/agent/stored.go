@@ -83,18 +83,16 @@ func (t *Task) storing() (StoringModel, time.Duration, bool) {
 
 // askStored asks the model for step n with the call stored under tags,
 // after an ask mark in the journal. When the journal's latest mark of
-// the step is a try no process finished (its process died with the call
-// in flight: this process never sent it), the provider is asked for that
+// the step is a try another run sent and no process finished (its
+// process died with the call in flight), the provider is asked for that
 // try's answer first, and waited for while the call may still be running
 // (until its timeout, and storedGrace, from the moment it was sent); an
 // answer found is used as if just received, and costs nothing again.
 func (t *Task) askStored(ctx context.Context, item task.Item, l *loop, n int, sm StoringModel, timeout time.Duration) (Reply, error) {
 	tags := Tags{Job: t.job, Idx: item.Idx, N: l.j.n, Conv: l.j.conv, Step: n}
-	step := stepKey{l.j.key(), n}
 	if last := l.j.asks[n]; last != nil {
 		tags.Try = last.Try
-		if !t.sent(step, last.Try) {
-			t.send(step, last.Try) // looked up once: a later attempt asks anew
+		if last.Run != t.run {
 			sentAt := time.UnixMilli(last.At)
 			rep, err := recall(ctx, sm, item, tags, sentAt.Add(timeout+storedGrace))
 			if !errors.Is(err, ErrNotStored) {
@@ -103,7 +101,7 @@ func (t *Task) askStored(ctx context.Context, item task.Item, l *loop, n int, sm
 		}
 	}
 	tags.Try++
-	mark := l.j.askEntry(n, tags.Try, time.Now())
+	mark := l.j.askEntry(n, tags.Try, t.run, time.Now())
 	// The mark is written before the call is sent, and the call only if
 	// it was: a call the provider may hold always has its mark. It need
 	// not be fsynced for kill -9 (written bytes outlive the process) but
@@ -113,7 +111,6 @@ func (t *Task) askStored(ctx context.Context, item task.Item, l *loop, n int, sm
 		return Reply{}, err
 	}
 	l.j.asks[n] = mark
-	t.send(step, tags.Try)
 	return sm.NextStored(ctx, item, t.defs, t.bounded(l.steps), tags)
 }
 
@@ -139,27 +136,4 @@ func recall(ctx context.Context, sm StoringModel, item task.Item, tags Tags, unt
 		}
 		pause = min(2*pause, storedPollMax)
 	}
-}
-
-// stepKey names a step of a conversation.
-type stepKey struct {
-	c    conversation
-	step int
-}
-
-// sent reports whether this process sent (or looked up) try of step.
-func (t *Task) sent(k stepKey, try int) bool {
-	t.acct.mu.Lock()
-	defer t.acct.mu.Unlock()
-	return t.acct.tries[k] >= try
-}
-
-// send notes that this process sent (or looked up) try of step.
-func (t *Task) send(k stepKey, try int) {
-	t.acct.mu.Lock()
-	defer t.acct.mu.Unlock()
-	if t.acct.tries == nil {
-		t.acct.tries = map[stepKey]int{}
-	}
-	t.acct.tries[k] = max(t.acct.tries[k], try)
 }
