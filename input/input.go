@@ -217,11 +217,13 @@ func (r *Reader) Skip() (int, error) {
 		return 0, fmt.Errorf("input %s: unknown format %q (want jsonl, csv or txt)", r.path, r.format)
 	}
 	for {
-		line, _, err := r.readLine()
+		line, tooLong, err := r.readLine()
 		if err != nil {
 			return 0, err
 		}
-		if isBlank(line) {
+		// An over-long line is a bad item to Next even when blank: so it
+		// is one here, or the items after it would shift by one idx.
+		if !tooLong && isBlank(line) {
 			continue
 		}
 		r.itemLine = r.line
@@ -272,7 +274,7 @@ func (r *Reader) skipBuffered(skip func(idx int) bool) bool {
 			break
 		}
 		r.line++
-		if !isBlank(buf[i : i+k]) {
+		if line := trimEOL(buf[i : i+k+1]); len(line) > r.maxLine || !isBlank(line) {
 			r.itemLine = r.line
 			r.idx++
 		}

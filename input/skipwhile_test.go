@@ -165,3 +165,78 @@ func FuzzSkipWhile(f *testing.F) {
 		}
 	})
 }
+
+// idxSeen reads data in format f with read (Next, Skip, or SkipWhile of
+// everything) and returns the idx of every item it met and the end's
+// error.
+func idxSeen(data []byte, f Format, read string) ([]int, error) {
+	r := NewReader(bytes.NewReader(data), "in", f)
+	r.maxLine = 64
+	var seen []int
+	for {
+		switch read {
+		case "Next":
+			it, err := r.Next()
+			if err != nil && !errors.As(err, new(*LineError)) {
+				return seen, err
+			}
+			seen = append(seen, it.Idx)
+		case "Skip":
+			idx, err := r.Skip()
+			if err != nil {
+				return seen, err
+			}
+			seen = append(seen, idx)
+		case "SkipWhile":
+			err := r.SkipWhile(func(int) bool { return true })
+			for i := range r.NextIdx() {
+				seen = append(seen, i)
+			}
+			return seen, err
+		}
+	}
+}
+
+// TestAnOverLongBlankLineIsAnItemToSkipAsToNext: a line over the line
+// limit whose first limit's worth of bytes is blank was a bad item to
+// Next but a blank line to Skip and SkipWhile, so a resume that skipped
+// past it gave every later item the idx of the one before it: records
+// and inputs mismatched, unseen by the input's hash.
+func TestAnOverLongBlankLineIsAnItemToSkipAsToNext(t *testing.T) {
+	spaces := strings.Repeat(" ", 100)
+	for _, data := range []string{
+		"{\"n\": 0}\n" + spaces + "{\"n\": 1}\n{\"n\": 2}\n",
+		"{\"n\": 0}\n" + spaces + "\n{\"n\": 2}\n",
+		"{\"n\": 0}\n" + spaces + "\r\n{\"n\": 2}",
+		spaces,
+	} {
+		for _, f := range []Format{JSONL, TXT} {
+			want, wantErr := idxSeen([]byte(data), f, "Next")
+			for _, read := range []string{"Skip", "SkipWhile"} {
+				got, err := idxSeen([]byte(data), f, read)
+				if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+					t.Errorf("%s %q: %s met items %v (%v), Next %v (%v)", f, data, read, got, err, want, wantErr)
+				}
+			}
+		}
+	}
+}
+
+// FuzzSkipAgreesWithNext: whatever the input, Skip and SkipWhile count
+// the items Next does, with the same idx, under a small line limit.
+func FuzzSkipAgreesWithNext(f *testing.F) {
+	f.Add([]byte("{\"n\": 0}\n" + strings.Repeat(" ", 100) + "{\"n\": 1}\n"))
+	f.Add([]byte("\n\r\n{}\n" + strings.Repeat("\t", 70) + "\n[1]\nnot json"))
+	f.Add([]byte("a\n\nb\r\n" + strings.Repeat("x", 65)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, format := range []Format{JSONL, TXT} {
+			want, wantErr := idxSeen(data, format, "Next")
+			for _, read := range []string{"Skip", "SkipWhile"} {
+				got, err := idxSeen(data, format, read)
+				if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+					t.Fatalf("%s: %s met items %v (%v), Next %v (%v)", format, read, got, err, want, wantErr)
+				}
+			}
+		}
+	})
+}
