@@ -44,6 +44,13 @@ import (
 // counted either. Each mode's figure is printed per round, with its ratio
 // to off, and the medians.
 //
+// Warmup is the calls of a job of each cache mode run before the rounds
+// and not counted: a process's first job pays for growing the heap to its
+// floor and for the SDK's first encodings (some 100–200 ms of CPU at 20 ms,
+// whatever the cache), and without it the mode that runs first in round 0
+// (on, with -cache both) carried that cost alone. A `tenax run` pays it
+// once; the warm-up's figure is printed apart.
+//
 // HeapFloor is the garbage collector's heap floor the jobs run under, as
 // the tenax command holds one (cmd/tenax's heapFloor, 32 MiB) unless GOGC
 // is set: a job run by `tenax run` collects its heap at that floor, and
@@ -55,6 +62,7 @@ type cpu struct {
 	Profile                    string
 	Provider                   string
 	Cache                      string
+	Warmup                     int
 	HeapFloor                  uint64
 	Store                      string
 }
@@ -107,6 +115,9 @@ func (c cpu) run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "cpu: %d calls to %s at concurrency %d, mock latency %v, cache %s, store %s, heap floor %s, load %s\n",
 		c.Items, c.Provider, c.Concurrency, c.Latency, c.cacheName(), c.storeName(), floor, loadAverage())
+	if err := c.warmUp(ctx, out, st); err != nil {
+		return err
+	}
 	perCall := map[string][]float64{}
 	var order []string
 	for round := range c.Rounds {
@@ -138,6 +149,26 @@ func (c cpu) run(ctx context.Context, out io.Writer) error {
 		if off := perCall["off"]; len(off) > 0 && mode != "off" {
 			fmt.Fprintf(out, "medians: cache %s / off %.2fx\n", mode, median(perCall[mode])/median(off))
 		}
+	}
+	return nil
+}
+
+// warmUp runs c.Warmup calls in each cache mode, uncounted, and prints
+// what they cost: the process's first job pays for what later jobs reuse.
+func (c cpu) warmUp(ctx context.Context, out io.Writer, st *postgres.Store) error {
+	if c.Warmup <= 0 {
+		return nil
+	}
+	w := c
+	w.Items, w.Profile = min(c.Warmup, c.Items), ""
+	modes, _ := c.cacheModes(0)
+	for _, mode := range modes {
+		r, err := w.once(ctx, -1, mode, st)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "warm-up, cache %s (not counted): %d calls, %.1f ms CPU, %.1f µs per call\n",
+			mode, r.calls, r.us*float64(r.calls)/1000, r.us)
 	}
 	return nil
 }

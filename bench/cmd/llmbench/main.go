@@ -90,6 +90,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fs.StringVar(&c.Provider, "provider", "openai", "the wire format of the calls: openai or anthropic")
 		fs.StringVar(&c.Cache, "cache", "on", "the response caches, in turn each round: a comma-separated list of on (the store's default), off, file (cache.dir) and pg (the database's, with -store), or both (on,off)")
 		fs.StringVar(&c.Store, "store", "", "a postgres:// URL: the jobs, and the pg cache, in that database (default: the JSONL store in a fresh home)")
+		fs.IntVar(&c.Warmup, "warmup", 500, "calls of an uncounted job of each cache mode before the rounds, so that no mode pays the process's first job; 0 for none")
 		fs.Uint64Var(&c.HeapFloor, "heapfloor", 32<<20, "the heap floor in bytes the jobs run under, as the tenax command holds one unless GOGC is set; 0 for Go's own")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
