@@ -42,21 +42,31 @@ func (l logBatches) Take() (*batch, bool) {
 	return b, true
 }
 
-// Write writes b in one write under the log's lock, then syncs it, and
-// starts a compaction when the log has outgrown its bound.
+// Write writes b in one write under the log's lock, and starts a
+// compaction when the log has outgrown its bound. Sync makes it durable.
 func (l logBatches) Write(b *batch) error {
 	c := l.c
 	defer c.maybeCompact()
-	err := c.writeAndSync(b)
+	err := c.write(b)
 	// Another process compacting again and again can replace the log
 	// between the reopen and the write; each reopen is a new file, so
 	// this ends unless that goes on without a pause.
 	for try := 0; errors.Is(err, errReplaced) && try < 100; try++ {
 		if err = c.reopen(); err == nil {
-			err = c.writeAndSync(b)
+			err = c.write(b)
 		}
 	}
 	return err
+}
+
+// Sync fsyncs the log: every batch written to it so far is on the disk.
+// Batches written to a log since replaced by a compaction are in the
+// compacted log, which the compaction synced before the rename.
+func (l logBatches) Sync() error {
+	c := l.c
+	c.fileMu.RLock()
+	defer c.fileMu.RUnlock()
+	return c.syncLog(c.f)
 }
 
 // Written keeps b's buffers for the next batch.
@@ -66,18 +76,13 @@ func (l logBatches) Written(b *batch) {
 	l.c.spare = b
 }
 
-// writeAndSync writes b and syncs the log.
-func (c *Cache) writeAndSync(b *batch) error {
+// write writes b to the log; fileMu keeps f open.
+func (c *Cache) write(b *batch) error {
 	c.fileMu.RLock()
 	defer c.fileMu.RUnlock()
 	c.mu.Lock()
-	err := c.writeBatch(b)
-	c.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	// Synced outside mu, so Puts and Gets go on; fileMu keeps f open.
-	return c.f.Sync()
+	defer c.mu.Unlock()
+	return c.writeBatch(b)
 }
 
 // writeBatch appends b to the log in one write and indexes it. c.fileMu

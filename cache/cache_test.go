@@ -319,3 +319,82 @@ func TestTwoCachesOnOneDirectoryShareEntries(t *testing.T) {
 		t.Error("first.Get hit an entry the second cache rejected")
 	}
 }
+
+// TestAPutIsWrittenWithinFlushDelayAndSyncedWithinSyncInterval pins what
+// an entry survives, and when: when Put returns it is in memory only;
+// FlushDelay later it is in the log, where another process reads it (it
+// survives a kill -9); the log's fsync, which a crash of the machine
+// needs, comes once for the batches of one SyncInterval, and at once for
+// Flush and Close.
+func TestAPutIsWrittenWithinFlushDelayAndSyncedWithinSyncInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "cache")
+		var mu sync.Mutex
+		syncs := 0
+		c, err := open(dir, Options{}, func(f *os.File) error {
+			mu.Lock()
+			syncs++
+			mu.Unlock()
+			return f.Sync()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inLog := func(key string) bool {
+			other, err := Open(dir, Options{}) // as another process would
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			_, ok, err := other.Get(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		check := func(when string, key string, wantInLog bool, wantSyncs int) {
+			t.Helper()
+			synctest.Wait()
+			mu.Lock()
+			n := syncs
+			mu.Unlock()
+			if got := inLog(key); got != wantInLog || n != wantSyncs {
+				t.Errorf("%s: entry in the log %v after %d fsyncs, want %v after %d", when, got, n, wantInLog, wantSyncs)
+			}
+		}
+		start := time.Now()
+		keys := make([]string, 4)
+		for i := range keys {
+			keys[i] = mustKey(t, i)
+		}
+		if err := c.Put(keys[0], []byte(`"zero"`)); err != nil {
+			t.Fatal(err)
+		}
+		check("when Put returns", keys[0], false, 0)
+		time.Sleep(FlushDelay)
+		check("FlushDelay after the Put", keys[0], true, 0)
+		time.Sleep(FlushDelay)
+		if err := c.Put(keys[1], []byte(`"one"`)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(FlushDelay)
+		check("FlushDelay after a second Put", keys[1], true, 0)
+		time.Sleep(time.Until(start.Add(FlushDelay + SyncInterval + time.Millisecond)))
+		check("SyncInterval after the first write", keys[1], true, 1)
+
+		if err := c.Put(keys[2], []byte(`"two"`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		check("when Flush returns", keys[2], true, 2)
+		if err := c.Put(keys[3], []byte(`"three"`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		check("when Close returns", keys[3], true, 3)
+	})
+}

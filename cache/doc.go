@@ -7,21 +7,35 @@
 // memory by each process that opens it. Puts are batched: a Put adds its
 // record to a batch in memory, seen at once by this Cache's Gets, and a
 // writer goroutine writes the batch within FlushDelay (5 ms) in one write
-// under the log's exclusive lock (flock), then fsyncs it; many Puts share
-// one write, one lock and one fsync. A Get looks the key up in the batch,
-// then in the index, after reading whatever other processes appended
-// since, so several jobs under one home share the cache as they run, and
-// the last write of a key wins. Each record carries a CRC, and a scan
-// skips bytes that are no whole record up to the next record's magic.
+// under the log's exclusive lock (flock); many Puts share one write and
+// one lock. The log is fsynced SyncInterval (100 ms) after the first
+// write not yet synced, so the batches of that interval share one fsync
+// (at 20 ms a call and 32 in flight a batch holds some seven answers;
+// docs/benchmarks.md has what an fsync each cost). A Get looks the key up
+// in the batch, then in the index, after reading whatever other processes
+// appended since, so several jobs under one home share the cache as they
+// run, and the last write of a key wins. Each record carries a CRC, and a
+// scan skips bytes that are no whole record up to the next record's magic.
 //
-// What an entry survives. Flush (and Close) acknowledge every entry put
-// before them: when they return the entries are written and synced, and
-// survive a kill -9 of the process and a power loss. A kill -9 loses only
-// the entries not yet acknowledged, those of the last FlushDelay; it
-// never leaves a log that cannot be read: a batch killed in its write is
-// a torn tail, cut off by the next Open. It is a cache, and a lost entry
-// is only a call made again. A cache from before the log, one JSON file
-// per entry (dir/<key[:2]>/<key>.json), is moved into the log by the
+// What an entry survives. When Put returns the entry is in memory only.
+// Within FlushDelay it is written to the log: from then on it survives a
+// kill -9 of the process (the write is in the kernel's page cache), so a
+// kill -9 loses only the entries of the last FlushDelay. Within
+// SyncInterval of that write it is synced, and survives a crash of the
+// machine or a power loss as well; such a crash loses the entries of the
+// last FlushDelay plus SyncInterval. Flush (and Close, which a job calls
+// when it ends) acknowledge every entry put before them: when they return
+// the entries are written and synced. A crash never leaves a log that
+// cannot be read: a batch killed in its write is a torn tail, cut off by
+// the next Open. It is a cache: a lost entry is only a call made again,
+// and only for an item whose record did not reach the job's results log
+// either, since the record holds the answer. The results log writes and
+// syncs its records every 100 records or every second (package
+// store/jsonl), so after a kill -9 the cache holds the answers the results
+// log lost, and a crash of the machine makes again at most the calls
+// answered in its last FlushDelay plus SyncInterval (105 ms; 5 ms when
+// each batch had its own fsync). A cache from before the log, one JSON
+// file per entry (dir/<key[:2]>/<key>.json), is moved into the log by the
 // first Open. docs/decisions.md says why a log and not an embedded
 // database.
 //
