@@ -130,7 +130,9 @@ func recordedIdx(t *testing.T, path string) map[int]bool {
 // paidRequests counts the mock's answered model requests by the item's
 // step they asked: the conversation's first question and the number of
 // tool-calling turns before it. A fault's answer (a 429, a 500) is not
-// paid for.
+// paid for; an answer whose client left before it came ("abandoned", a
+// served mock's) is, as a provider bills it; a GET lists stored
+// completions and is no model call.
 func paidRequests(t *testing.T, path string) map[string]int {
 	t.Helper()
 	f, err := os.Open(path)
@@ -143,9 +145,9 @@ func paidRequests(t *testing.T, path string) map[string]int {
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
 		var l struct {
-			Path, Outcome, Fault string
-			Status               int
-			Request              struct {
+			Method, Path, Outcome, Fault string
+			Status                       int
+			Request                      struct {
 				Messages []struct {
 					Role      string
 					Content   json.RawMessage
@@ -156,7 +158,8 @@ func paidRequests(t *testing.T, path string) map[string]int {
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("requests.jsonl: %v", err)
 		}
-		if l.Path != "/v1/chat/completions" || l.Outcome != "answered" || l.Status != 200 || l.Fault != "" {
+		if l.Method != "POST" || l.Path != "/v1/chat/completions" || l.Status != 200 || l.Fault != "" ||
+			l.Outcome != "answered" && l.Outcome != "abandoned" {
 			continue
 		}
 		question, turns := "", 0

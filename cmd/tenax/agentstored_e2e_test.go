@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -58,51 +56,6 @@ func (l *lockedFile) Write(p []byte) (int, error) {
 	return l.f.Write(p)
 }
 
-// paidModelCalls counts the mock's chat completions it answered (the
-// client read them or left before they came: a provider bills both),
-// by the item's step they asked, as paidRequests keys them.
-func paidModelCalls(t *testing.T, path string) map[string]int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paid := map[string]int{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for sc.Scan() {
-		var l struct {
-			Method, Path, Outcome, Fault string
-			Status                       int
-			Request                      struct {
-				Messages []struct {
-					Role      string
-					Content   json.RawMessage
-					ToolCalls json.RawMessage `json:"tool_calls"`
-				}
-			}
-		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("requests.jsonl: %v", err)
-		}
-		if l.Method != "POST" || l.Path != "/v1/chat/completions" || l.Status != 200 || l.Fault != "" ||
-			l.Outcome != "answered" && l.Outcome != "abandoned" {
-			continue
-		}
-		question, turns := "", 0
-		for _, m := range l.Request.Messages {
-			switch {
-			case m.Role == "user" && question == "":
-				question = string(m.Content)
-			case m.Role == "assistant" && len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null":
-				turns++
-			}
-		}
-		paid[fmt.Sprintf("%s step %d", question, turns+1)]++
-	}
-	return paid
-}
-
 // killInFlight runs the stored agent job (store on or off) against a
 // mock served in this process, kills tenax with SIGKILL once the mock
 // holds more model calls than there are items (some of them in flight,
@@ -145,7 +98,7 @@ func killInFlight(t *testing.T, store bool) (twice []string) {
 	_ = srv.Close()
 	ts.Close() // every handler done: the log is whole
 	checkAgentRecords(t, filepath.Join(w.home, "jobs", p.id, "results.jsonl"), items)
-	for step, n := range paidModelCalls(t, logPath) {
+	for step, n := range paidRequests(t, logPath) {
 		if n > 1 {
 			twice = append(twice, fmt.Sprintf("%s (%d times)", step, n))
 		}
