@@ -45,7 +45,7 @@ the shape. For a fix run it is tenax.fix.status/v1 (docs/fix.md). tenax status -
 			if len(args) == 1 && fix.IsID(args[0]) {
 				return fixStatus(g, args[0], cmd.OutOrStdout(), asJSON)
 			}
-			st, closeStore, err := g.openStore(ctx)
+			st, closeStore, err := g.openStoreTelling(ctx)
 			if err != nil {
 				return err
 			}
@@ -162,7 +162,7 @@ func newExportCmd(g *globals) *cobra.Command {
 			if !slices.Contains([]string{store.FormatJSONL, store.FormatCSV}, format) {
 				return usageErr(fmt.Errorf("--format %q: want jsonl or csv", format))
 			}
-			st, closeStore, err := g.openStore(ctx)
+			st, closeStore, err := g.openStoreTelling(ctx)
 			if err != nil {
 				return err
 			}

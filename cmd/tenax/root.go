@@ -89,11 +89,17 @@ func (g *globals) stderrWidth() int {
 
 // loggerOn is the logger the flags ask for, writing to w.
 func (g *globals) loggerOn(w io.Writer) (*slog.Logger, error) {
+	return g.loggerOnAtLeast(w, slog.LevelError)
+}
+
+// loggerOnAtLeast is loggerOn showing at least the lines of level most
+// (those of --log-level's, when it is less severe).
+func (g *globals) loggerOnAtLeast(w io.Writer, most slog.Level) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
 		return nil, usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel))
 	}
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: min(level, most)}
 	switch g.logFormat {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil

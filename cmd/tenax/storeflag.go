@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tenaxhq/tenax/job"
 	"github.com/tenaxhq/tenax/store"
+	"github.com/tenaxhq/tenax/store/jsonl"
 	"github.com/tenaxhq/tenax/store/postgres"
 )
 
@@ -61,4 +63,29 @@ func (g *globals) openStore(ctx context.Context) (store.Store, func(), error) {
 		return nil, nil, err
 	}
 	return job.OpenStore(ctx, loc)
+}
+
+// openStoreTelling is openStore for a command that reads a whole job
+// (status, export): a JSONL store says on stderr, every 5 s, how far a
+// long read of the log and of its records is — on a terminal whatever
+// --log-level (someone is waiting), elsewhere from --log-level info —
+// unless --quiet. A status of a million records read for 15 s in silence.
+func (g *globals) openStoreTelling(ctx context.Context) (store.Store, func(), error) {
+	st, closeStore, err := g.openStore(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if js, ok := st.(*jsonl.Store); ok && !g.quiet {
+		most := slog.LevelError
+		if g.stderrIsTerminal() {
+			most = slog.LevelInfo
+		}
+		log, err := g.loggerOnAtLeast(g.stderr, most)
+		if err != nil {
+			closeStore()
+			return nil, nil, err
+		}
+		js.Logger = log
+	}
+	return st, closeStore, nil
 }

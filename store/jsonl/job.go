@@ -69,8 +69,13 @@ type Job struct {
 	stepLog *stepLog
 
 	// progress hears how far a long read of the log is (Store.Logger);
-	// nil says nothing.
+	// nil says nothing. decoded hears how far a Scan's decoding of the
+	// latest records is, the longer part of a status or an export of a
+	// big job (15 s of a million records' status, and silent).
 	progress func(read, total int64)
+	decoded  func(done, total int64)
+	// decodedEvery is how often decoded hears, progressEvery when 0.
+	decodedEvery time.Duration
 
 	stop chan struct{}
 	done chan struct{}
@@ -716,6 +721,8 @@ func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, o
 		at   int64 = -1 // offset br reads from next, -1 when unset
 		long []byte
 	)
+	report := newProgressReportEvery(j.decoded, cmp.Or(j.decodedEvery, progressEvery))
+	defer func() { report.end(int64(len(offsets)), int64(len(offsets))) }()
 	for idx, off := range offsets {
 		if off == 0 {
 			continue
@@ -723,6 +730,9 @@ func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, o
 		off--
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if idx%1024 == 0 {
+			report.tick(int64(idx), int64(len(offsets)))
 		}
 		if off != at {
 			br.Reset(io.NewSectionReader(f, off, size-off))

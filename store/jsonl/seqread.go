@@ -51,12 +51,18 @@ type seqReader struct {
 // every progressEvery, and once at the end when it told before.
 type progressReport struct {
 	progress           func(read, total int64)
+	every              time.Duration
 	nextReport         time.Time
 	reportedAtLeastOne bool
 }
 
 func newProgressReport(progress func(read, total int64)) progressReport {
-	return progressReport{progress: progress, nextReport: time.Now().Add(progressEvery)}
+	return newProgressReportEvery(progress, progressEvery)
+}
+
+// newProgressReportEvery is newProgressReport reporting every every.
+func newProgressReportEvery(progress func(read, total int64), every time.Duration) progressReport {
+	return progressReport{progress: progress, every: every, nextReport: time.Now().Add(every)}
 }
 
 // tick reports read of total when progressEvery has passed since the last
@@ -68,7 +74,7 @@ func (p *progressReport) tick(read, total int64) {
 	if now := time.Now(); now.After(p.nextReport) {
 		p.progress(read, total)
 		p.reportedAtLeastOne = true
-		p.nextReport = now.Add(progressEvery)
+		p.nextReport = now.Add(p.every)
 	}
 }
 

@@ -209,3 +209,36 @@ func TestCachedWholeTellsACachedStretchFromADroppedOne(t *testing.T) {
 		t.Error("cachedWhole says a stretch just dropped from the page cache is all in it")
 	}
 }
+
+// TestALongScanSaysHowManyRecordsItHasRead: status of a million-record
+// job read its latest records for 15 s after the log's read, saying
+// nothing. A Scan now tells Store.Logger how many items it has read the
+// records of, as it goes and once at its end.
+func TestALongScanSaysHowManyRecordsItHasRead(t *testing.T) {
+	const n = 5000
+	s, id := writeSucceeded(t, n)
+	var logged bytes.Buffer
+	s.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	j, err := s.OpenJob(t.Context(), id, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	j.decodedEvery = time.Nanosecond // every report is due
+	scanned := 0
+	if err := j.Scan(t.Context(), func(store.Record) error { scanned++; return nil }); err != nil || scanned != n {
+		t.Fatalf("Scan: %d records, %v; want %d", scanned, err, n)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(logged.String()), "\n") {
+		if strings.Contains(l, "reading the job's records") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) < 2 {
+		t.Fatalf("a Scan of %d records logged %d progress lines, want one as it goes and one at its end:\n%s", n, len(lines), logged.String())
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, "job="+id) || !strings.Contains(last, "5000 of 5000 items (100%)") {
+		t.Errorf("the last progress line is %q, want it to name the job and all %d items read", last, n)
+	}
+}

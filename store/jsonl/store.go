@@ -62,6 +62,18 @@ func (s *Store) readProgress(id string) func(read, total int64) {
 	}
 }
 
+// decodeProgress is the Job's report of a long Scan or Failures: how many
+// of the job's items its latest records were read and decoded for.
+func (s *Store) decodeProgress(id string) func(done, total int64) {
+	if s.Logger == nil {
+		return nil
+	}
+	return func(done, total int64) {
+		s.Logger.Info("reading the job's records", "job", id,
+			"read", fmt.Sprintf("%d of %d items (%d%%)", done, total, 100*done/max(total, 1)))
+	}
+}
+
 var _ store.Store = (*Store)(nil)
 
 func (s *Store) jobsDir() (string, error) {
@@ -182,7 +194,7 @@ func (s *Store) open(_ context.Context, id string, readOnly bool) (*Job, error) 
 		}
 		return nil, fmt.Errorf("jsonl: %w", err)
 	}
-	j := &Job{dir: dir, readOnly: readOnly, progress: s.readProgress(id)}
+	j := &Job{dir: dir, readOnly: readOnly, progress: s.readProgress(id), decoded: s.decodeProgress(id)}
 	if !readOnly {
 		if j.lock, err = lockJob(dir, id); err != nil {
 			return nil, err
