@@ -17,10 +17,9 @@ const maxLines = 80
 // name (Type.Method for a method), each with its reason, which a
 // "// Long:" line beside the function repeats for its reader.
 var long = map[string]string{
-	"worker/worker.go Worker.Run":      "a worker's life in order: register, River client, heartbeat, outage watch, stop",
-	"engine/engine.go dispatcher.run":  "the dispatch loop's one select over pulls, settles and stops, so its wake-ups read together",
-	"store/jsonl/job.go Job.scanLines": "the log checked against its index in one sequential pass",
-	"task/llm/llm.go New":              "provider, transport and SDK options wired in one place, a case per provider",
+	"worker/worker.go Worker.Run":     "a worker's life in order: register, River client, heartbeat, outage watch, stop",
+	"engine/engine.go dispatcher.run": "the dispatch loop's one select over pulls, settles and stops, so its wake-ups read together",
+	"task/llm/llm.go New":             "provider, transport and SDK options wired in one place, a case per provider",
 }
 
 // TestNoLongFunctionWithoutAReason: 27 functions ran 80 lines or more

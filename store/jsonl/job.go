@@ -677,15 +677,12 @@ func (j *Job) scan(ctx context.Context, onlyFailed bool, fn func(store.Record) e
 // scanLines calls fn with the latest line of every idx (of every failed
 // idx when onlyFailed), in idx order, and the line's offset. The line is
 // valid only during the call.
-//
-// Long: the log checked against its index in one sequential pass.
 func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, off int64, line []byte) error) error {
 	f, size, err := j.snapshot(ctx)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	path := j.resultsPath()
 	// offsets[idx] is the start of idx's latest line plus one; 0 for none.
 	// lengths[idx] is its length, to check the line read is the one the
 	// index named.
@@ -716,6 +713,16 @@ func (j *Job) scanLines(ctx context.Context, onlyFailed bool, fn func(idx int, o
 	if err != nil {
 		return err
 	}
+	return j.readLatest(ctx, f, size, offsets, lengths, fromLog, fn)
+}
+
+// readLatest is scanLines' second pass: it reads the line at each offset
+// (the start of idx's latest line plus one, 0 for none) in idx order,
+// checks it is the line of that length and idx the index named (unless
+// fromLog: the offsets came from the log itself), and calls fn with it.
+func (j *Job) readLatest(ctx context.Context, f *os.File, size int64, offsets []int64, lengths []uint32, fromLog bool,
+	fn func(idx int, off int64, line []byte) error) error {
+	path := j.resultsPath()
 	var (
 		br         = bufio.NewReaderSize(nil, 64<<10)
 		at   int64 = -1 // offset br reads from next, -1 when unset
