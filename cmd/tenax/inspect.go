@@ -36,6 +36,10 @@ A job with routes shows each route's items, tokens, cost, the items that left
 it, and what its breaker counted over the job's runs: '| breaker: N fault(s),
 M refused' (kept as each run, or each worker's run, ends; docs/routes.md).
 
+A big job's status takes a while (about 15 s for a million records): every 5 s
+it says on stderr how far its read is, on a terminal always, elsewhere with
+--log-level info; --quiet for none.
+
 --json prints the same as one JSON object for scripts, every error group
 included (tenax.status/v1; with --all, tenax.jobs/v1): docs/records.md has
 the shape. For a fix run it is tenax.fix.status/v1 (docs/fix.md). tenax status --json | jq .outcomes.succeeded`,
