@@ -393,12 +393,17 @@ func Resume(ctx context.Context, id string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	st := opts.store(r.s)
+	// The input is read beside the open, which reads the whole results
+	// log when the job has no index: each is a pass over a file, and one
+	// after the other left a core idle for the input's (issue 38).
+	scan := r.scanInputBeside(ctx, opts)
 	j, err := st.Open(ctx, r.id)
 	if err != nil {
+		scan.cancel()
 		return nil, err
 	}
 	defer j.Close()
-	format, sum, outcomes, err := r.reconcileInput(ctx, j, opts)
+	format, sum, outcomes, err := r.reconcileInput(ctx, j, opts, scan)
 	if err != nil {
 		return nil, err
 	}
@@ -465,9 +470,9 @@ func findResumable(ctx context.Context, id string, opts Options) (*resumed, erro
 // --force), and not shorter than its records; the manifest then says what
 // the input is now. It returns the input's format, its scan (what the run
 // reads is checked against) and the job's outcomes.
-func (r *resumed) reconcileInput(ctx context.Context, j store.Job, opts Options) (input.Format, input.Summary, store.Outcomes, error) {
+func (r *resumed) reconcileInput(ctx context.Context, j store.Job, opts Options, scan *inputScan) (input.Format, input.Summary, store.Outcomes, error) {
 	m := r.m
-	format, sum, err := r.scanInput(ctx, opts)
+	format, sum, err := scan.wait()
 	if err != nil {
 		return "", input.Summary{}, nil, err
 	}
@@ -500,6 +505,37 @@ func (r *resumed) reconcileInput(ctx context.Context, j store.Job, opts Options)
 		}
 	}
 	return format, sum, outcomes, nil
+}
+
+// inputScan is a scan of a resumed job's input running in its own
+// goroutine.
+type inputScan struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	format input.Format
+	sum    input.Summary
+	err    error
+}
+
+// scanInputBeside starts r.scanInput in a goroutine: wait gives its
+// result; cancel stops it, when the resume stops before it needs it, and
+// waits for its goroutine to end.
+func (r *resumed) scanInputBeside(ctx context.Context, opts Options) *inputScan {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &inputScan{done: make(chan struct{})}
+	s.cancel = func() { cancel(); <-s.done }
+	go func() {
+		defer close(s.done)
+		defer cancel()
+		s.format, s.sum, s.err = r.scanInput(ctx, opts)
+	}()
+	return s
+}
+
+// wait returns the scan's result once it has ended.
+func (s *inputScan) wait() (input.Format, input.Summary, error) {
+	<-s.done
+	return s.format, s.sum, s.err
 }
 
 // scanInput reads the job's input again as far as this run needs.
