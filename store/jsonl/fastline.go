@@ -231,7 +231,8 @@ func (o *fastObject) value(line []byte, i int, k fieldKind, slash *int) (int, bo
 	case kindInt:
 		return number(line, i, true)
 	case kindNumber:
-		return number(line, i, false)
+		end, ok := number(line, i, false)
+		return end, ok && fitsFloat(line[i:end])
 	case kindUsage:
 		if line[i] == '{' {
 			var u fastObject
@@ -362,6 +363,17 @@ func number(line []byte, i int, whole bool) (int, bool) {
 		return 0, false
 	}
 	return i, true
+}
+
+// fitsFloat reports whether the number v, without an exponent, is one a
+// float64 holds: at most 308 digits before its point, so below 1e308
+// (ParseFloat refuses 1e309, and the rule with it; a fraction too small
+// is read as 0).
+func fitsFloat(v []byte) bool {
+	if k := bytes.IndexByte(v, '.'); k >= 0 {
+		v = v[:k]
+	}
+	return len(bytes.TrimPrefix(v, []byte("-"))) <= 308
 }
 
 // anyValue reads any JSON value from line[i:], compact, at nesting depth.

@@ -65,6 +65,7 @@ func FuzzFastLine(f *testing.F) {
 		`{"_idx":1,"finished_at":"2026-11-22T22:43:41.822814173Z"}`,
 		`{"_idx":1,"finished_at":"2026-02-28T22:43:41+01:00"}`,
 		`{"_idx":1,"cost_usd":1e999}`,
+		`{"_idx":1,"cost_usd":` + strings.Repeat("9", 309) + `}`,
 		`{"_idx":1,"tries":[{"route":"a","class":"item"},{"route":"b"}]}`,
 		`{"_idx":1,"retryable":nul}`,
 	} {
@@ -222,6 +223,11 @@ func TestALineTheFastPathDeclinesIsStillJudged(t *testing.T) {
 		{line: `{"_idx":2147483648}`, corrupt: "_idx is larger than"},
 		{line: `{"_idx":4,"o":{"a":1}`, corrupt: "the line ends inside the JSON object"},
 		{line: `{"_idx":4}x`, corrupt: "text follows the record"},
+		// A cost with more digits than a float64 holds, its exponent
+		// written out: the rule refuses it, so must the fast path.
+		{line: `{"_idx":4,"cost_usd":` + strings.Repeat("9", 309) + `}`, corrupt: "cannot unmarshal number"},
+		{line: `{"_idx":4,"cost_usd":-` + strings.Repeat("9", 309) + `.5}`, corrupt: "cannot unmarshal number"},
+		{line: `{"_idx":4,"cost_usd":` + strings.Repeat("9", 308) + `.` + strings.Repeat("9", 400) + `}`, idx: 4},
 		// A control byte before the newline: the pass that finds the
 		// newline finds it too, and the fast path declines the line.
 		{line: "{\"_idx\":4,\"output\":\"a\x00b\"}", corrupt: "invalid character"},
