@@ -20,7 +20,9 @@ import (
 // one of Record's only in case, a field it does not check such as agent,
 // a damaged line) it declines, and logReader scans the line byte by byte,
 // then decodes it: that says exactly what is wrong, or reads the line
-// right. FuzzFastLine holds fastLine to both.
+// right. FuzzFastLine holds fastLine to both. The same walk, noting where
+// each field's value lies, is fastDecode's (fastdecode.go): status and
+// export decode a line fastLine is sure of without encoding/json.
 
 // fieldKind is what a field's value must be for decodeRecord to take it.
 type fieldKind uint8
@@ -125,6 +127,12 @@ func fastLine(line []byte) (idx int, failed, ok bool) {
 // fastClean is fastLine for a line known to hold no control byte
 // (firstControl found none before its newline).
 func fastClean(line []byte) (idx int, failed, ok bool) {
+	return fastScan(line, nil)
+}
+
+// fastScan is fastClean that, given spans, also notes where the value of
+// each of Record's top-level fields lies in line (fastDecode's walk).
+func fastScan(line []byte, spans *lineSpans) (idx int, failed, ok bool) {
 	const prefix = `{"_idx":`
 	if !bytes.HasPrefix(line, []byte(prefix)) {
 		return 0, false, false
@@ -140,7 +148,7 @@ func fastClean(line []byte) (idx int, failed, ok bool) {
 	if slash < 0 {
 		slash = len(line)
 	}
-	var o fastObject
+	o := fastObject{spans: spans}
 	if i, ok = o.fields(line, i, recordKind, &slash); !ok || i != len(line) {
 		return 0, false, false
 	}
@@ -151,6 +159,9 @@ func fastClean(line []byte) (idx int, failed, ok bool) {
 type fastObject struct {
 	failed           bool
 	sawError, sawCls bool
+	// spans, when not nil, is told where each field's value lies
+	// (fastDecode); nested objects have none.
+	spans *lineSpans
 }
 
 // fields reads the rest of an object from line[i:], just after its first
@@ -183,6 +194,9 @@ func (o *fastObject) fields(line []byte, i int, kindOf func([]byte) fieldKind, s
 			return 0, false
 		}
 		if i, ok = o.value(line, next, kindOf(key), slash); !ok {
+			return 0, false
+		}
+		if o.spans != nil && !o.spans.note(key, next, i) {
 			return 0, false
 		}
 	}

@@ -26,7 +26,7 @@ func slowLine(line []byte) (lineInfo, error) {
 
 // FuzzFastLine: whatever fastLine is sure of, the byte-at-a-time scanner
 // reads alike (the same _idx and outcome, and a record, not a damaged
-// line), and decodeRecord, the rule, takes it as a record with the same
+// line), and decodeByRule, the rule, takes it as a record with the same
 // _idx and outcome: the fast path never accepts a line status or export
 // would refuse.
 func FuzzFastLine(f *testing.F) {
@@ -88,7 +88,7 @@ func FuzzFastLine(f *testing.F) {
 		}
 		checkAgainstJSON(t, line, idx, failed)
 		var rec store.Record
-		if err := decodeRecord("results.jsonl", 1, 0, line, &rec); err != nil {
+		if err := decodeByRule("results.jsonl", 1, 0, line, &rec); err != nil {
 			t.Fatalf("line %q: fastLine read _idx %d, the rule refuses it: %v", line, idx, err)
 		}
 		if rec.Idx != idx || rec.Failed() != failed {
