@@ -172,32 +172,41 @@ func (t *Task) openAIParams() openai.ChatCompletionNewParams {
 // choice and the usage. Numbers are read as float64 so that a server that
 // writes 12.0 for 12 is read as the SDK reads it.
 type chatCompletion struct {
-	Choices []struct {
-		FinishReason string `json:"finish_reason"`
-		Message      struct {
-			Content   string `json:"content"`
-			Refusal   string `json:"refusal"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"message"`
-		// ContentFilterResults is Azure's verdict beside the choice.
-		ContentFilterResults json.RawMessage `json:"content_filter_results"`
-	} `json:"choices"`
-	Usage struct {
-		PromptTokens        float64 `json:"prompt_tokens"`
-		CompletionTokens    float64 `json:"completion_tokens"`
-		PromptTokensDetails struct {
-			CachedTokens float64 `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-		CompletionTokensDetails struct {
-			ReasoningTokens float64 `json:"reasoning_tokens"`
-		} `json:"completion_tokens_details"`
-	} `json:"usage"`
+	Choices []chatChoice `json:"choices"`
+	Usage   chatUsage    `json:"usage"`
+}
+
+// chatChoice is what tenax reads of a choice of a chat completion.
+type chatChoice struct {
+	FinishReason string      `json:"finish_reason"`
+	Message      chatMessage `json:"message"`
+	// ContentFilterResults is Azure's verdict beside the choice.
+	ContentFilterResults json.RawMessage `json:"content_filter_results"`
+}
+
+// chatMessage is what tenax reads of a choice's message.
+type chatMessage struct {
+	Content   string `json:"content"`
+	Refusal   string `json:"refusal"`
+	ToolCalls []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// chatUsage is a chat completion's usage.
+type chatUsage struct {
+	PromptTokens        float64 `json:"prompt_tokens"`
+	CompletionTokens    float64 `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens float64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens float64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // decodeChatCompletion reads a chat completion, online or from a batch's
@@ -205,11 +214,16 @@ type chatCompletion struct {
 // type is read as absent, as the SDK's lenient decoder does, rather than
 // failing the whole answer.
 func decodeChatCompletion(body []byte) (reply, error) {
-	var comp chatCompletion
-	if err := json.Unmarshal(body, &comp); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if !errors.As(err, &typeErr) {
-			return reply{}, fmt.Errorf("error parsing response json: %w", err)
+	comp, ok := readChatCompletion(body)
+	if !ok {
+		// Anything the quick reader does not take for certain, encoding/json
+		// reads, as it always did: the quick reader's answer is the same.
+		comp = chatCompletion{}
+		if err := json.Unmarshal(body, &comp); err != nil {
+			var typeErr *json.UnmarshalTypeError
+			if !errors.As(err, &typeErr) {
+				return reply{}, fmt.Errorf("error parsing response json: %w", err)
+			}
 		}
 	}
 	u := comp.Usage
