@@ -481,7 +481,7 @@ func parseInt(v []byte) (int64, bool) {
 	if neg {
 		digits = v[1:]
 	}
-	if len(digits) == 0 || len(digits) > 18 || digits[0] == '0' && len(digits) > 1 {
+	if len(digits) == 0 || len(digits) > maxInt64Digits || digits[0] == '0' && len(digits) > 1 {
 		return 0, false
 	}
 	var n int64

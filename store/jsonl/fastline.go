@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"strconv"
 )
 
 // The fast path of the log scanner. A line tenax wrote itself is compact
@@ -33,7 +34,8 @@ const (
 	kindError                      // the error: a string or null, once
 	kindClass                      // a class name (classify.ParseClass) or null, once
 	kindBool                       // true, false or null
-	kindInt                        // an integer that fits an int64, or null
+	kindInt                        // an integer that fits an int (32 bits on 386, arm), or null
+	kindInt64                      // an integer that fits an int64, or null
 	kindNumber                     // a number without an exponent, or null
 	kindTime                       // an RFC 3339 time fastTime is sure of
 	kindUsage                      // task.Usage
@@ -57,8 +59,10 @@ func recordKind(key []byte) fieldKind {
 		return kindClass
 	case "retryable", "cache_hit":
 		return kindBool
-	case "attempts", "heal_attempts", "generation_attempts", "rate_limited", "duration_ms", "call_ms":
+	case "attempts", "heal_attempts", "generation_attempts", "rate_limited":
 		return kindInt
+	case "duration_ms", "call_ms":
+		return kindInt64
 	case "cost_usd":
 		return kindNumber
 	case "finished_at":
@@ -77,7 +81,7 @@ func recordKind(key []byte) fieldKind {
 func usageKind(key []byte) fieldKind {
 	switch string(key) {
 	case "input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens", "reasoning_tokens":
-		return kindInt
+		return kindInt64
 	case "impossible":
 		return kindString
 	}
@@ -92,7 +96,7 @@ func tryKind(key []byte) fieldKind {
 	case "class":
 		return kindClass
 	case "call_ms":
-		return kindInt
+		return kindInt64
 	}
 	return otherKey(key)
 }
@@ -243,9 +247,11 @@ func (o *fastObject) value(line []byte, i int, k fieldKind, slash *int) (int, bo
 			return i + 5, true
 		}
 	case kindInt:
-		return number(line, i, true)
+		return number(line, i, maxIntDigits)
+	case kindInt64:
+		return number(line, i, maxInt64Digits)
 	case kindNumber:
-		end, ok := number(line, i, false)
+		end, ok := number(line, i, 0)
 		return end, ok && fitsFloat(line[i:end])
 	case kindUsage:
 		if line[i] == '{' {
@@ -345,10 +351,19 @@ func fastIdx(line []byte, i int) (idx, next int, ok bool) {
 	return idx, i, true
 }
 
-// number reads a JSON number from line[i:]; with whole, only an integer of
-// at most 18 digits (so that it fits an int64). A number with an exponent
+// The most digits of an integer that surely fits an int64, and an int:
+// 18, or 9 where an int has 32 bits (386, arm), whose decoding the rule
+// refuses past 2147483647.
+const (
+	maxInt64Digits = 18
+	maxIntDigits   = 9 + 9*(strconv.IntSize/64)
+)
+
+// number reads a JSON number from line[i:]; with wholeDigits above 0,
+// only an integer of at most that many digits. A number with an exponent
 // is declined (it may overflow a float64).
-func number(line []byte, i int, whole bool) (int, bool) {
+func number(line []byte, i int, wholeDigits int) (int, bool) {
+	whole := wholeDigits > 0
 	if i < len(line) && line[i] == '-' {
 		i++
 	}
@@ -357,7 +372,7 @@ func number(line []byte, i int, whole bool) (int, bool) {
 		i++
 	}
 	digits := i - start
-	if digits == 0 || line[start] == '0' && digits > 1 || whole && digits > 18 {
+	if digits == 0 || line[start] == '0' && digits > 1 || whole && digits > wholeDigits {
 		return 0, false
 	}
 	if i < len(line) && line[i] == '.' {
@@ -448,7 +463,7 @@ func anyValue(line []byte, i, depth int, slash *int) (int, bool) {
 	case bytes.HasPrefix(line[i:], []byte("false")):
 		return i + 5, true
 	}
-	return number(line, i, false)
+	return number(line, i, 0)
 }
 
 // stringEnd returns the index of the '"' that closes the string whose

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,8 +126,10 @@ func TestFastLineKnowsEveryFieldOfARecord(t *testing.T) {
 			return kindString, true
 		case reflect.Bool:
 			return kindBool, true
-		case reflect.Int, reflect.Int64:
+		case reflect.Int:
 			return kindInt, true
+		case reflect.Int64:
+			return kindInt64, true
 		}
 		return 0, false
 	}
@@ -154,6 +157,40 @@ func TestFastLineKnowsEveryFieldOfARecord(t *testing.T) {
 			if got := c.kindOf([]byte(key)); got != want {
 				t.Errorf("%s.%s (%s): fastLine checks key %q as kind %d, want %d", c.of, f.Name, f.Type, key, got, want)
 			}
+		}
+	}
+}
+
+// TestFastLineTakesNoIntegerAnIntCannotHold: an int field (attempts and
+// the other counts) holds 64 bits or 32 (386, arm), and the rule refuses a
+// number past it; fastLine declines such a line on every platform, so a
+// resume never accepts one that status and export refuse. The int64
+// fields take 18 digits everywhere.
+func TestFastLineTakesNoIntegerAnIntCannotHold(t *testing.T) {
+	wide := strconv.IntSize == 64
+	for _, tc := range []struct {
+		line string
+		ok   bool
+	}{
+		{`{"_idx":1,"attempts":123456789}`, true},
+		{`{"_idx":1,"heal_attempts":-123456789}`, true},
+		{`{"_idx":1,"attempts":2147483648}`, wide},
+		{`{"_idx":1,"generation_attempts":-2147483649}`, wide},
+		{`{"_idx":1,"rate_limited":123456789012345678}`, wide},
+		{`{"_idx":1,"attempts":1234567890123456789}`, false},
+		{`{"_idx":1,"duration_ms":123456789012345678}`, true},
+		{`{"_idx":1,"call_ms":-123456789012345678}`, true},
+		{`{"_idx":1,"usage":{"input_tokens":123456789012345678}}`, true},
+		{`{"_idx":1,"tries":[{"route":"a","call_ms":123456789012345678}]}`, true},
+		{`{"_idx":1,"duration_ms":1234567890123456789}`, false},
+	} {
+		_, _, ok := fastLine([]byte(tc.line))
+		if ok != tc.ok {
+			t.Errorf("%s: fastLine ok = %v, want %v (an int of %d bits)", tc.line, ok, tc.ok, strconv.IntSize)
+		}
+		var rec store.Record
+		if err := decodeByRule("results.jsonl", 1, 0, []byte(tc.line), &rec); ok && err != nil {
+			t.Errorf("%s: fastLine takes it, the rule refuses it: %v", tc.line, err)
 		}
 	}
 }
