@@ -221,34 +221,3 @@ func appendUsage(b []byte, u task.Usage) []byte {
 }
 
 var errInvalidRaw = errors.New("is not valid JSON")
-
-// appendRaw appends raw compacted, or null when it is empty, as
-// encoding/json does for a json.RawMessage.
-func appendRaw(b []byte, field string, raw json.RawMessage) ([]byte, error) {
-	if len(raw) == 0 {
-		return append(b, "null"...), nil
-	}
-	if !json.Valid(raw) {
-		return b, fmt.Errorf("%s %w", field, errInvalidRaw)
-	}
-	inString, escaped := false, false
-	for _, c := range raw {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			continue
-		}
-		b = append(b, c)
-	}
-	return b, nil
-}

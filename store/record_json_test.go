@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,6 +124,28 @@ func TestAppendJSONDoesNotAllocate(t *testing.T) {
 
 func BenchmarkAppendJSON(b *testing.B) {
 	rec := storetest.FullRecord(3)
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = rec.AppendJSON(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(buf)))
+}
+
+// BenchmarkAppendJSONResumeRecord encodes the record bench/cmd/resumejob
+// writes a million of: a compact output of about 2 KB, whose raw field
+// AppendJSON must check and compact (the checkpoint writer's and export's
+// cost per record).
+func BenchmarkAppendJSONResumeRecord(b *testing.B) {
+	rec := store.Record{
+		Idx: 12345, Input: json.RawMessage(`{"n":12345}`),
+		Output:   json.RawMessage(`{"text":"` + strings.Repeat("lorem ipsum ", 165) + `"}`),
+		Attempts: 1, GenerationAttempts: 1, DurationMS: 120,
+		FinishedAt: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC),
+	}
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
