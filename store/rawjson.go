@@ -9,18 +9,19 @@ import (
 
 // A raw field (input, output, tracked_errors) comes from a task and may be
 // invalid or indented JSON; the log must hold one compact line per record,
-// so appendRaw checks and compacts it. Nearly every raw field is compact
-// already (encoding/json wrote it), and for those json.Valid's byte-by-
-// byte state machine and a byte-by-byte copy were most of what writing or
-// exporting a record cost. compactJSON reads such a value in straight-line
-// code instead — strings skipped with IndexByte, as store/jsonl's
-// fastLine does — and appendRaw then copies it whole. What it is not sure
-// of (blank space, a control byte anywhere, nesting past maxCompactDepth,
-// invalid JSON) goes to json.Valid and the byte-by-byte compaction, which
-// give the answer. FuzzAppendRaw holds appendRaw to json.Valid and
+// so appendRaw checks and compacts it. json.Valid's byte-by-byte state
+// machine and a byte-by-byte copy were most of what writing or exporting
+// a record cost. scanJSON checks a value in straight-line code instead —
+// strings skipped with IndexByte and checked for control bytes a word at
+// a time, as store/jsonl's fastLine does — and notes whether it has blank
+// space between its tokens: nearly every raw field is compact already
+// (encoding/json wrote it), and appendRaw then copies it whole; one with
+// blank space is compacted byte by byte. What scanJSON is not sure of
+// (nesting past maxCompactDepth, invalid JSON) goes to json.Valid, which
+// gives the answer. FuzzAppendRaw holds appendRaw to json.Valid and
 // json.Compact.
 
-// maxCompactDepth bounds the nesting compactJSON follows; deeper values
+// maxCompactDepth bounds the nesting scanJSON follows; deeper values
 // are left to json.Valid (which takes up to 10000).
 const maxCompactDepth = 64
 
@@ -30,18 +31,43 @@ func appendRaw(b []byte, field string, raw json.RawMessage) ([]byte, error) {
 	if len(raw) == 0 {
 		return append(b, "null"...), nil
 	}
-	if compactJSON(raw) {
+	valid, blank := scanJSON(raw)
+	if valid && !blank {
 		return append(b, raw...), nil
 	}
-	if !json.Valid(raw) {
+	if !valid && !json.Valid(raw) {
 		return b, fmt.Errorf("%s %w", field, errInvalidRaw)
 	}
 	return appendCompacted(b, raw), nil
 }
 
 // appendCompacted appends the valid JSON raw without the blank space
-// between its tokens, as json.Compact does.
+// between its tokens, as json.Compact does: each string copied whole,
+// found as scanJSON finds it.
 func appendCompacted(b []byte, raw []byte) []byte {
+	s := compactScan{b: raw, slash: indexFrom(raw, 0, '\\')}
+	for i := 0; i < len(raw); {
+		switch c := raw[i]; c {
+		case ' ', '\t', '\n', '\r':
+			i++
+		case '"':
+			end, ok := s.strEnd(i + 1)
+			if !ok {
+				// Not for valid JSON; the byte-by-byte walk is sure.
+				return appendCompactedBytes(b, raw[i:])
+			}
+			b = append(b, raw[i:end+1]...)
+			i = end + 1
+		default:
+			b = append(b, c)
+			i++
+		}
+	}
+	return b
+}
+
+// appendCompactedBytes is appendCompacted a byte at a time.
+func appendCompactedBytes(b []byte, raw []byte) []byte {
 	inString, escaped := false, false
 	for _, c := range raw {
 		switch {
@@ -64,20 +90,16 @@ func appendCompacted(b []byte, raw []byte) []byte {
 	return b
 }
 
-// compactJSON reports whether raw is one valid JSON value with no blank
-// space between its tokens, which json.Compact would leave as it is.
-// False means only that it is not sure.
-func compactJSON(raw []byte) bool {
-	if hasControl(raw) {
-		// Blank space or invalid: either way not for the fast path.
-		return false
-	}
+// scanJSON reports whether raw is one valid JSON value, and whether it
+// has blank space between its tokens (which json.Compact would take out).
+// valid false means only that it is not sure.
+func scanJSON(raw []byte) (valid, blank bool) {
 	s := compactScan{b: raw, slash: indexFrom(raw, 0, '\\')}
 	end, ok := s.value(0, 0)
-	return ok && end == len(raw)
+	return ok && s.space(end) == len(raw), s.blank
 }
 
-// compactScan is compactJSON's walk over b, which holds no control byte.
+// compactScan is scanJSON's walk over b.
 type compactScan struct {
 	b []byte
 	// slash is the first backslash at or after the scan (len(b) for
@@ -85,12 +107,26 @@ type compactScan struct {
 	// need one search, for their closing quote. Outside a string a
 	// backslash is invalid, so the scan never passes one unseen.
 	slash int
+	// blank is whether the scan passed blank space between tokens.
+	blank bool
+}
+
+// space returns the index of the first byte at or after i that is not
+// blank space between tokens, noting in s.blank whether there was any.
+func (s *compactScan) space(i int) int {
+	start := i
+	for i < len(s.b) && (s.b[i] == ' ' || s.b[i] == '\t' || s.b[i] == '\n' || s.b[i] == '\r') {
+		i++
+	}
+	s.blank = s.blank || i > start
+	return i
 }
 
 // value reads a value from b[i:], at nesting depth, and returns where it
 // ends.
 func (s *compactScan) value(i, depth int) (int, bool) {
 	b := s.b
+	i = s.space(i)
 	if i >= len(b) || depth > maxCompactDepth {
 		return 0, false
 	}
@@ -115,18 +151,21 @@ func (s *compactScan) value(i, depth int) (int, bool) {
 // just past its '}'.
 func (s *compactScan) object(i, depth int) (int, bool) {
 	b := s.b
-	if i < len(b) && b[i] == '}' {
+	if i = s.space(i); i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
+		if i = s.space(i); i >= len(b) || b[i] != '"' {
 			return 0, false
 		}
 		end, ok := s.str(i + 1)
-		if !ok || end >= len(b) || b[end] != ':' {
+		if end = s.space(end); !ok || end >= len(b) || b[end] != ':' {
 			return 0, false
 		}
-		if i, ok = s.value(end+1, depth+1); !ok || i >= len(b) {
+		if i, ok = s.value(end+1, depth+1); !ok {
+			return 0, false
+		}
+		if i = s.space(i); i >= len(b) {
 			return 0, false
 		}
 		switch b[i] {
@@ -144,12 +183,15 @@ func (s *compactScan) object(i, depth int) (int, bool) {
 // just past its ']'.
 func (s *compactScan) array(i, depth int) (int, bool) {
 	b := s.b
-	if i < len(b) && b[i] == ']' {
+	if i = s.space(i); i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
 	for {
 		var ok bool
-		if i, ok = s.value(i, depth+1); !ok || i >= len(b) {
+		if i, ok = s.value(i, depth+1); !ok {
+			return 0, false
+		}
+		if i = s.space(i); i >= len(b) {
 			return 0, false
 		}
 		switch b[i] {
@@ -164,9 +206,20 @@ func (s *compactScan) array(i, depth int) (int, bool) {
 }
 
 // str reads the rest of a string whose bytes start at b[i] and returns
-// the index just past its closing '"'; ok is false when it does not end
-// or holds an escape JSON has not.
+// the index just past its closing '"'; ok is false when it does not end,
+// or holds a control byte or an escape JSON has not.
 func (s *compactScan) str(i int) (int, bool) {
+	end, ok := s.strEnd(i)
+	if !ok || hasControl(s.b[i:end]) {
+		return 0, false
+	}
+	return end + 1, true
+}
+
+// strEnd returns the index of the '"' that closes the string whose bytes
+// start at b[i]; ok is false when it does not end or holds an escape JSON
+// has not.
+func (s *compactScan) strEnd(i int) (int, bool) {
 	b := s.b
 	quote := -1 // the first '"' at or after i, once searched
 	for {
@@ -181,7 +234,7 @@ func (s *compactScan) str(i int) (int, bool) {
 			s.slash = indexFrom(b, i, '\\')
 		}
 		if s.slash > quote {
-			return quote + 1, true
+			return quote, true
 		}
 		n := escapeLen(b, s.slash)
 		if n == 0 {

@@ -30,8 +30,9 @@ var rawSeeds = []string{
 
 // FuzzAppendRaw: appendRaw takes exactly what json.Valid takes, and
 // writes what json.Compact writes for it; an invalid field is refused
-// with dst unchanged, and an empty one is null. Whatever compactJSON, the
-// fast path, is sure of is valid and already compact.
+// with dst unchanged, and an empty one is null. Whatever scanJSON is sure
+// of is valid, and compact already when it saw no blank space; both ways
+// of compacting agree with json.Compact.
 func FuzzAppendRaw(f *testing.F) {
 	for _, s := range rawSeeds {
 		f.Add([]byte(s))
@@ -54,8 +55,8 @@ func checkAppendRaw(t *testing.T, raw []byte) {
 		if err == nil || !errors.Is(err, errInvalidRaw) || string(got) != "kept" {
 			t.Fatalf("%q, which json.Valid refuses: got %q, %v; want dst unchanged and errInvalidRaw", raw, got, err)
 		}
-		if compactJSON(raw) {
-			t.Fatalf("%q, which json.Valid refuses: compactJSON is sure of it", raw)
+		if valid, _ := scanJSON(raw); valid {
+			t.Fatalf("%q, which json.Valid refuses: scanJSON is sure of it", raw)
 		}
 		return
 	}
@@ -66,8 +67,13 @@ func checkAppendRaw(t *testing.T, raw []byte) {
 	if err != nil || string(got) != "kept"+want.String() {
 		t.Fatalf("%q: got %q, %v; want %q", raw, got, err, "kept"+want.String())
 	}
-	if compactJSON(raw) && !bytes.Equal(raw, want.Bytes()) {
-		t.Fatalf("%q: compactJSON is sure of it, but json.Compact makes it %q", raw, want.Bytes())
+	for name, compact := range map[string]func([]byte, []byte) []byte{"appendCompacted": appendCompacted, "appendCompactedBytes": appendCompactedBytes} {
+		if got := compact(nil, raw); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("%q: %s makes it %q, json.Compact %q", raw, name, got, want.Bytes())
+		}
+	}
+	if valid, blank := scanJSON(raw); valid && blank == bytes.Equal(raw, want.Bytes()) {
+		t.Fatalf("%q: scanJSON is sure of it and saw blank space %v, but json.Compact makes it %q", raw, blank, want.Bytes())
 	}
 }
 
@@ -81,10 +87,12 @@ func TestAppendRawAgreesWithEncodingJSON(t *testing.T) {
 	}
 }
 
-// TestCompactJSONIsSureOfWhatEncodingJSONWrites: the fast path takes a
-// compact field json.Marshal wrote, escapes and unicode included, and
-// leaves what needs compacting (or deep nesting) to the slow one.
-func TestCompactJSONIsSureOfWhatEncodingJSONWrites(t *testing.T) {
+// TestScanJSONIsSureOfWhatEncodingJSONAndPythonWrite: scanJSON takes a
+// field json.Marshal wrote (escapes and unicode included) as valid and
+// compact, so appendRaw copies it whole; blank space between tokens, as
+// Python's json.dumps or an indented input has, it takes as valid and
+// blank, to be compacted; deep nesting it leaves to json.Valid.
+func TestScanJSONIsSureOfWhatEncodingJSONAndPythonWrite(t *testing.T) {
 	marshaled, err := json.Marshal(map[string]any{
 		"text": strings.Repeat("lorem ipsum ", 165), "quote": `a "b" \ c` + "\n\t\x01", "html": "<&>",
 		"u": "héllo \u2028 😀", "n": []any{0, -1, 1.5e300, 1e-300, true, false, nil}, "o": map[string]any{},
@@ -92,20 +100,28 @@ func TestCompactJSONIsSureOfWhatEncodingJSONWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	indented, err := json.MarshalIndent(json.RawMessage(marshaled), " ", "\t")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		raw  string
-		sure bool
+		raw          string
+		valid, blank bool
 	}{
-		{string(marshaled), true},
-		{`{"text":"` + strings.Repeat(`a\"b\\c\n`, 300) + `"}`, true},
-		{`-0.5e+10`, true},
-		{strings.Repeat("[", 64) + strings.Repeat("]", 64), true},
-		{strings.Repeat("[", 66) + strings.Repeat("]", 66), false},
-		{`{"a": 1}`, false},
-		{"[1,\n2]", false},
+		{string(marshaled), true, false},
+		{`{"text":"` + strings.Repeat(`a\"b\\c\n`, 300) + `"}`, true, false},
+		{`-0.5e+10`, true, false},
+		{strings.Repeat("[", 64) + strings.Repeat("]", 64), true, false},
+		{strings.Repeat("[", 66) + strings.Repeat("]", 66), false, false},
+		{`{"text": "a b", "n": [1, 2.5, {"k": null}]}`, true, true},
+		{string(indented), true, true},
+		{" \r\n\t1 \r\n\t", true, true},
+		{`{"a" : 1 , "b" :[ ] }`, true, true},
+		{"\"a\tb\"", false, false},
+		{`{"a": 1,}`, false, true},
 	} {
-		if got := compactJSON([]byte(tc.raw)); got != tc.sure {
-			t.Errorf("compactJSON(%.60q) = %v, want %v", tc.raw, got, tc.sure)
+		if valid, blank := scanJSON([]byte(tc.raw)); valid != tc.valid || valid && blank != tc.blank {
+			t.Errorf("scanJSON(%.60q) = %v, %v; want %v, %v", tc.raw, valid, blank, tc.valid, tc.blank)
 		}
 		checkAppendRaw(t, []byte(tc.raw))
 	}

@@ -157,6 +157,27 @@ func BenchmarkAppendJSONResumeRecord(b *testing.B) {
 	b.SetBytes(int64(len(buf)))
 }
 
+// BenchmarkAppendJSONBlankOutput is BenchmarkAppendJSONResumeRecord with
+// the output as Python's json.dumps writes it, a space after each ':' and
+// ',', which AppendJSON must take out.
+func BenchmarkAppendJSONBlankOutput(b *testing.B) {
+	rec := store.Record{
+		Idx: 12345, Input: json.RawMessage(`{"n": 12345}`),
+		Output:   json.RawMessage(`{"text": "` + strings.Repeat("lorem ipsum ", 165) + `", "scores": [1, 2.5, -3]}`),
+		Attempts: 1, GenerationAttempts: 1, DurationMS: 120,
+		FinishedAt: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC),
+	}
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = rec.AppendJSON(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(buf)))
+}
+
 func TestOutcomesSetGrowsGeometrically(t *testing.T) {
 	const n = 100_000
 	allocs := testing.AllocsPerRun(1, func() {
