@@ -16,7 +16,8 @@ import (
 // a time, as store/jsonl's fastLine does — and notes whether it has blank
 // space between its tokens: nearly every raw field is compact already
 // (encoding/json wrote it), and appendRaw then copies it whole; one with
-// blank space is compacted byte by byte. What scanJSON is not sure of
+// blank space (Python's json.dumps, an indented input) is compacted with
+// its strings copied whole. What scanJSON is not sure of
 // (nesting past maxCompactDepth, invalid JSON) goes to json.Valid, which
 // gives the answer. FuzzAppendRaw holds appendRaw to json.Valid and
 // json.Compact.
