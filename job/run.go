@@ -510,7 +510,7 @@ func (r *resumed) reconcileInput(ctx context.Context, j store.Job, opts Options,
 // inputScan is a scan of a resumed job's input running in its own
 // goroutine.
 type inputScan struct {
-	cancel context.CancelFunc
+	cancel func()
 	done   chan struct{}
 	format input.Format
 	sum    input.Summary
@@ -521,16 +521,20 @@ type inputScan struct {
 // result; cancel stops it, when the resume stops before it needs it, and
 // waits for its goroutine to end.
 func (r *resumed) scanInputBeside(ctx context.Context, opts Options) *inputScan {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
 	s := &inputScan{done: make(chan struct{})}
-	s.cancel = func() { cancel(); <-s.done }
+	s.cancel = func() { cancel(errResumeStopped); <-s.done }
 	go func() {
 		defer close(s.done)
-		defer cancel()
+		defer cancel(nil)
 		s.format, s.sum, s.err = r.scanInput(ctx, opts)
 	}()
 	return s
 }
+
+// errResumeStopped is the cause an input's scan is stopped with when the
+// resume it was read for stops before it needs it.
+var errResumeStopped = errors.New("the resume stopped before it read its input")
 
 // wait returns the scan's result once it has ended.
 func (s *inputScan) wait() (input.Format, input.Summary, error) {
