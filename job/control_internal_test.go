@@ -16,23 +16,60 @@ import (
 	"github.com/tenaxhq/tenax/store/jsonl"
 )
 
-// TestADeadRouteProbeLogsOneWarning: every probe of a dead route (open,
-// half-open, open again) added two WARN lines; the half-open step is a
-// debug line now, so each failed probe warns once.
-func TestADeadRouteProbeLogsOneWarning(t *testing.T) {
-	var b bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	logEvent(log, engine.Event{Kind: engine.RouteChanged, Route: "a", State: breaker.Open})
-	const probes = 5
-	for range probes {
-		logEvent(log, engine.Event{Kind: engine.RouteChanged, Route: "a", State: breaker.HalfOpen})
-		logEvent(log, engine.Event{Kind: engine.RouteChanged, Route: "a", State: breaker.Open})
-	}
-	if got := strings.Count(b.String(), "level=WARN"); got != 1+probes {
-		t.Errorf("%d WARN lines for a trip and %d failed probes, want %d:\n%s", got, probes, 1+probes, b.String())
-	}
-	if strings.Contains(b.String(), "half_open") {
-		t.Errorf("a probe's half-open step is logged at WARN:\n%s", b.String())
+// TestADeadBreakersProbesWarnAtPowersOfTwo: every failed probe of a dead
+// route warned once, 36,000 lines for an hour's outage at a reset_timeout
+// of 100 ms. The trip warns, then the 2nd, 4th, 8th… failed probe in a
+// row with its count; half-open steps and the other probes are debug
+// lines; the breaker closing warns with the count, and the next trip
+// counts from zero. The run's breaker is logged the same way.
+func TestADeadBreakersProbesWarnAtPowersOfTwo(t *testing.T) {
+	for _, tc := range []struct {
+		name, msg string
+		event     func(breaker.State) engine.Event
+	}{
+		{"route", "route breaker", func(s breaker.State) engine.Event {
+			return engine.Event{Kind: engine.RouteChanged, Route: "a", State: s}
+		}},
+		{"run", "circuit breaker", func(s breaker.State) engine.Event {
+			return engine.Event{Kind: engine.BreakerChanged, State: s}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			l := newEventLog(slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelWarn})))
+			outage := func(probes int) {
+				l.log(tc.event(breaker.Open))
+				for range probes {
+					l.log(tc.event(breaker.HalfOpen))
+					l.log(tc.event(breaker.Open))
+				}
+				l.log(tc.event(breaker.HalfOpen))
+				l.log(tc.event(breaker.Closed))
+			}
+			outage(1000)
+			outage(2)
+			want := []string{
+				"open", "open failed_probes=1", "open failed_probes=2", "open failed_probes=4",
+				"open failed_probes=8", "open failed_probes=16", "open failed_probes=32",
+				"open failed_probes=64", "open failed_probes=128", "open failed_probes=256",
+				"open failed_probes=512", "closed failed_probes=1000",
+				"open", "open failed_probes=1", "open failed_probes=2", "closed failed_probes=2",
+			}
+			var got []string
+			for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+				if !strings.Contains(line, "level=WARN") || !strings.Contains(line, tc.msg) {
+					t.Fatalf("a line that is not a WARN of the %s: %s", tc.msg, line)
+				}
+				state := line[strings.Index(line, "state=")+len("state="):]
+				got = append(got, state)
+			}
+			if strings.Join(got, "; ") != strings.Join(want, "; ") {
+				t.Errorf("WARN lines of two outages (1000 failed probes, then 2):\n got %q\nwant %q\n%s", got, want, b.String())
+			}
+			if strings.Contains(b.String(), "half_open") {
+				t.Errorf("a probe's half-open step is logged at WARN:\n%s", b.String())
+			}
+		})
 	}
 }
 

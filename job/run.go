@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tenaxhq/tenax/batch"
-	"github.com/tenaxhq/tenax/breaker"
 	"github.com/tenaxhq/tenax/classify"
 	"github.com/tenaxhq/tenax/engine"
 	"github.com/tenaxhq/tenax/exitcode"
@@ -774,8 +773,9 @@ func (x *execution) plan(ctx context.Context, cfg *engine.Config) (want func(idx
 	}
 	cfg.Validator = x.b.validator
 	userEvents := x.opts.OnEvent
+	events := newEventLog(x.log)
 	cfg.OnEvent = func(ev engine.Event) {
-		logEvent(x.log, ev)
+		events.log(ev)
 		if (ev.Kind == engine.Held || ev.Kind == engine.Unheld) && x.hold != nil {
 			x.notePause(ctx, x.hold)
 		}
@@ -1112,40 +1112,6 @@ func OutputFormat(path string) string {
 		return store.FormatCSV
 	}
 	return store.FormatJSONL
-}
-
-func logEvent(log *slog.Logger, ev engine.Event) {
-	ctx := context.Background()
-	switch ev.Kind {
-	case engine.ItemRetry:
-		log.Debug("retrying item", "idx", ev.Item.Idx, "attempt", ev.Attempt, "delay", ev.Delay, "class", ev.Decision.String(), "error", ev.Err)
-	case engine.ItemHeal:
-		log.Debug("re-asking item with feedback", "idx", ev.Item.Idx, "heal_attempt", ev.Attempt, "error", ev.Err)
-	case engine.ItemFinished:
-		if ev.Record.Failed() {
-			log.Log(ctx, slog.LevelInfo, "item failed", "idx", ev.Record.Idx, "class", ev.Record.Class.String(), "error", firstLine(ev.Record.Error))
-		}
-	case engine.BreakerChanged:
-		log.Warn("circuit breaker "+ev.State.String(), "state", ev.State.String())
-	case engine.Cooldown:
-		log.Info("dispatch paused", "until", ev.Until.Format(time.RFC3339Nano), "reason", ev.Reason)
-	case engine.RouteChanged:
-		// A dead route is probed every reset_timeout: half-open, then
-		// open again. One warning per probe (its failure) is the news;
-		// the half-open step between is a debug line.
-		level := slog.LevelWarn
-		if ev.State == breaker.HalfOpen {
-			level = slog.LevelDebug
-		}
-		log.Log(ctx, level, "route breaker "+ev.State.String(), "route", ev.Route, "state", ev.State.String())
-	case engine.ConcurrencyChanged:
-		log.Debug("concurrency limit changed", "limit", ev.Limit)
-	case engine.Stopping:
-		log.Warn("stopping dispatch", "reason", ev.Reason)
-	case engine.Held, engine.Unheld:
-		// The operator's pause, audited: who and, by the log's time, when.
-		log.Warn(ev.Reason, "event", ev.Kind.String())
-	}
 }
 
 func firstLine(s string) string {

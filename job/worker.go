@@ -140,8 +140,7 @@ func NewPlan(path string, source []byte, opts Options) (*Plan, error) {
 	// one as its implicit route. The worker shares each named route's
 	// breaker, cooldown and told limits through PostgreSQL.
 	cfg.Routes = b.routes
-	log := opts.logger()
-	cfg.OnEvent = func(ev engine.Event) { logEvent(log, ev) }
+	cfg.OnEvent = newEventLog(opts.logger()).log
 	return &Plan{Spec: s, Task: b.task, Config: cfg, built: b}, nil
 }
 
