@@ -18,8 +18,8 @@ import (
 
 // TestADeadBreakersProbesWarnAtPowersOfTwo: every failed probe of a dead
 // route warned once, 36,000 lines for an hour's outage at a reset_timeout
-// of 100 ms. The trip warns, then the 2nd, 4th, 8th… failed probe in a
-// row with its count; half-open steps and the other probes are debug
+// of 100 ms. The trip warns, then the 1st, 2nd, 4th, 8th… failed probe in
+// a row with its count; half-open steps and the other probes are debug
 // lines; the breaker closing warns with the count, and the next trip
 // counts from zero. The run's breaker is logged the same way.
 func TestADeadBreakersProbesWarnAtPowersOfTwo(t *testing.T) {

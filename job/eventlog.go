@@ -18,8 +18,8 @@ import (
 // reset_timeout: half-open, then open again when the probe fails. One
 // warning per failed probe was the news at a reset_timeout of 30 s; at
 // 100 ms it was 36,000 lines for an hour's outage, burying every other
-// line. The first trip warns, then the 2nd, 4th, 8th… failed probe in a
-// row, each saying how many; the others, and every half-open step, are
+// line. The first trip warns, then the 1st, 2nd, 4th, 8th… failed probe
+// in a row, each saying how many; the others, and every half-open step, are
 // debug lines. The breaker closing again warns with the count.
 type eventLog struct {
 	out *slog.Logger
