@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -42,7 +43,7 @@ import (
 // run. Store, a postgres:// URL, keeps the jobs in that database (opened
 // once, not counted); its server's CPU is another process's and is not
 // counted either. Each mode's figure is printed per round, with its ratio
-// to off, and the medians.
+// to off and to each of Peers, and the medians.
 //
 // Warmup is the calls of a job of each cache mode run before the rounds
 // and not counted: a process's first job pays for growing the heap to its
@@ -65,10 +66,16 @@ type cpu struct {
 	Warmup                     int
 	HeapFloor                  uint64
 	Store                      string
+	// Peers are Go programs without tenax that make the same calls in
+	// the same rounds (peer.go): a comma-separated list of http (net/http
+	// and encoding/json) and sdk (the openai SDK alone). Each is a run of
+	// its own, "peer-http" or "peer-sdk", rotated with the cache modes;
+	// only the openai provider has them.
+	Peers string
 }
 
-// cacheModes are the runs of a round, in order, for c.Cache: rotated by
-// round, so that no mode always runs first.
+// cacheModes are the runs of a round, in order, for c.Cache and c.Peers:
+// rotated by round, so that no mode always runs first.
 func (c cpu) cacheModes(round int) ([]string, error) {
 	list := c.Cache
 	switch list {
@@ -87,6 +94,17 @@ func (c cpu) cacheModes(round int) ([]string, error) {
 			}
 		default:
 			return nil, fmt.Errorf("cache %q: want on, off, file, pg (comma-separated) or both", m)
+		}
+	}
+	if c.Peers != "" {
+		if c.Provider != "" && c.Provider != "openai" {
+			return nil, fmt.Errorf("peers: only the openai provider has them, not %q", c.Provider)
+		}
+		for _, p := range strings.Split(c.Peers, ",") {
+			if peers[p] == nil {
+				return nil, fmt.Errorf("peer %q: want http or sdk (comma-separated)", p)
+			}
+			modes = append(modes, "peer-"+p)
 		}
 	}
 	r := round % len(modes)
@@ -133,24 +151,57 @@ func (c cpu) run(ctx context.Context, out io.Writer) error {
 			}
 			us[mode] = r.us
 			perCall[mode] = append(perCall[mode], r.us)
-			fmt.Fprintf(out, "round %d, cache %s: %d calls in %.2f s, %6.1f µs CPU per call (%.1f system), %.0f allocations and %.1f KiB allocated per call, %d connections accepted by the mock\n",
-				round, mode, r.calls, r.wall.Seconds(), r.us, r.sysUs, r.allocs, r.kib, r.conns)
+			fmt.Fprintf(out, "round %d, %s: %d calls in %.2f s, %6.1f µs CPU per call (%.1f system), %.0f allocations and %.1f KiB allocated per call, %d connections accepted by the mock\n",
+				round, modeName(mode), r.calls, r.wall.Seconds(), r.us, r.sysUs, r.allocs, r.kib, r.conns)
 		}
-		for _, mode := range modes {
-			if off, ok := us["off"]; ok && mode != "off" {
-				fmt.Fprintf(out, "round %d: cache %s / off %.2fx\n", round, mode, us[mode]/off)
+		for _, pair := range ratioPairs(modes) {
+			fmt.Fprintf(out, "round %d: %s / %s %.2fx\n", round, modeName(pair[0]), modeName(pair[1]), us[pair[0]]/us[pair[1]])
+		}
+	}
+	for _, mode := range order {
+		fmt.Fprintf(out, "median, %s: %.1f µs CPU per call\n", modeName(mode), median(perCall[mode]))
+	}
+	for _, pair := range ratioPairs(order) {
+		fmt.Fprintf(out, "medians: %s / %s %.2fx\n", modeName(pair[0]), modeName(pair[1]), median(perCall[pair[0]])/median(perCall[pair[1]]))
+	}
+	return nil
+}
+
+// modeName is how a run's mode is printed: "cache on" for tenax with its
+// cache on, "peer sdk" for the SDK alone.
+func modeName(mode string) string {
+	if p, ok := strings.CutPrefix(mode, "peer-"); ok {
+		return "peer " + p
+	}
+	return "cache " + mode
+}
+
+// ratioPairs are the ratios a run prints, each {numerator, denominator}
+// in the order of modes: every tenax run against its cache off, then every
+// tenax run against each peer.
+func ratioPairs(modes []string) [][2]string {
+	var tenax, peers []string
+	for _, m := range modes {
+		if strings.HasPrefix(m, "peer-") {
+			peers = append(peers, m)
+		} else {
+			tenax = append(tenax, m)
+		}
+	}
+	var pairs [][2]string
+	if slices.Contains(tenax, "off") {
+		for _, m := range tenax {
+			if m != "off" {
+				pairs = append(pairs, [2]string{m, "off"})
 			}
 		}
 	}
-	for _, mode := range order {
-		fmt.Fprintf(out, "median, cache %s: %.1f µs CPU per call\n", mode, median(perCall[mode]))
-	}
-	for _, mode := range order {
-		if off := perCall["off"]; len(off) > 0 && mode != "off" {
-			fmt.Fprintf(out, "medians: cache %s / off %.2fx\n", mode, median(perCall[mode])/median(off))
+	for _, m := range tenax {
+		for _, p := range peers {
+			pairs = append(pairs, [2]string{m, p})
 		}
 	}
-	return nil
+	return pairs
 }
 
 // warmUp runs c.Warmup calls in each cache mode, uncounted, and prints
@@ -167,8 +218,8 @@ func (c cpu) warmUp(ctx context.Context, out io.Writer, st *postgres.Store) erro
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "warm-up, cache %s (not counted): %d calls, %.1f ms CPU, %.1f µs per call\n",
-			mode, r.calls, r.us*float64(r.calls)/1000, r.us)
+		fmt.Fprintf(out, "warm-up, %s (not counted): %d calls, %.1f ms CPU, %.1f µs per call\n",
+			modeName(mode), r.calls, r.us*float64(r.calls)/1000, r.us)
 	}
 	return nil
 }
@@ -240,6 +291,69 @@ func (c cpu) once(ctx context.Context, round int, mode string, st *postgres.Stor
 		baseURL = "http://" + addr // the SDK adds /v1/messages
 	}
 
+	work, err := c.work(ctx, mode, baseURL, st)
+	if err != nil {
+		stdin.Close()
+		return cpuRound{}, err
+	}
+	defer work.cleanup()
+	if c.Profile != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d.%s", c.Profile, round, mode))
+		if err != nil {
+			stdin.Close()
+			return cpuRound{}, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			stdin.Close()
+			return cpuRound{}, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	before, sysBefore := cpuTime(), sysTime()
+	start := time.Now()
+	calls, err := work.run(ctx)
+	wall := time.Since(start)
+	used, sysUsed := cpuTime()-before, sysTime()-sysBefore
+	runtime.ReadMemStats(&m1)
+	stdin.Close() // mockserve prints its connection count and exits
+	if err != nil {
+		return cpuRound{}, err
+	}
+	var conns int64
+	if lines.Scan() {
+		fmt.Sscan(lines.Text(), &conns)
+	}
+	n := float64(calls)
+	return cpuRound{us: float64(used.Microseconds()) / n, sysUs: float64(sysUsed.Microseconds()) / n, allocs: float64(m1.Mallocs-m0.Mallocs) / n,
+		kib: float64(m1.TotalAlloc-m0.TotalAlloc) / 1024 / n, conns: conns, calls: calls, wall: wall}, nil
+}
+
+// cpuWork is the measured part of a run, and what it leaves to remove.
+type cpuWork struct {
+	run     func(ctx context.Context) (calls int, err error)
+	cleanup func()
+}
+
+// work prepares mode's run against the mock at baseURL, outside the
+// measurement: a tenax job (its directory, its spec for the cache mode,
+// the database's cache cleared) or a peer.
+func (c cpu) work(ctx context.Context, mode, baseURL string, st *postgres.Store) (cpuWork, error) {
+	if p, ok := strings.CutPrefix(mode, "peer-"); ok {
+		peer := peers[p]
+		return cpuWork{
+			run: func(ctx context.Context) (int, error) {
+				calls, err := peer(ctx, c, baseURL)
+				if err != nil {
+					return 0, fmt.Errorf("peer %s: %w", p, err)
+				}
+				return calls, nil
+			},
+			cleanup: func() {},
+		}, nil
+	}
 	spec := fmt.Sprintf(`name: cpu
 input: items.jsonl
 task:
@@ -261,53 +375,27 @@ concurrency: {max: %d}
 	if st != nil {
 		opts.Store = st
 		if err := clearSharedCache(ctx, st); err != nil {
-			stdin.Close()
-			return cpuRound{}, err
+			return cpuWork{}, err
 		}
 	}
 	path, cleanup, err := workDir(spec, c.Items)
 	if err != nil {
-		stdin.Close()
-		return cpuRound{}, err
+		return cpuWork{}, err
 	}
-	defer cleanup()
-	if c.Profile != "" {
-		f, err := os.Create(fmt.Sprintf("%s.%d.%s", c.Profile, round, mode))
-		if err != nil {
-			stdin.Close()
-			return cpuRound{}, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			stdin.Close()
-			return cpuRound{}, err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	before, sysBefore := cpuTime(), sysTime()
-	start := time.Now()
 	opts.Home = filepath.Join(filepath.Dir(path), "home")
-	res, err := job.Run(ctx, path, opts)
-	wall := time.Since(start)
-	used, sysUsed := cpuTime()-before, sysTime()-sysBefore
-	runtime.ReadMemStats(&m1)
-	stdin.Close() // mockserve prints its connection count and exits
-	if err != nil {
-		return cpuRound{}, err
-	}
-	var conns int64
-	if lines.Scan() {
-		fmt.Sscan(lines.Text(), &conns)
-	}
-	calls := res.Summary.Calls
-	if calls == 0 {
-		return cpuRound{}, fmt.Errorf("the job made no calls: %+v", res.Summary)
-	}
-	n := float64(calls)
-	return cpuRound{us: float64(used.Microseconds()) / n, sysUs: float64(sysUsed.Microseconds()) / n, allocs: float64(m1.Mallocs-m0.Mallocs) / n,
-		kib: float64(m1.TotalAlloc-m0.TotalAlloc) / 1024 / n, conns: conns, calls: calls, wall: wall}, nil
+	return cpuWork{
+		run: func(ctx context.Context) (int, error) {
+			res, err := job.Run(ctx, path, opts)
+			if err != nil {
+				return 0, err
+			}
+			if res.Summary.Calls == 0 {
+				return 0, fmt.Errorf("the job made no calls: %+v", res.Summary)
+			}
+			return res.Summary.Calls, nil
+		},
+		cleanup: cleanup,
+	}, nil
 }
 
 // sysTime is this process's system CPU so far: the kernel's work in its

@@ -2,8 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/tenaxhq/tenax/mock"
 )
 
 func TestMedianOfOddAndEvenCounts(t *testing.T) {
@@ -65,6 +71,7 @@ func TestCPURunsEachCacheInTurnRotatingTheOrderEachRound(t *testing.T) {
 		{cpu{Cache: "pg,file,off", Store: "postgres://x"}, "pg file off | file off pg | off pg file"},
 		{cpu{Cache: ""}, "on | on | on"},
 		{cpu{Cache: "off"}, "off | off | off"},
+		{cpu{Cache: "both", Peers: "http,sdk"}, "on off peer-http peer-sdk | off peer-http peer-sdk on | peer-http peer-sdk on off"},
 	}
 	for _, tc := range cases {
 		var rounds []string
@@ -79,9 +86,61 @@ func TestCPURunsEachCacheInTurnRotatingTheOrderEachRound(t *testing.T) {
 			t.Errorf("cache %q: runs %q, want %q", tc.c.Cache, got, tc.want)
 		}
 	}
-	for _, bad := range []cpu{{Cache: "maybe"}, {Cache: "pg"}} {
+	for _, bad := range []cpu{{Cache: "maybe"}, {Cache: "pg"}, {Peers: "curl"}, {Peers: "sdk", Provider: "anthropic"}} {
 		if _, err := bad.cacheModes(0); err == nil {
-			t.Errorf("cache %q (store %q) was taken", bad.Cache, bad.Store)
+			t.Errorf("cache %q (store %q, peers %q, provider %q) was taken", bad.Cache, bad.Store, bad.Peers, bad.Provider)
+		}
+	}
+}
+
+func TestCPURatiosAreTenaxAgainstItsCacheOffAndEachPeer(t *testing.T) {
+	cases := []struct {
+		modes []string
+		want  string
+	}{
+		{[]string{"on", "off"}, "on/off"},
+		{[]string{"off", "peer-sdk", "on"}, "on/off off/peer-sdk on/peer-sdk"},
+		{[]string{"on", "peer-http", "peer-sdk"}, "on/peer-http on/peer-sdk"},
+		{[]string{"on"}, ""},
+	}
+	for _, tc := range cases {
+		var got []string
+		for _, p := range ratioPairs(tc.modes) {
+			got = append(got, p[0]+"/"+p[1])
+		}
+		if s := strings.Join(got, " "); s != tc.want {
+			t.Errorf("ratioPairs(%v) = %q, want %q", tc.modes, s, tc.want)
+		}
+	}
+}
+
+func TestAPeerRunStopsAtItsFirstFailedCall(t *testing.T) {
+	var made atomic.Int64
+	calls, err := fanOut(context.Background(), 1000, 4, func(_ context.Context, i int) error {
+		made.Add(1)
+		if i == 10 {
+			return errors.New("refused")
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "call 10: refused") {
+		t.Fatalf("fanOut = %d, %v; want the error of call 10", calls, err)
+	}
+	if made.Load() == 1000 {
+		t.Errorf("all 1000 calls were made after call 10 failed")
+	}
+	if calls, err := fanOut(context.Background(), 100, 8, func(context.Context, int) error { return nil }); err != nil || calls != 100 {
+		t.Errorf("fanOut of 100 good calls = %d, %v; want 100, nil", calls, err)
+	}
+}
+
+func TestEachPeerMakesEveryCallOfARunAgainstTheMock(t *testing.T) {
+	hs := httptest.NewServer(mock.New(mock.Config{}))
+	defer hs.Close()
+	for name, peer := range peers {
+		calls, err := peer(context.Background(), cpu{Items: 50, Concurrency: 4}, hs.URL+"/v1")
+		if err != nil || calls != 50 {
+			t.Errorf("peer %s = %d calls, %v; want 50, nil", name, calls, err)
 		}
 	}
 }
