@@ -180,10 +180,10 @@ func modeName(mode string) string {
 // in the order of modes: every tenax run against its cache off, then every
 // tenax run against each peer.
 func ratioPairs(modes []string) [][2]string {
-	var tenax, peers []string
+	var tenax, others []string
 	for _, m := range modes {
 		if strings.HasPrefix(m, "peer-") {
-			peers = append(peers, m)
+			others = append(others, m)
 		} else {
 			tenax = append(tenax, m)
 		}
@@ -197,7 +197,7 @@ func ratioPairs(modes []string) [][2]string {
 		}
 	}
 	for _, m := range tenax {
-		for _, p := range peers {
+		for _, p := range others {
 			pairs = append(pairs, [2]string{m, p})
 		}
 	}
