@@ -362,9 +362,9 @@ task:
   base_url: %s
   api_key: any
   model: mock-echo
-  prompt: "Translate into French: {{.word}}"
+  prompt: "%s{{.word}}"
 concurrency: {max: %d}
-`, c.Provider, baseURL, c.Concurrency)
+`, c.Provider, baseURL, cpuPrompt, c.Concurrency)
 	switch mode {
 	case "off":
 		spec += "cache: {enabled: false}\n"

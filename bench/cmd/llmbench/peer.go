@@ -51,9 +51,13 @@ func peerTransport(conns int) *http.Transport {
 	}
 }
 
+// cpuPrompt is the prompt of every call of a cpu run, before the item's
+// word: the tenax job's template adds {{.word}}, a peer the same word.
+const cpuPrompt = "Translate into French: "
+
 // peerPrompt is item i's prompt, as the job of a tenax run renders it from
-// the items workDir writes.
-func peerPrompt(i int) string { return fmt.Sprintf("Translate into French: w%d", i) }
+// the items workDir writes ("w0", "w1", …).
+func peerPrompt(i int) string { return fmt.Sprintf("%sw%d", cpuPrompt, i) }
 
 // fanOut runs call(i) for i in [0, items) on workers goroutines and returns
 // the calls made, or the first error (the others then stop).
@@ -78,10 +82,7 @@ func fanOut(ctx context.Context, items, workers int, call func(ctx context.Conte
 		})
 	}
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return int(done.Load()), err
-	}
-	return int(done.Load()), nil
+	return int(done.Load()), context.Cause(ctx)
 }
 
 type peerMessage struct {
